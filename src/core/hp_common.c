@@ -1,0 +1,142 @@
+/* Type table, tag names and error formatting. */
+#include "hp_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+const hp_alloc hp_default_alloc = { malloc, realloc, free };
+
+int hp_type_size(int type, int id_size)
+{
+    switch (type) {
+    case HP_T_OBJECT: return id_size;
+    case HP_T_BOOLEAN: case HP_T_BYTE: return 1;
+    case HP_T_CHAR: case HP_T_SHORT: return 2;
+    case HP_T_FLOAT: case HP_T_INT: return 4;
+    case HP_T_DOUBLE: case HP_T_LONG: return 8;
+    default: return 0;
+    }
+}
+
+const char *hp_type_name(int type)
+{
+    switch (type) {
+    case HP_T_OBJECT: return "object";
+    case HP_T_BOOLEAN: return "boolean";
+    case HP_T_CHAR: return "char";
+    case HP_T_FLOAT: return "float";
+    case HP_T_DOUBLE: return "double";
+    case HP_T_BYTE: return "byte";
+    case HP_T_SHORT: return "short";
+    case HP_T_INT: return "int";
+    case HP_T_LONG: return "long";
+    default: return NULL;
+    }
+}
+
+const char *hp_tag_name(int tag)
+{
+    switch (tag) {
+    case HP_TAG_UTF8: return "STRING";
+    case HP_TAG_LOAD_CLASS: return "LOAD_CLASS";
+    case HP_TAG_UNLOAD_CLASS: return "UNLOAD_CLASS";
+    case HP_TAG_FRAME: return "STACK_FRAME";
+    case HP_TAG_TRACE: return "STACK_TRACE";
+    case HP_TAG_ALLOC_SITES: return "ALLOC_SITES";
+    case HP_TAG_HEAP_SUMMARY: return "HEAP_SUMMARY";
+    case HP_TAG_START_THREAD: return "START_THREAD";
+    case HP_TAG_END_THREAD: return "END_THREAD";
+    case HP_TAG_HEAP_DUMP: return "HEAP_DUMP";
+    case HP_TAG_CPU_SAMPLES: return "CPU_SAMPLES";
+    case HP_TAG_CONTROL_SETTINGS: return "CONTROL_SETTINGS";
+    case HP_TAG_HEAP_DUMP_SEGMENT: return "HEAP_DUMP_SEGMENT";
+    case HP_TAG_HEAP_DUMP_END: return "HEAP_DUMP_END";
+    default: return NULL;
+    }
+}
+
+const char *hp_subtag_name(int subtag)
+{
+    switch (subtag) {
+    case HP_SUB_ROOT_UNKNOWN: return "ROOT_UNKNOWN";
+    case HP_SUB_ROOT_JNI_GLOBAL: return "ROOT_JNI_GLOBAL";
+    case HP_SUB_ROOT_JNI_LOCAL: return "ROOT_JNI_LOCAL";
+    case HP_SUB_ROOT_JAVA_FRAME: return "ROOT_JAVA_FRAME";
+    case HP_SUB_ROOT_NATIVE_STACK: return "ROOT_NATIVE_STACK";
+    case HP_SUB_ROOT_STICKY_CLASS: return "ROOT_STICKY_CLASS";
+    case HP_SUB_ROOT_THREAD_BLOCK: return "ROOT_THREAD_BLOCK";
+    case HP_SUB_ROOT_MONITOR_USED: return "ROOT_MONITOR_USED";
+    case HP_SUB_ROOT_THREAD_OBJECT: return "ROOT_THREAD_OBJECT";
+    case HP_SUB_CLASS_DUMP: return "CLASS_DUMP";
+    case HP_SUB_INSTANCE_DUMP: return "INSTANCE_DUMP";
+    case HP_SUB_OBJ_ARRAY_DUMP: return "OBJECT_ARRAY_DUMP";
+    case HP_SUB_PRIM_ARRAY_DUMP: return "PRIMITIVE_ARRAY_DUMP";
+    case HP_SUB_ROOT_INTERNED_STRING: return "ROOT_INTERNED_STRING";
+    case HP_SUB_ROOT_FINALIZING: return "ROOT_FINALIZING";
+    case HP_SUB_ROOT_DEBUGGER: return "ROOT_DEBUGGER";
+    case HP_SUB_ROOT_REFERENCE_CLEANUP: return "ROOT_REFERENCE_CLEANUP";
+    case HP_SUB_ROOT_VM_INTERNAL: return "ROOT_VM_INTERNAL";
+    case HP_SUB_ROOT_JNI_MONITOR: return "ROOT_JNI_MONITOR";
+    case HP_SUB_UNREACHABLE: return "UNREACHABLE";
+    case HP_SUB_PRIM_ARRAY_NODATA: return "PRIMITIVE_ARRAY_NODATA";
+    case HP_SUB_HEAP_DUMP_INFO: return "HEAP_DUMP_INFO";
+    default: return NULL;
+    }
+}
+
+hp_code hp_fail(hp_error *err, hp_code code, uint64_t offset, int tag, int is_sub,
+                uint64_t need, uint64_t have, const char *detail)
+{
+    err->code = code;
+    err->offset = offset;
+    err->tag = tag;
+    err->is_sub = is_sub;
+    err->need = need;
+    err->have = have;
+    err->detail = detail;
+    return code;
+}
+
+/* The unit an error is about: "header", a known name, or "sub-record 0x99". */
+static void unit_name(const hp_error *err, char *buf, size_t size)
+{
+    const char *name;
+    if (err->tag < 0) {
+        snprintf(buf, size, "header");
+        return;
+    }
+    name = err->is_sub ? hp_subtag_name(err->tag) : hp_tag_name(err->tag);
+    if (name)
+        snprintf(buf, size, "%s", name);
+    else
+        snprintf(buf, size, "%s 0x%02X", err->is_sub ? "sub-record" : "record", err->tag);
+}
+
+size_t hp_error_format(const hp_error *err, char *buf, size_t size)
+{
+    char unit[48];
+    int n;
+    unsigned long long off = (unsigned long long)err->offset;
+
+    if (size == 0)
+        return 0;
+    unit_name(err, unit, sizeof unit);
+    switch (err->code) {
+    case HP_E_TRUNCATED:
+        n = snprintf(buf, size, "truncated %s at offset %llu (0x%llx): needs %llu bytes, %llu remain",
+                     unit, off, off, (unsigned long long)err->need, (unsigned long long)err->have);
+        break;
+    case HP_E_OVERRUN:
+        n = snprintf(buf, size, "%s at offset %llu (0x%llx) runs past the end of its heap-dump record: "
+                     "needs %llu bytes, %llu remain", unit, off, off,
+                     (unsigned long long)err->need, (unsigned long long)err->have);
+        break;
+    default:
+        n = snprintf(buf, size, "%s in %s at offset %llu (0x%llx)",
+                     err->detail ? err->detail : "error", unit, off, off);
+        break;
+    }
+    if (n < 0)
+        n = 0;
+    return (size_t)n < size ? (size_t)n : size - 1;
+}

@@ -1,0 +1,107 @@
+/* Shared vocabulary of the hprofkit core: status codes, the error record,
+ * big-endian readers and the HPROF type table.  Pure C99, no Python. */
+#ifndef HP_COMMON_H
+#define HP_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Error codes.  Zero is success; every failure carries one of these plus the
+ * byte offset and the tag of the record or sub-record it happened in. */
+typedef enum hp_code {
+    HP_OK = 0,
+    HP_E_TRUNCATED,   /* input ended inside a header, record or sub-record */
+    HP_E_FORMAT,      /* not an HPROF file, or an unsupported header */
+    HP_E_CORRUPT,     /* bytes that cannot be a valid record: bad sub-tag, type, size */
+    HP_E_OVERRUN,     /* a sub-record runs past the end of its heap-dump record */
+    HP_E_NOMEM,       /* an allocation failed */
+    HP_E_USAGE,       /* the caller broke an API contract (feed after finish...) */
+    HP_E_LIMIT        /* the input is valid HPROF but beyond what an output format can hold */
+} hp_code;
+
+/* Where the error is: `offset` is the absolute byte offset of the unit that
+ * failed (header, record or sub-record), `tag` its tag, `is_sub` whether it
+ * is a heap sub-record.  `need`/`have` give sizes for truncations. */
+typedef struct hp_error {
+    hp_code code;
+    uint64_t offset;
+    int tag;           /* -1 for the file header */
+    int is_sub;
+    uint64_t need;
+    uint64_t have;
+    const char *detail; /* static text, or NULL */
+} hp_error;
+
+/* Allocation hooks.  The Python glue installs PyMem_Raw* (legal without the
+ * GIL and seen by tracemalloc); the C tests use the libc defaults. */
+typedef struct hp_alloc {
+    void *(*malloc_fn)(size_t size);
+    void *(*realloc_fn)(void *ptr, size_t size);
+    void (*free_fn)(void *ptr);
+} hp_alloc;
+
+extern const hp_alloc hp_default_alloc;
+
+static inline uint16_t hp_be16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static inline uint32_t hp_be32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+static inline uint64_t hp_be64(const uint8_t *p) { return ((uint64_t)hp_be32(p) << 32) | hp_be32(p + 4); }
+static inline uint64_t hp_read_id(const uint8_t *p, int id_size)
+{
+    return id_size == 8 ? hp_be64(p) : hp_be32(p);
+}
+static inline void hp_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline void hp_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+static inline void hp_put64(uint8_t *p, uint64_t v) { hp_put32(p, (uint32_t)(v >> 32)); hp_put32(p + 4, (uint32_t)v); }
+
+/* HPROF basic types (format §5). */
+enum { HP_T_OBJECT = 2, HP_T_BOOLEAN = 4, HP_T_CHAR = 5, HP_T_FLOAT = 6, HP_T_DOUBLE = 7,
+       HP_T_BYTE = 8, HP_T_SHORT = 9, HP_T_INT = 10, HP_T_LONG = 11 };
+
+/* Size in bytes of a value of basic type `type`, or 0 when the type code is invalid. */
+int hp_type_size(int type, int id_size);
+/* Java name of a primitive element type ("byte"...), or NULL. */
+const char *hp_type_name(int type);
+
+/* Top-level record tags (format §3). */
+enum {
+    HP_TAG_UTF8 = 0x01, HP_TAG_LOAD_CLASS = 0x02, HP_TAG_UNLOAD_CLASS = 0x03,
+    HP_TAG_FRAME = 0x04, HP_TAG_TRACE = 0x05, HP_TAG_ALLOC_SITES = 0x06,
+    HP_TAG_HEAP_SUMMARY = 0x07, HP_TAG_START_THREAD = 0x0A, HP_TAG_END_THREAD = 0x0B,
+    HP_TAG_HEAP_DUMP = 0x0C, HP_TAG_CPU_SAMPLES = 0x0D, HP_TAG_CONTROL_SETTINGS = 0x0E,
+    HP_TAG_HEAP_DUMP_SEGMENT = 0x1C, HP_TAG_HEAP_DUMP_END = 0x2C
+};
+
+/* Heap sub-record tags (format §4), standard and Android. */
+enum {
+    HP_SUB_ROOT_UNKNOWN = 0xFF, HP_SUB_ROOT_JNI_GLOBAL = 0x01, HP_SUB_ROOT_JNI_LOCAL = 0x02,
+    HP_SUB_ROOT_JAVA_FRAME = 0x03, HP_SUB_ROOT_NATIVE_STACK = 0x04, HP_SUB_ROOT_STICKY_CLASS = 0x05,
+    HP_SUB_ROOT_THREAD_BLOCK = 0x06, HP_SUB_ROOT_MONITOR_USED = 0x07, HP_SUB_ROOT_THREAD_OBJECT = 0x08,
+    HP_SUB_CLASS_DUMP = 0x20, HP_SUB_INSTANCE_DUMP = 0x21, HP_SUB_OBJ_ARRAY_DUMP = 0x22,
+    HP_SUB_PRIM_ARRAY_DUMP = 0x23,
+    HP_SUB_ROOT_INTERNED_STRING = 0x89, HP_SUB_ROOT_FINALIZING = 0x8A, HP_SUB_ROOT_DEBUGGER = 0x8B,
+    HP_SUB_ROOT_REFERENCE_CLEANUP = 0x8C, HP_SUB_ROOT_VM_INTERNAL = 0x8D, HP_SUB_ROOT_JNI_MONITOR = 0x8E,
+    HP_SUB_UNREACHABLE = 0x90, HP_SUB_PRIM_ARRAY_NODATA = 0xC3, HP_SUB_HEAP_DUMP_INFO = 0xFE
+};
+
+static inline int hp_is_heap_tag(int tag) { return tag == HP_TAG_HEAP_DUMP || tag == HP_TAG_HEAP_DUMP_SEGMENT; }
+
+/* Names as Tailor's scripts print them; NULL for a tag the format does not define. */
+const char *hp_tag_name(int tag);
+const char *hp_subtag_name(int subtag);
+
+/* Writes a one-line message for `err` into buf (always NUL-terminated), e.g.
+ * "truncated INSTANCE_DUMP at offset 1234 (0x4d2): needs 36 bytes, 8 remain".
+ * Returns the length written. */
+size_t hp_error_format(const hp_error *err, char *buf, size_t size);
+
+/* Fills `err` and returns its code, so failures read `return hp_fail(...)`. */
+hp_code hp_fail(hp_error *err, hp_code code, uint64_t offset, int tag, int is_sub,
+                uint64_t need, uint64_t have, const char *detail);
+
+#endif

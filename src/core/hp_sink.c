@@ -1,0 +1,54 @@
+#include "hp_sink.h"
+
+#include <string.h>
+
+void hp_buf_init(hp_buf *b, const hp_alloc *alloc)
+{
+    memset(b, 0, sizeof *b);
+    b->alloc = alloc ? *alloc : hp_default_alloc;
+}
+
+void hp_buf_free(hp_buf *b)
+{
+    b->alloc.free_fn(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+int hp_buf_reserve(hp_buf *b, size_t extra)
+{
+    size_t cap;
+    uint8_t *grown;
+    if (extra > SIZE_MAX - b->len)
+        return -1;
+    if (b->len + extra <= b->cap)
+        return 0;
+    cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + extra)
+        cap = cap > SIZE_MAX / 2 ? b->len + extra : cap * 2;
+    grown = b->alloc.realloc_fn(b->data, cap);
+    if (!grown)
+        return -1;
+    b->data = grown;
+    b->cap = cap;
+    return 0;
+}
+
+int hp_buf_append(hp_buf *b, const void *data, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (hp_buf_reserve(b, len) < 0)
+        return -1;
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return 0;
+}
+
+static int buf_write(void *ctx, const uint8_t *data, size_t len) { return hp_buf_append(ctx, data, len); }
+
+hp_sink hp_buf_sink(hp_buf *b)
+{
+    hp_sink s = { buf_write, b };
+    return s;
+}

@@ -1,0 +1,267 @@
+/* Statistics accumulator. */
+#include "hp_stats.h"
+
+#include <string.h>
+
+#include "hp_idmap.h"
+
+typedef struct class_entry {
+    uint64_t class_id;
+    uint64_t name_sid;
+    uint64_t instances;
+    uint64_t array_bytes;   /* object arrays: summed per array */
+    uint32_t instance_size; /* from CLASS_DUMP */
+    uint8_t has_name;
+    uint8_t is_array;
+} class_entry;
+
+struct hp_stats {
+    hp_alloc alloc;
+    hp_tally records[256];
+    hp_tally subrecords[256];
+    hp_tally prims[16]; /* primitive arrays by element type */
+    hp_idmap class_index; /* class id -> index into classes */
+    class_entry *classes;
+    size_t n_classes, cap_classes;
+    hp_idmap string_index; /* string id -> index into string_offsets */
+    uint64_t *string_offsets;
+    size_t n_strings, cap_strings;
+    int id_size; /* from the events, for reading names back */
+};
+
+hp_stats *hp_stats_new(const hp_alloc *alloc)
+{
+    hp_stats *s;
+    if (!alloc)
+        alloc = &hp_default_alloc;
+    s = alloc->malloc_fn(sizeof *s);
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof *s);
+    s->alloc = *alloc;
+    hp_idmap_init(&s->class_index, alloc);
+    hp_idmap_init(&s->string_index, alloc);
+    return s;
+}
+
+void hp_stats_free(hp_stats *s)
+{
+    if (!s)
+        return;
+    hp_idmap_clear(&s->class_index);
+    hp_idmap_clear(&s->string_index);
+    s->alloc.free_fn(s->classes);
+    s->alloc.free_fn(s->string_offsets);
+    s->alloc.free_fn(s);
+}
+
+/* Grows an array of `size`-byte items to hold one more; -1 on failure. */
+static int reserve(const hp_alloc *alloc, void **items, size_t *cap, size_t count, size_t size)
+{
+    void *grown;
+    size_t new_cap;
+    if (count < *cap)
+        return 0;
+    new_cap = *cap ? *cap * 2 : 256;
+    grown = alloc->realloc_fn(*items, new_cap * size);
+    if (!grown)
+        return -1;
+    *items = grown;
+    *cap = new_cap;
+    return 0;
+}
+
+static class_entry *class_of(hp_stats *s, uint64_t class_id)
+{
+    int inserted;
+    uint32_t *slot = hp_idmap_put(&s->class_index, class_id, (uint32_t)s->n_classes, &inserted);
+    class_entry *e;
+    if (!slot)
+        return NULL;
+    if (!inserted)
+        return &s->classes[*slot];
+    if (reserve(&s->alloc, (void **)&s->classes, &s->cap_classes, s->n_classes, sizeof *e) < 0)
+        return NULL;
+    e = &s->classes[s->n_classes++];
+    memset(e, 0, sizeof *e);
+    e->class_id = class_id;
+    return e;
+}
+
+uint64_t hp_array_shallow_size(int id_size, int elem_size, uint64_t count)
+{
+    /* Object header plus a u4 length, padded to 8 bytes as the JVMs lay arrays out. */
+    uint64_t size = (uint64_t)(id_size == 8 ? 16 : 12) + count * (uint64_t)elem_size;
+    return (size + 7) & ~(uint64_t)7;
+}
+
+static hp_code nomem(hp_error *err, const hp_event *ev)
+{
+    return hp_fail(err, HP_E_NOMEM, ev->offset, -1, 0, 0, 0, "out of memory for statistics");
+}
+
+static hp_code add_data(hp_stats *s, const hp_event *ev, int id_size, hp_error *err)
+{
+    const hp_record *rec = ev->rec;
+    if (ev->offset != rec->offset + 9)
+        return HP_OK; /* only a record's first piece holds the fields we read */
+    if (rec->tag == HP_TAG_UTF8 && ev->len >= (size_t)id_size) {
+        int inserted;
+        uint32_t *slot = hp_idmap_put(&s->string_index, hp_read_id(ev->data, id_size), (uint32_t)s->n_strings,
+                                      &inserted);
+        if (!slot)
+            return nomem(err, ev);
+        if (inserted) {
+            if (reserve(&s->alloc, (void **)&s->string_offsets, &s->cap_strings, s->n_strings,
+                        sizeof *s->string_offsets) < 0)
+                return nomem(err, ev);
+            s->string_offsets[s->n_strings++] = rec->offset;
+        }
+    } else if (rec->tag == HP_TAG_LOAD_CLASS && ev->len >= (size_t)(8 + 2 * id_size)) {
+        class_entry *e = class_of(s, hp_read_id(ev->data + 4, id_size));
+        if (!e)
+            return nomem(err, ev);
+        e->name_sid = hp_read_id(ev->data + 8 + id_size, id_size);
+        e->has_name = 1;
+    }
+    return HP_OK;
+}
+
+static hp_code add_subrecord(hp_stats *s, const hp_event *ev, int id_size, hp_error *err)
+{
+    const hp_subrecord *sub = ev->sub;
+    class_entry *e;
+    s->subrecords[sub->tag].count++;
+    s->subrecords[sub->tag].bytes += sub->length;
+    switch (sub->tag) {
+    case HP_SUB_INSTANCE_DUMP:
+        if (!(e = class_of(s, sub->class_id)))
+            return nomem(err, ev);
+        e->instances++;
+        break;
+    case HP_SUB_OBJ_ARRAY_DUMP:
+        if (!(e = class_of(s, sub->class_id)))
+            return nomem(err, ev);
+        e->instances++;
+        e->is_array = 1;
+        e->array_bytes += hp_array_shallow_size(id_size, id_size, sub->count);
+        break;
+    case HP_SUB_PRIM_ARRAY_DUMP: case HP_SUB_PRIM_ARRAY_NODATA:
+        s->prims[sub->elem_type].count++;
+        s->prims[sub->elem_type].bytes +=
+            hp_array_shallow_size(id_size, hp_type_size(sub->elem_type, id_size), sub->count);
+        break;
+    case HP_SUB_CLASS_DUMP:
+        if (!(e = class_of(s, sub->id)))
+            return nomem(err, ev);
+        e->instance_size = sub->aux;
+        break;
+    default:
+        break;
+    }
+    return HP_OK;
+}
+
+hp_code hp_stats_add(hp_stats *s, const hp_event *ev, int id_size, hp_error *err)
+{
+    s->id_size = id_size;
+    switch (ev->kind) {
+    case HP_EV_RECORD:
+        s->records[ev->rec->tag].count++;
+        s->records[ev->rec->tag].bytes += 9 + (uint64_t)ev->rec->length;
+        return HP_OK;
+    case HP_EV_DATA:
+        return add_data(s, ev, id_size, err);
+    case HP_EV_SUBRECORD:
+        return add_subrecord(s, ev, id_size, err);
+    default:
+        return HP_OK;
+    }
+}
+
+hp_code hp_stats_run(hp_stats *s, hp_parser *p, int *done, hp_error *err)
+{
+    hp_event ev;
+    *done = 0;
+    for (;;) {
+        hp_code rc = hp_parser_next(p, &ev, err);
+        if (rc != HP_OK)
+            return rc;
+        if (ev.kind == HP_EV_NEED_INPUT)
+            return HP_OK;
+        if (ev.kind == HP_EV_END) {
+            *done = 1;
+            return HP_OK;
+        }
+        if (ev.kind == HP_EV_HEADER)
+            continue;
+        rc = hp_stats_add(s, &ev, hp_parser_header(p)->id_size, err);
+        if (rc != HP_OK)
+            return rc;
+    }
+}
+
+const hp_tally *hp_stats_records(const hp_stats *s) { return s->records; }
+const hp_tally *hp_stats_subrecords(const hp_stats *s) { return s->subrecords; }
+
+/* Rows are the classes with instances, in first-seen order, then one row per
+ * primitive array type present. */
+size_t hp_stats_row_count(const hp_stats *s)
+{
+    size_t n = 0, i;
+    for (i = 0; i < s->n_classes; i++)
+        n += s->classes[i].instances != 0;
+    for (i = 0; i < 16; i++)
+        n += s->prims[i].count != 0;
+    return n;
+}
+
+void hp_stats_row(const hp_stats *s, size_t index, hp_class_row *out)
+{
+    size_t i;
+    memset(out, 0, sizeof *out);
+    for (i = 0; i < s->n_classes; i++) {
+        const class_entry *e = &s->classes[i];
+        if (e->instances == 0)
+            continue;
+        if (index-- == 0) {
+            out->class_id = e->class_id;
+            out->elem_type = e->is_array ? HP_T_OBJECT : 0;
+            out->instances = e->instances;
+            out->shallow_bytes = e->is_array ? e->array_bytes : e->instances * e->instance_size;
+            return;
+        }
+    }
+    for (i = 0; i < 16; i++) {
+        if (s->prims[i].count == 0)
+            continue;
+        if (index-- == 0) {
+            out->elem_type = (int)i;
+            out->instances = s->prims[i].count;
+            out->shallow_bytes = s->prims[i].bytes;
+            return;
+        }
+    }
+}
+
+int hp_stats_class_name(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, uint64_t class_id,
+                        const uint8_t **name, size_t *len)
+{
+    const uint32_t *ci = hp_idmap_get(&s->class_index, class_id), *si;
+    uint64_t off, rec_len;
+    const class_entry *e;
+    if (!ci)
+        return 0;
+    e = &s->classes[*ci];
+    if (!e->has_name || !(si = hp_idmap_get(&s->string_index, e->name_sid)))
+        return 0;
+    off = s->string_offsets[*si];
+    if (off + 9 > buf_len)
+        return 0;
+    rec_len = hp_be32(buf + off + 5);
+    if (off + 9 + rec_len > buf_len || rec_len < (uint64_t)s->id_size)
+        return 0;
+    *name = buf + off + 9 + s->id_size;
+    *len = (size_t)(rec_len - (uint64_t)s->id_size);
+    return 1;
+}
