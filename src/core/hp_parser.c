@@ -67,6 +67,14 @@ void hp_parser_feed(hp_parser *p, const uint8_t *data, size_t len, int is_last)
     p->is_last = is_last;
 }
 
+void hp_parser_resume(hp_parser *p, const hp_header *h, uint64_t offset)
+{
+    p->header = *h;
+    p->have_header = 1;
+    p->pos = offset;
+    p->state = ST_RECORD_HEAD;
+}
+
 const hp_header *hp_parser_header(const hp_parser *p) { return p->have_header ? &p->header : NULL; }
 uint64_t hp_parser_offset(const hp_parser *p) { return p->pos; }
 size_t hp_parser_unread(const hp_parser *p) { return p->in_len - p->in_pos; }

@@ -69,6 +69,11 @@ void hp_parser_feed(hp_parser *p, const uint8_t *data, size_t len, int is_last);
  * code with *err filled; errors are sticky. */
 hp_code hp_parser_next(hp_parser *p, hp_event *ev, hp_error *err);
 
+/* Starts the parser at a record boundary of a stream whose header is `h`:
+ * the next byte fed is the record at absolute offset `offset`.  Used to walk
+ * one record of a mapped file without its header. */
+void hp_parser_resume(hp_parser *p, const hp_header *h, uint64_t offset);
+
 /* The header, once the HEADER event has been produced (else NULL). */
 const hp_header *hp_parser_header(const hp_parser *p);
 

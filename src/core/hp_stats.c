@@ -27,6 +27,9 @@ struct hp_stats {
     uint64_t *string_offsets;
     size_t n_strings, cap_strings;
     int id_size; /* from the events, for reading names back */
+    int version; /* from the header: sets the object header model */
+    uint32_t heap_dumps; /* heap dumps begun so far: a 0x0C, or a run of 0x1C */
+    int in_segments;     /* inside a run of HEAP_DUMP_SEGMENTs */
 };
 
 hp_stats *hp_stats_new(const hp_alloc *alloc)
@@ -88,10 +91,12 @@ static class_entry *class_of(hp_stats *s, uint64_t class_id)
     return e;
 }
 
+/* Sizes follow VisualVM's model of an uncompressed layout: a header of two
+ * ids, references of id size, 8-byte padding.  (For 64-bit JDK 8+ dumps
+ * VisualVM also guesses compressed oops; hprofkit does not guess.) */
 uint64_t hp_array_shallow_size(int id_size, int elem_size, uint64_t count)
 {
-    /* Object header plus a u4 length, padded to 8 bytes as the JVMs lay arrays out. */
-    uint64_t size = (uint64_t)(id_size == 8 ? 16 : 12) + count * (uint64_t)elem_size;
+    uint64_t size = 2 * (uint64_t)id_size + 4 + count * (uint64_t)elem_size; /* + u4 length */
     return (size + 7) & ~(uint64_t)7;
 }
 
@@ -133,6 +138,8 @@ static hp_code add_subrecord(hp_stats *s, const hp_event *ev, int id_size, hp_er
     class_entry *e;
     s->subrecords[sub->tag].count++;
     s->subrecords[sub->tag].bytes += sub->length;
+    if (s->heap_dumps > 1 && sub->tag != HP_SUB_CLASS_DUMP)
+        return HP_OK;
     switch (sub->tag) {
     case HP_SUB_INSTANCE_DUMP:
         if (!(e = class_of(s, sub->class_id)))
@@ -162,6 +169,23 @@ static hp_code add_subrecord(hp_stats *s, const hp_event *ev, int id_size, hp_er
     return HP_OK;
 }
 
+/* A file may hold several heap dumps (the old hprof agent wrote two): the
+ * histogram describes the first, as analyzers show it. */
+static void count_heap_dumps(hp_stats *s, int tag)
+{
+    if (tag == HP_TAG_HEAP_DUMP) {
+        s->heap_dumps++;
+        s->in_segments = 0;
+    } else if (tag == HP_TAG_HEAP_DUMP_SEGMENT && !s->in_segments) {
+        s->heap_dumps++;
+        s->in_segments = 1;
+    } else if (tag == HP_TAG_HEAP_DUMP_END) {
+        s->in_segments = 0;
+    }
+}
+
+uint32_t hp_stats_heap_dumps(const hp_stats *s) { return s->heap_dumps; }
+
 hp_code hp_stats_add(hp_stats *s, const hp_event *ev, int id_size, hp_error *err)
 {
     s->id_size = id_size;
@@ -169,6 +193,7 @@ hp_code hp_stats_add(hp_stats *s, const hp_event *ev, int id_size, hp_error *err
     case HP_EV_RECORD:
         s->records[ev->rec->tag].count++;
         s->records[ev->rec->tag].bytes += 9 + (uint64_t)ev->rec->length;
+        count_heap_dumps(s, ev->rec->tag);
         return HP_OK;
     case HP_EV_DATA:
         return add_data(s, ev, id_size, err);
@@ -177,6 +202,22 @@ hp_code hp_stats_add(hp_stats *s, const hp_event *ev, int id_size, hp_error *err
     default:
         return HP_OK;
     }
+}
+
+void hp_stats_set_header(hp_stats *s, const hp_header *h)
+{
+    s->version = h->version;
+    s->id_size = h->id_size;
+}
+
+/* HotSpot writes the bytes of an instance's fields as its CLASS_DUMP
+ * instance size, so a two-id header and 8-byte padding are added (as
+ * VisualVM does); ART writes the whole object size, header included. */
+static uint64_t instance_shallow_size(const hp_stats *s, const class_entry *e)
+{
+    if (s->version >= 3)
+        return e->instance_size;
+    return ((uint64_t)e->instance_size + 2 * (uint64_t)s->id_size + 7) & ~(uint64_t)7;
 }
 
 hp_code hp_stats_run(hp_stats *s, hp_parser *p, int *done, hp_error *err)
@@ -193,8 +234,10 @@ hp_code hp_stats_run(hp_stats *s, hp_parser *p, int *done, hp_error *err)
             *done = 1;
             return HP_OK;
         }
-        if (ev.kind == HP_EV_HEADER)
+        if (ev.kind == HP_EV_HEADER) {
+            hp_stats_set_header(s, hp_parser_header(p));
             continue;
+        }
         rc = hp_stats_add(s, &ev, hp_parser_header(p)->id_size, err);
         if (rc != HP_OK)
             return rc;
@@ -228,7 +271,7 @@ void hp_stats_row(const hp_stats *s, size_t index, hp_class_row *out)
             out->class_id = e->class_id;
             out->elem_type = e->is_array ? HP_T_OBJECT : 0;
             out->instances = e->instances;
-            out->shallow_bytes = e->is_array ? e->array_bytes : e->instances * e->instance_size;
+            out->shallow_bytes = e->is_array ? e->array_bytes : e->instances * instance_shallow_size(s, e);
             return;
         }
     }

@@ -28,6 +28,10 @@ typedef struct hp_stats hp_stats;
 hp_stats *hp_stats_new(const hp_alloc *alloc);
 void hp_stats_free(hp_stats *s);
 
+/* Tells the accumulator which header the events come from (hp_stats_run
+ * does it on the HEADER event); it picks the object-header size model. */
+void hp_stats_set_header(hp_stats *s, const hp_header *h);
+
 /* Accounts one event.  `id_size` comes from the header. */
 hp_code hp_stats_add(hp_stats *s, const hp_event *ev, int id_size, hp_error *err);
 
@@ -37,6 +41,10 @@ hp_code hp_stats_run(hp_stats *s, hp_parser *p, int *done, hp_error *err);
 
 const hp_tally *hp_stats_records(const hp_stats *s);    /* indexed by tag, 256 entries */
 const hp_tally *hp_stats_subrecords(const hp_stats *s); /* indexed by sub-tag, 256 entries */
+
+/* Heap dumps in the input: a HEAP_DUMP record, or a run of segments up to
+ * HEAP_DUMP_END.  The histogram describes the first one. */
+uint32_t hp_stats_heap_dumps(const hp_stats *s);
 
 /* The histogram: rows for every class that has instances or arrays, and one
  * per primitive array type present.  Row order is first-seen. */
@@ -50,7 +58,8 @@ int hp_stats_class_name(const hp_stats *s, const uint8_t *buf, uint64_t buf_len,
                         const uint8_t **name, size_t *len);
 
 /* Shallow size model, after VisualVM: an instance weighs its class's
- * CLASS_DUMP instance size; an array weighs a header plus its elements. */
+ * CLASS_DUMP instance size (plus a 2-id object header for HotSpot, which
+ * writes field bytes only); an array weighs a header plus its elements. */
 uint64_t hp_array_shallow_size(int id_size, int elem_size, uint64_t count);
 
 #endif

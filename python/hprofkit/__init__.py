@@ -1,0 +1,23 @@
+"""hprofkit: scripted processing of HPROF heap dumps (HotSpot and Android ART).
+
+    import hprofkit
+    with hprofkit.open("app.hprof") as dump:
+        print(dump.version, dump.id_size)
+        for record in dump.records(): ...
+        print(dump.stats())
+"""
+
+from ._hprof import Record, SubRecord
+from ._errors import (CorruptError, FormatError, HprofError, OverrunError, TruncatedError,
+                      UnsupportedError)
+from ._dump import Dump, iter_records, iter_subrecords, open, stats
+from ._stats import ClassRow, Stats, Tally
+from .writer import HprofWriter
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "open", "Dump", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
+    "ClassRow", "HprofWriter", "HprofError", "TruncatedError", "FormatError", "CorruptError",
+    "OverrunError", "UnsupportedError",
+]

@@ -1,0 +1,43 @@
+"""The hprofkit exception hierarchy.
+
+Defined in Python so they pickle and document themselves; the C module looks
+them up once at import and raises them with the byte offset and the tag of
+the record or sub-record that failed."""
+
+from __future__ import annotations
+
+
+class HprofError(ValueError):
+    """Bad HPROF input.  ``offset`` is the absolute byte offset of the unit
+    (header, record or sub-record) that failed, ``tag`` its tag byte (None
+    for the file header) and ``record`` the tag's name."""
+
+    def __init__(self, message: str, offset: int | None = None, tag: int | None = None,
+                 record: str | None = None) -> None:
+        super().__init__(message)
+        self.offset = offset
+        self.tag = None if tag is None or tag < 0 else tag
+        self.record = record
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.offset, self.tag, self.record))
+
+
+class TruncatedError(HprofError):
+    """The input ended inside a header, record or sub-record."""
+
+
+class FormatError(HprofError):
+    """The input is not an HPROF file (or a format hprofkit reads), or its header is unsupported."""
+
+
+class CorruptError(HprofError):
+    """Bytes that cannot be a valid record: an unknown sub-tag, an invalid type code..."""
+
+
+class OverrunError(CorruptError):
+    """A sub-record runs past the end of its HEAP_DUMP / HEAP_DUMP_SEGMENT record."""
+
+
+class UnsupportedError(HprofError):
+    """Valid input that the requested output format cannot represent."""
