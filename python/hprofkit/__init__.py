@@ -7,7 +7,7 @@
         print(dump.stats())
 """
 
-from ._hprof import Record, SubRecord
+from ._hprof import Parser, Record, SubRecord
 from ._errors import (CorruptError, FormatError, HprofError, OverrunError, TruncatedError,
                       UnsupportedError)
 from ._dump import Dump, iter_records, iter_subrecords, open, stats
@@ -17,7 +17,7 @@ from .writer import HprofWriter
 __version__ = "0.1.0"
 
 __all__ = [
-    "open", "Dump", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
+    "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
     "ClassRow", "HprofWriter", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError",
 ]

@@ -50,8 +50,12 @@ class Stats:
 
     ``records`` and ``subrecords`` map tag names to Tally; ``histogram`` is
     sorted by shallow bytes, largest first.  Shallow sizes follow VisualVM's
-    model: an instance weighs its class's CLASS_DUMP instance size, an array
-    its header plus elements, padded to 8 bytes."""
+    model: an instance weighs its class's CLASS_DUMP instance size (HotSpot:
+    plus a two-id header), an array its header plus elements, padded to 8
+    bytes.  For 64-bit JDK 8+ dumps VisualVM also guesses a compressed-oops
+    layout, which hprofkit does not.  A file holding several heap dumps (the
+    old hprof agent wrote two) is histogrammed on its first, as analyzers do;
+    the tallies count every record."""
 
     def __init__(self, raw: dict[str, Any]) -> None:
         self.magic: str = raw["magic"]
@@ -59,6 +63,7 @@ class Stats:
         self.id_size: int = raw["id_size"]
         self.timestamp: int = raw["timestamp"]
         self.size: int = raw["size"]
+        self.heap_dumps: int = raw["heap_dumps"]
         self.records = {record_name(t): Tally(*v) for t, v in sorted(raw["records"].items())}
         self.subrecords = {record_name(t, sub=True): Tally(*v) for t, v in sorted(raw["subrecords"].items())}
         self.record_tags = dict(raw["records"])

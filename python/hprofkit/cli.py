@@ -1,0 +1,103 @@
+"""Command line: python -m hprofkit info|stats|demo ...
+
+Every failure prints one line on stderr and exits with status 1."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from typing import Sequence
+
+from ._dump import Dump
+from ._errors import HprofError
+from ._progress import Progress
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    with Dump(args.file) as dump:
+        progress = Progress("reading")
+        try:
+            stats = dump.stats(progress)
+        finally:
+            progress.close()
+        out = sys.stdout
+        out.write(f"file        {dump.path}\n")
+        size = f"{_human(os.path.getsize(dump.path))}"
+        if dump.compression:
+            size += f" ({dump.compression}; {_human(dump.size)} decompressed)"
+        out.write(f"size        {size}\n")
+        out.write(f"format      {dump.magic}, identifier size {dump.id_size}\n")
+        out.write(f"timestamp   {dump.timestamp} ({dump.datetime.isoformat()})\n")
+        out.write(f"heap dumps  {stats.heap_dumps}\n")
+        out.write(f"objects     {stats.instances:,} instances, {stats.arrays:,} arrays, "
+                  f"{stats.classes:,} classes, {stats.gc_roots:,} GC roots\n\n")
+        out.write(f"{'record':<24}{'count':>12}{'bytes':>16}\n")
+        for name, tally in stats.records.items():
+            out.write(f"{name:<24}{tally.count:>12,}{tally.bytes:>16,}\n")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    with Dump(args.file) as dump:
+        progress = Progress("reading")
+        try:
+            stats = dump.stats(progress)
+        finally:
+            progress.close()
+    if args.json:
+        json.dump(stats.to_dict(top=args.top), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(stats.format(top=args.top if args.top is not None else 20) + "\n")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from . import demo
+    with tempfile.TemporaryDirectory(prefix="hprofkit-demo-") as tmp:
+        return demo.run(tmp, sys.stdout)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hprofkit", description="Process HPROF heap dumps (HotSpot and Android).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("info", help="header, sizes and record counts")
+    p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("stats", help="record and sub-record tallies and the class histogram")
+    p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--top", type=int, default=None, metavar="N", help="histogram rows to show (JSON: all by default)")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("demo", help="write a sample dump and run the workflow on it")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except HprofError as exc:
+        print(f"hprofkit: error: {exc}", file=sys.stderr)
+    except (OSError, ValueError) as exc:
+        print(f"hprofkit: error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("hprofkit: interrupted", file=sys.stderr)
+        return 130
+    return 1
