@@ -26,19 +26,34 @@ def test_record_bodies_are_views_into_the_mapping():
         del record
 
 
-def test_closing_under_a_live_iterator_raises_buffer_error_then_works():
+def test_closing_the_mmap_under_a_live_iterator_raises_buffer_error():
     dump = hprofkit.open(dump_path("platform_art__RI.hprof"))
     it = dump.subrecords()
     first = next(it)
     with pytest.raises(BufferError):
-        dump.close()
+        dump.buffer.close()
     del first
     with pytest.raises(BufferError):  # the iterator itself still holds the export
-        dump.close()
+        dump.buffer.close()
     del it
     gc.collect()
+    dump.buffer.close()
     dump.close()
     assert dump.closed
+
+
+def test_records_outlive_the_dump_that_made_them():
+    path = dump_path("platform_art__RI.hprof")
+    with hprofkit.open(path) as dump:
+        records = list(dump.records())
+        subs = dump.subrecords()
+        first_sub = next(subs)
+    assert dump.closed
+    data = path.read_bytes()
+    # The mapping stays valid for as long as they live: bytes, and iteration, still work.
+    assert records[-1].body.tobytes() == data[records[-1].offset + 9:]
+    assert sum(1 for _ in subs) > 1000
+    assert first_sub.raw.tobytes() == data[first_sub.offset:first_sub.offset + first_sub.length]
 
 
 def test_exhausted_iterator_releases_the_export():

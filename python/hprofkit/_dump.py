@@ -54,9 +54,11 @@ def _decompress_to_temp(f: IO[bytes], kind: str) -> IO[bytes]:
 class Dump:
     """An HPROF dump mapped into memory.  Use as a context manager.
 
-    Records and sub-records it yields are views into the mapping; while any
-    is alive, closing the dump raises BufferError (the mapping cannot go away
-    under them)."""
+    Records and sub-records it yields are views into the mapping and hold its
+    buffer export: while any is alive the mmap itself refuses to close
+    (``dump.buffer.close()`` raises BufferError), so nothing can read freed
+    memory.  ``Dump.close()`` then hands the mapping over to them: it is
+    unmapped when the last of them is freed."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
@@ -107,9 +109,13 @@ class Dump:
         return Stats(_hprof.stats(self.buffer, progress=progress))
 
     def close(self) -> None:
-        """Unmaps the dump.  BufferError if records still point into it."""
+        """Closes the dump.  The mapping is released now, or, while records
+        still point into it, when the last of them is freed."""
         if self._map is not None:
-            self._map.close()  # raises BufferError while views are alive
+            try:
+                self._map.close()
+            except BufferError:
+                pass  # live views keep the mmap object, which unmaps itself when freed
             self._map = None
         if self._file is not None:
             self._file.close()

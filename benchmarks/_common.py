@@ -1,0 +1,96 @@
+"""Helpers shared by the benchmark scripts: input dumps, timing, memory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("HPROFKIT_SHARED", ROOT.parent / "shared"))
+
+
+def heapgen(path: Path, megabytes: int, seed: int = 7) -> Path:
+    """Writes a HotSpot dump of about `megabytes` MB with ../shared/tools/heapgen."""
+    print(f"generating {path} ({megabytes} MB heap, seed {seed}) ...", file=sys.stderr)
+    subprocess.run(["java", str(SHARED / "tools" / "heapgen" / "HeapGen.java"), str(path), str(megabytes), str(seed)],
+                   check=True, stdout=subprocess.DEVNULL)
+    return path
+
+
+def androidize(src: Path, dst: Path) -> Path:
+    """Rewrites a HotSpot dump as an ART-style one with ../shared/tools/androidize."""
+    print(f"androidizing {src} -> {dst} ...", file=sys.stderr)
+    subprocess.run([sys.executable, str(SHARED / "tools" / "androidize" / "androidize.py"), str(src), str(dst)],
+                   check=True)
+    return dst
+
+
+def warm(path: Path) -> None:
+    """Reads the file once so every measurement runs on the page cache."""
+    with open(path, "rb") as f:
+        while f.read(16 << 20):
+            pass
+
+
+def best_of(n: int, fn) -> float:
+    """Best wall time of n runs of fn()."""
+    best = float("inf")
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+class AnonPeak:
+    """Samples this process's anonymous RSS (/proc/self/status RssAnon) in a
+    thread: file-backed pages of a mapped dump are not counted, heap growth is."""
+
+    def __init__(self, interval: float = 0.002) -> None:
+        self.interval = interval
+        self.peak_kb = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def current_kb() -> int:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1])
+        return 0
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak_kb = max(self.peak_kb, self.current_kb())
+            time.sleep(self.interval)
+
+    def __enter__(self) -> "AnonPeak":
+        self.peak_kb = self.current_kb()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak_kb = max(self.peak_kb, self.current_kb())
+
+
+def child_anon_peak(code: str) -> tuple[int, int]:
+    """Runs `code` in a fresh interpreter under AnonPeak; returns (baseline kB, peak kB)."""
+    script = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from _common import AnonPeak\n"
+        "import hprofkit\n"
+        "base = AnonPeak.current_kb()\n"
+        "with AnonPeak() as peak:\n"
+        "    %s\n"
+        "print(base, peak.peak_kb)\n" % (str(Path(__file__).parent), code)
+    )
+    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
+    base, peak = out.split()
+    return int(base), int(peak)

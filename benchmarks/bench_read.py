@@ -1,0 +1,71 @@
+"""Reading speed and memory on a >= 1 GB HotSpot dump, against the VisualVM oracle.
+
+    python benchmarks/bench_read.py [--dump FILE] [--mb 1000] [--no-oracle]
+
+Without --dump it writes a fresh HeapGen dump into a temporary folder.  All
+figures come from the same file in the same run, on a warm page cache."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import hprofkit
+from hprofkit import _hprof
+
+from _common import SHARED, child_anon_peak, heapgen, warm, best_of
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dump", type=Path, help="an existing dump (default: generate one)")
+    parser.add_argument("--mb", type=int, default=1000, help="HeapGen heap size when generating (default 1000)")
+    parser.add_argument("--no-oracle", action="store_true", help="skip the oracle baseline")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per C measurement; the best is kept")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="hprofkit-bench-") as tmp:
+        path = args.dump or heapgen(Path(tmp) / "heapgen.hprof", args.mb)
+        size = os.path.getsize(path)
+        mb = size / 1e6
+        warm(path)
+        print(f"dump: {path} ({mb:,.0f} MB)")
+
+        with hprofkit.open(path) as dump:
+            events = _hprof.walk(dump.buffer)
+            t_walk = best_of(args.repeat, lambda: _hprof.walk(dump.buffer))
+            t_stats = best_of(args.repeat, lambda: dump.stats())
+            stats = dump.stats()
+            subrecords = sum(t.count for t in stats.subrecords.values())
+            start = time.perf_counter()
+            n = 0
+            for _ in dump.subrecords():
+                n += 1
+            t_iter = time.perf_counter() - start
+        assert n == subrecords
+
+        base_kb, peak_kb = child_anon_peak(f"hprofkit.stats({str(path)!r})")
+
+        print(f"{'C sub-record walk':<38}{mb / t_walk:>10,.0f} MB/s  ({events:,} events in {t_walk:.3f} s)")
+        print(f"{'stats() with class histogram':<38}{mb / t_stats:>10,.0f} MB/s  ({t_stats:.3f} s, "
+              f"{len(stats.histogram):,} classes)")
+        print(f"{'Python sub-record iteration':<38}{n / t_iter / 1e6:>10,.2f} M sub-records/s  "
+              f"({n:,} in {t_iter:.2f} s)")
+        print(f"{'peak anonymous RSS during stats()':<38}{peak_kb / 1024:>10,.1f} MB  "
+              f"(interpreter + hprofkit at rest: {base_kb / 1024:.1f} MB; growth {(peak_kb - base_kb) / 1024:.1f} MB)")
+
+        if not args.no_oracle:
+            start = time.perf_counter()
+            subprocess.run(["bash", str(SHARED / "tools" / "oracle" / "run.sh"), str(path)], check=True,
+                           stdout=subprocess.DEVNULL)
+            t_oracle = time.perf_counter() - start
+            print(f"{'oracle (VisualVM heap library)':<38}{mb / t_oracle:>10,.0f} MB/s  ({t_oracle:.2f} s)")
+            print(f"{'stats() speed / oracle speed':<38}{t_oracle / t_stats:>10,.1f} x")
+
+
+if __name__ == "__main__":
+    main()
