@@ -6,6 +6,7 @@
  * closed under a live record: mmap.close() raises BufferError instead. */
 #include "_hprof.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/hp_subrecord.h"
@@ -480,9 +481,10 @@ static PyGetSetDef subrecord_getset[] = {
 static PyObject *subrecord_repr(SubRecord *s)
 {
     const char *name = hp_subtag_name(s->sub.tag);
-    return PyUnicode_FromFormat("<SubRecord %s at %llu, %llu bytes, id=0x%llx>", name ? name : "UNKNOWN",
-                                (unsigned long long)s->sub.offset, (unsigned long long)s->sub.length,
-                                (unsigned long long)s->sub.id);
+    char text[160]; /* PyUnicode_FromFormat has no %llx */
+    snprintf(text, sizeof text, "<SubRecord %s at %llu, %llu bytes, id=0x%llx>", name ? name : "UNKNOWN",
+             (unsigned long long)s->sub.offset, (unsigned long long)s->sub.length, (unsigned long long)s->sub.id);
+    return PyUnicode_FromString(text);
 }
 
 static void subrecord_dealloc(SubRecord *s)
