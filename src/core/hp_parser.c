@@ -61,7 +61,8 @@ void hp_parser_free(hp_parser *p)
 
 void hp_parser_feed(hp_parser *p, const uint8_t *data, size_t len, int is_last)
 {
-    p->in = data;
+    static const uint8_t no_bytes[1];
+    p->in = data ? data : no_bytes; /* NULL + 0 is undefined behaviour */
     p->in_len = len;
     p->in_pos = 0;
     p->is_last = is_last;
