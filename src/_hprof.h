@@ -38,6 +38,7 @@ PyObject *hprof_raise(hprof_state *st, const hp_error *err);
 /* Type registration, one per glue file; -1 with an exception set on failure. */
 int hprof_iter_init(PyObject *module, hprof_state *st);
 int hprof_parser_init(PyObject *module, hprof_state *st);
+int hprof_filter_init(PyObject *module, hprof_state *st);
 
 /* Module-level functions defined in other glue files. */
 PyObject *hprof_records(PyObject *module, PyObject *buffer);

@@ -12,12 +12,15 @@ from ._errors import (CorruptError, FormatError, HprofError, OverrunError, Trunc
                       UnsupportedError)
 from ._dump import Dump, iter_records, iter_subrecords, open, stats
 from ._stats import ClassRow, Stats, Tally
+from ._codec import Converter, Decoder, Encoder
+from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
 from .writer import HprofWriter
 
 __version__ = "0.1.0"
 
 __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
-    "ClassRow", "HprofWriter", "HprofError", "TruncatedError", "FormatError", "CorruptError",
+    "ClassRow", "HprofWriter", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
+    "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError",
 ]

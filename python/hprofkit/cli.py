@@ -1,4 +1,4 @@
-"""Command line: python -m hprofkit info|stats|demo ...
+"""Command line: python -m hprofkit info|stats|encode|decode|convert|demo ...
 
 Every failure prints one line on stderr and exits with status 1."""
 
@@ -11,8 +11,10 @@ import sys
 import tempfile
 from typing import Sequence
 
+from ._codec import FORMATS
 from ._dump import Dump
 from ._errors import HprofError
+from ._files import Result, convert, decode, encode
 from ._progress import Progress
 
 
@@ -63,6 +65,47 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(command: str, result: Result, stream) -> None:
+    """Tailor's lines: the tag counter, then what was consumed and produced."""
+    if result.counter:
+        stream.write(f"{result.counter}\n")
+    size = result.size if result.size is not None else result.consumed
+    line = f"COMPLETE: {result.consumed}/{size} -> {result.output}"
+    if command == "encode" and result.trimmed is not None and result.trimmed != result.output:
+        line = f"COMPLETE: {result.consumed}/{size} -> {result.trimmed} (compressed {result.output})"
+    elif command == "decode":
+        line += f" (from a {result.trimmed}-byte mini)"
+    stream.write(line + "\n")
+
+
+def _run_file_command(args: argparse.Namespace, run) -> int:
+    if args.input != "-" and args.output != "-" and os.path.abspath(args.input) == os.path.abspath(args.output):
+        raise ValueError("the output would overwrite the input")
+    progress = Progress(args.command + "ing")
+    try:
+        result = run(progress)
+    finally:
+        progress.close()
+    # With the output on stdout, the report goes to stderr.
+    _report(args.command, result, sys.stderr if args.output == "-" else sys.stdout)
+    return 0
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    return _run_file_command(args, lambda progress: encode(
+        args.input, args.output, format=args.format, level=args.level, app_only=args.app_only,
+        threads=args.threads, progress=progress))
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    return _run_file_command(args, lambda progress: decode(args.input, args.output, progress=progress))
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    return _run_file_command(args, lambda progress: convert(args.input, args.output, app_only=args.z,
+                                                            progress=progress))
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from . import demo
     with tempfile.TemporaryDirectory(prefix="hprofkit-demo-") as tmp:
@@ -82,6 +125,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--top", type=int, default=None, metavar="N", help="histogram rows to show (JSON: all by default)")
     p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("encode", help="trim and compress a dump (Tailor's encode.py, faster and safe)")
+    p.add_argument("-i", "--input", required=True, help="source dump, or - for stdin")
+    p.add_argument("-o", "--output", required=True, help="destination, or - for stdout")
+    p.add_argument("--format", choices=FORMATS, default="tailor", help="output format (default: tailor)")
+    p.add_argument("--level", type=int, default=6, choices=range(0, 10), metavar="N",
+                   help="zlib level 0-9 (default 6, as encode.py; 0 = uncompressed mini)")
+    p.add_argument("--app-only", action="store_true", help="drop the zygote and image heaps' objects")
+    p.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="compression threads (1: byte-identical to zlib; more: parallel blocks)")
+    p.set_defaults(func=cmd_encode)
+
+    p = sub.add_parser("decode", help="restore a Tailor mini (zlib, gzip or bare) to HPROF")
+    p.add_argument("-i", "--input", required=True, help="mini file, or - for stdin")
+    p.add_argument("-o", "--output", required=True, help="restored dump, or - for stdout")
+    p.set_defaults(func=cmd_decode)
+
+    p = sub.add_parser("convert", help="Android HPROF to standard HPROF (hprof-conv)")
+    p.add_argument("-i", "--input", required=True, help="Android dump, or - for stdin")
+    p.add_argument("-o", "--output", required=True, help="standard dump, or - for stdout")
+    p.add_argument("-z", action="store_true", help="exclude the zygote and image heaps' objects")
+    p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("demo", help="write a sample dump and run the workflow on it")
     p.set_defaults(func=cmd_demo)

@@ -7,7 +7,10 @@ import os
 import time
 from typing import TextIO
 
+import gzip
+
 from ._dump import Dump
+from ._files import convert, decode, encode
 from .writer import write_sample_dump
 
 
@@ -39,4 +42,34 @@ def run(workdir: str, out: TextIO) -> int:
     ok = counted == sample.histogram
     out.write(f"\n4. check: histogram equals what the writer wrote "
               f"({sum(counted.values()):,} objects in {len(counted)} classes): {'OK' if ok else 'MISMATCH'}\n")
-    return 0 if ok else 1
+
+    size = os.path.getsize(source)
+    mini = os.path.join(workdir, "sample.mini")
+    restored = os.path.join(workdir, "sample-restored.hprof")
+    app_mini = os.path.join(workdir, "sample-app.mini")
+    converted = os.path.join(workdir, "sample-standard.hprof")
+    started = time.perf_counter()
+    encoded = encode(source, mini)
+    elapsed = time.perf_counter() - started
+    decode(mini, restored)
+    encode(source, app_mini, app_only=True)
+    convert(source, converted)
+    gz = len(gzip.compress(open(source, "rb").read(), 6))
+    out.write(f"\n5. encode -> decode (Tailor's format: char[]/byte[] contents and serials dropped, zlib 6):\n"
+              f"   {'source':<28}{_mb(size):>12}\n"
+              f"   {'gzip -6 of the source':<28}{_mb(gz):>12}  {size / gz:5.1f}x smaller\n"
+              f"   {'Tailor mini':<28}{_mb(encoded.output):>12}  {size / encoded.output:5.1f}x smaller "
+              f"({elapsed:.2f} s)\n"
+              f"   {'Tailor mini, --app-only':<28}{_mb(os.path.getsize(app_mini)):>12}  "
+              f"{size / os.path.getsize(app_mini):5.1f}x smaller\n"
+              f"   {'restored from the mini':<28}{_mb(os.path.getsize(restored)):>12}\n"
+              f"   {'converted to standard 1.0.2':<28}{_mb(os.path.getsize(converted)):>12}\n")
+
+    with Dump(restored) as dump:
+        again = {row.name: row.instances for row in dump.stats().histogram}
+    with Dump(converted) as dump:
+        standard = {row.name: row.instances for row in dump.stats().histogram}
+    round_trip = again == counted and standard == counted
+    out.write(f"\n6. check: the restored and the converted dumps hold the same objects per class: "
+              f"{'OK' if round_trip else 'MISMATCH'}\n")
+    return 0 if ok and round_trip else 1

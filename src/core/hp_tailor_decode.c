@@ -1,0 +1,571 @@
+/* Tailor decoder: uncompressed mini stream -> HPROF 1.0.3 (4-byte ids),
+ * byte-identical to decode.py, as a push state machine.
+ *
+ * A mini segment has no length and a restored one must carry its length up
+ * front, so a segment is written when it ends.  What is buffered meanwhile is
+ * the segment's *mini* bytes, not the restored ones: memory stays bounded by
+ * the input actually received (char[]/byte[] contents come back as zeros,
+ * and a 20-byte mini can claim 8 GiB of them), and restoring is a second,
+ * cheap walk over bytes already validated.  The same buffer is the carry for
+ * a sub-record that straddles chunks; top-level records (at most 65538
+ * bytes) have their own carry. */
+#include "hp_tailor.h"
+
+#include <string.h>
+
+#include "hp_subrecord.h"
+
+#define OUT_CAP ((size_t)64 << 10)
+#define U4_MAX 0xFFFFFFFFu
+
+enum state { D_MAGIC, D_TOP, D_SEG };
+
+struct hp_tailor_decoder {
+    hp_alloc alloc;
+    enum state state;
+    hp_error error;
+    int failed, finished;
+
+    const hp_sink *sink;
+    uint8_t *out; /* OUT_CAP bytes */
+    size_t out_len;
+
+    uint64_t pos; /* mini offset of the next byte not yet consumed */
+    uint64_t bytes_in, bytes_out;
+    hp_tailor_counter counter;
+    int seen_end; /* a HEAP_DUMP_END was decoded */
+
+    hp_buf carry;      /* the magic, or a top-level record straddling chunks */
+    uint64_t unit_off; /* mini offset of carry[0] */
+
+    hp_buf seg;          /* mini bytes of the current segment's sub-records */
+    uint64_t seg_off;    /* mini offset of the segment's tag byte */
+    uint64_t seg_body;   /* restored body bytes of its complete sub-records */
+    size_t sub_start;    /* seg index of a sub-record still being gathered */
+};
+
+/* ---- output ---- */
+
+static hp_code sink_fail(hp_tailor_decoder *d)
+{
+    return hp_fail(&d->error, HP_E_NOMEM, d->pos, -1, 0, 0, 0, "the output sink refused the bytes");
+}
+
+static int sink_write(hp_tailor_decoder *d, const uint8_t *p, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (d->sink->write(d->sink->ctx, p, n) < 0)
+        return -1;
+    d->bytes_out += n;
+    return 0;
+}
+
+static int flush_out(hp_tailor_decoder *d)
+{
+    int rc = sink_write(d, d->out, d->out_len);
+    d->out_len = 0;
+    return rc;
+}
+
+static int put(hp_tailor_decoder *d, const uint8_t *p, size_t n)
+{
+    if (n > OUT_CAP - d->out_len) {
+        if (flush_out(d) < 0)
+            return -1;
+        if (n >= OUT_CAP / 2)
+            return sink_write(d, p, n);
+    }
+    memcpy(d->out + d->out_len, p, n);
+    d->out_len += n;
+    return 0;
+}
+
+/* The fields decode.py fills with zero bytes. */
+static int zeros(hp_tailor_decoder *d, uint64_t n)
+{
+    while (n) {
+        size_t k;
+        if (d->out_len == OUT_CAP && flush_out(d) < 0)
+            return -1;
+        k = OUT_CAP - d->out_len;
+        if (k > n)
+            k = (size_t)n;
+        memset(d->out + d->out_len, 0, k);
+        d->out_len += k;
+        n -= k;
+    }
+    return 0;
+}
+
+/* ---- mini layouts (docs/tailor-format.md §4, ids are 4 bytes) ---- */
+
+/* Mini size -> restored size of the sub-records with a fixed layout; 0 for
+ * the variable ones and for bytes that are not mini sub-tags. */
+static uint8_t fixed_mini(int tag)
+{
+    switch (tag) {
+    case HP_SUB_ROOT_JNI_GLOBAL: case HP_SUB_HEAP_DUMP_INFO:
+        return 9;
+    case HP_SUB_ROOT_UNKNOWN: case HP_SUB_ROOT_STICKY_CLASS: case HP_SUB_ROOT_MONITOR_USED:
+    case HP_SUB_ROOT_INTERNED_STRING: case HP_SUB_ROOT_FINALIZING: case HP_SUB_ROOT_DEBUGGER:
+    case HP_SUB_ROOT_REFERENCE_CLEANUP: case HP_SUB_ROOT_VM_INTERNAL:
+    case HP_SUB_ROOT_JNI_LOCAL: case HP_SUB_ROOT_JAVA_FRAME: case HP_SUB_ROOT_THREAD_OBJECT:
+    case HP_SUB_ROOT_JNI_MONITOR: case HP_SUB_ROOT_NATIVE_STACK: case HP_SUB_ROOT_THREAD_BLOCK:
+        return 5;
+    default:
+        return 0;
+    }
+}
+
+static uint8_t fixed_dropped(int tag)
+{
+    switch (tag) {
+    case HP_SUB_ROOT_JNI_LOCAL: case HP_SUB_ROOT_JAVA_FRAME: case HP_SUB_ROOT_THREAD_OBJECT:
+    case HP_SUB_ROOT_JNI_MONITOR:
+        return 8; /* thread serial + frame number / stack serial */
+    case HP_SUB_ROOT_NATIVE_STACK: case HP_SUB_ROOT_THREAD_BLOCK:
+        return 4; /* thread serial */
+    default:
+        return 0;
+    }
+}
+
+/* Does the mini byte start a sub-record?  (Anything else ends the segment.) */
+static int is_sub(int tag)
+{
+    return fixed_mini(tag) || (tag >= HP_SUB_CLASS_DUMP && tag <= HP_SUB_PRIM_ARRAY_DUMP) ||
+           tag == HP_SUB_UNREACHABLE || tag == HP_SUB_PRIM_ARRAY_NODATA;
+}
+
+/* Element size of a mini primitive array (decode.py takes type 2 as 4 bytes). */
+static int elem_size(int type) { return type == HP_T_OBJECT ? 4 : hp_type_size(type, 4); }
+
+/* Sizes the sub-record at u from `have` bytes (have >= 1).  Returns NULL and
+ * sets *size: the whole mini size when `have` tells it, else a lower bound
+ * larger than `have` to gather first.  *restored is set (non-zero) once *size
+ * is final, which may be before all of it is here.  Returns the reason when
+ * the sub-record is corrupt. */
+static const char *sub_size(const uint8_t *u, size_t have, uint64_t *size, uint64_t *restored)
+{
+    int fixed = fixed_mini(u[0]), bad, truncated, table, type;
+    uint64_t pos, count;
+    *restored = 0;
+    if (fixed) {
+        *size = fixed;
+        *restored = (uint64_t)fixed + fixed_dropped(u[0]);
+        return NULL;
+    }
+    switch (u[0]) {
+    case HP_SUB_CLASS_DUMP:
+        /* tag, id, 4 ids, u2 instance size, then three tables as in HPROF */
+        pos = 23;
+        for (table = 0; table < 3; table++) {
+            uint16_t n;
+            if (have < pos + 2) {
+                *size = pos + 2;
+                return NULL;
+            }
+            n = hp_be16(u + pos);
+            pos += 2;
+            pos += hp_class_table_size(u + pos, have - (size_t)pos, n, table == 0 ? 2 : 4, table < 2, 4,
+                                       &truncated, &bad);
+            if (bad)
+                return "invalid basic type in class field table";
+            if (truncated) {
+                *size = pos;
+                return NULL;
+            }
+        }
+        *size = pos;
+        *restored = pos + 14; /* stack serial, 2 reserved ids, high u2 of the instance size */
+        return NULL;
+    case HP_SUB_INSTANCE_DUMP: case HP_SUB_OBJ_ARRAY_DUMP:
+        if (have < 13) {
+            *size = 13;
+            return NULL;
+        }
+        count = hp_be32(u + (u[0] == HP_SUB_INSTANCE_DUMP ? 9 : 5));
+        *size = 13 + (u[0] == HP_SUB_INSTANCE_DUMP ? count : 4 * count);
+        *restored = *size + 4;
+        return NULL;
+    case HP_SUB_PRIM_ARRAY_DUMP:
+        if (have < 10) {
+            *size = 10;
+            return NULL;
+        }
+        type = u[9];
+        if (elem_size(type) == 0)
+            return "invalid primitive array element type";
+        count = (uint64_t)hp_be32(u + 5) * (uint64_t)elem_size(type);
+        *size = 10 + (type == HP_T_CHAR || type == HP_T_BYTE ? 0 : count);
+        *restored = 14 + count;
+        return NULL;
+    default: /* 0x90, 0xC3 */
+        return "sub-record type that a Tailor mini never holds";
+    }
+}
+
+/* Writes the restored form of the complete, validated sub-record u[0..size). */
+static int restore_sub(hp_tailor_decoder *d, const uint8_t *u, size_t size)
+{
+    int fixed = fixed_mini(u[0]);
+    if (fixed)
+        return put(d, u, (size_t)fixed) | zeros(d, fixed_dropped(u[0]));
+    if (put(d, u, 5) < 0 || zeros(d, 4) < 0) /* tag + id, stack serial */
+        return -1;
+    switch (u[0]) {
+    case HP_SUB_CLASS_DUMP:
+        return put(d, u + 5, 16) | zeros(d, 10) | put(d, u + 21, size - 21);
+    case HP_SUB_PRIM_ARRAY_DUMP:
+        if (put(d, u + 5, size - 5) < 0)
+            return -1;
+        if (u[9] == HP_T_CHAR || u[9] == HP_T_BYTE)
+            return zeros(d, (uint64_t)hp_be32(u + 5) * (uint64_t)elem_size(u[9]));
+        return 0;
+    default: /* INSTANCE, OBJ_ARRAY */
+        return put(d, u + 5, size - 5);
+    }
+}
+
+/* ---- states ---- */
+
+static hp_code fail_unit(hp_tailor_decoder *d, hp_code code, uint64_t off, int tag, int is_sub_rec,
+                         const char *why)
+{
+    return hp_fail(&d->error, code, off, tag, is_sub_rec, 0, 0, why);
+}
+
+static hp_code step_magic(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
+{
+    static const uint8_t header[31] = "JAVA PROFILE 1.0.3\0\0\0\0\4"; /* rest: timestamp 0 */
+    static const char magic[] = HP_TAILOR_MAGIC;
+    while (*n && d->carry.len < HP_TAILOR_MAGIC_LEN) {
+        size_t i = d->carry.len;
+        uint8_t c = **p;
+        if (c != (uint8_t)magic[i]) {
+            const char *why = "not a Tailor mini stream (no 'JAVA PROFILE 6.0.1' magic)";
+            if (i == 0 && c == 0x78)
+                why = "zlib data, not a mini stream: inflate the .mini file first";
+            else if (i == 13 && c == '1')
+                why = "a standard HPROF dump, not a Tailor mini stream";
+            return fail_unit(d, HP_E_FORMAT, 0, -1, 0, why);
+        }
+        d->carry.data[d->carry.len++] = c;
+        (*p)++;
+        (*n)--;
+        d->pos++;
+    }
+    if (d->carry.len < HP_TAILOR_MAGIC_LEN)
+        return HP_OK;
+    d->carry.len = 0;
+    d->state = D_TOP;
+    return put(d, header, sizeof header) < 0 ? sink_fail(d) : HP_OK;
+}
+
+/* Size of the top-level mini record at u as far as `have` bytes tell, or 0
+ * for a tag that is no mini record. */
+static size_t top_size(const uint8_t *u, size_t have)
+{
+    switch (u[0]) {
+    case HP_TAG_UTF8: return have < 3 ? 3 : 3 + (size_t)hp_be16(u + 1);
+    case HP_TAG_LOAD_CLASS: return 9;
+    case HP_TAG_HEAP_DUMP: case HP_TAG_HEAP_DUMP_SEGMENT: case HP_TAG_HEAP_DUMP_END: return 1;
+    default: return 0;
+    }
+}
+
+/* Restores one complete top-level record (not a segment). */
+static int restore_top(hp_tailor_decoder *d, const uint8_t *u, size_t size)
+{
+    static const uint8_t string_head[7] = { HP_TAG_UTF8, 0, 0, 0, 0, 0, 0 };
+    static const uint8_t class_head[13] = { HP_TAG_LOAD_CLASS, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0 };
+    static const uint8_t end[9] = { HP_TAG_HEAP_DUMP_END };
+    static const uint8_t zero4[4] = { 0 };
+    switch (u[0]) {
+    case HP_TAG_UTF8:
+        hp_tailor_count(&d->counter, HP_TAG_UTF8);
+        return put(d, string_head, 7) | put(d, u + 1, size - 1); /* u4 length = 00 00 + u2 */
+    case HP_TAG_LOAD_CLASS:
+        hp_tailor_count(&d->counter, HP_TAG_LOAD_CLASS);
+        return put(d, class_head, 13) | put(d, u + 1, 4) | put(d, zero4, 4) | put(d, u + 5, 4);
+    default:
+        d->seen_end = 1;
+        return put(d, end, 9);
+    }
+}
+
+static hp_code top_unit(hp_tailor_decoder *d, const uint8_t *u, size_t size, uint64_t off)
+{
+    if (u[0] == HP_TAG_HEAP_DUMP || u[0] == HP_TAG_HEAP_DUMP_SEGMENT) {
+        hp_tailor_count(&d->counter, HP_TAG_HEAP_DUMP_SEGMENT);
+        d->state = D_SEG;
+        d->seg_off = off;
+        d->seg_body = 0;
+        d->seg.len = 0;
+        d->sub_start = 0;
+        return HP_OK;
+    }
+    return restore_top(d, u, size) < 0 ? sink_fail(d) : HP_OK;
+}
+
+static hp_code step_top(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
+{
+    size_t size, take;
+    if (d->carry.len == 0) {
+        if (top_size(*p, *n) == 0)
+            return fail_unit(d, HP_E_CORRUPT, d->pos, **p, 0,
+                             hp_tag_name(**p) ? "record type that a Tailor mini never holds"
+                                              : "unknown record tag in mini stream");
+        size = top_size(*p, *n);
+        if (size <= *n) { /* whole in the chunk */
+            uint64_t off = d->pos;
+            const uint8_t *u = *p;
+            *p += size;
+            *n -= size;
+            d->pos += size;
+            return top_unit(d, u, size, off);
+        }
+        d->unit_off = d->pos;
+    }
+    /* Gather the record in the carry; a STRING's size is known after 3 bytes. */
+    for (;;) {
+        size = d->carry.len ? top_size(d->carry.data, d->carry.len) : top_size(*p, *n);
+        if (d->carry.len >= size)
+            break;
+        if (*n == 0)
+            return HP_OK;
+        take = size - d->carry.len < *n ? size - d->carry.len : *n;
+        if (hp_buf_append(&d->carry, *p, take) < 0)
+            return hp_fail(&d->error, HP_E_NOMEM, d->unit_off, d->carry.data[0], 0, size, 0,
+                           "out of memory for the carry buffer");
+        *p += take;
+        *n -= take;
+        d->pos += take;
+    }
+    d->carry.len = 0;
+    return top_unit(d, d->carry.data, size, d->unit_off);
+}
+
+static hp_code end_segment(hp_tailor_decoder *d)
+{
+    uint8_t head[9] = { HP_TAG_HEAP_DUMP_SEGMENT, 0, 0, 0, 0 };
+    size_t at = 0;
+    d->state = D_TOP;
+    if (d->seg_body == 0)
+        return HP_OK; /* decode.py deletes an empty segment */
+    hp_put32(head + 5, (uint32_t)d->seg_body);
+    if (put(d, head, 9) < 0)
+        return sink_fail(d);
+    while (at < d->seg.len) {
+        uint64_t size, restored;
+        sub_size(d->seg.data + at, d->seg.len - at, &size, &restored);
+        if (restore_sub(d, d->seg.data + at, (size_t)size) < 0)
+            return sink_fail(d);
+        at += (size_t)size;
+    }
+    d->seg.len = 0;
+    d->sub_start = 0;
+    return HP_OK;
+}
+
+/* Refuses, before buffering any of it, a sub-record whose restored size
+ * would push the segment past HPROF's u4 record length. */
+static hp_code check_fits(hp_tailor_decoder *d, uint64_t restored)
+{
+    if (restored > U4_MAX - d->seg_body)
+        return hp_fail(&d->error, HP_E_LIMIT, d->seg_off, HP_TAG_HEAP_DUMP_SEGMENT, 0, 0, 0,
+                       "restored heap segment would be longer than 4 GiB - 1");
+    return HP_OK;
+}
+
+/* Accounts a complete sub-record. */
+static hp_code add_sub(hp_tailor_decoder *d, int tag, uint64_t restored)
+{
+    hp_code rc = check_fits(d, restored);
+    if (rc == HP_OK) {
+        d->seg_body += restored;
+        hp_tailor_count(&d->counter, 256u + (unsigned)tag);
+    }
+    return rc;
+}
+
+static hp_code seg_append(hp_tailor_decoder *d, const uint8_t **p, size_t *n, size_t take)
+{
+    if (hp_buf_append(&d->seg, *p, take) < 0)
+        return hp_fail(&d->error, HP_E_NOMEM, d->pos, HP_TAG_HEAP_DUMP_SEGMENT, 0, 0, 0,
+                       "out of memory for the segment buffer");
+    *p += take;
+    *n -= take;
+    d->pos += take;
+    return HP_OK;
+}
+
+/* A sub-record straddling chunks: gather it in the segment buffer. */
+static hp_code gather_sub(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
+{
+    for (;;) {
+        const uint8_t *u = d->seg.data + d->sub_start;
+        size_t have = d->seg.len - d->sub_start;
+        uint64_t size, restored;
+        const char *why = sub_size(u, have, &size, &restored);
+        hp_code rc;
+        if (why)
+            return fail_unit(d, HP_E_CORRUPT, d->seg_off + 1 + d->sub_start, u[0], 1, why);
+        if (restored && (rc = check_fits(d, restored)) != HP_OK)
+            return rc;
+        if (size <= have) {
+            d->sub_start = d->seg.len;
+            return add_sub(d, u[0], restored);
+        }
+        if (*n == 0)
+            return HP_OK;
+        rc = seg_append(d, p, n, size - have < *n ? (size_t)(size - have) : *n);
+        if (rc != HP_OK)
+            return rc;
+    }
+}
+
+static hp_code step_seg(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
+{
+    const uint8_t *q = *p, *end = *p + *n;
+    hp_code rc;
+
+    if (d->sub_start < d->seg.len)
+        return gather_sub(d, p, n);
+    /* At a sub-record boundary: take every whole sub-record in the chunk with one copy. */
+    while (q < end && is_sub(*q)) {
+        uint64_t size, restored;
+        const char *why = sub_size(q, (size_t)(end - q), &size, &restored);
+        if (why)
+            return fail_unit(d, HP_E_CORRUPT, d->pos + (uint64_t)(q - *p), *q, 1, why);
+        if (size > (uint64_t)(end - q))
+            break;
+        if ((rc = add_sub(d, *q, restored)) != HP_OK)
+            return rc;
+        q += size;
+    }
+    if ((rc = seg_append(d, p, n, (size_t)(q - *p))) != HP_OK)
+        return rc;
+    d->sub_start = d->seg.len;
+    if (*n == 0)
+        return HP_OK;
+    if (!is_sub(**p))
+        return end_segment(d); /* that byte is the next record's tag */
+    /* The chunk ends inside this sub-record: gather it from its tag on. */
+    if ((rc = seg_append(d, p, n, 1)) != HP_OK)
+        return rc;
+    return gather_sub(d, p, n);
+}
+
+/* ---- driver ---- */
+
+static hp_code drive(hp_tailor_decoder *d, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
+{
+    hp_code rc = HP_OK;
+    d->sink = out;
+    while (len && rc == HP_OK) {
+        switch (d->state) {
+        case D_MAGIC: rc = step_magic(d, &data, &len); break;
+        case D_TOP: rc = step_top(d, &data, &len); break;
+        case D_SEG: rc = step_seg(d, &data, &len); break;
+        }
+    }
+    if (rc == HP_OK && flush_out(d) < 0)
+        rc = sink_fail(d);
+    if (rc != HP_OK) {
+        d->failed = 1;
+        *err = d->error;
+    }
+    return rc;
+}
+
+hp_code hp_tailor_decoder_feed(hp_tailor_decoder *d, const uint8_t *data, size_t len, const hp_sink *out,
+                               hp_error *err)
+{
+    if (d->failed) {
+        *err = d->error;
+        return d->error.code;
+    }
+    if (d->finished)
+        return hp_fail(err, HP_E_USAGE, d->pos, -1, 0, 0, 0, "feed after finish");
+    d->bytes_in += len;
+    return drive(d, data, len, out, err);
+}
+
+hp_code hp_tailor_decoder_finish(hp_tailor_decoder *d, const hp_sink *out, hp_error *err)
+{
+    uint64_t size, restored;
+    hp_code rc = HP_OK;
+    if (d->failed) {
+        *err = d->error;
+        return d->error.code;
+    }
+    if (d->finished)
+        return hp_fail(err, HP_E_USAGE, d->pos, -1, 0, 0, 0, "finish after finish");
+    d->finished = 1;
+    switch (d->state) {
+    case D_MAGIC:
+        rc = hp_fail(&d->error, HP_E_TRUNCATED, 0, -1, 0, HP_TAILOR_MAGIC_LEN, d->carry.len, NULL);
+        break;
+    case D_TOP:
+        if (d->carry.len)
+            rc = hp_fail(&d->error, HP_E_TRUNCATED, d->unit_off, d->carry.data[0], 0,
+                         top_size(d->carry.data, d->carry.len), d->carry.len, NULL);
+        else if (!d->seen_end)
+            rc = hp_fail(&d->error, HP_E_TRUNCATED, d->pos, HP_TAG_HEAP_DUMP_END, 0, 1, 0, NULL);
+        break;
+    case D_SEG:
+        if (d->sub_start < d->seg.len) {
+            const uint8_t *u = d->seg.data + d->sub_start;
+            sub_size(u, d->seg.len - d->sub_start, &size, &restored);
+            rc = hp_fail(&d->error, HP_E_TRUNCATED, d->seg_off + 1 + d->sub_start, u[0], 1, size,
+                         d->seg.len - d->sub_start, NULL);
+        } else {
+            /* Ended inside a segment: no HEAP_DUMP_END closed it. */
+            rc = hp_fail(&d->error, HP_E_TRUNCATED, d->pos, HP_TAG_HEAP_DUMP_END, 0, 1, 0, NULL);
+        }
+        break;
+    }
+    if (rc == HP_OK)
+        return drive(d, NULL, 0, out, err);
+    d->failed = 1;
+    *err = d->error;
+    return rc;
+}
+
+hp_tailor_decoder *hp_tailor_decoder_new(const hp_alloc *alloc, const hp_tailor_options *opts)
+{
+    hp_tailor_decoder *d;
+    (void)opts;
+    if (!alloc)
+        alloc = &hp_default_alloc;
+    d = alloc->malloc_fn(sizeof *d);
+    if (!d)
+        return NULL;
+    memset(d, 0, sizeof *d);
+    d->alloc = *alloc;
+    d->state = D_MAGIC;
+    hp_buf_init(&d->carry, alloc);
+    hp_buf_init(&d->seg, alloc);
+    d->out = alloc->malloc_fn(OUT_CAP);
+    if (!d->out || hp_buf_reserve(&d->carry, HP_TAILOR_MAGIC_LEN) < 0) {
+        hp_tailor_decoder_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void hp_tailor_decoder_free(hp_tailor_decoder *d)
+{
+    if (!d)
+        return;
+    hp_buf_free(&d->carry);
+    hp_buf_free(&d->seg);
+    d->alloc.free_fn(d->out);
+    d->alloc.free_fn(d);
+}
+
+const hp_tailor_counter *hp_tailor_decoder_counter(const hp_tailor_decoder *d) { return &d->counter; }
+uint64_t hp_tailor_decoder_bytes_in(const hp_tailor_decoder *d) { return d->bytes_in; }
+uint64_t hp_tailor_decoder_bytes_out(const hp_tailor_decoder *d) { return d->bytes_out; }
