@@ -82,17 +82,20 @@ typedef struct {
 } Filter;
 
 /* A sink that writes straight to a file descriptor: output never becomes a
- * Python object, and runs of input bytes the filter keeps go from the input
- * buffer to the kernel in one copy. */
+ * Python object.  Filters hand over many small runs (kept sub-records), so
+ * those are gathered into `pending` and written in large pieces; a large run
+ * goes from the input buffer to the kernel directly. */
+#define FD_SINK_BATCH ((size_t)1 << 20)
+
 typedef struct {
     int fd;
     int error; /* errno of a failed write, else 0 */
     size_t written;
+    hp_buf *pending;
 } fd_sink;
 
-static int fd_sink_write(void *ctx, const uint8_t *data, size_t len)
+static int fd_write_all(fd_sink *s, const uint8_t *data, size_t len)
 {
-    fd_sink *s = ctx;
     while (len) {
         ssize_t n = write(s->fd, data, len < ((size_t)1 << 30) ? len : ((size_t)1 << 30));
         if (n < 0) {
@@ -108,13 +111,32 @@ static int fd_sink_write(void *ctx, const uint8_t *data, size_t len)
     return 0;
 }
 
+static int fd_sink_drain(fd_sink *s)
+{
+    int rc = fd_write_all(s, s->pending->data, s->pending->len);
+    s->pending->len = 0;
+    return rc;
+}
+
+static int fd_sink_write(void *ctx, const uint8_t *data, size_t len)
+{
+    fd_sink *s = ctx;
+    if (s->pending->len + len <= FD_SINK_BATCH)
+        return hp_buf_append(s->pending, data, len) == 0 ? 0 : (s->error = ENOMEM, -1);
+    if (fd_sink_drain(s) < 0)
+        return -1;
+    if (len >= FD_SINK_BATCH / 2)
+        return fd_write_all(s, data, len);
+    return hp_buf_append(s->pending, data, len) == 0 ? 0 : (s->error = ENOMEM, -1);
+}
+
 /* Runs one core call on `view` (NULL for finish) with the GIL released when
  * the input is large.  Returns the output as bytes, or, when `fd` >= 0,
  * writes it to fd and returns the number of bytes written. */
 static PyObject *filter_run(Filter *self, const Py_buffer *view, int fd)
 {
     hprof_state *st = hprof_state_of_type(Py_TYPE(self));
-    fd_sink to_fd = { fd, 0, 0 };
+    fd_sink to_fd = { fd, 0, 0, &self->out };
     hp_sink sink = hp_buf_sink(&self->out);
     hp_error err;
     hp_code rc;
@@ -132,12 +154,18 @@ static PyObject *filter_run(Filter *self, const Py_buffer *view, int fd)
     if (view && (size_t)view->len >= HPROF_GIL_MINSIZE) {
         Py_BEGIN_ALLOW_THREADS
         rc = self->ops->feed(self->filter, view->buf, (size_t)view->len, &sink, &err);
+        if (rc == HP_OK && fd >= 0 && fd_sink_drain(&to_fd) < 0)
+            rc = HP_E_NOMEM;
         Py_END_ALLOW_THREADS
     } else if (view) {
         rc = self->ops->feed(self->filter, view->buf, (size_t)view->len, &sink, &err);
+        if (rc == HP_OK && fd >= 0 && fd_sink_drain(&to_fd) < 0)
+            rc = HP_E_NOMEM;
     } else {
         Py_BEGIN_ALLOW_THREADS
         rc = self->ops->finish(self->filter, &sink, &err);
+        if (rc == HP_OK && fd >= 0 && fd_sink_drain(&to_fd) < 0)
+            rc = HP_E_NOMEM;
         Py_END_ALLOW_THREADS
         self->finished = 1;
     }

@@ -6,18 +6,6 @@
 
 const hp_alloc hp_default_alloc = { malloc, realloc, free };
 
-int hp_type_size(int type, int id_size)
-{
-    switch (type) {
-    case HP_T_OBJECT: return id_size;
-    case HP_T_BOOLEAN: case HP_T_BYTE: return 1;
-    case HP_T_CHAR: case HP_T_SHORT: return 2;
-    case HP_T_FLOAT: case HP_T_INT: return 4;
-    case HP_T_DOUBLE: case HP_T_LONG: return 8;
-    default: return 0;
-    }
-}
-
 const char *hp_type_name(int type)
 {
     switch (type) {

@@ -63,8 +63,15 @@ static inline void hp_put64(uint8_t *p, uint64_t v) { hp_put32(p, (uint32_t)(v >
 enum { HP_T_OBJECT = 2, HP_T_BOOLEAN = 4, HP_T_CHAR = 5, HP_T_FLOAT = 6, HP_T_DOUBLE = 7,
        HP_T_BYTE = 8, HP_T_SHORT = 9, HP_T_INT = 10, HP_T_LONG = 11 };
 
-/* Size in bytes of a value of basic type `type`, or 0 when the type code is invalid. */
-int hp_type_size(int type, int id_size);
+/* Size in bytes of a value of basic type `type`, or 0 when the type code is
+ * invalid.  Inline: class-dump tables call it for every field. */
+static inline int hp_type_size(int type, int id_size)
+{
+    static const signed char sizes[12] = { 0, 0, -1, 0, 1, 2, 4, 8, 1, 2, 4, 8 };
+    if (type < 0 || type > 11)
+        return 0;
+    return sizes[type] < 0 ? id_size : sizes[type];
+}
 /* Java name of a primitive element type ("byte"...), or NULL. */
 const char *hp_type_name(int type);
 

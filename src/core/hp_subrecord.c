@@ -100,7 +100,10 @@ hp_code hp_subrecord_decode(const uint8_t *p, size_t avail, int id_size, hp_subr
     const uint64_t id = (uint64_t)id_size;
     uint64_t head;
 
-    memset(out, 0, sizeof *out);
+    /* Clear only what a kind may leave unset (this runs once per sub-record). */
+    out->id = out->class_id = out->ref = out->payload_len = 0;
+    out->serial = out->aux = out->count = 0;
+    out->elem_type = 0;
     out->tag = p[0];
     switch (p[0]) {
     case HP_SUB_ROOT_UNKNOWN: case HP_SUB_ROOT_STICKY_CLASS: case HP_SUB_ROOT_MONITOR_USED:
