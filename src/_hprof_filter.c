@@ -77,58 +77,40 @@ typedef struct {
     const filter_ops *ops;
     void *filter;
     hp_buf out;             /* output of the current call, handed over as bytes */
+    hp_writer batch;        /* output of the current call, on its way to a file descriptor */
     unsigned long long bytes_in, bytes_out;
     int finished;
 } Filter;
 
 /* A sink that writes straight to a file descriptor: output never becomes a
- * Python object.  Filters hand over many small runs (kept sub-records), so
- * those are gathered into `pending` and written in large pieces; a large run
- * goes from the input buffer to the kernel directly. */
-#define FD_SINK_BATCH ((size_t)1 << 20)
+ * Python object.  Filters hand over many small runs (kept sub-records), so an
+ * hp_writer gathers them into 1 MiB writes; a large run goes from the input
+ * buffer to the kernel directly. */
+#define FD_BATCH ((size_t)1 << 20)
 
 typedef struct {
     int fd;
     int error; /* errno of a failed write, else 0 */
-    size_t written;
-    hp_buf *pending;
-} fd_sink;
+} fd_target;
 
-static int fd_write_all(fd_sink *s, const uint8_t *data, size_t len)
+static int fd_write_all(void *ctx, const uint8_t *data, size_t len)
 {
+    fd_target *t = ctx;
     while (len) {
-        ssize_t n = write(s->fd, data, len < ((size_t)1 << 30) ? len : ((size_t)1 << 30));
+        ssize_t n = write(t->fd, data, len < ((size_t)1 << 30) ? len : ((size_t)1 << 30));
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            s->error = errno;
+            t->error = errno;
             return -1;
         }
         data += n;
         len -= (size_t)n;
-        s->written += (size_t)n;
     }
     return 0;
 }
 
-static int fd_sink_drain(fd_sink *s)
-{
-    int rc = fd_write_all(s, s->pending->data, s->pending->len);
-    s->pending->len = 0;
-    return rc;
-}
-
-static int fd_sink_write(void *ctx, const uint8_t *data, size_t len)
-{
-    fd_sink *s = ctx;
-    if (s->pending->len + len <= FD_SINK_BATCH)
-        return hp_buf_append(s->pending, data, len) == 0 ? 0 : (s->error = ENOMEM, -1);
-    if (fd_sink_drain(s) < 0)
-        return -1;
-    if (len >= FD_SINK_BATCH / 2)
-        return fd_write_all(s, data, len);
-    return hp_buf_append(s->pending, data, len) == 0 ? 0 : (s->error = ENOMEM, -1);
-}
+static int batched_write(void *ctx, const uint8_t *data, size_t len) { return hp_writer_put(ctx, data, len); }
 
 /* Runs one core call on `view` (NULL for finish) with the GIL released when
  * the input is large.  Returns the output as bytes, or, when `fd` >= 0,
@@ -136,15 +118,21 @@ static int fd_sink_write(void *ctx, const uint8_t *data, size_t len)
 static PyObject *filter_run(Filter *self, const Py_buffer *view, int fd)
 {
     hprof_state *st = hprof_state_of_type(Py_TYPE(self));
-    fd_sink to_fd = { fd, 0, 0, &self->out };
+    fd_target target = { fd, 0 };
+    hp_sink to_fd = { fd_write_all, &target };
     hp_sink sink = hp_buf_sink(&self->out);
     hp_error err;
     hp_code rc;
     PyObject *result;
 
     if (fd >= 0) {
-        sink.write = fd_sink_write;
-        sink.ctx = &to_fd;
+        if (!self->batch.buf && hp_writer_init(&self->batch, &hprof_raw_alloc, FD_BATCH) < 0)
+            return PyErr_NoMemory();
+        self->batch.sink = &to_fd;
+        self->batch.written = 0;
+        self->batch.len = 0;
+        sink.write = batched_write;
+        sink.ctx = &self->batch;
     }
     if (self->finished) {
         PyErr_Format(PyExc_ValueError, "%s: flush() was already called", self->ops->name);
@@ -154,25 +142,25 @@ static PyObject *filter_run(Filter *self, const Py_buffer *view, int fd)
     if (view && (size_t)view->len >= HPROF_GIL_MINSIZE) {
         Py_BEGIN_ALLOW_THREADS
         rc = self->ops->feed(self->filter, view->buf, (size_t)view->len, &sink, &err);
-        if (rc == HP_OK && fd >= 0 && fd_sink_drain(&to_fd) < 0)
+        if (rc == HP_OK && fd >= 0 && hp_writer_flush(&self->batch) < 0)
             rc = HP_E_NOMEM;
         Py_END_ALLOW_THREADS
     } else if (view) {
         rc = self->ops->feed(self->filter, view->buf, (size_t)view->len, &sink, &err);
-        if (rc == HP_OK && fd >= 0 && fd_sink_drain(&to_fd) < 0)
+        if (rc == HP_OK && fd >= 0 && hp_writer_flush(&self->batch) < 0)
             rc = HP_E_NOMEM;
     } else {
         Py_BEGIN_ALLOW_THREADS
         rc = self->ops->finish(self->filter, &sink, &err);
-        if (rc == HP_OK && fd >= 0 && fd_sink_drain(&to_fd) < 0)
+        if (rc == HP_OK && fd >= 0 && hp_writer_flush(&self->batch) < 0)
             rc = HP_E_NOMEM;
         Py_END_ALLOW_THREADS
         self->finished = 1;
     }
     if (rc != HP_OK) {
         self->finished = 1; /* core errors are sticky: no further use */
-        if (to_fd.error) {
-            errno = to_fd.error;
+        if (target.error) {
+            errno = target.error;
             return PyErr_SetFromErrno(PyExc_OSError);
         }
         return hprof_raise(st, &err);
@@ -180,8 +168,8 @@ static PyObject *filter_run(Filter *self, const Py_buffer *view, int fd)
     if (view)
         self->bytes_in += (unsigned long long)view->len;
     if (fd >= 0) {
-        self->bytes_out += to_fd.written;
-        return PyLong_FromSize_t(to_fd.written);
+        self->bytes_out += self->batch.written;
+        return PyLong_FromUnsignedLongLong(self->batch.written);
     }
     self->bytes_out += self->out.len;
     result = PyBytes_FromStringAndSize((const char *)self->out.data, (Py_ssize_t)self->out.len);
@@ -323,6 +311,7 @@ static void filter_dealloc(Filter *self)
     if (self->filter)
         self->ops->destroy(self->filter);
     hp_buf_free(&self->out);
+    hp_writer_free(&self->batch, &hprof_raw_alloc);
     type->tp_free(self);
     Py_DECREF(type);
 }

@@ -52,3 +52,61 @@ hp_sink hp_buf_sink(hp_buf *b)
     hp_sink s = { buf_write, b };
     return s;
 }
+
+int hp_writer_init(hp_writer *w, const hp_alloc *alloc, size_t cap)
+{
+    memset(w, 0, sizeof *w);
+    w->buf = alloc->malloc_fn(cap);
+    w->cap = cap;
+    return w->buf ? 0 : -1;
+}
+
+void hp_writer_free(hp_writer *w, const hp_alloc *alloc)
+{
+    alloc->free_fn(w->buf);
+    w->buf = NULL;
+}
+
+static int writer_emit(hp_writer *w, const uint8_t *data, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (w->sink->write(w->sink->ctx, data, len) < 0)
+        return -1;
+    w->written += len;
+    return 0;
+}
+
+int hp_writer_flush(hp_writer *w)
+{
+    int rc = writer_emit(w, w->buf, w->len);
+    w->len = 0;
+    return rc;
+}
+
+int hp_writer_put_slow(hp_writer *w, const void *data, size_t len)
+{
+    if (hp_writer_flush(w) < 0)
+        return -1;
+    if (len >= w->cap / 2)
+        return writer_emit(w, data, len);
+    memcpy(w->buf, data, len);
+    w->len = len;
+    return 0;
+}
+
+int hp_writer_zeros(hp_writer *w, uint64_t count)
+{
+    while (count) {
+        size_t k;
+        if (w->len == w->cap && hp_writer_flush(w) < 0)
+            return -1;
+        k = w->cap - w->len;
+        if (k > count)
+            k = (size_t)count;
+        memset(w->buf + w->len, 0, k);
+        w->len += k;
+        count -= k;
+    }
+    return 0;
+}

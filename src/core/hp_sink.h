@@ -3,6 +3,8 @@
 #ifndef HP_SINK_H
 #define HP_SINK_H
 
+#include <string.h>
+
 #include "hp_common.h"
 
 typedef struct hp_sink {
@@ -23,5 +25,31 @@ void hp_buf_free(hp_buf *b);
 int hp_buf_append(hp_buf *b, const void *data, size_t len); /* 0, or -1 out of memory */
 int hp_buf_reserve(hp_buf *b, size_t extra);                 /* room for `extra` more bytes */
 hp_sink hp_buf_sink(hp_buf *b);
+
+/* Batches a filter's many small writes into pieces of `cap` bytes before
+ * they reach a sink (one sink call per piece, not per record); a write of at
+ * least cap/2 bytes goes through directly.  `sink` may change between calls
+ * (filters get theirs with each feed). */
+typedef struct hp_writer {
+    const hp_sink *sink;
+    uint8_t *buf;
+    size_t len, cap;
+    uint64_t written; /* bytes handed to the sink */
+} hp_writer;
+
+int hp_writer_init(hp_writer *w, const hp_alloc *alloc, size_t cap); /* 0, or -1 out of memory */
+void hp_writer_free(hp_writer *w, const hp_alloc *alloc);
+int hp_writer_flush(hp_writer *w);                                     /* 0, or -1 the sink refused */
+int hp_writer_put_slow(hp_writer *w, const void *data, size_t len);
+int hp_writer_zeros(hp_writer *w, uint64_t count);
+
+static inline int hp_writer_put(hp_writer *w, const void *data, size_t len)
+{
+    if (len > w->cap - w->len)
+        return hp_writer_put_slow(w, data, len);
+    memcpy(w->buf + w->len, data, len);
+    w->len += len;
+    return 0;
+}
 
 #endif

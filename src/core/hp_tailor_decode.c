@@ -27,11 +27,10 @@ struct hp_tailor_decoder {
     int failed, finished;
 
     const hp_sink *sink;
-    uint8_t *out; /* OUT_CAP bytes */
-    size_t out_len;
+    hp_writer out;
 
     uint64_t pos; /* mini offset of the next byte not yet consumed */
-    uint64_t bytes_in, bytes_out;
+    uint64_t bytes_in;
     hp_tailor_counter counter;
     int seen_end; /* a HEAP_DUMP_END was decoded */
 
@@ -51,52 +50,10 @@ static hp_code sink_fail(hp_tailor_decoder *d)
     return hp_fail(&d->error, HP_E_NOMEM, d->pos, -1, 0, 0, 0, "the output sink refused the bytes");
 }
 
-static int sink_write(hp_tailor_decoder *d, const uint8_t *p, size_t n)
-{
-    if (n == 0)
-        return 0;
-    if (d->sink->write(d->sink->ctx, p, n) < 0)
-        return -1;
-    d->bytes_out += n;
-    return 0;
-}
-
-static int flush_out(hp_tailor_decoder *d)
-{
-    int rc = sink_write(d, d->out, d->out_len);
-    d->out_len = 0;
-    return rc;
-}
-
-static int put(hp_tailor_decoder *d, const uint8_t *p, size_t n)
-{
-    if (n > OUT_CAP - d->out_len) {
-        if (flush_out(d) < 0)
-            return -1;
-        if (n >= OUT_CAP / 2)
-            return sink_write(d, p, n);
-    }
-    memcpy(d->out + d->out_len, p, n);
-    d->out_len += n;
-    return 0;
-}
+static int put(hp_tailor_decoder *d, const uint8_t *p, size_t n) { return hp_writer_put(&d->out, p, n); }
 
 /* The fields decode.py fills with zero bytes. */
-static int zeros(hp_tailor_decoder *d, uint64_t n)
-{
-    while (n) {
-        size_t k;
-        if (d->out_len == OUT_CAP && flush_out(d) < 0)
-            return -1;
-        k = OUT_CAP - d->out_len;
-        if (k > n)
-            k = (size_t)n;
-        memset(d->out + d->out_len, 0, k);
-        d->out_len += k;
-        n -= k;
-    }
-    return 0;
-}
+static int zeros(hp_tailor_decoder *d, uint64_t n) { return hp_writer_zeros(&d->out, n); }
 
 /* ---- mini layouts (docs/tailor-format.md §4, ids are 4 bytes) ---- */
 
@@ -463,7 +420,7 @@ static hp_code step_seg(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
 static hp_code drive(hp_tailor_decoder *d, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
 {
     hp_code rc = HP_OK;
-    d->sink = out;
+    d->out.sink = out;
     while (len && rc == HP_OK) {
         switch (d->state) {
         case D_MAGIC: rc = step_magic(d, &data, &len); break;
@@ -471,7 +428,7 @@ static hp_code drive(hp_tailor_decoder *d, const uint8_t *data, size_t len, cons
         case D_SEG: rc = step_seg(d, &data, &len); break;
         }
     }
-    if (rc == HP_OK && flush_out(d) < 0)
+    if (rc == HP_OK && hp_writer_flush(&d->out) < 0)
         rc = sink_fail(d);
     if (rc != HP_OK) {
         d->failed = 1;
@@ -548,8 +505,7 @@ hp_tailor_decoder *hp_tailor_decoder_new(const hp_alloc *alloc, const hp_tailor_
     d->state = D_MAGIC;
     hp_buf_init(&d->carry, alloc);
     hp_buf_init(&d->seg, alloc);
-    d->out = alloc->malloc_fn(OUT_CAP);
-    if (!d->out || hp_buf_reserve(&d->carry, HP_TAILOR_MAGIC_LEN) < 0) {
+    if (hp_writer_init(&d->out, alloc, OUT_CAP) < 0 || hp_buf_reserve(&d->carry, HP_TAILOR_MAGIC_LEN) < 0) {
         hp_tailor_decoder_free(d);
         return NULL;
     }
@@ -562,10 +518,10 @@ void hp_tailor_decoder_free(hp_tailor_decoder *d)
         return;
     hp_buf_free(&d->carry);
     hp_buf_free(&d->seg);
-    d->alloc.free_fn(d->out);
+    hp_writer_free(&d->out, &d->alloc);
     d->alloc.free_fn(d);
 }
 
 const hp_tailor_counter *hp_tailor_decoder_counter(const hp_tailor_decoder *d) { return &d->counter; }
 uint64_t hp_tailor_decoder_bytes_in(const hp_tailor_decoder *d) { return d->bytes_in; }
-uint64_t hp_tailor_decoder_bytes_out(const hp_tailor_decoder *d) { return d->bytes_out; }
+uint64_t hp_tailor_decoder_bytes_out(const hp_tailor_decoder *d) { return d->out.written; }

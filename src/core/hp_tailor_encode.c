@@ -24,14 +24,12 @@ struct hp_tailor_encoder {
     hp_error error;
     int failed, finished;
 
-    uint8_t *out; /* OUT_CAP bytes */
-    size_t out_len;
-    const hp_sink *sink;
+    hp_writer out;
     uintptr_t chunk_lo, chunk_hi; /* the chunk being fed: runs may point into it */
     const uint8_t *run;           /* kept bytes not yet copied, inside the chunk */
     size_t run_len;
 
-    uint64_t bytes_in, bytes_out, dropped;
+    uint64_t bytes_in, dropped;
     hp_tailor_counter counter;
 
     int last_out;       /* tag of the last record written to the mini, or -1 */
@@ -85,42 +83,10 @@ static hp_code sink_fail(hp_tailor_encoder *e)
     return hp_fail(&e->error, HP_E_NOMEM, e->bytes_in, -1, 0, 0, 0, "the output sink refused the bytes");
 }
 
-static int sink_write(hp_tailor_encoder *e, const uint8_t *p, size_t n)
-{
-    if (n == 0)
-        return 0;
-    if (e->sink->write(e->sink->ctx, p, n) < 0)
-        return -1;
-    e->bytes_out += n;
-    return 0;
-}
-
-static int flush_out(hp_tailor_encoder *e)
-{
-    int rc = sink_write(e, e->out, e->out_len);
-    e->out_len = 0;
-    return rc;
-}
-
-static int copy_out_slow(hp_tailor_encoder *e, const uint8_t *p, size_t n)
-{
-    if (flush_out(e) < 0)
-        return -1;
-    if (n >= OUT_CAP / 2)
-        return sink_write(e, p, n);
-    memcpy(e->out, p, n);
-    e->out_len = n;
-    return 0;
-}
-
 /* Copies bytes into the output buffer; large ones go straight to the sink. */
 static inline int copy_out(hp_tailor_encoder *e, const uint8_t *p, size_t n)
 {
-    if (n > OUT_CAP - e->out_len)
-        return copy_out_slow(e, p, n);
-    memcpy(e->out + e->out_len, p, n);
-    e->out_len += n;
-    return 0;
+    return hp_writer_put(&e->out, p, n);
 }
 
 static inline int flush_run(hp_tailor_encoder *e)
@@ -164,7 +130,7 @@ static int flush_all(hp_tailor_encoder *e)
 {
     if (flush_run(e) < 0)
         return -1;
-    return flush_out(e);
+    return hp_writer_flush(&e->out);
 }
 
 /* ---- records ---- */
@@ -404,7 +370,7 @@ static hp_code drive(hp_tailor_encoder *e, const uint8_t *data, size_t len, int 
         rc = hp_fail(err, HP_E_USAGE, e->bytes_in, -1, 0, 0, 0, "feed or finish after finish");
         return rc;
     }
-    e->sink = out;
+    e->out.sink = out;
     e->chunk_lo = (uintptr_t)data;
     e->chunk_hi = (uintptr_t)data + len;
     hp_parser_feed(e->parser, data, len, is_last);
@@ -449,9 +415,8 @@ hp_tailor_encoder *hp_tailor_encoder_new(const hp_alloc *alloc, const hp_tailor_
     if (opts)
         e->opt = *opts;
     e->last_out = -1;
-    e->out = alloc->malloc_fn(OUT_CAP);
     e->parser = hp_parser_new(alloc, HP_PARSE_SUBRECORDS);
-    if (!e->out || !e->parser) {
+    if (hp_writer_init(&e->out, alloc, OUT_CAP) < 0 || !e->parser) {
         hp_tailor_encoder_free(e);
         return NULL;
     }
@@ -463,11 +428,11 @@ void hp_tailor_encoder_free(hp_tailor_encoder *e)
     if (!e)
         return;
     hp_parser_free(e->parser);
-    e->alloc.free_fn(e->out);
+    hp_writer_free(&e->out, &e->alloc);
     e->alloc.free_fn(e);
 }
 
 const hp_tailor_counter *hp_tailor_encoder_counter(const hp_tailor_encoder *e) { return &e->counter; }
 uint64_t hp_tailor_encoder_bytes_in(const hp_tailor_encoder *e) { return e->bytes_in; }
-uint64_t hp_tailor_encoder_bytes_out(const hp_tailor_encoder *e) { return e->bytes_out; }
+uint64_t hp_tailor_encoder_bytes_out(const hp_tailor_encoder *e) { return e->out.written; }
 uint64_t hp_tailor_encoder_dropped(const hp_tailor_encoder *e) { return e->dropped; }
