@@ -26,13 +26,18 @@ def _human(n: float) -> str:
     return str(n)
 
 
+def _stats(dump: Dump):
+    """dump.stats() with a progress bar on a terminal."""
+    progress = Progress("reading")
+    try:
+        return dump.stats(progress)
+    finally:
+        progress.close()
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     with Dump(args.file) as dump:
-        progress = Progress("reading")
-        try:
-            stats = dump.stats(progress)
-        finally:
-            progress.close()
+        stats = _stats(dump)
         out = sys.stdout
         out.write(f"file        {dump.path}\n")
         size = f"{_human(os.path.getsize(dump.path))}"
@@ -52,11 +57,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     with Dump(args.file) as dump:
-        progress = Progress("reading")
-        try:
-            stats = dump.stats(progress)
-        finally:
-            progress.close()
+        stats = _stats(dump)
     if args.json:
         json.dump(stats.to_dict(top=args.top), sys.stdout, indent=1)
         sys.stdout.write("\n")
