@@ -27,6 +27,7 @@ struct hp_parser {
 
     uint8_t *carry;    /* prefix of the current unit when it straddles chunks */
     size_t carry_len, carry_cap;
+    size_t want;       /* bytes the unit in the carry needs before it is worth decoding again */
 
     uint64_t pos;      /* absolute offset of the current unit */
     hp_record rec;
@@ -139,6 +140,7 @@ static int take(hp_parser *p, size_t want, const uint8_t **out)
 /* Marks `n` bytes of the current unit as delivered. */
 static void consume(hp_parser *p, size_t n)
 {
+    p->want = 0;
     if (p->carry_len) {
         /* A unit in the carry is delivered whole or as its whole prefix. */
         p->carry_len = 0;
@@ -200,8 +202,16 @@ static hp_code step_header(hp_parser *p, hp_event *ev, hp_error *err)
         ready = take(p, need, &v);
         if (ready < 0)
             return fail(p, err);
-        if (!ready)
+        if (!ready) {
+            /* `need` is a guess made before the NUL was seen: at the end of
+             * the input, judge every byte there is, as one piece would. */
+            if (p->is_last && p->carry_len > len) {
+                v = p->carry;
+                len = p->carry_len;
+                continue;
+            }
             NEED_MORE_OR(hp_fail(&p->error, HP_E_TRUNCATED, 0, -1, 0, need, remaining(p), NULL));
+        }
         len = need;
     }
     p->have_header = 1;
@@ -286,6 +296,18 @@ static hp_code step_heap_body(hp_parser *p, hp_event *ev, hp_error *err)
 
     if (p->rec_left == 0)
         return end_record(p, ev);
+    if (p->carry_len && p->want > p->carry_len) {
+        /* Top up to what the last attempt asked for before decoding again:
+         * re-decoding a long class dump at every tiny chunk is quadratic.
+         * At the end of the input, decode what there is (as one piece would). */
+        int ready = take(p, p->want, &v);
+        if (ready < 0)
+            return fail(p, err);
+        if (!ready && !p->is_last) {
+            ev->kind = HP_EV_NEED_INPUT;
+            return HP_OK;
+        }
+    }
     v = view(p, &len);
     if (len == 0)
         NEED_MORE_OR(truncated_record(p, err));
@@ -300,14 +322,26 @@ static hp_code step_heap_body(hp_parser *p, hp_event *ev, hp_error *err)
         if (rc != HP_E_TRUNCATED)
             return sub_error(p, err, &e);
         if (need > p->rec_left) {
-            hp_fail(&p->error, HP_E_OVERRUN, p->pos, v[0], 1, need, p->rec_left, NULL);
-            return fail(p, err);
+            /* A CLASS_DUMP's need is a lower bound guessed from a prefix:
+             * look at the rest of the record before calling it an overrun. */
+            if (len >= p->rec_left) {
+                hp_fail(&p->error, HP_E_OVERRUN, p->pos, v[0], 1, need, p->rec_left, NULL);
+                return fail(p, err);
+            }
+            need = p->rec_left;
         }
         ready = take(p, (size_t)need, &v);
         if (ready < 0)
             return fail(p, err);
-        if (!ready)
+        if (!ready) {
+            if (p->is_last && p->carry_len > len) { /* the input ended: judge every byte there is */
+                v = p->carry;
+                len = p->carry_len;
+                continue;
+            }
+            p->want = (size_t)need;
             NEED_MORE_OR(hp_fail(&p->error, HP_E_TRUNCATED, p->pos, p->carry[0], 1, need, remaining(p), NULL));
+        }
         len = (size_t)need;
     }
     p->sub.offset = p->pos;
@@ -321,9 +355,11 @@ static hp_code step_heap_body(hp_parser *p, hp_event *ev, hp_error *err)
         int ready = take(p, (size_t)p->sub.length, &v);
         if (ready < 0)
             return fail(p, err);
-        if (!ready)
+        if (!ready) {
+            p->want = (size_t)p->sub.length;
             NEED_MORE_OR(hp_fail(&p->error, HP_E_TRUNCATED, p->pos, p->sub.tag, 1, p->sub.length,
                                  remaining(p), NULL));
+        }
         len = (size_t)p->sub.length;
     }
     /* Deliver the head with whatever payload is contiguous behind it. */

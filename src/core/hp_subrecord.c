@@ -22,8 +22,11 @@ size_t hp_class_table_size(const uint8_t *p, size_t avail, uint16_t n, int key_s
     for (i = 0; i < n; i++) {
         int size;
         if (pos + (size_t)key_size + 1 > avail) {
+            /* Claim every entry left at its smallest size: still a lower
+             * bound, but a parser fed tiny chunks then gathers the table in
+             * a few steps instead of re-walking it once per entry. */
             *truncated = 1;
-            return pos + (size_t)key_size + 1;
+            return pos + (size_t)(n - i) * ((size_t)key_size + 1 + (has_value ? 1 : 0));
         }
         size = hp_type_size(p[pos + (size_t)key_size], id_size);
         if (size == 0) {
