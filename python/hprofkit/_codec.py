@@ -31,12 +31,12 @@ class Encoder:
     objects dropped), uncompressed.
     app_only: drop the objects of the zygote and image heaps, keep classes
     and roots (hprof-conv -z's rule).
-    threads: compression threads; 1 writes exactly zlib.compress's bytes
-    (still overlapping trimming), more write a pigz-style stream that
-    inflates to the same bytes."""
+    threads: compression threads, 0 (the default) for one per core; 1 writes
+    exactly zlib.compress's bytes (still overlapping trimming), more write a
+    pigz-style stream that inflates to the same bytes."""
 
     def __init__(self, format: str = "tailor", *, level: int = 6, app_only: bool = False,
-                 threads: int = 1) -> None:
+                 threads: int = 0) -> None:
         if format not in FORMATS:
             raise ValueError(f"unknown format {format!r}: choose one of {', '.join(FORMATS)}")
         self.format = format

@@ -181,7 +181,7 @@ def _inflating(decoder: Decoder, chunks: Iterator[Any]) -> Iterator[bytes]:
 
 
 def encode(src: Any, dst: Any, *, format: str = "tailor", level: int = 6, app_only: bool = False,
-           threads: int = 1, progress: Progress | None = None) -> Result:
+           threads: int = 0, progress: Progress | None = None) -> Result:
     """Trims (and compresses) the dump `src` into `dst`; see Encoder."""
     encoder = Encoder(format, level=level, app_only=app_only, threads=threads)
     consumed, size, written = _pump(encoder, src, dst, progress)

@@ -10,12 +10,20 @@ to the same bytes, nearly as small, on every core."""
 from __future__ import annotations
 
 import collections
+import os
 import concurrent.futures
 import zlib
 
 BLOCK = 1 << 20
 WINDOW = 32 << 10
 _ADLER_BASE = 65521
+
+
+def resolve_threads(threads: int) -> int:
+    """threads, or for 0 (auto) the machine's cores, at most 8."""
+    if threads < 0:
+        raise ValueError(f"threads must be 0 (auto) or more, not {threads}")
+    return threads or min(8, os.cpu_count() or 1)
 
 
 def adler32_combine(adler1: int, adler2: int, len2: int) -> int:
@@ -52,7 +60,7 @@ class ZlibStream:
     def __init__(self, level: int = 6, threads: int = 1, block: int = BLOCK) -> None:
         if not -1 <= level <= 9:
             raise ValueError(f"zlib level must be in -1..9, not {level}")
-        self.level, self.threads, self.block = level, max(1, threads), block
+        self.level, self.threads, self.block = level, resolve_threads(threads), block
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.threads,
                                                            thread_name_prefix="hprofkit-zlib")
         self._pending: collections.deque[concurrent.futures.Future] = collections.deque()

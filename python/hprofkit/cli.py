@@ -134,8 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", type=int, default=6, choices=range(0, 10), metavar="N",
                    help="zlib level 0-9 (default 6, as encode.py; 0 = uncompressed mini)")
     p.add_argument("--app-only", action="store_true", help="drop the zygote and image heaps' objects")
-    p.add_argument("--threads", type=int, default=1, metavar="N",
-                   help="compression threads (1: byte-identical to zlib; more: parallel blocks)")
+    p.add_argument("--threads", type=int, default=0, metavar="N",
+                   help="compression threads (default 0: one per core; 1: exactly zlib's bytes, as encode.py)")
     p.set_defaults(func=cmd_encode)
 
     p = sub.add_parser("decode", help="restore a Tailor mini (zlib, gzip or bare) to HPROF")
