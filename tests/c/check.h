@@ -29,14 +29,14 @@ static int check_failures, check_total;
         }                                                                        \
     } while (0)
 
-static int check_report(const char *name)
+static inline int check_report(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, check_total - check_failures, check_failures);
     return check_failures ? 1 : 0;
 }
 
 /* Reads a whole file into memory (caller frees); NULL if it cannot. */
-static unsigned char *check_read_file(const char *path, size_t *len)
+static inline unsigned char *check_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     unsigned char *buf;
@@ -57,7 +57,7 @@ static unsigned char *check_read_file(const char *path, size_t *len)
 }
 
 /* Path of a file under the shared data folder ($HPROFKIT_DATA). */
-static const char *check_data_path(const char *rel)
+static inline const char *check_data_path(const char *rel)
 {
     static char path[4096];
     const char *root = getenv("HPROFKIT_DATA");
