@@ -157,7 +157,7 @@ static int module_exec(PyObject *module)
 {
     hprof_state *st = hprof_get_state(module);
     if (load_errors(st) < 0 || hprof_iter_init(module, st) < 0 || hprof_parser_init(module, st) < 0 ||
-        hprof_filter_init(module, st) < 0)
+        hprof_filter_init(module, st) < 0 || hprof_pack_init(module, st) < 0)
         return -1;
     if (PyModule_AddIntConstant(module, "GIL_MINSIZE", (long)HPROF_GIL_MINSIZE) < 0 ||
         PyModule_AddIntConstant(module, "WHOLE_MAX", (long)HP_WHOLE_MAX) < 0)

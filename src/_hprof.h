@@ -39,6 +39,7 @@ PyObject *hprof_raise(hprof_state *st, const hp_error *err);
 int hprof_iter_init(PyObject *module, hprof_state *st);
 int hprof_parser_init(PyObject *module, hprof_state *st);
 int hprof_filter_init(PyObject *module, hprof_state *st);
+int hprof_pack_init(PyObject *module, hprof_state *st);
 
 /* Module-level functions defined in other glue files. */
 PyObject *hprof_records(PyObject *module, PyObject *buffer);
