@@ -25,7 +25,7 @@ def run(codec, data: bytes, cuts) -> bytes:
 
 
 cuts = lambda data: st.lists(st.integers(0, len(data)), max_size=50)
-EXPECTED_MINI = run(hprofkit.Encoder(level=0), SOURCE, [])
+EXPECTED_MINI = run(hprofkit.Encoder("tailor", level=0), SOURCE, [])
 EXPECTED_RESTORED = run(hprofkit.Decoder(), MINI, [])
 EXPECTED_CONVERTED = run(hprofkit.Converter(app_only=True), SOURCE, [])
 
@@ -33,7 +33,7 @@ EXPECTED_CONVERTED = run(hprofkit.Converter(app_only=True), SOURCE, [])
 @settings(max_examples=40)
 @given(cuts(SOURCE))
 def test_encoder_split_invariance(c):
-    assert run(hprofkit.Encoder(level=0), SOURCE, c) == EXPECTED_MINI
+    assert run(hprofkit.Encoder("tailor", level=0), SOURCE, c) == EXPECTED_MINI
 
 
 @settings(max_examples=40)
@@ -49,16 +49,16 @@ def test_converter_split_invariance(c):
 
 
 def test_one_byte_feeds_everywhere():
-    mini = run(hprofkit.Encoder(level=0), SMALL, [])
-    assert run(hprofkit.Encoder(level=0), SMALL, range(len(SMALL))) == mini
+    mini = run(hprofkit.Encoder("tailor", level=0), SMALL, [])
+    assert run(hprofkit.Encoder("tailor", level=0), SMALL, range(len(SMALL))) == mini
     restored = run(hprofkit.Decoder(), mini, [])
     assert run(hprofkit.Decoder(), mini, range(len(mini))) == restored
-    compressed = run(hprofkit.Encoder(level=6), SMALL, [])
+    compressed = run(hprofkit.Encoder("tailor", level=6), SMALL, [])
     assert run(hprofkit.Decoder(), compressed, range(len(compressed))) == restored
 
 
 def test_misuse_after_flush():
-    for codec in (hprofkit.Encoder(), hprofkit.Decoder(), hprofkit.Converter()):
+    for codec in (hprofkit.Encoder("tailor"), hprofkit.Decoder(), hprofkit.Converter()):
         data = SOURCE if not isinstance(codec, hprofkit.Decoder) else MINI
         run(codec, data, [])
         assert codec.eof

@@ -35,7 +35,7 @@ def restored_of(name: str) -> bytes:
 
 
 def encode_bytes(data: bytes, **options) -> bytes:
-    encoder = hprofkit.Encoder(**options)
+    encoder = hprofkit.Encoder("tailor", **options)
     return encoder.feed(data) + encoder.flush()
 
 
@@ -47,7 +47,7 @@ def decode_bytes(data: bytes) -> bytes:
 @pytest.mark.parametrize("name", GOLDENS)
 def test_encode_equals_tailor_golden(name, tmp_path):
     out = tmp_path / "x.mini"
-    result = hprofkit.encode(GOLDENS[name], out)
+    result = hprofkit.encode(GOLDENS[name], out, format="tailor")
     assert zlib.decompress(out.read_bytes()) == zlib.decompress(mini_of(name))
     assert out.read_bytes()[:2] == b"\x78\x9c"  # level 6, as encode.py
     log = (TAILOR_DIR / f"{name}.encode.log").read_text().splitlines() if name != "art_like" else None
@@ -89,7 +89,7 @@ def test_encode_writer_trims_arbitrary_writes():
     source = GOLDENS["dialer"].read_bytes()
     sink = io.BytesIO()
     rng = random.Random(5)
-    with hprofkit.encode_writer(sink, level=1) as writer:
+    with hprofkit.encode_writer(sink, format="tailor", level=1) as writer:
         pos = 0
         while pos < len(source):
             n = rng.choice([1, 7, 100, 4096, 65536, 1 << 20])
@@ -132,7 +132,7 @@ def test_unrepresentable_input_is_refused_without_output(case, tmp_path):
     hprofkit.stats(src)  # a valid dump
     out = tmp_path / "out.mini"
     with pytest.raises(hprofkit.UnsupportedError) as info:
-        hprofkit.encode(src, out)
+        hprofkit.encode(src, out, format="tailor")
     assert info.value.offset is not None and "offset" in str(info.value)
     assert not out.exists() and list(tmp_path.iterdir()) == [src]
 
@@ -141,7 +141,7 @@ def test_unrepresentable_input_is_refused_without_output(case, tmp_path):
 def test_hotspot_dumps_are_refused(name, tmp_path):
     out = tmp_path / "out.mini"
     with pytest.raises(hprofkit.UnsupportedError):
-        hprofkit.encode(HPROF_DIR / name, out)
+        hprofkit.encode(HPROF_DIR / name, out, format="tailor")
     assert not out.exists()
 
 
@@ -195,14 +195,14 @@ REAL_ANDROID = ANDROID_SOURCES[1:]
 @pytest.mark.parametrize("source", REAL_ANDROID, ids=[p.name for p in REAL_ANDROID])
 def test_round_trip_keeps_every_object(source, tmp_path, oracle):
     mini, restored = tmp_path / "x.mini", tmp_path / "x.hprof"
-    hprofkit.encode(source, mini)
+    hprofkit.encode(source, mini, format="tailor")
     hprofkit.decode(mini, restored)
     assert class_counts(oracle, restored) == class_counts(oracle, source)
 
 
 def test_round_trip_of_the_synthetic_golden(tmp_path):
     mini, restored = tmp_path / "x.mini", tmp_path / "x.hprof"
-    hprofkit.encode(GOLDENS["art_like"], mini)
+    hprofkit.encode(GOLDENS["art_like"], mini, format="tailor")
     hprofkit.decode(mini, restored)
     counts = lambda p: {(r.name, r.class_id): r.instances for r in hprofkit.stats(p).histogram}
     assert counts(restored) == counts(GOLDENS["art_like"])
@@ -210,7 +210,7 @@ def test_round_trip_of_the_synthetic_golden(tmp_path):
 
 def test_round_trip_of_androidized_heapgen_dump(android_heapgen_dump, tmp_path, oracle):
     mini, restored = tmp_path / "x.mini", tmp_path / "x.hprof"
-    hprofkit.encode(android_heapgen_dump, mini, level=1, threads=2)
+    hprofkit.encode(android_heapgen_dump, mini, format="tailor", level=1, threads=2)
     hprofkit.decode(mini, restored)
     assert class_counts(oracle, restored) == class_counts(oracle, android_heapgen_dump)
 
@@ -227,7 +227,7 @@ def test_app_only_matches_hprof_conv_z(source, tmp_path, oracle):
     reference.write_bytes(data[:31] + b"".join(data[a:b] for a, b in keep))
     # Tailor format, decoded by our decoder.
     mini, restored = tmp_path / "app.mini", tmp_path / "app.hprof"
-    hprofkit.encode(source, mini, app_only=True)
+    hprofkit.encode(source, mini, format="tailor", app_only=True)
     hprofkit.decode(mini, restored)
     assert class_counts(oracle, restored) == class_counts(oracle, reference)
     # Plain HPROF output.
@@ -250,7 +250,7 @@ def run_cli(*args, stdin=None):
 def test_cli_encode_decode_and_pipes(tmp_path):
     src = GOLDENS["leak_service_binder"]
     mini = tmp_path / "x.mini"
-    proc = run_cli("encode", "-i", str(src), "-o", str(mini))
+    proc = run_cli("encode", "--format", "tailor", "-i", str(src), "-o", str(mini))
     assert proc.returncode == 0
     lines = proc.stdout.decode().splitlines()
     assert lines == (TAILOR_DIR / "leak_service_binder.encode.log").read_text().splitlines()[:1] + [
@@ -262,7 +262,7 @@ def test_cli_encode_decode_and_pipes(tmp_path):
 
 def test_cli_failure_is_one_line_exit_1_and_no_output(tmp_path):
     out = tmp_path / "out.mini"
-    proc = run_cli("encode", "-i", str(HPROF_DIR / "mat__sun_jdk6_32bit.hprof"), "-o", str(out))
+    proc = run_cli("encode", "--format", "tailor", "-i", str(HPROF_DIR / "mat__sun_jdk6_32bit.hprof"), "-o", str(out))
     assert proc.returncode == 1 and len(proc.stderr.decode().strip().splitlines()) == 1
     assert proc.stderr.startswith(b"hprofkit: error: ") and not out.exists()
     cut = tmp_path / "cut.mini"

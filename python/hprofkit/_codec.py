@@ -6,16 +6,17 @@ the output does not depend on how the input was cut."""
 
 from __future__ import annotations
 
-import os
 import zlib
 
-from typing import Iterator
+from typing import Any, Iterator
 
 from . import _hprof
 from ._errors import CorruptError, FormatError, TruncatedError
-from ._zstream import ZlibStream
+from ._io import to_fd
+from ._pack import PackDecoder, PackEncoder, is_pack
+from ._zstream import ZlibStream, resolve_threads
 
-FORMATS = ("tailor", "hprof")
+FORMATS = ("hprofkit", "tailor", "hprof")
 PIECE = 4 << 20  # largest inflated piece handed to the restorer at once
 TAILOR_MAGIC = b"JAVA PROFILE 6.0.1"
 Converter = _hprof.Converter
@@ -24,6 +25,11 @@ Converter = _hprof.Converter
 class Encoder:
     """Trims a dump as it is written and compresses it.
 
+    format="hprofkit" (the default): hprofkit's own compact format, for any
+    dump (docs/format.md); strip names the primitive array types whose
+    contents are dropped ("default": char and byte, as Tailor; "all"; "none"
+    keeps everything, and then decoding gives back the dump byte for byte);
+    drop_traces drops STACK_TRACE / STACK_FRAME records.
     format="tailor": Tailor's mini format (char[]/byte[] contents, serials and
     lengths dropped) in one zlib stream, level 0-9 (0: the bare mini stream,
     as Tailor's native library writes with isGzip=false).
@@ -35,26 +41,36 @@ class Encoder:
     exactly zlib.compress's bytes (still overlapping trimming), more write a
     pigz-style stream that inflates to the same bytes."""
 
-    def __init__(self, format: str = "tailor", *, level: int = 6, app_only: bool = False,
-                 threads: int = 0) -> None:
+    def __init__(self, format: str = "hprofkit", *, level: int = 6, app_only: bool = False,
+                 threads: int = 0, strip: Any = "default", drop_traces: bool = False) -> None:
         if format not in FORMATS:
             raise ValueError(f"unknown format {format!r}: choose one of {', '.join(FORMATS)}")
         self.format = format
+        self._pack: PackEncoder | None = None
+        self._zlib: ZlibStream | None = None
+        if format == "hprofkit":
+            self._pack = PackEncoder(strip=strip, app_only=app_only, drop_traces=drop_traces, level=level,
+                                     threads=resolve_threads(threads))
+            self.bytes_out = 0
+            return
+        if strip != "default" or drop_traces:
+            raise ValueError(f"strip= and drop_traces= belong to the hprofkit format, not {format!r}")
         if format == "tailor":
             self._filter = _hprof.TailorEncoder(app_only=app_only)
             self._zlib = ZlibStream(level, threads) if level else None
         else:
             self._filter = _hprof.Converter(to_standard=False, app_only=app_only)
-            self._zlib = None
         self.bytes_out = 0
 
     def feed(self, data, fd: int = -1) -> bytes | int:
         """The output this chunk completed; with fd >= 0, written there and counted instead."""
+        if self._pack is not None:
+            return self._count(self._pack.feed(data, fd))
         try:
             if self._zlib is None:
                 out = self._filter.feed(data, fd=fd)
             else:
-                out = _to_fd(self._zlib.compress(self._filter.feed(data)), fd)
+                out = to_fd(self._zlib.compress(self._filter.feed(data)), fd)
         except BaseException:
             self._abort()
             raise
@@ -62,14 +78,20 @@ class Encoder:
         return out
 
     def flush(self, fd: int = -1) -> bytes | int:
+        if self._pack is not None:
+            return self._count(self._pack.flush(fd))
         try:
             if self._zlib is None:
                 out = self._filter.flush(fd=fd)
             else:
-                out = _to_fd(self._zlib.compress(self._filter.flush()) + self._zlib.flush(), fd)
+                out = to_fd(self._zlib.compress(self._filter.flush()) + self._zlib.flush(), fd)
         except BaseException:
             self._abort()
             raise
+        self.bytes_out += out if isinstance(out, int) else len(out)
+        return out
+
+    def _count(self, out: bytes | int) -> bytes | int:
         self.bytes_out += out if isinstance(out, int) else len(out)
         return out
 
@@ -79,31 +101,21 @@ class Encoder:
 
     @property
     def eof(self) -> bool:
-        return self._filter.eof
+        return self._pack.eof if self._pack is not None else self._filter.eof
 
     @property
     def bytes_in(self) -> int:
         """Dump bytes consumed."""
-        return self._filter.bytes_in
+        return self._pack.bytes_in if self._pack is not None else self._filter.bytes_in
 
     @property
-    def trimmed_bytes(self) -> int:
-        """Bytes of the trimmed stream before compression."""
-        return self._filter.bytes_out
+    def trimmed_bytes(self) -> int | None:
+        """Bytes of the trimmed stream before compression (None for the hprofkit format)."""
+        return None if self._pack is not None else self._filter.bytes_out
 
     def counter(self) -> dict[str, int]:
-        """The tag counter Tailor's encode.py prints (first-seen order)."""
-        return self._filter.counter()
-
-
-def _to_fd(data: bytes, fd: int) -> bytes | int:
-    """data itself, or, with fd >= 0, the number of its bytes written to fd."""
-    if fd < 0:
-        return data
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-    return len(data)
+        """The tag counter Tailor's encode.py prints (first-seen order); {} for other formats."""
+        return self._filter.counter() if self.format == "tailor" else {}
 
 
 def sniff(head: bytes) -> str | None:
@@ -118,11 +130,14 @@ def sniff(head: bytes) -> str | None:
 
 
 class Decoder:
-    """Restores a Tailor mini: zlib at any level, gzip, or the bare stream
-    (told apart by their first bytes).  A truncated or corrupt input raises
-    an HprofError naming the offset, never a partial success."""
+    """Restores an hprofkit pack or a Tailor mini (zlib at any level, gzip,
+    or the bare stream), told apart by their first bytes.  A truncated or
+    corrupt input raises an HprofError naming the offset, never a partial
+    success."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, threads: int = 0) -> None:
+        self._threads = resolve_threads(threads)
+        self._pack: PackDecoder | None = None
         self._filter = _hprof.TailorDecoder()
         self._head = b""
         self._kind: str | None = None
@@ -133,13 +148,19 @@ class Decoder:
     def _start(self, data: bytes) -> bytes:
         """Buffers until the kind of input is known; returns the bytes to process."""
         self._head += bytes(data)
+        if is_pack(self._head[:8]):
+            if len(self._head) < 8:
+                return b""
+            self._kind, self._pack = "hprofkit", PackDecoder(threads=self._threads)
+            data, self._head = self._head, b""
+            return data
         if len(self._head) < 2:
             return b""
         kind = sniff(self._head[:len(TAILOR_MAGIC)])
         if kind == "mini" and len(self._head) < len(TAILOR_MAGIC):
             return b""
         if kind is None:
-            raise FormatError("not a Tailor mini file (neither zlib, gzip nor 'JAVA PROFILE 6.0.1')", 0)
+            raise FormatError("neither an hprofkit pack nor a Tailor mini (zlib, gzip or 'JAVA PROFILE 6.0.1')", 0)
         self._kind = kind
         if kind != "mini":
             self._inflate = zlib.decompressobj(15 if kind == "zlib" else 31)
@@ -184,14 +205,29 @@ class Decoder:
 
     def feed(self, data, fd: int = -1) -> bytes | int:
         """The HPROF bytes this chunk completed; with fd >= 0, written there and counted instead."""
+        if self._kind is None:
+            data = self._start(data)
+            if self._kind is None:
+                return 0 if fd >= 0 else b""
+        if self._pack is not None:
+            out = self._pack.feed(data, fd)
+            self.bytes_out += out if isinstance(out, int) else len(out)
+            self._consumed += len(data)
+            return out
         outs = [self.restore(piece, fd) for piece in self.inflate(data)]
         return sum(outs) if fd >= 0 else b"".join(outs)
 
     def flush(self, fd: int = -1) -> bytes | int:
+        if self._pack is not None:
+            out = self._pack.flush(fd)
+            self.bytes_out += out if isinstance(out, int) else len(out)
+            return out
         if self._kind is None:
             if self._head and sniff(self._head) == "mini":
                 raise TruncatedError(f"truncated Tailor mini header at offset 0: needs {len(TAILOR_MAGIC)} "
                                      f"bytes, {len(self._head)} remain", 0)
+            if self._head and is_pack(self._head):
+                raise TruncatedError(f"truncated hprofkit pack header at offset 0: {len(self._head)} bytes", 0)
             raise FormatError("not a Tailor mini file" if self._head else "empty input", 0)
         if self._inflate is not None and not self._inflate.eof:
             raise TruncatedError(f"truncated {self._kind} stream at offset {self._consumed}: the compressed "
@@ -202,7 +238,7 @@ class Decoder:
 
     @property
     def eof(self) -> bool:
-        return self._filter.eof
+        return self._pack.eof if self._pack is not None else self._filter.eof
 
     @property
     def bytes_in(self) -> int:
@@ -210,15 +246,15 @@ class Decoder:
         return self._consumed
 
     @property
-    def mini_bytes(self) -> int:
-        """Bytes of the inflated mini stream."""
-        return self._filter.bytes_in
+    def mini_bytes(self) -> int | None:
+        """Bytes of the inflated mini stream (None for a pack)."""
+        return None if self._pack is not None else self._filter.bytes_in
 
     @property
     def kind(self) -> str | None:
-        """'zlib', 'gzip' or 'mini', once known."""
+        """'hprofkit', or for a Tailor mini 'zlib', 'gzip' or 'mini', once known."""
         return self._kind
 
     def counter(self) -> dict[str, int]:
-        """The tag counter Tailor's decode.py prints."""
-        return self._filter.counter()
+        """The tag counter Tailor's decode.py prints ({} for a pack)."""
+        return {} if self._pack is not None else self._filter.counter()

@@ -12,6 +12,7 @@ import bz2
 import contextlib
 import gzip
 import io
+import itertools
 import os
 import queue
 import sys
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Iterator
 
 from ._codec import Converter, Decoder, Encoder
+from ._pack import is_pack
 from ._dump import detect_compression
 
 CHUNK = 8 << 20
@@ -180,24 +182,34 @@ def _inflating(decoder: Decoder, chunks: Iterator[Any]) -> Iterator[bytes]:
         worker.join()
 
 
-def encode(src: Any, dst: Any, *, format: str = "tailor", level: int = 6, app_only: bool = False,
-           threads: int = 0, progress: Progress | None = None) -> Result:
+def encode(src: Any, dst: Any, *, format: str = "hprofkit", level: int = 6, app_only: bool = False,
+           threads: int = 0, strip: Any = "default", drop_traces: bool = False,
+           progress: Progress | None = None) -> Result:
     """Trims (and compresses) the dump `src` into `dst`; see Encoder."""
-    encoder = Encoder(format, level=level, app_only=app_only, threads=threads)
+    extra = {"strip": strip, "drop_traces": drop_traces} if format == "hprofkit" else {}
+    encoder = Encoder(format, level=level, app_only=app_only, threads=threads, **extra)
     consumed, size, written = _pump(encoder, src, dst, progress)
-    counter = encoder.counter() if format == "tailor" else {}
-    return Result(consumed, size, written, encoder.trimmed_bytes, counter)
+    return Result(consumed, size, written, encoder.trimmed_bytes, encoder.counter())
 
 
-def decode(src: Any, dst: Any, *, progress: Progress | None = None) -> Result:
-    """Restores the Tailor mini `src` (zlib, gzip or bare) into an HPROF `dst`."""
-    decoder = Decoder()
+def decode(src: Any, dst: Any, *, threads: int = 0, progress: Progress | None = None) -> Result:
+    """Restores an hprofkit pack or a Tailor mini (zlib, gzip or bare) `src` into an HPROF `dst`."""
+    decoder = Decoder(threads=threads)
     with _source(src) as (chunks, size), atomic_output(dst) as f:
         out = _Output(f)
-        for piece in _inflating(decoder, chunks):
-            out.take(lambda fd: decoder.restore(piece, fd=fd))
-            if progress and size:
-                progress(decoder.bytes_in, size)
+        chunks = iter(chunks)
+        first = next(chunks, None)
+        if first is not None and is_pack(bytes(first[:8])):
+            # A pack inflates its blocks in its own threads: feed it directly.
+            for chunk in itertools.chain([first], chunks):
+                out.take(lambda fd: decoder.feed(chunk, fd=fd))
+                if progress and size:
+                    progress(decoder.bytes_in, size)
+        else:
+            for piece in _inflating(decoder, itertools.chain([] if first is None else [first], chunks)):
+                out.take(lambda fd: decoder.restore(piece, fd=fd))
+                if progress and size:
+                    progress(decoder.bytes_in, size)
         out.take(lambda fd: decoder.flush(fd=fd))
     return Result(decoder.bytes_in, size, out.written, decoder.mini_bytes, decoder.counter())
 

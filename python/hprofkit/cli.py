@@ -74,7 +74,7 @@ def _report(command: str, result: Result, stream) -> None:
     line = f"COMPLETE: {result.consumed}/{size} -> {result.output}"
     if command == "encode" and result.trimmed is not None and result.trimmed != result.output:
         line = f"COMPLETE: {result.consumed}/{size} -> {result.trimmed} (compressed {result.output})"
-    elif command == "decode":
+    elif command == "decode" and result.trimmed is not None:
         line += f" (from a {result.trimmed}-byte mini)"
     stream.write(line + "\n")
 
@@ -93,13 +93,18 @@ def _run_file_command(args: argparse.Namespace, run) -> int:
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
+    strip = "none" if args.keep_all else args.strip
+    if args.format != "hprofkit" and (args.keep_all or args.strip != "default" or args.drop_traces):
+        raise ValueError("--strip, --keep-all and --drop-traces belong to --format hprofkit")
+    options = {"strip": strip, "drop_traces": args.drop_traces} if args.format == "hprofkit" else {}
     return _run_file_command(args, lambda progress: encode(
         args.input, args.output, format=args.format, level=args.level, app_only=args.app_only,
-        threads=args.threads, progress=progress))
+        threads=args.threads, progress=progress, **options))
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
-    return _run_file_command(args, lambda progress: decode(args.input, args.output, progress=progress))
+    return _run_file_command(args, lambda progress: decode(args.input, args.output, threads=args.threads,
+                                                           progress=progress))
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -127,20 +132,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=None, metavar="N", help="histogram rows to show (JSON: all by default)")
     p.set_defaults(func=cmd_stats)
 
-    p = sub.add_parser("encode", help="trim and compress a dump (Tailor's encode.py, faster and safe)")
+    p = sub.add_parser("encode", help="trim and compress a dump (hprofkit's format, or Tailor's)")
     p.add_argument("-i", "--input", required=True, help="source dump, or - for stdin")
     p.add_argument("-o", "--output", required=True, help="destination, or - for stdout")
-    p.add_argument("--format", choices=FORMATS, default="tailor", help="output format (default: tailor)")
+    p.add_argument("--format", choices=FORMATS, default="hprofkit",
+                   help="hprofkit (default: compact, any dump, lossless where asked), tailor (Tailor's mini, "
+                        "for Tailor's decode.py), hprof (plain HPROF, e.g. with --app-only)")
     p.add_argument("--level", type=int, default=6, choices=range(0, 10), metavar="N",
-                   help="zlib level 0-9 (default 6, as encode.py; 0 = uncompressed mini)")
+                   help="zlib level 0-9 (default 6, as encode.py; 0 = uncompressed)")
     p.add_argument("--app-only", action="store_true", help="drop the zygote and image heaps' objects")
+    p.add_argument("--strip", default="default", metavar="TYPES",
+                   help="hprofkit format: primitive array contents to drop: default (char,byte as Tailor), "
+                        "all, none, or a list such as int,long")
+    p.add_argument("--keep-all", action="store_true",
+                   help="hprofkit format: drop nothing; decode gives back the dump byte for byte")
+    p.add_argument("--drop-traces", action="store_true", help="hprofkit format: drop stack traces and frames")
     p.add_argument("--threads", type=int, default=0, metavar="N",
                    help="compression threads (default 0: one per core; 1: exactly zlib's bytes, as encode.py)")
     p.set_defaults(func=cmd_encode)
 
-    p = sub.add_parser("decode", help="restore a Tailor mini (zlib, gzip or bare) to HPROF")
-    p.add_argument("-i", "--input", required=True, help="mini file, or - for stdin")
+    p = sub.add_parser("decode", help="restore an hprofkit pack or a Tailor mini (zlib, gzip or bare) to HPROF")
+    p.add_argument("-i", "--input", required=True, help="encoded file, or - for stdin")
     p.add_argument("-o", "--output", required=True, help="restored dump, or - for stdout")
+    p.add_argument("--threads", type=int, default=0, metavar="N", help="inflating threads (default: one per core)")
     p.set_defaults(func=cmd_decode)
 
     p = sub.add_parser("convert", help="Android HPROF to standard HPROF (hprof-conv)")

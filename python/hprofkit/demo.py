@@ -49,10 +49,10 @@ def run(workdir: str, out: TextIO) -> int:
     app_mini = os.path.join(workdir, "sample-app.mini")
     converted = os.path.join(workdir, "sample-standard.hprof")
     started = time.perf_counter()
-    encoded = encode(source, mini)
+    encoded = encode(source, mini, format="tailor")
     elapsed = time.perf_counter() - started
     decode(mini, restored)
-    encode(source, app_mini, app_only=True)
+    encode(source, app_mini, format="tailor", app_only=True)
     convert(source, converted)
     gz = len(gzip.compress(open(source, "rb").read(), 6))
     out.write(f"\n5. encode -> decode (Tailor's format: char[]/byte[] contents and serials dropped, zlib 6):\n"
