@@ -47,21 +47,31 @@ def run(workdir: str, out: TextIO) -> int:
     mini = os.path.join(workdir, "sample.mini")
     restored = os.path.join(workdir, "sample-restored.hprof")
     app_mini = os.path.join(workdir, "sample-app.mini")
+    pack = os.path.join(workdir, "sample.hpk")
+    pack_all = os.path.join(workdir, "sample-keep-all.hpk")
+    pack_restored = os.path.join(workdir, "sample-from-pack.hprof")
     converted = os.path.join(workdir, "sample-standard.hprof")
     started = time.perf_counter()
     encoded = encode(source, mini, format="tailor")
     elapsed = time.perf_counter() - started
     decode(mini, restored)
     encode(source, app_mini, format="tailor", app_only=True)
+    packed = encode(source, pack)  # hprofkit's own format, Tailor's policy
+    packed_all = encode(source, pack_all, strip="none")
+    decode(pack_all, pack_restored)
     convert(source, converted)
     gz = len(gzip.compress(open(source, "rb").read(), 6))
-    out.write(f"\n5. encode -> decode (Tailor's format: char[]/byte[] contents and serials dropped, zlib 6):\n"
+    out.write(f"\n5. encode -> decode (Tailor's policy: char[]/byte[] contents and serials dropped):\n"
               f"   {'source':<28}{_mb(size):>12}\n"
               f"   {'gzip -6 of the source':<28}{_mb(gz):>12}  {size / gz:5.1f}x smaller\n"
               f"   {'Tailor mini':<28}{_mb(encoded.output):>12}  {size / encoded.output:5.1f}x smaller "
               f"({elapsed:.2f} s)\n"
               f"   {'Tailor mini, --app-only':<28}{_mb(os.path.getsize(app_mini)):>12}  "
               f"{size / os.path.getsize(app_mini):5.1f}x smaller\n"
+              f"   {'hprofkit pack, same policy':<28}{_mb(packed.output):>12}  {size / packed.output:5.1f}x smaller "
+              f"({packed.output / encoded.output:.2f}x Tailor's)\n"
+              f"   {'hprofkit pack, --keep-all':<28}{_mb(packed_all.output):>12}  "
+              f"{size / packed_all.output:5.1f}x smaller ({packed_all.output / gz:.2f}x gzip's), lossless\n"
               f"   {'restored from the mini':<28}{_mb(os.path.getsize(restored)):>12}\n"
               f"   {'converted to standard 1.0.2':<28}{_mb(os.path.getsize(converted)):>12}\n")
 
@@ -72,4 +82,8 @@ def run(workdir: str, out: TextIO) -> int:
     round_trip = again == counted and standard == counted
     out.write(f"\n6. check: the restored and the converted dumps hold the same objects per class: "
               f"{'OK' if round_trip else 'MISMATCH'}\n")
-    return 0 if ok and round_trip else 1
+    with open(source, "rb") as a, open(pack_restored, "rb") as b:
+        lossless = a.read() == b.read()
+    out.write(f"7. check: decode(encode --keep-all) gives back the dump byte for byte: "
+              f"{'OK' if lossless else 'MISMATCH'}\n")
+    return 0 if ok and round_trip and lossless else 1
