@@ -67,3 +67,19 @@ def test_help_and_usage_errors():
     assert proc.returncode == 0 and "info" in proc.stdout and "stats" in proc.stdout
     proc = subprocess.run([sys.executable, "-m", "hprofkit"], capture_output=True, text=True)
     assert proc.returncode == 2
+
+
+def test_cli_default_format_is_lossless_with_keep_all(tmp_path):
+    src = dump_path("mat__sun_jdk6_31_hprofagent_compressedOops.hprof")
+    packed, restored = tmp_path / "x.hpk", tmp_path / "x.hprof"
+    assert main(["encode", "-i", str(src), "-o", str(packed), "--keep-all"]) == 0
+    assert packed.stat().st_size < src.stat().st_size / 3
+    assert main(["decode", "-i", str(packed), "-o", str(restored)]) == 0
+    assert restored.read_bytes() == src.read_bytes()
+
+
+def test_cli_rejects_pack_options_for_other_formats(tmp_path, capsys):
+    src = dump_path("leakcanary__leak_service_binder.hprof")
+    assert main(["encode", "--format", "tailor", "--keep-all", "-i", str(src), "-o", str(tmp_path / "x")]) == 1
+    assert "--format hprofkit" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
