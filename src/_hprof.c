@@ -40,6 +40,22 @@ PyObject *hprof_raise(hprof_state *st, const hp_error *err)
     return NULL;
 }
 
+int hprof_add_types(PyObject *module, PyType_Spec *specs, const char *const *names, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        PyObject *type = PyType_FromModuleAndSpec(module, &specs[i], NULL);
+        int rc;
+        if (!type)
+            return -1;
+        rc = PyModule_AddObjectRef(module, names[i], type);
+        Py_DECREF(type);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(parse_header_doc,
 "parse_header($module, buffer, /)\n--\n\n"
 "Parse the HPROF header at the start of buffer.\n\n"

@@ -35,6 +35,10 @@ hprof_state *hprof_state_of_type(PyTypeObject *type);
 /* Raises the hprofkit exception for `err`; always returns NULL. */
 PyObject *hprof_raise(hprof_state *st, const hp_error *err);
 
+/* Creates the heap type of each spec and adds it to the module under the
+ * matching name; -1 with an exception set on failure. */
+int hprof_add_types(PyObject *module, PyType_Spec *specs, const char *const *names, size_t n);
+
 /* Type registration, one per glue file; -1 with an exception set on failure. */
 int hprof_iter_init(PyObject *module, hprof_state *st);
 int hprof_parser_init(PyObject *module, hprof_state *st);

@@ -347,17 +347,6 @@ static PyType_Spec filter_specs[] = {
 int hprof_filter_init(PyObject *module, hprof_state *st)
 {
     static const char *const names[] = { "TailorEncoder", "TailorDecoder", "Converter" };
-    size_t i;
     (void)st;
-    for (i = 0; i < sizeof filter_specs / sizeof filter_specs[0]; i++) {
-        PyObject *type = PyType_FromModuleAndSpec(module, &filter_specs[i], NULL);
-        int rc;
-        if (!type)
-            return -1;
-        rc = PyModule_AddObjectRef(module, names[i], type);
-        Py_DECREF(type);
-        if (rc < 0)
-            return -1;
-    }
-    return 0;
+    return hprof_add_types(module, filter_specs, names, sizeof filter_specs / sizeof filter_specs[0]);
 }

@@ -455,17 +455,10 @@ int hprof_pack_init(PyObject *module, hprof_state *st)
     static const char *const names[] = { "PackEncoder", "PackDecoder" };
     PyObject *stream_names;
     size_t i;
+    int rc;
     (void)st;
-    for (i = 0; i < sizeof pack_specs / sizeof pack_specs[0]; i++) {
-        PyObject *type = PyType_FromModuleAndSpec(module, &pack_specs[i], NULL);
-        int rc;
-        if (!type)
-            return -1;
-        rc = PyModule_AddObjectRef(module, names[i], type);
-        Py_DECREF(type);
-        if (rc < 0)
-            return -1;
-    }
+    if (hprof_add_types(module, pack_specs, names, sizeof pack_specs / sizeof pack_specs[0]) < 0)
+        return -1;
     stream_names = PyTuple_New(HP_PACK_NSTREAMS);
     if (!stream_names)
         return -1;
@@ -477,9 +470,9 @@ int hprof_pack_init(PyObject *module, hprof_state *st)
         }
         PyTuple_SET_ITEM(stream_names, i, s);
     }
-    i = (size_t)PyModule_AddObjectRef(module, "PACK_STREAMS", stream_names);
+    rc = PyModule_AddObjectRef(module, "PACK_STREAMS", stream_names);
     Py_DECREF(stream_names);
-    if ((int)i < 0)
+    if (rc < 0)
         return -1;
     if (PyModule_AddIntConstant(module, "PACK_BLOCK_DEFAULT", (long)HP_PACK_BLOCK_DEFAULT) < 0)
         return -1;

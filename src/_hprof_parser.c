@@ -175,12 +175,7 @@ static PyType_Spec parser_spec = {
 
 int hprof_parser_init(PyObject *module, hprof_state *st)
 {
-    PyObject *type = PyType_FromModuleAndSpec(module, &parser_spec, NULL);
-    int rc;
+    static const char *const names[] = { "Parser" };
     (void)st;
-    if (!type)
-        return -1;
-    rc = PyModule_AddObjectRef(module, "Parser", type);
-    Py_DECREF(type);
-    return rc;
+    return hprof_add_types(module, &parser_spec, names, 1);
 }
