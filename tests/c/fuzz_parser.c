@@ -257,57 +257,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #include <dirent.h>
 #include <zlib.h>
 
-typedef struct bb {
-    uint8_t *d;
-    size_t len, cap;
-    int id;
-    size_t rec;
-} bb;
+#include "testkit.h"
 
-static void bb_raw(bb *b, const void *p, size_t n)
-{
-    if (b->len + n > b->cap) {
-        size_t c = b->cap ? b->cap * 2 : 1024;
-        while (c < b->len + n)
-            c *= 2;
-        b->d = realloc(b->d, c);
-        if (!b->d)
-            exit(2);
-        b->cap = c;
-    }
-    memcpy(b->d + b->len, p, n);
-    b->len += n;
-}
-static void u1(bb *b, unsigned v)
-{
-    uint8_t c = (uint8_t)v;
-    bb_raw(b, &c, 1);
-}
-static void u2(bb *b, unsigned v)
-{
-    u1(b, v >> 8);
-    u1(b, v);
-}
-static void u4(bb *b, uint32_t v)
-{
-    uint8_t t[4];
-    hp_put32(t, v);
-    bb_raw(b, t, 4);
-}
-static void id(bb *b, uint64_t v)
-{
-    if (b->id == 8)
-        u4(b, (uint32_t)(v >> 32));
-    u4(b, (uint32_t)v);
-}
-static void rec(bb *b, int tag)
-{
-    u1(b, (unsigned)tag);
-    u4(b, 0);
-    b->rec = b->len;
-    u4(b, 0);
-}
-static void end(bb *b) { hp_put32(b->d + b->rec, (uint32_t)(b->len - b->rec - 4)); }
 
 /* A small dump with every record and sub-record kind. */
 static void synthetic(bb *b, int id_size, int version)
@@ -318,88 +269,88 @@ static void synthetic(bb *b, int id_size, int version)
     memset(b, 0, sizeof *b);
     b->id = id_size;
     bb_raw(b, h, hp_header_write(h, version, id_size, 0x18BCFE56800ULL));
-    rec(b, HP_TAG_UTF8);
-    id(b, 0x10);
+    bb_rec_begin(b, HP_TAG_UTF8);
+    bb_id(b, 0x10);
     bb_raw(b, "java/lang/String", 16);
-    end(b);
-    rec(b, HP_TAG_LOAD_CLASS);
-    u4(b, 1);
-    id(b, 0x100);
-    u4(b, 0);
-    id(b, 0x10);
-    end(b);
-    rec(b, HP_TAG_FRAME);
+    bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_LOAD_CLASS);
+    bb_u4(b, 1);
+    bb_id(b, 0x100);
+    bb_u4(b, 0);
+    bb_id(b, 0x10);
+    bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_FRAME);
     for (i = 0; i < 4; i++)
-        id(b, 0x10);
-    u4(b, 1);
-    u4(b, (uint32_t)-1);
-    end(b);
-    rec(b, HP_TAG_TRACE);
-    u4(b, 1);
-    u4(b, 1);
-    u4(b, 1);
-    id(b, 0x10);
-    end(b);
-    rec(b, 0x99);
-    u4(b, 0x0C0C0C0C);
-    end(b);
-    rec(b, HP_TAG_HEAP_DUMP_SEGMENT);
+        bb_id(b, 0x10);
+    bb_u4(b, 1);
+    bb_u4(b, (uint32_t)-1);
+    bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_TRACE);
+    bb_u4(b, 1);
+    bb_u4(b, 1);
+    bb_u4(b, 1);
+    bb_id(b, 0x10);
+    bb_rec_end(b);
+    bb_rec_begin(b, 0x99);
+    bb_u4(b, 0x0C0C0C0C);
+    bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_HEAP_DUMP_SEGMENT);
     for (i = 0; i < (int)(sizeof roots / sizeof roots[0]); i++) {
-        u1(b, (unsigned)roots[i]);
-        id(b, 0x200 + (uint64_t)i);
+        bb_u1(b, (unsigned)roots[i]);
+        bb_id(b, 0x200 + (uint64_t)i);
     }
-    u1(b, 0x01), id(b, 0x210), id(b, 0x211);
-    u1(b, 0x02), id(b, 0x212), u4(b, 1), u4(b, (uint32_t)-1);
-    u1(b, 0x03), id(b, 0x213), u4(b, 1), u4(b, 2);
-    u1(b, 0x04), id(b, 0x214), u4(b, 1);
-    u1(b, 0x06), id(b, 0x216), u4(b, 1);
-    u1(b, 0x08), id(b, 0x218), u4(b, 1), u4(b, 1);
-    u1(b, 0x8E), id(b, 0x21E), u4(b, 1), u4(b, (uint32_t)-1);
-    u1(b, 0xFE), u4(b, 0x5A), id(b, 0x10);
+    bb_u1(b, 0x01), bb_id(b, 0x210), bb_id(b, 0x211);
+    bb_u1(b, 0x02), bb_id(b, 0x212), bb_u4(b, 1), bb_u4(b, (uint32_t)-1);
+    bb_u1(b, 0x03), bb_id(b, 0x213), bb_u4(b, 1), bb_u4(b, 2);
+    bb_u1(b, 0x04), bb_id(b, 0x214), bb_u4(b, 1);
+    bb_u1(b, 0x06), bb_id(b, 0x216), bb_u4(b, 1);
+    bb_u1(b, 0x08), bb_id(b, 0x218), bb_u4(b, 1), bb_u4(b, 1);
+    bb_u1(b, 0x8E), bb_id(b, 0x21E), bb_u4(b, 1), bb_u4(b, (uint32_t)-1);
+    bb_u1(b, 0xFE), bb_u4(b, 0x5A), bb_id(b, 0x10);
     /* CLASS_DUMP with one entry of each type in each table. */
-    u1(b, 0x20);
-    id(b, 0x100);
-    u4(b, 1);
+    bb_u1(b, 0x20);
+    bb_id(b, 0x100);
+    bb_u4(b, 1);
     for (i = 0; i < 6; i++)
-        id(b, i == 0 ? 0x101 : 0);
-    u4(b, 24);
-    u2(b, 9);
+        bb_id(b, i == 0 ? 0x101 : 0);
+    bb_u4(b, 24);
+    bb_u2(b, 9);
     for (t = 2; t <= 11; t++)
         if (t != 3) {
-            u2(b, (unsigned)t);
-            u1(b, (unsigned)t);
+            bb_u2(b, (unsigned)t);
+            bb_u1(b, (unsigned)t);
             for (i = 0; i < hp_type_size(t, id_size); i++)
-                u1(b, 0xA0 + (unsigned)i);
+                bb_u1(b, 0xA0 + (unsigned)i);
         }
-    u2(b, 9);
+    bb_u2(b, 9);
     for (t = 2; t <= 11; t++)
         if (t != 3) {
-            id(b, 0x10);
-            u1(b, (unsigned)t);
+            bb_id(b, 0x10);
+            bb_u1(b, (unsigned)t);
             for (i = 0; i < hp_type_size(t, id_size); i++)
-                u1(b, 0xB0 + (unsigned)i);
+                bb_u1(b, 0xB0 + (unsigned)i);
         }
-    u2(b, 9);
+    bb_u2(b, 9);
     for (t = 2; t <= 11; t++)
         if (t != 3) {
-            id(b, 0x10);
-            u1(b, (unsigned)t);
+            bb_id(b, 0x10);
+            bb_u1(b, (unsigned)t);
         }
-    u1(b, 0x21), id(b, 0x300), u4(b, 1), id(b, 0x100), u4(b, 6), u4(b, 0x11223344), u2(b, 0x5566);
-    u1(b, 0x22), id(b, 0x400), u4(b, 1), u4(b, 2), id(b, 0x102), id(b, 0x300), id(b, 0);
+    bb_u1(b, 0x21), bb_id(b, 0x300), bb_u4(b, 1), bb_id(b, 0x100), bb_u4(b, 6), bb_u4(b, 0x11223344), bb_u2(b, 0x5566);
+    bb_u1(b, 0x22), bb_id(b, 0x400), bb_u4(b, 1), bb_u4(b, 2), bb_id(b, 0x102), bb_id(b, 0x300), bb_id(b, 0);
     for (t = 4; t <= 11; t++) {
-        u1(b, 0x23), id(b, 0x500 + (uint64_t)t), u4(b, 1), u4(b, 2), u1(b, (unsigned)t);
+        bb_u1(b, 0x23), bb_id(b, 0x500 + (uint64_t)t), bb_u4(b, 1), bb_u4(b, 2), bb_u1(b, (unsigned)t);
         for (i = 0; i < 2 * hp_type_size(t, id_size); i++)
-            u1(b, (unsigned)i);
+            bb_u1(b, (unsigned)i);
     }
-    u1(b, 0xC3), id(b, 0x600), u4(b, 1), u4(b, 1000), u1(b, 10);
-    end(b);
-    rec(b, HP_TAG_HEAP_DUMP);
-    u1(b, 0xFE), u4(b, 0x41), id(b, 0x10);
-    u1(b, 0x21), id(b, 0x301), u4(b, 1), id(b, 0x100), u4(b, 0);
-    end(b);
-    rec(b, HP_TAG_HEAP_DUMP_END);
-    end(b);
+    bb_u1(b, 0xC3), bb_id(b, 0x600), bb_u4(b, 1), bb_u4(b, 1000), bb_u1(b, 10);
+    bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_HEAP_DUMP);
+    bb_u1(b, 0xFE), bb_u4(b, 0x41), bb_id(b, 0x10);
+    bb_u1(b, 0x21), bb_id(b, 0x301), bb_u4(b, 1), bb_id(b, 0x100), bb_u4(b, 0);
+    bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(b);
 }
 
 static int write_seed(const char *dir, const char *name, int c0, int c1, const uint8_t *data, size_t len)

@@ -7,7 +7,7 @@
  *    size minus the header, histogram rows add up to the object counts and
  *    agree with an independent count, class names resolve; the same figures
  *    whether the dump is fed in one piece or in chunks. */
-#include "check.h"
+#include "testkit.h"
 
 #include <stdint.h>
 #include <zlib.h>
@@ -17,15 +17,6 @@
 #include "hp_parser.h"
 #include "hp_stats.h"
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
 
 static uint32_t xorshift(uint32_t *s)
 {
@@ -136,74 +127,23 @@ static void test_idmap(void)
 /* ------------------------------------------------------------------ */
 /* A synthetic dump with a known histogram                              */
 
-typedef struct bb {
-    uint8_t *d;
-    size_t len, cap;
-    int id;
-    size_t rec;
-} bb;
 
-static void bb_raw(bb *b, const void *p, size_t n)
-{
-    if (b->len + n > b->cap) {
-        size_t c = b->cap ? b->cap * 2 : 1024;
-        while (c < b->len + n)
-            c *= 2;
-        b->d = realloc(b->d, c);
-        if (!b->d)
-            exit(2);
-        b->cap = c;
-    }
-    if (n)
-        memcpy(b->d + b->len, p, n);
-    b->len += n;
-}
-static void bb_u1(bb *b, unsigned v)
-{
-    uint8_t c = (uint8_t)v;
-    bb_raw(b, &c, 1);
-}
-static void bb_u4(bb *b, uint32_t v)
-{
-    uint8_t t[4];
-    hp_put32(t, v);
-    bb_raw(b, t, 4);
-}
-static void bb_id(bb *b, uint64_t v)
-{
-    uint8_t t[8];
-    if (b->id == 8) {
-        hp_put64(t, v);
-        bb_raw(b, t, 8);
-    } else {
-        hp_put32(t, (uint32_t)v);
-        bb_raw(b, t, 4);
-    }
-}
-static void rec_begin(bb *b, int tag)
-{
-    bb_u1(b, (unsigned)tag);
-    bb_u4(b, 0);
-    b->rec = b->len;
-    bb_u4(b, 0);
-}
-static void rec_end(bb *b) { hp_put32(b->d + b->rec, (uint32_t)(b->len - b->rec - 4)); }
 
 static void utf8(bb *b, uint64_t sid, const char *s)
 {
-    rec_begin(b, HP_TAG_UTF8);
+    bb_rec_begin(b, HP_TAG_UTF8);
     bb_id(b, sid);
     bb_raw(b, s, strlen(s));
-    rec_end(b);
+    bb_rec_end(b);
 }
 static void load_class(bb *b, uint32_t serial, uint64_t cls, uint64_t sid)
 {
-    rec_begin(b, HP_TAG_LOAD_CLASS);
+    bb_rec_begin(b, HP_TAG_LOAD_CLASS);
     bb_u4(b, serial);
     bb_id(b, cls);
     bb_u4(b, 0);
     bb_id(b, sid);
-    rec_end(b);
+    bb_rec_end(b);
 }
 static void class_dump(bb *b, uint64_t cls, uint32_t inst_size)
 {
@@ -298,7 +238,7 @@ static void test_synthetic(int id_size, int version)
     load_class(&b, 2, OBJ, HI | 2);
     load_class(&b, 3, ARRCLS, HI | 3);
     load_class(&b, 4, HI | 0x120, HI | 9); /* its name string is missing */
-    rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
     class_dump(&b, STR, 24);
     class_dump(&b, OBJ, id_size == 8 ? 16 : 8);
     instance(&b, HI | 0x1000, STR, 12);
@@ -308,8 +248,8 @@ static void test_synthetic(int id_size, int version)
     obj_array(&b, HI | 0x2008, ARRCLS, 0);
     prim_array(&b, HP_SUB_PRIM_ARRAY_DUMP, HI | 0x3000, HP_T_CHAR, 5);
     prim_array(&b, HP_SUB_PRIM_ARRAY_DUMP, HI | 0x3008, HP_T_LONG, 3);
-    rec_end(&b);
-    rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
     bb_u1(&b, HP_SUB_HEAP_DUMP_INFO);
     bb_u4(&b, 0x5A);
     bb_id(&b, 0);
@@ -317,9 +257,9 @@ static void test_synthetic(int id_size, int version)
     instance(&b, HI | 0x1020, NONAME, 4); /* a class with no LOAD_CLASS nor CLASS_DUMP */
     prim_array(&b, HP_SUB_PRIM_ARRAY_DUMP, HI | 0x3010, HP_T_CHAR, 1);
     prim_array(&b, HP_SUB_PRIM_ARRAY_NODATA, HI | 0x3018, HP_T_INT, 100);
-    rec_end(&b);
-    rec_begin(&b, HP_TAG_HEAP_DUMP_END);
-    rec_end(&b);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(&b);
 
     s = hp_stats_new(NULL);
     p = hp_parser_new(NULL, HP_PARSE_SUBRECORDS);
@@ -411,16 +351,16 @@ static void test_second_dump(void)
     bb_raw(&b, h, hp_header_write(h, 1, 4, 1));
     for (round = 0; round < 3; round++) {
         if (round == 0)
-            rec_begin(&b, HP_TAG_HEAP_DUMP);
+            bb_rec_begin(&b, HP_TAG_HEAP_DUMP);
         else
-            rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+            bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
         class_dump(&b, 0x100, 12);
         instance(&b, 0x1000 + (uint64_t)round, 0x100, 12);
         prim_array(&b, HP_SUB_PRIM_ARRAY_DUMP, 0x2000 + (uint64_t)round, HP_T_BYTE, 3);
-        rec_end(&b);
+        bb_rec_end(&b);
     }
-    rec_begin(&b, HP_TAG_HEAP_DUMP_END);
-    rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(&b);
     s = hp_stats_new(NULL);
     p = hp_parser_new(NULL, HP_PARSE_SUBRECORDS);
     hp_parser_feed(p, b.d, b.len, 1);
@@ -441,89 +381,10 @@ static void test_second_dump(void)
 /* ------------------------------------------------------------------ */
 /* The real dumps                                                       */
 
-typedef struct inv_entry {
-    char file[160];
-    char compression[16];
-    uint64_t size, dsize;
-    uint64_t recs[256], subs[256];
-} inv_entry;
 
-static const char *json_key(const char *p, const char *end, const char *key)
-{
-    size_t kl = strlen(key);
-    for (; p + kl + 2 < end; p++)
-        if (p[0] == '"' && strncmp(p + 1, key, kl) == 0 && p[1 + kl] == '"') {
-            const char *q = p + kl + 2;
-            while (q < end && (*q == ' ' || *q == '\n'))
-                q++;
-            if (q < end && *q == ':') {
-                for (q++; q < end && (*q == ' ' || *q == '\n'); q++)
-                    ;
-                return q;
-            }
-        }
-    return NULL;
-}
 
-static void json_string(const char *v, char *out, size_t size)
-{
-    size_t n = 0;
-    out[0] = 0;
-    if (!v || *v != '"')
-        return;
-    for (v++; *v && *v != '"' && n + 1 < size; v++)
-        out[n++] = *v;
-    out[n] = 0;
-}
 
-static void json_counts(const char *v, const char *end, uint64_t *counts)
-{
-    if (!v || *v != '{')
-        return;
-    for (v++; v < end && *v != '}'; v++)
-        if (v[0] == '"' && v[1] == '0' && v[2] == 'x') {
-            char *e;
-            unsigned long tag = strtoul(v + 3, &e, 16);
-            const char *q = e + 1;
-            while (*q == ' ' || *q == ':')
-                q++;
-            if (tag < 256)
-                counts[tag] = strtoull(q, &e, 10);
-            v = e - 1;
-        }
-}
 
-static inv_entry *read_inventory(size_t *count)
-{
-    size_t len, n = 0;
-    unsigned char *text = check_read_file(check_data_path("hprof/INVENTORY.json"), &len);
-    const char *p, *end;
-    inv_entry *out;
-    *count = 0;
-    if (!text)
-        return NULL;
-    text = realloc(text, len + 1);
-    text[len] = 0;
-    end = (const char *)text + len;
-    out = xmalloc(64 * sizeof *out);
-    for (p = json_key((const char *)text, end, "file"); p && n < 64;) {
-        const char *next = json_key(p, end, "file"), *stop = next ? next : end, *v;
-        inv_entry *e = &out[n++];
-        memset(e, 0, sizeof *e);
-        json_string(p, e->file, sizeof e->file);
-        json_string(json_key(p, stop, "compression"), e->compression, sizeof e->compression);
-        v = json_key(p, stop, "size");
-        e->size = v ? strtoull(v, NULL, 10) : 0;
-        v = json_key(p, stop, "decompressed_size");
-        e->dsize = v && *v != 'n' ? strtoull(v, NULL, 10) : 0;
-        json_counts(json_key(p, stop, "top_level_records"), stop, e->recs);
-        json_counts(json_key(p, stop, "heap_subrecords"), stop, e->subs);
-        p = next;
-    }
-    free(text);
-    *count = n;
-    return out;
-}
 
 static uint8_t *load_entry(const inv_entry *e, size_t *len)
 {

@@ -1,0 +1,207 @@
+/* Shared by the C tests: a byte builder to write dumps with, and a reader
+ * for ../shared/data/hprof/INVENTORY.json (just enough JSON for it). */
+#ifndef TESTKIT_H
+#define TESTKIT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "hp_common.h"
+
+static inline void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+/* A growable byte buffer with big-endian writers.  `id` is the identifier
+ * size bb_id writes; `rec` where the open record's length goes. */
+typedef struct bb {
+    uint8_t *d;
+    size_t len, cap;
+    int id;
+    size_t rec;
+} bb;
+
+static inline void bb_room(bb *b, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t c = b->cap ? b->cap : 256;
+        uint8_t *g;
+        while (c < b->len + n)
+            c *= 2;
+        g = realloc(b->d, c);
+        if (!g) {
+            fprintf(stderr, "out of memory\n");
+            exit(2);
+        }
+        b->d = g;
+        b->cap = c;
+    }
+}
+
+static inline void bb_raw(bb *b, const void *p, size_t n)
+{
+    bb_room(b, n);
+    if (n)
+        memcpy(b->d + b->len, p, n);
+    b->len += n;
+}
+
+static inline void bb_u1(bb *b, unsigned v)
+{
+    uint8_t c = (uint8_t)v;
+    bb_raw(b, &c, 1);
+}
+
+static inline void bb_u2(bb *b, unsigned v)
+{
+    bb_room(b, 2);
+    hp_put16(b->d + b->len, (uint16_t)v);
+    b->len += 2;
+}
+
+static inline void bb_u4(bb *b, uint32_t v)
+{
+    bb_room(b, 4);
+    hp_put32(b->d + b->len, v);
+    b->len += 4;
+}
+
+static inline void bb_u8(bb *b, uint64_t v)
+{
+    bb_room(b, 8);
+    hp_put64(b->d + b->len, v);
+    b->len += 8;
+}
+
+static inline void bb_idn(bb *b, int id_size, uint64_t v)
+{
+    if (id_size == 8)
+        bb_u8(b, v);
+    else
+        bb_u4(b, (uint32_t)v);
+}
+
+static inline void bb_id(bb *b, uint64_t v) { bb_idn(b, b->id, v); }
+
+/* Opens a top-level record (time 0); bb_rec_end fills in its length. */
+static inline void bb_rec_begin(bb *b, int tag)
+{
+    bb_u1(b, (unsigned)tag);
+    bb_u4(b, 0);
+    b->rec = b->len;
+    bb_u4(b, 0);
+}
+
+static inline void bb_rec_end(bb *b) { hp_put32(b->d + b->rec, (uint32_t)(b->len - b->rec - 4)); }
+
+/* ---- INVENTORY.json ---- */
+
+typedef struct inv_entry {
+    char file[160];
+    char compression[16];
+    char version[32];
+    uint64_t size, dsize, timestamp;
+    int id_size;
+    uint64_t recs[256], subs[256];
+} inv_entry;
+
+/* Pointer just past `"key":` (and spaces) inside [p, end), or NULL. */
+static inline const char *json_key(const char *p, const char *end, const char *key)
+{
+    size_t kl = strlen(key);
+    for (; p + kl + 2 < end; p++)
+        if (p[0] == '"' && strncmp(p + 1, key, kl) == 0 && p[1 + kl] == '"') {
+            const char *q = p + kl + 2;
+            while (q < end && (*q == ' ' || *q == '\n'))
+                q++;
+            if (q < end && *q == ':') {
+                q++;
+                while (q < end && (*q == ' ' || *q == '\n'))
+                    q++;
+                return q;
+            }
+        }
+    return NULL;
+}
+
+static inline void json_string(const char *v, char *out, size_t size)
+{
+    size_t n = 0;
+    out[0] = 0;
+    if (!v || *v != '"')
+        return;
+    for (v++; *v && *v != '"' && n + 1 < size; v++)
+        out[n++] = *v;
+    out[n] = 0;
+}
+
+static inline uint64_t json_u64(const char *v) { return v && *v >= '0' && *v <= '9' ? strtoull(v, NULL, 10) : 0; }
+
+/* {"0x01": 48714, ...} into counts[tag]; the number of entries, or -1. */
+static inline int json_counts(const char *v, const char *end, uint64_t *counts)
+{
+    int n = 0;
+    if (!v || *v != '{')
+        return -1;
+    for (v++; v < end && *v != '}'; v++)
+        if (v[0] == '"' && v[1] == '0' && v[2] == 'x') {
+            char *e;
+            unsigned long tag = strtoul(v + 3, &e, 16);
+            const char *q = e;
+            if (tag > 255 || *q != '"')
+                return -1;
+            q++;
+            while (*q == ' ' || *q == ':')
+                q++;
+            counts[tag] = strtoull(q, &e, 10);
+            v = e - 1;
+            n++;
+        }
+    return n;
+}
+
+/* Every entry of INVENTORY.json (caller frees); NULL when it cannot be read. */
+static inline inv_entry *read_inventory(size_t *count)
+{
+    size_t len, n = 0;
+    unsigned char *text = check_read_file(check_data_path("hprof/INVENTORY.json"), &len);
+    const char *p, *end;
+    inv_entry *out;
+    *count = 0;
+    if (!text)
+        return NULL;
+    text = realloc(text, len + 1);
+    text[len] = 0;
+    end = (const char *)text + len;
+    out = xmalloc(64 * sizeof *out);
+    for (p = json_key((const char *)text, end, "file"); p && n < 64;) {
+        const char *next = json_key(p, end, "file");
+        const char *stop = next ? next : end;
+        inv_entry *e = &out[n++];
+        memset(e, 0, sizeof *e);
+        json_string(p, e->file, sizeof e->file);
+        json_string(json_key(p, stop, "compression"), e->compression, sizeof e->compression);
+        json_string(json_key(p, stop, "version"), e->version, sizeof e->version);
+        e->size = json_u64(json_key(p, stop, "size"));
+        e->dsize = json_u64(json_key(p, stop, "decompressed_size"));
+        e->timestamp = json_u64(json_key(p, stop, "timestamp_ms"));
+        e->id_size = (int)json_u64(json_key(p, stop, "id_size"));
+        CHECK(json_counts(json_key(p, stop, "top_level_records"), stop, e->recs) > 0);
+        CHECK(json_counts(json_key(p, stop, "heap_subrecords"), stop, e->subs) >= 0);
+        p = next;
+    }
+    free(text);
+    *count = n;
+    return out;
+}
+
+#endif
