@@ -4,7 +4,7 @@
  * encoder, and corrupt or truncated streams -> clean errors. */
 #include <zlib.h>
 
-#include "check.h"
+#include "testkit.h"
 #include "hp_convert.h"
 #include "hp_pack.h"
 #include "hp_parser.h"
@@ -140,25 +140,7 @@ static hp_code unpack(const packed *p, const hp_pack_policy *pol, hp_buf *out, h
     return rc;
 }
 
-static void show_error(const char *what, hp_code rc, const hp_error *err)
-{
-    char msg[256];
-    if (rc == HP_OK)
-        return;
-    hp_error_format(err, msg, sizeof msg);
-    fprintf(stderr, "  %s: %s\n", what, msg);
-}
 
-static int same_bytes(const char *what, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-    size_t i, n = alen < blen ? alen : blen;
-    if (alen == blen && memcmp(a, b, n) == 0)
-        return 1;
-    for (i = 0; i < n && a[i] == b[i]; i++)
-        ;
-    fprintf(stderr, "  %s: %zu vs %zu bytes, first difference at %zu\n", what, alen, blen, i);
-    return 0;
-}
 
 static int same_packed(const packed *a, const packed *b)
 {

@@ -4,7 +4,7 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "check.h"
+#include "testkit.h"
 #include "hp_parser.h"
 #include "hp_sink.h"
 #include "hp_tailor.h"
@@ -94,25 +94,7 @@ static void run_filter(int decode, const uint8_t *data, size_t len, const hp_tai
     hp_tailor_decoder_free(d);
 }
 
-static void show_error(const char *what, const run *r)
-{
-    char msg[256];
-    if (r->rc == HP_OK)
-        return;
-    hp_error_format(&r->err, msg, sizeof msg);
-    fprintf(stderr, "  %s: %s\n", what, msg);
-}
 
-static int same_bytes(const char *what, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-    size_t i, n = alen < blen ? alen : blen;
-    if (alen == blen && memcmp(a, b, n) == 0)
-        return 1;
-    for (i = 0; i < n && a[i] == b[i]; i++)
-        ;
-    fprintf(stderr, "  %s: %zu vs %zu bytes, first difference at %zu\n", what, alen, blen, i);
-    return 0;
-}
 
 /* First line of a Tailor log (the counter dict), into buf. */
 static int log_line(const char *rel, int line, char *buf, size_t size)
@@ -188,7 +170,7 @@ static void test_goldens(void)
         char want[2048], line[256];
 
         run_filter(0, g->src, g->src_len, NULL, 0, 0, &r);
-        show_error(g->name, &r);
+        show_error(g->name, r.rc, &r.err);
         CHECK(r.rc == HP_OK);
         CHECK(same_bytes(g->name, r.out.data, r.out.len, g->mini_bytes.data, g->mini_bytes.len));
         CHECK_EQ_U64(r.bytes_in, g->src_len);
@@ -205,7 +187,7 @@ static void test_goldens(void)
         hp_buf_free(&r.out);
 
         run_filter(1, g->mini_bytes.data, g->mini_bytes.len, NULL, 0, 0, &r);
-        show_error(g->name, &r);
+        show_error(g->name, r.rc, &r.err);
         CHECK(r.rc == HP_OK);
         CHECK(same_bytes(g->name, r.out.data, r.out.len, g->restored_bytes, g->restored_len));
         CHECK_EQ_U64(r.bytes_in, g->mini_bytes.len);
@@ -496,7 +478,7 @@ static void check_round_trip(const char *what, const dump *d, const hp_tailor_op
     run ref, r, back;
     size_t s;
     run_filter(0, d->src.data, d->src.len, opt, 0, 0, &ref);
-    show_error(what, &ref);
+    show_error(what, ref.rc, &ref.err);
     CHECK(ref.rc == HP_OK);
     for (s = 1; s < sizeof steps / sizeof steps[0]; s++) {
         if (steps[s] == 1 && d->src.len > ((size_t)1 << 20))
@@ -511,7 +493,7 @@ static void check_round_trip(const char *what, const dump *d, const hp_tailor_op
         if (steps[s] == 1 && ref.out.len > ((size_t)1 << 20))
             continue;
         run_filter(1, ref.out.data, ref.out.len, NULL, steps[s], steps[s] == 5000, &back);
-        show_error(what, &back);
+        show_error(what, back.rc, &back.err);
         CHECK(back.rc == HP_OK);
         CHECK(same_bytes(what, back.out.data, back.out.len, d->exp.data, d->exp.len));
         hp_buf_free(&back.out);
@@ -593,7 +575,7 @@ static void test_app_only_golden(void)
         run enc, dec, chunked;
         census full, kept;
         run_filter(0, g->src, g->src_len, &app, 0, 0, &enc);
-        show_error(g->name, &enc);
+        show_error(g->name, enc.rc, &enc.err);
         CHECK(enc.rc == HP_OK);
         CHECK(enc.out.len < g->mini_bytes.len);
         run_filter(0, g->src, g->src_len, &app, 4096, 1, &chunked);
@@ -601,7 +583,7 @@ static void test_app_only_golden(void)
         CHECK(strcmp(chunked.counter, enc.counter) == 0);
         hp_buf_free(&chunked.out);
         run_filter(1, enc.out.data, enc.out.len, NULL, 0, 0, &dec);
-        show_error(g->name, &dec);
+        show_error(g->name, dec.rc, &dec.err);
         CHECK(dec.rc == HP_OK);
         CHECK(take_census(g->restored_bytes, g->restored_len, &full) == HP_OK);
         CHECK(take_census(dec.out.data, dec.out.len, &kept) == HP_OK);
@@ -683,8 +665,8 @@ static void test_app_only_crafted(void)
     }
     run_filter(0, full.src.data, full.src.len, &app, 0, 0, &a);
     run_filter(0, want.src.data, want.src.len, NULL, 0, 0, &b);
-    show_error("app_only crafted", &a);
-    show_error("app_only want", &b);
+    show_error("app_only crafted", a.rc, &a.err);
+    show_error("app_only want", b.rc, &b.err);
     CHECK(a.rc == HP_OK && b.rc == HP_OK);
     CHECK(same_bytes("app_only mini", a.out.data, a.out.len, b.out.data, b.out.len));
     CHECK(strcmp(a.counter, b.counter) == 0);
@@ -1003,7 +985,7 @@ static void test_decode_errors(void)
             if (r.rc != HP_E_TRUNCATED || r.err.offset > cut || r.err.have > r.err.need)
                 bad++;
             if (cut == 0x1d0 && getenv("TAILOR_VERBOSE"))
-                show_error("cut", &r);
+                show_error("cut", r.rc, &r.err);
             hp_buf_free(&r.out);
         }
         CHECK_EQ_U64(bad, 0);

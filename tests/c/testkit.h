@@ -103,6 +103,28 @@ static inline void bb_rec_begin(bb *b, int tag)
 
 static inline void bb_rec_end(bb *b) { hp_put32(b->d + b->rec, (uint32_t)(b->len - b->rec - 4)); }
 
+/* Prints a failed core call's error under `what` (nothing for HP_OK). */
+static inline void show_error(const char *what, hp_code rc, const hp_error *err)
+{
+    char msg[256];
+    if (rc == HP_OK)
+        return;
+    hp_error_format(err, msg, sizeof msg);
+    fprintf(stderr, "  %s: %s\n", what, msg);
+}
+
+/* 1 when the two byte strings are equal; else says where they part. */
+static inline int same_bytes(const char *what, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+    size_t i, n = alen < blen ? alen : blen;
+    if (alen == blen && memcmp(a, b, n) == 0)
+        return 1;
+    for (i = 0; i < n && a[i] == b[i]; i++)
+        ;
+    fprintf(stderr, "  %s: %zu vs %zu bytes, first difference at %zu\n", what, alen, blen, i);
+    return 0;
+}
+
 /* ---- INVENTORY.json ---- */
 
 typedef struct inv_entry {
