@@ -1,8 +1,12 @@
-"""Small I/O helper shared by the codecs."""
+"""Small helpers shared by the codecs: writing to a descriptor, and an
+ordered thread pool."""
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import os
+from typing import Any
 
 
 def to_fd(data: bytes, fd: int) -> bytes | int:
@@ -13,3 +17,33 @@ def to_fd(data: bytes, fd: int) -> bytes | int:
     while view:
         view = view[os.write(fd, view):]
     return len(data)
+
+
+class OrderedJobs:
+    """Jobs run on a thread pool; results come back in submission order.
+    At most `window` jobs are in flight, which bounds memory."""
+
+    def __init__(self, threads: int, name: str) -> None:
+        self.threads = max(1, int(threads))
+        self.window = 2 * self.threads
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix=name)
+        self._pending: collections.deque[concurrent.futures.Future] = collections.deque()
+
+    def submit(self, fn: Any, *args: Any) -> None:
+        self._pending.append(self._pool.submit(fn, *args))
+
+    def ready(self, wait_for: int | None = None) -> list[Any]:
+        """Results of finished jobs in order; waits while more than `wait_for`
+        (default: the window) are pending."""
+        limit = self.window if wait_for is None else wait_for
+        out = []
+        while self._pending and (len(self._pending) > limit or self._pending[0].done()):
+            out.append(self._pending.popleft().result())
+        return out
+
+    def close(self, cancel: bool = False) -> None:
+        if cancel:
+            for future in self._pending:
+                future.cancel()
+            self._pending.clear()
+        self._pool.shutdown(wait=True, cancel_futures=cancel)

@@ -15,14 +15,12 @@ restored into a wrong dump."""
 
 from __future__ import annotations
 
-import collections
-import concurrent.futures
 import struct
 import zlib
 from typing import Any, Iterable, Sequence
 
 from . import _hprof
-from ._io import to_fd
+from ._io import OrderedJobs, to_fd
 from ._errors import CorruptError, FormatError, HprofError, TruncatedError
 
 MAGIC = b"\x89HPK\r\n\x1a\n"
@@ -140,36 +138,6 @@ def _frame_block(streams: Sequence[bytes], in_len: int, out_len: int, level: int
     return bytes(head) + b"".join(payloads)
 
 
-class _Ordered:
-    """Jobs run on a thread pool; results come back in submission order.
-    At most `window` jobs are in flight, which bounds memory."""
-
-    def __init__(self, threads: int, name: str) -> None:
-        self.threads = max(1, int(threads))
-        self.window = 2 * self.threads
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix=name)
-        self._pending: collections.deque[concurrent.futures.Future] = collections.deque()
-
-    def submit(self, fn: Any, *args: Any) -> None:
-        self._pending.append(self._pool.submit(fn, *args))
-
-    def ready(self, wait_for: int | None = None) -> list[Any]:
-        """Results of finished jobs in order; waits while more than `wait_for`
-        (default: the window) are pending."""
-        limit = self.window if wait_for is None else wait_for
-        out = []
-        while self._pending and (len(self._pending) > limit or self._pending[0].done()):
-            out.append(self._pending.popleft().result())
-        return out
-
-    def close(self, cancel: bool = False) -> None:
-        if cancel:
-            for future in self._pending:
-                future.cancel()
-            self._pending.clear()
-        self._pool.shutdown(wait=True, cancel_futures=cancel)
-
-
 # ---- encoder ---------------------------------------------------------------
 
 class PackEncoder:
@@ -192,7 +160,7 @@ class PackEncoder:
         self.app_only, self.drop_traces, self.level = bool(app_only), bool(drop_traces), level
         self._core = _hprof.PackEncoder(strip_types=self.strip_types, app_only=self.app_only,
                                         drop_traces=self.drop_traces, block_size=block_size)
-        self._jobs = _Ordered(threads, "hprofkit-pack")
+        self._jobs = OrderedJobs(threads, "hprofkit-pack")
         self._header_done = False
         self._finished = False
         self.bytes_out = 0
@@ -322,7 +290,7 @@ class PackDecoder:
         self._base = 0  # file offset of _buf[0]
         self._core: Any = None
         self._info: dict[str, Any] | None = None
-        self._jobs = _Ordered(max(1, threads), "hprofkit-unpack")
+        self._jobs = OrderedJobs(max(1, threads), "hprofkit-unpack")
         self._blocks_seen = 0
         self._restored_blocks = 0
         self._block_offsets: dict[int, int] = {}

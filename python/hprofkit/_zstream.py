@@ -9,10 +9,10 @@ to the same bytes, nearly as small, on every core."""
 
 from __future__ import annotations
 
-import collections
 import os
-import concurrent.futures
 import zlib
+
+from ._io import OrderedJobs
 
 BLOCK = 1 << 20
 WINDOW = 32 << 10
@@ -61,9 +61,7 @@ class ZlibStream:
         if not -1 <= level <= 9:
             raise ValueError(f"zlib level must be in -1..9, not {level}")
         self.level, self.threads, self.block = level, resolve_threads(threads), block
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.threads,
-                                                           thread_name_prefix="hprofkit-zlib")
-        self._pending: collections.deque[concurrent.futures.Future] = collections.deque()
+        self._jobs = OrderedJobs(self.threads, "hprofkit-zlib")
         self._finished = False
         if self.threads == 1:
             self._comp = zlib.compressobj(level)
@@ -73,12 +71,10 @@ class ZlibStream:
             self._adler = 1
             self._header_sent = False
 
-    # -- one thread: compressobj in a worker, calls kept in order ---------------
-    def _ready(self, wait_for: int) -> bytes:
-        """Output of finished jobs, in order; waits while more than `wait_for` are pending."""
+    def _ready(self, wait_for: int | None = None) -> bytes:
+        """Output of finished jobs, in order (see OrderedJobs.ready)."""
         out = []
-        while self._pending and (len(self._pending) > wait_for or self._pending[0].done()):
-            result = self._pending.popleft().result()
+        for result in self._jobs.ready(wait_for):
             if isinstance(result, tuple):  # a parallel block: (data, adler32, length)
                 data, adler, length = result
                 self._adler = adler32_combine(self._adler, adler, length)
@@ -90,16 +86,16 @@ class ZlibStream:
     def _submit_block(self, block: bytes, final: bool) -> None:
         primer = self._primer
         self._primer = bytes(block[-WINDOW:]) if len(block) >= WINDOW else (primer + block)[-WINDOW:]
-        self._pending.append(self._pool.submit(_compress_block, block, self.level, primer, final))
+        self._jobs.submit(_compress_block, block, self.level, primer, final)
 
     def compress(self, data: bytes) -> bytes:
         if self._finished:
             raise ValueError("compress() after flush()")
         if not data:
-            return self._ready(2 * self.threads)
-        if self.threads == 1:
-            self._pending.append(self._pool.submit(self._comp.compress, bytes(data)))
-            return self._ready(2)
+            return self._ready()
+        if self.threads == 1:  # compressobj in a worker: overlaps the caller's trimming
+            self._jobs.submit(self._comp.compress, bytes(data))
+            return self._ready()
         head = b""
         if not self._header_sent:
             head, self._header_sent = zlib_header(self.level), True
@@ -108,7 +104,7 @@ class ZlibStream:
             block = bytes(self._buffer[:self.block])
             del self._buffer[:self.block]
             self._submit_block(block, final=False)
-        return head + self._ready(2 * self.threads)
+        return head + self._ready()
 
     def flush(self) -> bytes:
         if self._finished:
@@ -116,7 +112,7 @@ class ZlibStream:
         self._finished = True
         try:
             if self.threads == 1:
-                self._pending.append(self._pool.submit(self._comp.flush))
+                self._jobs.submit(self._comp.flush)
                 return self._ready(0)
             head = b"" if self._header_sent else zlib_header(self.level)
             self._submit_block(bytes(self._buffer), final=True)
@@ -124,9 +120,9 @@ class ZlibStream:
             body = self._ready(0)
             return head + body + self._adler.to_bytes(4, "big")
         finally:
-            self._pool.shutdown(wait=True)
+            self._jobs.close()
 
     def close(self) -> None:
         """Stops the workers without writing the end of the stream."""
         self._finished = True
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._jobs.close(cancel=True)
