@@ -245,7 +245,8 @@ class SpecDecoder:
     """A slow pure-Python decoder following docs/format.md (§2-§8), to check
     that the spec says what the C decoder does."""
 
-    STREAMS = 39
+    STREAMS = 41
+    PRIM = 33  # prim.boolean; prim.byte is PRIM + 4
 
     def __init__(self, blob: bytes) -> None:
         import struct as st
@@ -254,12 +255,15 @@ class SpecDecoder:
         head = blob[:24]
         assert blob[:8] == b"\x89HPK\r\n\x1a\n" and st.unpack(">I", blob[24:28])[0] == zl.crc32(head)
         _, version, n, self.hversion, self.ids, self.timestamp, self.strip, flags, _ = st.unpack(">8sBBBBQHBB", head)
-        assert version == 1 and n == self.STREAMS
+        assert version == 2 and n == self.STREAMS
         self.mask = (1 << (8 * self.ids)) - 1
         self.blob, self.pos = blob, 28
         self.prev, self.score, self.serials = {}, {}, {}
         self.classes, self.index, self.fields = [], {}, {}
         self.out = bytearray()
+        self.last_shape, self.step_keys, self.steps = 0, [0] * 4096, [0] * 4096
+        self.heaps, self.heap_next = [], 0
+        self.texts = []  # newest first
         magic = b"JAVA PROFILE 1.0" + [b"", b".1", b".2", b".3"][self.hversion]
         self.out += magic + b"\0" + st.pack(">IQ", self.ids, self.timestamp)
         self.in_heap = self.held = False
@@ -334,6 +338,39 @@ class SpecDecoder:
         self.serials[ctx] = v
         return v
 
+    # -- §5.5 learnt object steps
+    @staticmethod
+    def shape(tag, what, count):
+        m = (1 << 64) - 1
+        h = ((what + 0x9E3779B97F4A7C15 * (count + 1)) & m) ^ (tag << 56)
+        h ^= h >> 31
+        h = (h * 0xBF58476D1CE4E5B9) & m
+        return (h ^ (h >> 29)) | 1
+
+    def obj_id(self):
+        prev, k = self.prev.get("obj", 0), (self.last_shape >> 20) & 4095
+        known = self.last_shape and self.step_keys[k] == self.last_shape
+        v = (prev + (self.steps[k] if known else 0) + self.unzz(self.var(15))) & self.mask
+        if self.last_shape:
+            self.step_keys[k], self.steps[k] = self.last_shape, (v - prev) & self.mask
+        self.prev["obj"] = v
+        return v
+
+    # -- §5.6 heap names
+    def heap_name(self, heap):
+        names = dict(self.heaps)
+        v = (names.get(heap, self.prev.get("heap_name", 0)) + self.unzz(self.var(6))) & self.mask
+        self.prev["heap_name"] = v
+        slots = [h for h, _ in self.heaps]
+        if heap in slots:
+            self.heaps[slots.index(heap)] = (heap, v)
+        elif len(self.heaps) < 8:
+            self.heaps.append((heap, v))
+        else:
+            self.heaps[self.heap_next % 8] = (heap, v)
+            self.heap_next += 1
+        return v
+
     def idb(self, v):
         return v.to_bytes(self.ids, "big")
 
@@ -400,12 +437,14 @@ class SpecDecoder:
                 self.pos += comp
                 assert zl.crc32(data) == crc
                 self.s.append(b"" if method == 0 else data if method == 1 else zl.decompressobj(-15).decompress(data))
-            for k in (32, 36):  # prim.char, prim.short planes
+            for k in (self.PRIM + 1, self.PRIM + 5):  # prim.char, prim.short planes
                 h = len(self.s[k]) // 2
                 self.s[k] = bytes(b for pair in zip(self.s[k][:h], self.s[k][h:]) for b in pair)
             self.p = [0] * self.STREAMS
             self.produced = 0
+            self.row_groups, self.group_of = [], {}
             self.block()
+            assert all(g["next"] == g["count"] for g in self.row_groups), "rows left over"
             assert all(self.p[k] == len(self.s[k]) for k in range(self.STREAMS)), "streams left over"
             assert self.produced == out_len  # held bytes count where they are produced
         assert blob[self.pos] == 0x45
@@ -554,9 +593,11 @@ class SpecDecoder:
             elif op in (0x04, 0x06):
                 out += st.pack(">I", self.var(14))
         elif op == 0xFE:
-            out += st.pack(">I", self.var(14)) + self.idb(self.get_id(6, "heap_name"))
+            heap = self.var(0)
+            out += st.pack(">I", heap) + self.idb(self.heap_name(heap))
         elif op == 0x20:
-            cid = self.get_id(15, "obj")
+            cid = self.obj_id()
+            self.last_shape = self.shape(0x20, 0, 0)
             self.add(cid)
             out += self.idb(cid) + st.pack(">I", self.var(8))
             sup = self.class_ref()
@@ -585,39 +626,67 @@ class SpecDecoder:
                 out.append(own[-1])
             self.fields[cid] = (sup, own)
         elif op == 0x21:
-            oid = self.get_id(15, "obj")
+            oid = self.obj_id()
             stack = self.var(8)
             cid = self.class_ref()
+            self.last_shape = self.shape(0x21, cid, 0)
             s = self.var(23)
             if s == 0:
-                fields = bytearray()
-                for t in self.layout(cid):
-                    fields += self.idb(self.get_ref(24, "iref", oid)) if t == 2 else self.take(25, self.size(t))
+                layout = self.layout(cid)
+                width = sum(self.size(t) for t in layout if t != 2)
+                row = b""
+                if width:  # §7.2 row groups
+                    g = self.group_of.get(cid)
+                    if g is None or g["width"] != width:
+                        count = self.var(32)
+                        g = {"width": width, "count": count, "planes": self.take(25, count * width), "next": 0}
+                        self.row_groups.append(g)
+                        self.group_of[cid] = g
+                    assert g["next"] < g["count"]
+                    row = bytes(g["planes"][j * g["count"] + g["next"]] for j in range(width))
+                    g["next"] += 1
+                fields, at = bytearray(), 0
+                for t in layout:
+                    if t == 2:
+                        fields += self.idb(self.get_ref(24, "iref", oid))
+                    else:
+                        fields += row[at:at + self.size(t)]
+                        at += self.size(t)
                 out += self.idb(oid) + st.pack(">I", stack) + self.idb(cid) + st.pack(">I", len(fields)) + fields
             else:
                 out += self.idb(oid) + st.pack(">I", stack) + self.idb(cid) + st.pack(">I", s - 1)
                 pay = ("iraw", 26, s - 1)
         elif op == 0x22:
-            oid = self.get_id(15, "obj")
+            oid = self.obj_id()
             stack, count = self.var(8), self.var(27)
-            out += self.idb(oid) + st.pack(">II", stack, count) + self.idb(self.class_ref())
+            cid = self.class_ref()
+            self.last_shape = self.shape(0x22, cid, count)
+            out += self.idb(oid) + st.pack(">II", stack, count) + self.idb(cid)
             self.aref_base = oid
             pay = ("aref", 29, count)
         elif op in (0x23, 0xC3):
-            oid = self.get_id(15, "obj")
+            oid = self.obj_id()
             stack, count = self.var(8), self.var(27)
             a = self.u8(28)
-            t = a & 0x3F
+            t = a & 0x1F
+            self.last_shape = self.shape(op, t, count)
             out += self.idb(oid) + st.pack(">II", stack, count) + bytes((t,))
             n = count * self.size(t) if op == 0x23 else 0
             if a & 0x80:
-                out += self.take(31 + t - 4, self.size(t)) * count
+                out += self.take(self.PRIM + t - 4, self.size(t)) * count
             elif a & 0x40:
                 pay = ("noise", 30, n)
+            elif a & 0x20:  # text: shared prefix, then the rest in prim.byte
+                shared = self.var(31)
+                back = self.u8(31) if shared else 0
+                assert t in (5, 8) and (not shared or shared <= min(count, len(self.texts[back])))
+                text = (self.texts[back][:shared] if shared else b"") + self.take(self.PRIM + 4, count - shared)
+                self.texts = [text[:1024]] + self.texts[:15]
+                out += text if t == 8 else b"".join(b"\0" + bytes((c,)) for c in text)
             elif self.strip >> t & 1:
                 out += bytes(n)
             elif n:
-                pay = ("prim", 31 + t - 4, n)
+                pay = ("prim", self.PRIM + t - 4, n)
         else:
             raise AssertionError(f"sub op {op:#x}")
         total = len(out) + (pay[2] * (ids if pay[0] == "aref" else 1) if pay else 0)
@@ -637,6 +706,96 @@ def test_the_spec_decodes_what_the_encoder_writes(name):
                     dict(strip="none", app_only=True, block_size=SMALL_BLOCK)):
         blob = pack(data, **options)
         assert SpecDecoder(blob).run() == unpack(blob), options
+
+
+# ---- the corners of the model (docs/format.md §5.5-§5.7, §6.3, §7.2, §7.4) -----------
+
+def model_corners_dump(id_size: int) -> bytes:
+    """An Android-style dump built to hit every corner of the model: text arrays
+    whose best prefix is the oldest remembered one (its slot is the one being
+    overwritten), texts longer than the 1024 bytes remembered, Latin-1 char[]
+    next to non-Latin-1 ones, more heaps than the 8 heap-name pairs, a class
+    redefined with another layout in the middle of a block, ids with
+    irregular gaps, small held segments and one segment over 1 MiB."""
+    import io
+    from hprofkit.writer import HprofWriter
+    rng = random.Random(id_size)
+    out = io.BytesIO()
+    w = HprofWriter(out, version="1.0.3", id_size=id_size)
+    names = [w.string(f"heap{k}") for k in range(11)]
+    for cid in (0x1000, 0x2000):
+        w.load_class(cid, f"C{cid:x}")
+    next_id = 0x100000
+
+    def new_id() -> int:
+        nonlocal next_id
+        next_id += rng.choice((16, 16, 16, 24, 8, 4096))
+        return next_id
+
+    with w.heap_dump(split_objects=9) as h:
+        h.class_dump(0x1000, fields=[("a", "int"), ("r", "object"), ("b", "short")])
+        h.class_dump(0x2000, fields=[("x", "long")])
+        for round_ in range(3):
+            texts = [f"p{i:02d}-{rng.random()}" for i in range(16)]
+            texts += [f"p00-{rng.random()}", f"p01-{rng.random()}"]  # back 15, twice
+            texts += ["L" * 1500 + str(round_), "L" * 1300 + "x", "é-ü-" + texts[3], "\u20ac-" + texts[4], "a\0b"]
+            for i, text in enumerate(texts):
+                h.heap_dump_info(0x40 + (i * 7 + round_) % 11, names[(i * 7 + round_) % 11])
+                if i % 3 == 0:
+                    h.primitive_array(new_id(), "char", text)
+                else:
+                    h.primitive_array(new_id(), "byte", text.encode("utf-8"))
+                fields = [rng.randrange(1 << 31), new_id(), i]
+                h.instance(new_id(), 0x1000, values=fields[:len(h.instance_field_types(0x1000))])
+                h.instance(new_id(), 0x2000, values=[rng.randrange(1 << 63)])
+            h.primitive_array(new_id(), "byte", b"")
+            if round_ == 1:  # C loses a field: rows of another width in the same block
+                h.class_dump(0x1000, fields=[("a", "int"), ("r", "object")])
+    with w.heap_dump() as h:
+        h.primitive_array(new_id(), "byte", bytes(rng.randrange(97, 123) for _ in range(1_200_000)))
+        h.instance(new_id(), 0x2000, values=[7])
+    w.heap_dump_end()
+    w.close()
+    return out.getvalue()
+
+
+def pack_streams(data: bytes, **options) -> list[bytes]:
+    """Each stream of every block of the pack, joined."""
+    encoder = _hprof.PackEncoder(**options)
+    blocks = encoder.feed(data) + encoder.flush()
+    return [b"".join(streams[k] for streams, _, _ in blocks) for k in range(len(_pack.STREAMS))]
+
+
+def varints(data: bytes) -> list[int]:
+    values, v, shift = [], 0, 0
+    for byte in data:
+        v |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            values.append(v)
+            v = shift = 0
+    return values
+
+
+@pytest.mark.parametrize("id_size", [4, 8])
+def test_model_corners_round_trip(id_size):
+    data = model_corners_dump(id_size)
+    streams = pack_streams(data)
+    shared, backs, pos = streams[_pack.STREAMS.index("shared")], [], 0
+    while pos < len(shared):  # varint k, then the text it names when k > 0
+        k, pos = _pack._read_varint(shared, pos, len(shared))
+        if k:
+            backs.append(shared[pos])
+            pos += 1
+    assert 15 in backs and 0 in backs
+    # classes 0x1000 and 0x2000, then 0x1000 again with its new width
+    assert len(varints(streams[_pack.STREAMS.index("rows")])) == 3
+    assert streams[_pack.STREAMS.index("len")]  # the 1 MiB segment has its length
+    for block_size in (0, SMALL_BLOCK):
+        blob = pack(data, strip="none", block_size=block_size)
+        assert unpack(blob) == data
+        assert SpecDecoder(blob).run() == data
+        assert pack(data, cuts=range(0, len(data), 997), strip="none", block_size=block_size) == blob
 
 
 # ---- corrupt and truncated packs ----------------------------------------------------

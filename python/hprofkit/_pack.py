@@ -25,7 +25,7 @@ from ._errors import CorruptError, FormatError, HprofError, TruncatedError
 
 MAGIC = b"\x89HPK\r\n\x1a\n"
 SLICE = 16 << 20  # feed() handles larger inputs in slices: memory stays bounded by the thread window
-VERSION = 1
+VERSION = 2
 STREAMS = _hprof.PACK_STREAMS
 NSTREAMS = len(STREAMS)
 DEFAULT_LEVEL = 6
@@ -106,6 +106,9 @@ def _read_varint(buf: bytes | bytearray | memoryview, pos: int, end: int) -> tup
 # ---- compression of one block ----------------------------------------------
 
 STORED_STREAMS = frozenset({STREAMS.index("noise")})  # random-looking bytes: deflate would not help
+# Text (byte[] and Latin-1 char[] contents): Huffman-coded letters and digits
+# cost less than the short, distant matches deflate would otherwise pick.
+FILTERED_STREAMS = frozenset({STREAMS.index("prim.byte")})
 
 
 def _compress_stream(raw: bytes, level: int, index: int = -1) -> tuple[int, bytes]:
@@ -113,7 +116,8 @@ def _compress_stream(raw: bytes, level: int, index: int = -1) -> tuple[int, byte
     if not raw:
         return METHOD_EMPTY, b""
     if level > 0 and index not in STORED_STREAMS:
-        comp = zlib.compressobj(level, zlib.DEFLATED, -15, 9)
+        strategy = zlib.Z_FILTERED if index in FILTERED_STREAMS else zlib.Z_DEFAULT_STRATEGY
+        comp = zlib.compressobj(level, zlib.DEFLATED, -15, 9, strategy)
         data = comp.compress(raw) + comp.flush()
         if len(data) < len(raw):
             return METHOD_DEFLATE, data

@@ -65,6 +65,8 @@ enum {
     HP_PS_ATYPE,    /* primitive array element types */
     HP_PS_AREF,     /* object array elements */
     HP_PS_NOISE,    /* elements of primitive arrays that look random, as they are */
+    HP_PS_SHARED,   /* text arrays: bytes shared with the previous one */
+    HP_PS_ROWS,     /* instances per class and block whose IPRIM bytes are planes */
     HP_PS_PRIM,     /* primitive array elements: 8 streams, boolean .. long (type 4 .. 11) */
     HP_PACK_NSTREAMS = HP_PS_PRIM + 8
 };

@@ -31,6 +31,13 @@ typedef struct pk_group {
     const uint8_t **text;  /* strings only */
 } pk_group;
 
+/* A row group of the block (the encoder's pk_rows): `count` rows of
+ * `width` bytes, stored as planes at `planes`; `next` rows restored. */
+typedef struct pk_row_group {
+    const uint8_t *planes;
+    uint32_t width, count, next;
+} pk_row_group;
+
 /* Why the current unit failed (d->bad). */
 enum { BAD_NONE, BAD_SHORT, BAD_VARINT, BAD_VALUE };
 
@@ -48,7 +55,12 @@ struct hp_pack_decoder {
     pk_align align[PK_NALIGN];
     uint32_t ser[PK_NSER];
     pk_classes classes;
+    pk_steps steps;
+    pk_heaps heaps;
+    pk_text text;
     pk_group strs, lcs;
+    pk_row_group *rows;
+    size_t nrows, rows_cap;
     hp_buf planes[2]; /* the 2-byte element streams, unshuffled */
 
     /* output: buf, then the sink or (holding) the hold buffer */
@@ -151,6 +163,17 @@ static inline uint64_t get_id(hp_pack_decoder *d, int si, int ctx)
 {
     uint64_t v = (d->prev[ctx] + get_delta(d, si, &d->align[ctx])) & d->mask;
     d->prev[ctx] = v;
+    return v;
+}
+
+/* An object's id (put_obj_id); the caller then sets d->steps.last. */
+static inline uint64_t get_obj_id(hp_pack_decoder *d)
+{
+    uint64_t prev = d->prev[PK_CTX_OBJ];
+    uint64_t base = prev + pk_step_predict(&d->steps);
+    uint64_t v = (base + (uint64_t)pk_unzigzag(get_var(d, HP_PS_OBJID))) & d->mask;
+    pk_step_learn(&d->steps, (v - prev) & d->mask);
+    d->prev[PK_CTX_OBJ] = v;
     return v;
 }
 

@@ -311,14 +311,21 @@ static hp_code heap_info(hp_pack_decoder *d)
 {
     const int ids = d->id_size;
     uint8_t *q = wroom(d, 5 + (size_t)ids);
+    uint32_t heap;
+    uint64_t base, name;
     hp_code rc;
     if (!q)
         return pk_dec_nomem(d);
-    q[0] = HP_SUB_HEAP_DUMP_INFO;
-    hp_put32(q + 1, get_u32(d, HP_PS_ROOTX));
-    put_idb(q + 5, get_id(d, HP_PS_NAME, PK_CTX_HEAP_NAME), ids);
+    heap = get_u32(d, HP_PS_OP);
+    base = pk_heap_base(&d->heaps, heap, d->prev[PK_CTX_HEAP_NAME]);
+    name = (base + (uint64_t)pk_unzigzag(get_var(d, HP_PS_NAME))) & d->mask;
     if ((rc = pk_dec_checked(d)) != HP_OK || (rc = fits(d, 5 + (size_t)ids)) != HP_OK)
         return rc;
+    d->prev[PK_CTX_HEAP_NAME] = name;
+    pk_heap_learn(&d->heaps, heap, name);
+    q[0] = HP_SUB_HEAP_DUMP_INFO;
+    hp_put32(q + 1, heap);
+    put_idb(q + 5, name, ids);
     wdone(d, 5 + (size_t)ids);
     return HP_OK;
 }
@@ -355,7 +362,8 @@ static hp_code class_dump(hp_pack_decoder *d)
 
     if (!(q = wroom(d, fixed + 2)))
         return pk_dec_nomem(d);
-    id = get_id(d, HP_PS_OBJID, PK_CTX_OBJ);
+    id = get_obj_id(d);
+    d->steps.last = pk_shape(HP_SUB_CLASS_DUMP, 0, 0);
     idx = pk_class_add(&d->classes, id);
     if (idx == -1)
         return pk_dec_nomem(d);
@@ -418,19 +426,59 @@ static hp_code class_dump(hp_pack_decoder *d)
     return HP_OK;
 }
 
+/* The row group instance fields of class `c` come from: the current one,
+ * or the next of the block (its row count from ROWS, its planes from IPRIM).
+ * NULL when the streams say otherwise (d->bad) or memory runs out. */
+static pk_row_group *row_group(hp_pack_decoder *d, pk_class *c, int *nomem)
+{
+    pk_row_group *g;
+    uint32_t count;
+    *nomem = 0;
+    if (c->rows_block == d->blocks + 1 && d->rows[c->rows].width == c->prim)
+        return &d->rows[c->rows];
+    count = get_u32(d, HP_PS_ROWS);
+    if (d->bad)
+        return NULL;
+    if (count == 0 || (uint64_t)count * c->prim > avail(d, HP_PS_IPRIM)) {
+        pk_dec_set_bad(d, BAD_VALUE, HP_PS_ROWS, "row group larger than stream 'iprim'");
+        return NULL;
+    }
+    if (d->nrows == d->rows_cap) {
+        size_t cap = d->rows_cap ? 2 * d->rows_cap : 64;
+        void *p = d->alloc.realloc_fn(d->rows, cap * sizeof *d->rows);
+        if (!p) {
+            *nomem = 1;
+            return NULL;
+        }
+        d->rows = p;
+        d->rows_cap = cap;
+    }
+    c->rows = (uint32_t)d->nrows++;
+    c->rows_block = d->blocks + 1;
+    g = &d->rows[c->rows];
+    g->width = c->prim;
+    g->count = count;
+    g->next = 0;
+    g->planes = get_bytes(d, HP_PS_IPRIM, (size_t)count * c->prim);
+    return g;
+}
+
 static hp_code instance(hp_pack_decoder *d)
 {
     const int ids = d->id_size;
     const size_t head = 1 + 2 * (size_t)ids + 8;
-    uint64_t id = get_id(d, HP_PS_OBJID, PK_CTX_OBJ), cls, isize;
+    uint64_t id = get_obj_id(d), cls, isize;
     uint32_t stack = get_u32(d, HP_PS_STACK), size = 0;
     int64_t k;
     const uint32_t *prog = NULL;
     size_t nsteps = 0, i;
+    pk_row_group *group = NULL;
+    const uint8_t *row = NULL;
     uint8_t *q;
     hp_code rc;
 
     cls = get_class(d, &k);
+    d->steps.last = pk_shape(HP_SUB_INSTANCE_DUMP, cls, 0);
     isize = get_var(d, HP_PS_ISIZE);
     if ((rc = pk_dec_checked(d)) != HP_OK)
         return rc;
@@ -460,18 +508,26 @@ static hp_code instance(hp_pack_decoder *d)
         wdone(d, head);
         return copy_payload(d, CONT_IRAW, HP_PS_IRAW, size);
     }
+    if (d->classes.v[k].prim) {
+        int oom;
+        group = row_group(d, &d->classes.v[k], &oom);
+        if (oom)
+            return pk_dec_nomem(d);
+        if (group && group->next == group->count)
+            return pk_dec_corrupt(d, "more instances of a class than its row group holds");
+        if ((rc = pk_dec_checked(d)) != HP_OK)
+            return rc;
+        row = group->planes + group->next++;
+    }
     q += head;
     for (i = 0; i < nsteps; i++) {
-        uint32_t step = prog[i];
+        uint32_t step = prog[i], b;
         if (step == PK_STEP_REF) {
             put_idb(q, get_ref(d, HP_PS_IREF, &d->align[PK_ALIGN_IREF], id), ids);
             q += ids;
         } else {
-            const uint8_t *v = get_bytes(d, HP_PS_IPRIM, step);
-            if (!v)
-                break;
-            memcpy(q, v, step);
-            q += step;
+            for (b = 0; b < step; b++, row += group->count)
+                *q++ = *row;
         }
     }
     if ((rc = pk_dec_checked(d)) != HP_OK)
@@ -508,14 +564,51 @@ static hp_code fill(hp_pack_decoder *d, int si, size_t size, uint64_t total)
     return HP_OK;
 }
 
+/* A text array (PK_ATYPE_TEXT): the prefix it shares with a recent one,
+ * then its other bytes from prim.byte (the low bytes of chars). */
+static hp_code text_array(hp_pack_decoder *d, unsigned type, size_t n)
+{
+    const size_t width = type == HP_T_CHAR ? 2 : 1;
+    uint64_t shared = get_var(d, HP_PS_SHARED);
+    unsigned back = shared ? get_u8(d, HP_PS_SHARED) : 0;
+    const uint8_t *rest, *prefix = d->text.text[pk_text_slot(&d->text, back)];
+    uint8_t *q;
+    size_t i;
+    hp_code rc;
+    if (!d->bad && shared && (back >= d->text.n || shared > n || shared > d->text.len[pk_text_slot(&d->text, back)]))
+        pk_dec_set_bad(d, BAD_VALUE, HP_PS_SHARED, "text prefix longer than the text array it names");
+    rest = d->bad ? NULL : get_bytes(d, HP_PS_PRIM + HP_T_BYTE - HP_T_BOOLEAN, n - (size_t)shared);
+    if ((rc = pk_dec_checked(d)) != HP_OK)
+        return rc;
+    if (!(q = wroom(d, n * width)))
+        return pk_dec_nomem(d);
+    if (width == 1) {
+        memcpy(q, prefix, (size_t)shared);
+        if (n > shared)
+            memcpy(q + shared, rest, n - (size_t)shared);
+    } else {
+        for (i = 0; i < shared; i++) {
+            q[2 * i] = 0;
+            q[2 * i + 1] = prefix[i];
+        }
+        for (; i < n; i++) {
+            q[2 * i] = 0;
+            q[2 * i + 1] = rest[i - shared];
+        }
+    }
+    pk_text_learn(&d->text, back, (size_t)shared, rest, n);
+    wdone(d, n * width);
+    return HP_OK;
+}
+
 static hp_code array(hp_pack_decoder *d, unsigned tag)
 {
     const int ids = d->id_size;
-    uint64_t id = get_id(d, HP_PS_OBJID, PK_CTX_OBJ), cls = 0;
+    uint64_t id = get_obj_id(d), cls = 0;
     uint32_t stack = get_u32(d, HP_PS_STACK);
     uint32_t count = get_u32(d, HP_PS_COUNT);
     unsigned type = HP_T_OBJECT;
-    int constant = 0, stream = -1;
+    int constant = 0, is_text = 0, stream = -1;
     size_t head;
     uint64_t payload;
     int64_t k;
@@ -524,6 +617,7 @@ static hp_code array(hp_pack_decoder *d, unsigned tag)
 
     if (tag == HP_SUB_OBJ_ARRAY_DUMP) {
         cls = get_class(d, &k);
+        d->steps.last = pk_shape(HP_SUB_OBJ_ARRAY_DUMP, cls, count);
         head = 1 + 2 * (size_t)ids + 8;
         payload = (uint64_t)count * (uint64_t)ids;
     } else {
@@ -534,12 +628,20 @@ static hp_code array(hp_pack_decoder *d, unsigned tag)
         } else if (type & PK_ATYPE_NOISE && tag == HP_SUB_PRIM_ARRAY_DUMP) {
             type &= ~(unsigned)PK_ATYPE_NOISE;
             stream = HP_PS_NOISE;
+        } else if (type & PK_ATYPE_TEXT && tag == HP_SUB_PRIM_ARRAY_DUMP && count >= 1) {
+            type &= ~(unsigned)PK_ATYPE_TEXT;
+            is_text = 1;
+            if (type != HP_T_BYTE && type != HP_T_CHAR)
+                pk_dec_set_bad(d, BAD_VALUE, HP_PS_ATYPE, "text flag on an array that is not byte[] or char[]");
         }
         if (type < HP_T_BOOLEAN || type > HP_T_LONG)
             pk_dec_set_bad(d, BAD_VALUE, HP_PS_ATYPE, "invalid element type in stream 'atype'");
+        d->steps.last = pk_shape(tag, type, count);
         head = 1 + (size_t)ids + 9;
         payload = tag == HP_SUB_PRIM_ARRAY_DUMP ? (uint64_t)count * (uint64_t)hp_type_size((int)type, ids) : 0;
     }
+    if (is_text && head + payload > HP_WHOLE_MAX && !d->bad)
+        pk_dec_set_bad(d, BAD_VALUE, HP_PS_ATYPE, "text array longer than the encoder makes them");
     if ((rc = pk_dec_checked(d)) != HP_OK || (rc = fits(d, head + payload)) != HP_OK)
         return rc;
     if (!(q = wroom(d, head)))
@@ -557,6 +659,8 @@ static hp_code array(hp_pack_decoder *d, unsigned tag)
         d->aref_base = id;
         return aref_payload(d, count);
     }
+    if (is_text)
+        return text_array(d, type, count);
     if (constant)
         return fill(d, HP_PS_PRIM + (int)type - HP_T_BOOLEAN, (size_t)hp_type_size((int)type, ids), payload);
     if (stream < 0 && d->pol.strip_types >> type & 1u && tag == HP_SUB_PRIM_ARRAY_DUMP)

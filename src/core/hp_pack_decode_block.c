@@ -380,6 +380,10 @@ hp_code hp_pack_decoder_block(hp_pack_decoder *d, const uint8_t *const data[HP_P
         rc = run_block(d);
     if (rc == HP_OK && (d->strs.next != d->strs.n || d->lcs.next != d->lcs.n))
         rc = pk_dec_corrupt(d, "a sorted group holds more records than the block");
+    for (i = 0; rc == HP_OK && (size_t)i < d->nrows; i++)
+        if (d->rows[i].next != d->rows[i].count)
+            rc = pk_dec_corrupt(d, "a row group holds more rows than the block has instances");
+    d->nrows = 0;
     if (rc == HP_OK) {
         for (i = 0; i < HP_PACK_NSTREAMS; i++)
             if (d->in[i].p != d->in[i].end) {
@@ -452,6 +456,7 @@ void hp_pack_decoder_free(hp_pack_decoder *d)
     if (!d)
         return;
     pk_classes_free(&d->classes);
+    d->alloc.free_fn(d->rows);
     group_free(&d->alloc, &d->strs);
     group_free(&d->alloc, &d->lcs);
     hp_buf_free(&d->planes[0]);

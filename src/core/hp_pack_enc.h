@@ -28,6 +28,13 @@ typedef struct pk_lc {
     uint32_t serial, stack, idx;
 } pk_lc;
 
+/* The primitive field bytes of one class's instances in the block, one
+ * row per instance; they go to IPRIM as byte planes when the block is cut. */
+typedef struct pk_rows {
+    uint32_t width, count;
+    pk_stream bytes;
+} pk_rows;
+
 /* What the bytes of the current payload (or record body) become. */
 enum { PAY_NONE, PAY_SKIP, PAY_ZERO, PAY_RAW, PAY_IRAW, PAY_PRIM, PAY_AREF };
 
@@ -50,6 +57,9 @@ struct hp_pack_encoder {
     pk_align align[PK_NALIGN];
     uint32_t ser[PK_NSER];
     pk_classes classes;
+    pk_steps steps;
+    pk_heaps heaps;
+    pk_text text;
 
     /* the block's sorted groups (docs/format.md §5.3) */
     pk_str *strs;
@@ -58,6 +68,8 @@ struct hp_pack_encoder {
     pk_stream scratch;
     pk_lc *lcs;
     size_t nlcs, lcs_cap;
+    pk_rows *rows; /* the block's row groups, in order of first use */
+    size_t nrows, rows_cap;
     uint32_t *ranks;
     size_t ranks_cap;
 
@@ -160,6 +172,29 @@ static inline void put_id(hp_pack_encoder *e, int si, int ctx, uint64_t v)
     int64_t d = pk_id_diff(v, e->prev[ctx], e->id_size);
     e->prev[ctx] = v;
     put_delta(e, si, &e->align[ctx], d);
+}
+
+/* An object's id: zigzag of its difference from the id predicted by the
+ * step learnt after the previous object (almost always 0, so no LOW byte);
+ * the caller then sets e->steps.last to the object's shape. */
+static inline void put_obj_id(hp_pack_encoder *e, uint64_t v)
+{
+    uint64_t prev = e->prev[PK_CTX_OBJ];
+    int64_t d = pk_id_diff(v, prev + pk_step_predict(&e->steps), e->id_size);
+    pk_step_learn(&e->steps, (v - prev) & pk_id_mask(e->id_size));
+    e->prev[PK_CTX_OBJ] = v;
+    put_var(e, HP_PS_OBJID, pk_zigzag(d));
+}
+
+/* A HEAP_DUMP_INFO after its op: the heap id in OP too (it says which
+ * objects follow, like an op), the name against that heap's last name. */
+static inline void put_heap_info(hp_pack_encoder *e, uint32_t heap, uint64_t name)
+{
+    uint64_t base = pk_heap_base(&e->heaps, heap, e->prev[PK_CTX_HEAP_NAME]);
+    put_var(e, HP_PS_OP, heap);
+    put_var(e, HP_PS_NAME, pk_zigzag(pk_id_diff(name, base, e->id_size)));
+    e->prev[PK_CTX_HEAP_NAME] = name;
+    pk_heap_learn(&e->heaps, heap, name);
 }
 
 /* A reference: 0 for null, else a delta against `base` (hp_pack_model.h). */

@@ -168,8 +168,16 @@ static void open_heap_head(hp_pack_encoder *e)
     put_head(e, e->rec.tag);
     out(e, 9);
     e->heap_head_out = 1;
-    if (!e->heap_pending)
+    if (e->heap_pending)
+        return; /* app_only: the length is known at the end */
+    if (e->rec.length <= PK_HELD_MAX) {
+        /* Android's many small segments: an END op costs less than a
+         * length, and the decoder holding 1 MiB is cheap */
+        put_var(e, HP_PS_LEN, 0);
+        e->heap_deferred = 1;
+    } else {
         put_var(e, HP_PS_LEN, (uint64_t)e->rec.length + 1);
+    }
 }
 
 static hp_code on_record(hp_pack_encoder *e, const hp_event *ev)
@@ -221,10 +229,10 @@ static hp_code on_data(hp_pack_encoder *e, const hp_event *ev)
 
 static hp_code on_record_end(hp_pack_encoder *e)
 {
-    if (e->rec_mode == REC_HEAP && e->heap_pending && e->heap_head_out) {
+    if (e->rec_mode == REC_HEAP && e->heap_head_out) {
         if (e->heap_deferred)
             put_u8(e, HP_PS_OP, 0); /* END: the decoder held the record */
-        else
+        else if (e->heap_pending)
             put_var(e, HP_PS_LEN, e->heap_body + 1);
     }
     e->rec_mode = REC_NONE;
@@ -277,7 +285,8 @@ static void code_class_dump(hp_pack_encoder *e, const hp_subrecord *s, const uin
     size_t i, k;
 
     hp_class_layout_decode(d, e->id_size, &lay);
-    put_id(e, HP_PS_OBJID, PK_CTX_OBJ, s->id);
+    put_obj_id(e, s->id);
+    e->steps.last = pk_shape(HP_SUB_CLASS_DUMP, 0, 0);
     idx = pk_class_add(&e->classes, s->id);
     if (idx == -1)
         e->oom = 1;
@@ -309,18 +318,50 @@ static void code_class_dump(hp_pack_encoder *e, const hp_subrecord *s, const uin
         e->oom = 1;
 }
 
+/* Room for one more row in the block's row group of class c (a new group
+ * when the class has none yet in this block, or rows of another width). */
+static uint8_t *new_row(hp_pack_encoder *e, pk_class *c)
+{
+    pk_rows *r;
+    if (c->rows_block != e->blocks + 1 || e->rows[c->rows].width != c->prim) {
+        size_t old = e->rows_cap;
+        if (pk_enc_grow_array(e, (void **)&e->rows, &e->rows_cap, e->nrows + 1, sizeof *e->rows) < 0)
+            return NULL;
+        if (e->rows_cap > old) /* the groups' buffers are reused from block to block */
+            memset(e->rows + old, 0, (e->rows_cap - old) * sizeof *e->rows);
+        c->rows = (uint32_t)e->nrows++;
+        c->rows_block = e->blocks + 1;
+        r = &e->rows[c->rows];
+        r->width = c->prim;
+        r->count = 0;
+        r->bytes.len = 0;
+    }
+    r = &e->rows[c->rows];
+    if (r->bytes.cap - r->bytes.len < c->prim && !pk_enc_grow(e, &r->bytes, c->prim))
+        return NULL;
+    r->count++;
+    r->bytes.len += c->prim;
+    e->total += c->prim;
+    return r->bytes.data + r->bytes.len - c->prim;
+}
+
 /* Instance fields by the class's program: references to IREF (against the
- * instance's own id), primitive runs to IPRIM. */
-static void code_fields(hp_pack_encoder *e, const uint32_t *prog, size_t n, const uint8_t *f, uint64_t self)
+ * instance's own id), primitive runs to a row of the class's row group. */
+static void code_fields(hp_pack_encoder *e, size_t k, const uint32_t *prog, size_t n, const uint8_t *f,
+                        uint64_t self)
 {
     const int ids = e->id_size;
+    uint8_t *row = NULL;
     size_t i;
+    if (e->classes.v[k].prim && !(row = new_row(e, &e->classes.v[k])))
+        return;
     for (i = 0; i < n; i++) {
         if (prog[i] == PK_STEP_REF) {
             put_ref(e, HP_PS_IREF, &e->align[PK_ALIGN_IREF], hp_read_id(f, ids), self);
             f += ids;
         } else {
-            put_bytes(e, HP_PS_IPRIM, f, prog[i]);
+            memcpy(row, f, prog[i]);
+            row += prog[i];
             f += prog[i];
         }
     }
@@ -364,6 +405,51 @@ static int constant(const hp_subrecord *s, const uint8_t *d, int id_size)
     return memcmp(p, p + size, (size_t)s->payload_len - size) == 0;
 }
 
+/* Whether a primitive array is coded as text: a byte[], or a char[] with
+ * every char below 256 (Latin-1 strings: their low bytes then sit beside
+ * the byte[] values of compact strings).  Only whole arrays qualify. */
+static int text(const hp_subrecord *s, const uint8_t *d)
+{
+    const uint8_t *p = d + s->head_len;
+    size_t i;
+    if (s->count == 0 || s->length > HP_WHOLE_MAX)
+        return 0;
+    if (s->elem_type == HP_T_BYTE)
+        return 1;
+    if (s->elem_type != HP_T_CHAR)
+        return 0;
+    for (i = 0; i < (size_t)s->count; i++)
+        if (p[2 * i])
+            return 0;
+    return 1;
+}
+
+/* A text array: the prefix it shares with a recent one (its length, and
+ * if not 0 which one), then its other bytes in prim.byte. */
+static void code_text(hp_pack_encoder *e, const hp_subrecord *s, const uint8_t *d)
+{
+    const int si = HP_PS_PRIM + HP_T_BYTE - HP_T_BOOLEAN;
+    const uint8_t *p = d + s->head_len;
+    const size_t n = (size_t)s->count;
+    size_t shared, i;
+    unsigned back;
+    uint8_t *q = room(e, si, n);
+    if (!q)
+        return;
+    if (s->elem_type == HP_T_CHAR)
+        for (i = 0; i < n; i++)
+            q[i] = p[2 * i + 1];
+    else
+        memcpy(q, p, n);
+    shared = pk_text_shared(&e->text, q, n, &back);
+    pk_text_learn(&e->text, back, shared, q + shared, n);
+    put_var(e, HP_PS_SHARED, shared);
+    if (shared)
+        put_u8(e, HP_PS_SHARED, back);
+    memmove(q, q + shared, n - shared);
+    commit(e, si, n - shared);
+}
+
 static hp_code on_subrecord(hp_pack_encoder *e, const hp_event *ev)
 {
     const hp_subrecord *s = ev->sub;
@@ -392,8 +478,7 @@ static hp_code on_subrecord(hp_pack_encoder *e, const hp_event *ev)
             open_heap_head(e);
         if (e->info_len) {
             put_u8(e, HP_PS_OP, HP_SUB_HEAP_DUMP_INFO);
-            put_var(e, HP_PS_ROOTX, hp_be32(e->info + 1));
-            put_id(e, HP_PS_NAME, PK_CTX_HEAP_NAME, hp_read_id(e->info + 5, e->id_size));
+            put_heap_info(e, hp_be32(e->info + 1), hp_read_id(e->info + 5, e->id_size));
             out(e, e->info_len);
             e->heap_body += e->info_len;
             e->info_len = 0;
@@ -403,8 +488,7 @@ static hp_code on_subrecord(hp_pack_encoder *e, const hp_event *ev)
     put_u8(e, HP_PS_OP, s->tag);
     switch (s->tag) {
     case HP_SUB_HEAP_DUMP_INFO:
-        put_var(e, HP_PS_ROOTX, s->aux);
-        put_id(e, HP_PS_NAME, PK_CTX_HEAP_NAME, s->ref);
+        put_heap_info(e, (uint32_t)s->aux, s->ref);
         break;
     case HP_SUB_CLASS_DUMP:
         code_class_dump(e, s, d);
@@ -414,9 +498,10 @@ static hp_code on_subrecord(hp_pack_encoder *e, const hp_event *ev)
         const uint32_t *prog = NULL;
         size_t nsteps = 0;
         uint32_t size = 0;
-        put_id(e, HP_PS_OBJID, PK_CTX_OBJ, s->id);
+        put_obj_id(e, s->id);
         put_var(e, HP_PS_STACK, s->serial);
         k = put_class(e, s->class_id);
+        e->steps.last = pk_shape(HP_SUB_INSTANCE_DUMP, s->class_id, 0);
         if (k >= 0 && s->length <= HP_WHOLE_MAX) {
             int oom;
             prog = pk_class_program(&e->classes, (size_t)k, e->id_size, &nsteps, &size, &oom);
@@ -425,7 +510,7 @@ static hp_code on_subrecord(hp_pack_encoder *e, const hp_event *ev)
         }
         if (prog && size == s->count) {
             put_var(e, HP_PS_ISIZE, 0);
-            code_fields(e, prog, nsteps, d + s->head_len, s->id);
+            code_fields(e, (size_t)k, prog, nsteps, d + s->head_len, s->id);
             out(e, s->length);
             return HP_OK;
         }
@@ -435,18 +520,20 @@ static hp_code on_subrecord(hp_pack_encoder *e, const hp_event *ev)
         break;
     }
     case HP_SUB_OBJ_ARRAY_DUMP:
-        put_id(e, HP_PS_OBJID, PK_CTX_OBJ, s->id);
+        put_obj_id(e, s->id);
         put_var(e, HP_PS_STACK, s->serial);
         put_var(e, HP_PS_COUNT, s->count);
         put_class(e, s->class_id);
+        e->steps.last = pk_shape(HP_SUB_OBJ_ARRAY_DUMP, s->class_id, s->count);
         out(e, s->head_len);
         e->aref_base = s->id;
         pk_enc_start_payload(e, PAY_AREF, HP_PS_AREF, ids, s->payload_len);
         break;
     case HP_SUB_PRIM_ARRAY_DUMP: case HP_SUB_PRIM_ARRAY_NODATA:
-        put_id(e, HP_PS_OBJID, PK_CTX_OBJ, s->id);
+        put_obj_id(e, s->id);
         put_var(e, HP_PS_STACK, s->serial);
         put_var(e, HP_PS_COUNT, s->count);
+        e->steps.last = pk_shape(s->tag, (uint64_t)s->elem_type, s->count);
         if (s->tag == HP_SUB_PRIM_ARRAY_DUMP && (e->pol.strip_types >> s->elem_type & 1u)) {
             put_u8(e, HP_PS_ATYPE, s->elem_type);
             out(e, s->length); /* restored as zeros */
@@ -462,6 +549,11 @@ static hp_code on_subrecord(hp_pack_encoder *e, const hp_event *ev)
             put_u8(e, HP_PS_ATYPE, s->elem_type | PK_ATYPE_NOISE);
             out(e, s->head_len);
             pk_enc_start_payload(e, PAY_PRIM, HP_PS_NOISE, (size_t)hp_type_size(s->elem_type, e->id_size), s->payload_len);
+        } else if (s->tag == HP_SUB_PRIM_ARRAY_DUMP && text(s, d)) {
+            put_u8(e, HP_PS_ATYPE, s->elem_type | PK_ATYPE_TEXT);
+            code_text(e, s, d);
+            out(e, s->length);
+            return HP_OK;
         } else {
             put_u8(e, HP_PS_ATYPE, s->elem_type);
             out(e, s->head_len);
@@ -599,6 +691,7 @@ hp_pack_encoder *hp_pack_encoder_new(const hp_alloc *alloc, const hp_pack_policy
 
 void hp_pack_encoder_free(hp_pack_encoder *e)
 {
+    size_t g;
     int i;
     if (!e)
         return;
@@ -610,6 +703,9 @@ void hp_pack_encoder_free(hp_pack_encoder *e)
     e->alloc.free_fn(e->strs);
     e->alloc.free_fn(e->lcs);
     e->alloc.free_fn(e->ranks);
+    for (g = 0; g < e->rows_cap; g++)
+        e->alloc.free_fn(e->rows[g].bytes.data);
+    e->alloc.free_fn(e->rows);
     pk_classes_free(&e->classes);
     e->alloc.free_fn(e);
 }

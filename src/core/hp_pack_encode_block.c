@@ -170,6 +170,28 @@ static void shuffle2(hp_pack_encoder *e, pk_stream *s)
     memcpy(s->data, t, 2 * n);
 }
 
+/* The block's row groups: their row counts in ROWS, then each group's
+ * bytes in IPRIM as planes (byte 0 of every row, then byte 1...): a field
+ * of one class lines up with itself, so small numbers, flags and repeated
+ * values compress. */
+static void emit_rows(hp_pack_encoder *e)
+{
+    size_t g, b, r;
+    for (g = 0; g < e->nrows; g++) {
+        const pk_rows *rows = &e->rows[g];
+        const size_t w = rows->width, n = rows->count;
+        uint8_t *q = room(e, HP_PS_IPRIM, w * n);
+        put_var(e, HP_PS_ROWS, n);
+        if (!q)
+            return;
+        for (b = 0; b < w; b++)
+            for (r = 0; r < n; r++)
+                *q++ = rows->bytes.data[r * w + b];
+        commit(e, HP_PS_IPRIM, w * n);
+    }
+    e->nrows = 0;
+}
+
 hp_code pk_enc_nomem(hp_pack_encoder *e, uint64_t offset)
 {
     return hp_fail(&e->error, HP_E_NOMEM, offset, -1, 0, 0, 0, "out of memory for the pack streams");
@@ -188,6 +210,7 @@ int pk_enc_cut(hp_pack_encoder *e, uint64_t at)
     }
     emit_strings(e);
     emit_classes(e);
+    emit_rows(e);
     for (i = 0; i < HP_PACK_NSTREAMS; i++)
         if (pk_shuffled(i) && e->s[i].len)
             shuffle2(e, &e->s[i]);

@@ -145,7 +145,7 @@ const uint32_t *pk_class_program(pk_classes *t, size_t idx, int id_size, size_t 
         return NULL;
     if (c->prog_state != PK_PROG_BUILT) {
         uint64_t total;
-        size_t start = t->nsteps;
+        size_t start = t->nsteps, i;
         int rc;
         c->prog_off = (uint32_t)start;
         rc = build(t, idx, id_size, &total);
@@ -161,6 +161,10 @@ const uint32_t *pk_class_program(pk_classes *t, size_t idx, int id_size, size_t 
         }
         c->prog_n = (uint32_t)(t->nsteps - start);
         c->size = (uint32_t)total;
+        c->prim = c->size;
+        for (i = start; i < t->nsteps; i++)
+            if (t->steps[i] == PK_STEP_REF)
+                c->prim -= (uint32_t)id_size;
         c->prog_state = PK_PROG_BUILT;
     }
     *n = c->prog_n;

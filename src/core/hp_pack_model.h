@@ -9,6 +9,8 @@
 #include "hp_idmap.h"
 #include "hp_pack.h"
 
+#include <string.h>
+
 /* Longest varint: 10 bytes hold 64 bits. */
 #define PK_VARINT_MAX 10
 
@@ -17,7 +19,7 @@
     X("op") X("time") X("len") X("raw") X("strings") X("text") X("name") X("serial") X("stack") X("classes") X("rank") \
     X("frame") X("low") X("root") X("rootx") X("objid") X("class") X("classraw") X("cdump") X("cdref")    \
     X("cdtype") X("cdval") X("cdsref") X("isize") X("iref") X("iprim") X("iraw") X("count") X("atype")    \
-    X("aref") X("noise") X("prim.boolean") X("prim.char") X("prim.float") X("prim.double") X("prim.byte")           \
+    X("aref") X("noise") X("shared") X("rows") X("prim.boolean") X("prim.char") X("prim.float") X("prim.double") X("prim.byte")           \
     X("prim.short") X("prim.int") X("prim.long")
 
 /* Delta contexts: each keeps the last value coded in it (docs/format.md §5). */
@@ -100,6 +102,150 @@ static inline int pk_shuffled(int si)
 #define PK_ATYPE_NOISE 0x40
 #define PK_NOISE_MIN 64 /* smaller arrays are never taken for noise */
 
+/* With this bit: a byte[], or a char[] whose chars are all below 256, coded
+ * as text: the longest prefix it shares with one of the last text arrays
+ * in SHARED, the rest of its bytes (low bytes of chars) in prim.byte. */
+#define PK_ATYPE_TEXT 0x20
+#define PK_TEXT_HISTORY 16  /* text arrays remembered */
+#define PK_TEXT_MEMORY 1024 /* bytes remembered of each */
+
+/* ---- learnt object steps --------------------------------------------------
+ * Dumps list objects in address order, mostly back to back, so the next id
+ * is usually the previous id plus the previous object's size.  Sizes are
+ * not in the dump (they depend on the VM's headers and alignment), so they
+ * are learnt: the step that followed the last object of the same shape
+ * (class; element type or class and length for arrays) is predicted after
+ * the next one.  Ids are coded against that prediction.  Collisions in the
+ * table only cost a worse prediction; both sides see the same ones. */
+#define PK_STEP_SLOTS 4096
+
+typedef struct pk_steps {
+    uint64_t key[PK_STEP_SLOTS];
+    uint64_t step[PK_STEP_SLOTS];
+    uint64_t last; /* shape of the previous object, 0 before the first */
+} pk_steps;
+
+/* The shape of an object: its sub-record tag and what fixes its size. */
+static inline uint64_t pk_shape(unsigned tag, uint64_t what, uint64_t count)
+{
+    uint64_t h = (what + 0x9E3779B97F4A7C15u * (count + 1)) ^ ((uint64_t)tag << 56);
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9u;
+    return (h ^ h >> 29) | 1; /* never 0 */
+}
+
+static inline size_t pk_step_slot(uint64_t shape) { return (size_t)(shape >> 20) & (PK_STEP_SLOTS - 1); }
+
+/* The step predicted after the previous object. */
+static inline uint64_t pk_step_predict(const pk_steps *s)
+{
+    size_t k = pk_step_slot(s->last);
+    return s->last && s->key[k] == s->last ? s->step[k] : 0;
+}
+
+/* The step actually taken after the previous object. */
+static inline void pk_step_learn(pk_steps *s, uint64_t step)
+{
+    size_t k = pk_step_slot(s->last);
+    if (s->last) {
+        s->key[k] = s->last;
+        s->step[k] = step;
+    }
+}
+
+/* ---- heap names -----------------------------------------------------------
+ * Android dumps switch heaps (app, zygote, image...) every few objects; a
+ * heap's name is coded against the name that heap had last time. */
+#define PK_HEAPS 8
+
+typedef struct pk_heaps {
+    uint32_t heap[PK_HEAPS];
+    uint64_t name[PK_HEAPS];
+    unsigned n, next;
+} pk_heaps;
+
+/* The base for heap `heap`'s name: its last name, else `fallback`. */
+static inline uint64_t pk_heap_base(const pk_heaps *h, uint32_t heap, uint64_t fallback)
+{
+    unsigned i;
+    for (i = 0; i < h->n; i++)
+        if (h->heap[i] == heap)
+            return h->name[i];
+    return fallback;
+}
+
+static inline void pk_heap_learn(pk_heaps *h, uint32_t heap, uint64_t name)
+{
+    unsigned i;
+    for (i = 0; i < h->n && h->heap[i] != heap; i++)
+        ;
+    if (i == h->n) {
+        if (h->n < PK_HEAPS)
+            h->n++;
+        else
+            i = h->next++ % PK_HEAPS; /* round robin: dumps have a handful of heaps */
+    }
+    h->heap[i] = heap;
+    h->name[i] = name;
+}
+
+/* ---- text prefixes ------------------------------------------------------
+ * Strings in heap order often start alike (a list's "item3:..." beside
+ * "item2:...", URLs, resource and class names), in ways deflate codes at
+ * the price of a match each.  A text array is coded as the longest prefix
+ * it shares with one of the last PK_TEXT_HISTORY ones ("back" 0 is the
+ * previous one), then its other bytes. */
+typedef struct pk_text {
+    uint8_t text[PK_TEXT_HISTORY][PK_TEXT_MEMORY];
+    size_t len[PK_TEXT_HISTORY];
+    unsigned newest, n;
+} pk_text;
+
+static inline unsigned pk_text_slot(const pk_text *t, unsigned back)
+{
+    return (t->newest + PK_TEXT_HISTORY - back) % PK_TEXT_HISTORY;
+}
+
+/* The longest prefix of `p` (n bytes) that a remembered text array starts
+ * with: its length, and in *back which one (the newest on ties). */
+static inline size_t pk_text_shared(const pk_text *t, const uint8_t *p, size_t n, unsigned *back)
+{
+    size_t best = 0;
+    unsigned b;
+    *back = 0;
+    for (b = 0; b < t->n && best < n; b++) {
+        const unsigned slot = pk_text_slot(t, b);
+        const uint8_t *q = t->text[slot];
+        size_t k = 0, max = n < t->len[slot] ? n : t->len[slot];
+        while (k < max && p[k] == q[k])
+            k++;
+        if (k > best) {
+            best = k;
+            *back = b;
+        }
+    }
+    return best;
+}
+
+/* Remembers a text array of n bytes: `shared` bytes of remembered array
+ * `back`, then `rest`. */
+static inline void pk_text_learn(pk_text *t, unsigned back, size_t shared, const uint8_t *rest, size_t n)
+{
+    const size_t keep = n < PK_TEXT_MEMORY ? n : PK_TEXT_MEMORY;
+    const unsigned from = pk_text_slot(t, back), to = (t->newest + 1) % PK_TEXT_HISTORY;
+    if (shared && from != to) /* the oldest is overwritten: its prefix is in place */
+        memcpy(t->text[to], t->text[from], shared);
+    if (keep > shared)
+        memcpy(t->text[to] + shared, rest, keep - shared);
+    t->len[to] = keep;
+    t->newest = to;
+    t->n += t->n < PK_TEXT_HISTORY;
+}
+
+/* Heap records up to this long are coded without their length, closed by
+ * an END op: the decoder holds them and counts. */
+#define PK_HELD_MAX HP_WHOLE_MAX
+
 /* Width in bytes of the ranks of a permutation of n items. */
 static inline int pk_rank_width(uint64_t n) { return n <= 0x100 ? 1 : n <= 0x10000 ? 2 : n <= 0x1000000 ? 3 : 4; }
 
@@ -127,6 +273,9 @@ typedef struct pk_class {
     uint32_t own_off, own_n; /* own instance field types in the pool */
     uint32_t prog_off, prog_n;
     uint32_t size;           /* field bytes of an instance, once the program is built */
+    uint32_t prim;           /* of which primitive fields */
+    uint32_t rows;           /* its row group in the current block ... */
+    uint64_t rows_block;     /* ... if this is that block's index + 1 */
     uint32_t fail_epoch;     /* dumps seen when building last failed */
     uint8_t dumped;
     uint8_t prog_state;      /* PK_PROG_* */
