@@ -70,14 +70,20 @@ class Oracle:
         self.script = SHARED_TOOLS / "oracle" / "run.sh"
         self.cache: dict[str, dict] = {}
 
-    def run(self, path: Path) -> dict:
-        key = str(path)
+    def run(self, path: Path, retained: bool = False) -> dict:
+        key = f"{path}{' --retained' if retained else ''}"
         if key not in self.cache:
-            proc = subprocess.run(["bash", str(self.script), str(path)], capture_output=True, text=True, timeout=600)
+            args = ["bash", str(self.script), str(path)] + (["--retained"] if retained else [])
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
             if proc.returncode != 0:
                 raise RuntimeError(f"oracle failed on {path}: {proc.stderr[-2000:]}")
             self.cache[key] = json.loads(proc.stdout)
         return self.cache[key]
+
+    def retained_by_class(self, path: Path) -> dict[str, tuple[int, int]]:
+        """{"name@hexid": (instances, retained bytes)}: retained sizes follow every
+        reference of the dump, so equal ones mean the same object graph."""
+        return {key: (count, retained) for key, (count, _, retained) in self.run(path, True)["histogram"].items()}
 
     def counts_by_class(self, path: Path) -> dict[tuple[str, int | None], tuple[int, int]]:
         """{(class name, class id or None for primitive arrays): (instances, bytes)}."""

@@ -150,10 +150,6 @@ def test_tailor_synthetic_dump_under_every_policy():
 
 # ---- policies, as an independent analyzer sees them -------------------------------
 
-def class_counts(oracle, path) -> dict:
-    return {k: v[0] for k, v in oracle.counts_by_class(path).items()}
-
-
 def restore_to(tmp_path, data: bytes, name: str, **options):
     path = tmp_path / name
     path.write_bytes(unpack(pack(data, **options)))
@@ -161,12 +157,14 @@ def restore_to(tmp_path, data: bytes, name: str, **options):
 
 
 @pytest.mark.parametrize("source", REAL_ANDROID)
-def test_policies_keep_every_object_for_the_oracle(source, tmp_path, oracle):
+def test_policies_keep_every_object_and_reference_for_the_oracle(source, tmp_path, oracle):
+    """Same instances per class, and same retained sizes per class: those
+    follow every reference, so a wrong one would change them."""
     path = HPROF_DIR / source
     data = path.read_bytes()
-    want = class_counts(oracle, path)
+    want = oracle.retained_by_class(path)
     for policy, options in [("default", {}), ("all", dict(strip="all")), ("traces", dict(drop_traces=True))]:
-        assert class_counts(oracle, restore_to(tmp_path, data, f"{policy}.hprof", **options)) == want, policy
+        assert oracle.retained_by_class(restore_to(tmp_path, data, f"{policy}.hprof", **options)) == want, policy
 
 
 @pytest.mark.parametrize("source", REAL_ANDROID)
@@ -180,7 +178,7 @@ def test_app_only_matches_hprof_conv_z_for_the_oracle(source, tmp_path, oracle):
     reference = tmp_path / "reference.hprof"
     reference.write_bytes(ref[:31] + b"".join(ref[a:b] for a, b in keep))
     restored = restore_to(tmp_path, (HPROF_DIR / source).read_bytes(), "app.hprof", app_only=True)
-    assert class_counts(oracle, restored) == class_counts(oracle, reference)
+    assert oracle.retained_by_class(restored) == oracle.retained_by_class(reference)
     with hprofkit.open(restored) as dump:
         assert all(r.length > 0 for r in dump.records() if r.tag == 0x1C)  # no empty segments
 
@@ -188,7 +186,7 @@ def test_app_only_matches_hprof_conv_z_for_the_oracle(source, tmp_path, oracle):
 def test_policies_on_fresh_heapgen_dump_for_the_oracle(heapgen_dumps, tmp_path, oracle):
     source = heapgen_dumps[0]
     restored = restore_to(tmp_path, source.read_bytes(), "all.hprof", strip="all", drop_traces=True)
-    assert class_counts(oracle, restored) == class_counts(oracle, source)
+    assert oracle.retained_by_class(restored) == oracle.retained_by_class(source)
 
 
 # ---- chunking and threads ---------------------------------------------------------
@@ -865,11 +863,12 @@ def test_trailing_data_and_foreign_input():
     assert not _pack.is_pack(b"JAVA PROFILE 1.0.2\0") and _pack.is_pack(b"\x89HP") and not _pack.is_pack(b"")
 
 
-def test_corrupt_streams_are_clean_errors_in_the_core():
+@pytest.mark.parametrize("data", [HOTSPOT, LEAK], ids=["hotspot", "android"])
+def test_corrupt_streams_are_clean_errors_in_the_core(data):
     """Streams that pass their checksums but lie (a buggy or hostile writer):
     the core refuses them without crashing or over-allocating."""
     encoder = _hprof.PackEncoder(block_size=SMALL_BLOCK)
-    blocks = encoder.feed(HOTSPOT) + encoder.flush()
+    blocks = encoder.feed(data) + encoder.flush()
     version, id_size, timestamp, _ = encoder.header
     rng = random.Random(3)
     failures = cut_failures = 0
@@ -894,6 +893,22 @@ def test_corrupt_streams_are_clean_errors_in_the_core():
             cut_failures += trial % 3 == 0
     assert cut_failures == 100  # a shortened stream always fails
     assert failures > 150  # a flipped byte in a value can still make a valid dump: the container's CRCs catch it
+
+
+def test_only_app_only_packs_hold_long_heap_records():
+    """A held heap record (no length, closed by END) is buffered by the decoder:
+    without app_only the encoder only holds records up to 1 MiB, so a pack
+    that holds more is refused rather than buffered."""
+    streams = [b""] * len(_pack.STREAMS)
+    for name, data in [("op", b"\x1c\x23"), ("time", b"\0"), ("len", b"\0"), ("objid", b"\0"),
+                       ("stack", b"\0"), ("count", _pack._varint(1_100_000)), ("atype", b"\x08")]:
+        streams[_pack.STREAMS.index(name)] = data  # one held segment, one stripped 1.1 MB byte[]
+    with pytest.raises(CorruptError, match="longer than 1 MiB"):
+        _hprof.PackDecoder(3, 4, 0, strip_types=1 << 8).feed_block(tuple(streams))
+    decoder = _hprof.PackDecoder(3, 4, 0, strip_types=1 << 8, app_only=True)
+    assert decoder.feed_block(tuple(streams)) == b"JAVA PROFILE 1.0.3\0\0\0\0\x04" + bytes(8)  # the record is held until END
+    with pytest.raises(TruncatedError):
+        decoder.flush()
 
 
 def test_misuse():

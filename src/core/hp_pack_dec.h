@@ -12,7 +12,11 @@
 
 #define FLUSH_AT ((size_t)1 << 20)   /* buffered output written out beyond this */
 #define DIRECT_MIN ((size_t)64 << 10) /* payload runs at least this long skip the buffer */
-#define HOLD_MAX ((size_t)9 + 0xFFFFFFFFu) /* a held heap record: head + u4 body */
+/* A held heap record, head included: only app_only packs hold records of
+ * any length (those cut across blocks); others hold those of at most
+ * PK_HELD_MAX bytes, so a hostile pack cannot make the decoder hold more. */
+#define HOLD_MAX ((size_t)9 + 0xFFFFFFFFu)
+#define HOLD_MAX_SHORT ((size_t)9 + PK_HELD_MAX)
 
 typedef struct pk_in {
     const uint8_t *p, *end;

@@ -55,7 +55,7 @@ int pk_dec_sink_write(hp_pack_decoder *d, const uint8_t *p, size_t n)
     if (n == 0)
         return 0;
     if (d->holding) {
-        if (n > HOLD_MAX - d->hold.len) {
+        if (n > (d->pol.app_only ? HOLD_MAX : HOLD_MAX_SHORT) - d->hold.len) {
             d->sink_failed = 2;
             return -1;
         }
@@ -123,7 +123,8 @@ hp_code pk_dec_nomem(hp_pack_decoder *d)
 {
     if (d->sink_failed == 2)
         return hp_fail(&d->error, HP_E_CORRUPT, d->unit_off, d->unit_tag, d->unit_sub, 0, 0,
-                       "held heap record longer than 4 GiB");
+                       d->pol.app_only ? "held heap record longer than 4 GiB"
+                                       : "held heap record longer than 1 MiB (only app_only packs hold more)");
     if (d->sink_failed)
         return hp_fail(&d->error, HP_E_NOMEM, d->unit_off, d->unit_tag, d->unit_sub, 0, 0,
                        "the output sink refused the bytes");
