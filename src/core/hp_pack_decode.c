@@ -570,12 +570,12 @@ static hp_code text_array(hp_pack_decoder *d, unsigned type, size_t n)
 {
     const size_t width = type == HP_T_CHAR ? 2 : 1;
     uint64_t shared = get_var(d, HP_PS_SHARED);
-    unsigned back = shared ? get_u8(d, HP_PS_SHARED) : 0;
-    const uint8_t *rest, *prefix = d->text.text[pk_text_slot(&d->text, back)];
+    unsigned back = shared ? get_u8(d, HP_PS_SHARED) : 0, slot = pk_text_slot(&d->text, back);
+    const uint8_t *rest, *prefix = d->text.text[slot];
     uint8_t *q;
     size_t i;
     hp_code rc;
-    if (!d->bad && shared && (back >= d->text.n || shared > n || shared > d->text.len[pk_text_slot(&d->text, back)]))
+    if (!d->bad && shared && (back >= d->text.n || shared > n || shared > d->text.len[slot]))
         pk_dec_set_bad(d, BAD_VALUE, HP_PS_SHARED, "text prefix longer than the text array it names");
     rest = d->bad ? NULL : get_bytes(d, HP_PS_PRIM + HP_T_BYTE - HP_T_BOOLEAN, n - (size_t)shared);
     if ((rc = pk_dec_checked(d)) != HP_OK)

@@ -161,6 +161,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #include <dirent.h>
 #include <zlib.h>
 
+#include "seedgen.h"
+
 typedef struct seed {
     uint8_t *data;
     size_t len, cap, max;
@@ -238,13 +240,8 @@ int main(int argc, char **argv)
     DIR *d;
     struct dirent *de;
 
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s OUTDIR DATADIR MAXLEN\n", argv[0]);
+    if (seedgen_args(argc, argv, &out, &data_dir, &max) != 0)
         return 2;
-    }
-    out = argv[1];
-    data_dir = argv[2];
-    max = (size_t)strtoul(argv[3], NULL, 10);
     d = opendir(data_dir);
     if (!d) {
         fprintf(stderr, "seedgen: no data folder %s\n", data_dir);
@@ -252,15 +249,11 @@ int main(int argc, char **argv)
     }
     while ((de = readdir(d)) != NULL) {
         char path[4096], name[300];
-        size_t n = strlen(de->d_name);
-        uint8_t *buf = malloc(1u << 20);
+        uint8_t *buf;
         gzFile f;
         int got;
-        if (!buf || de->d_name[0] == '.' || n < 4 || strcmp(de->d_name + n - 4, ".bz2") == 0 ||
-            strcmp(de->d_name + n - 3, ".md") == 0 || (n >= 5 && strcmp(de->d_name + n - 5, ".json") == 0)) {
-            free(buf);
+        if (!seedgen_is_dump(de->d_name) || !(buf = malloc(1u << 20)))
             continue;
-        }
         snprintf(path, sizeof path, "%s/%s", data_dir, de->d_name);
         f = gzopen(path, "rb");
         got = f ? gzread(f, buf, 1u << 20) : -1;

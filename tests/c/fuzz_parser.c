@@ -255,6 +255,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #ifdef HP_FUZZ_SEEDGEN
 #include <dirent.h>
+
+#include "seedgen.h"
 #include <zlib.h>
 
 #include "testkit.h"
@@ -421,14 +423,7 @@ int main(int argc, char **argv)
     struct dirent *de;
     int idsz, v, k = 0;
 
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s OUTDIR DATADIR MAXLEN\n", argv[0]);
-        return 2;
-    }
-    out = argv[1];
-    data_dir = argv[2];
-    max = (size_t)strtoul(argv[3], NULL, 10);
-    if (max <= CONTROL)
+    if (seedgen_args(argc, argv, &out, &data_dir, &max) != 0 || max <= CONTROL)
         return 2;
     max -= CONTROL;
 
@@ -459,11 +454,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "seedgen: no data folder %s; synthetic seeds only\n", data_dir);
     while (d && (de = readdir(d)) != NULL) {
         char path[4096], name[300];
-        size_t len = 0, n = strlen(de->d_name), hlen = 0;
+        size_t len = 0, hlen = 0;
         uint8_t *buf;
         uint64_t heap;
-        if (de->d_name[0] == '.' || n < 4 || strcmp(de->d_name + n - 4, ".bz2") == 0 ||
-            strcmp(de->d_name + n - 3, ".md") == 0 || (n >= 5 && strcmp(de->d_name + n - 5, ".json") == 0))
+        if (!seedgen_is_dump(de->d_name))
             continue;
         snprintf(path, sizeof path, "%s/%s", data_dir, de->d_name);
         buf = read_head(path, 8u << 20, &len);
