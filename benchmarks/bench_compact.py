@@ -107,10 +107,14 @@ def main() -> None:
                 targets.append(("to a file in RAM", ram_dir / f"hprofkit-bench-{os.getpid()}.hprof"))
             targets.append(("to a file on disk", tmp / "restored.hprof"))
             for target, dst in targets:
-                start = time.perf_counter()
-                with AnonPeak() as peak, open(os.devnull, "wb") as null:
-                    result = hprofkit.decode(tmp / "s.hpk", dst or null, threads=args.threads)
-                t = time.perf_counter() - start
+                t = float("inf")
+                for _ in range(2):  # best of two: page cache and tmpfs allocation vary from run to run
+                    if dst and dst.exists():
+                        dst.unlink()
+                    start = time.perf_counter()
+                    with AnonPeak() as peak, open(os.devnull, "wb") as null:
+                        result = hprofkit.decode(tmp / "s.hpk", dst or null, threads=args.threads)
+                    t = min(t, time.perf_counter() - start)
                 if dst and dst.parent == ram_dir:
                     dst.unlink()
                 print(f"{'  decode ' + target:<28}{result.output / 1e6 / t:>8,.0f} MB/s of restored output "
@@ -121,9 +125,10 @@ def main() -> None:
             with open(tmp / "disk.bin", "wb") as f:
                 for _ in range(0, result.output, len(block)):
                     f.write(block)
+                os.fsync(f.fileno())
             t = time.perf_counter() - start
             (tmp / "disk.bin").unlink()
-            print(f"{'  (disk: plain file write)':<28}{result.output / 1e6 / t:>8,.0f} MB/s")
+            print(f"{'  (disk: plain write + fsync)':<28}{result.output / 1e6 / t:>8,.0f} MB/s")
             if options:
                 same = subprocess.run(["cmp", "-s", str(path), str(tmp / "restored.hprof")]).returncode == 0
                 print(f"{'  byte-identical round trip':<28}{'yes' if same else 'NO'}")
