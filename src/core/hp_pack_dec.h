@@ -55,13 +55,7 @@ struct hp_pack_decoder {
     int failed, finished, header_done;
 
     pk_in in[HP_PACK_NSTREAMS];
-    uint64_t prev[PK_NCTX];
-    pk_align align[PK_NALIGN];
-    uint32_t ser[PK_NSER];
-    pk_classes classes;
-    pk_steps steps;
-    pk_heaps heaps;
-    pk_text text;
+    pk_model m;
     pk_group strs, lcs;
     pk_row_group *rows;
     size_t nrows, rows_cap;
@@ -165,19 +159,16 @@ static inline uint64_t get_delta(hp_pack_decoder *d, int si, pk_align *a)
 
 static inline uint64_t get_id(hp_pack_decoder *d, int si, int ctx)
 {
-    uint64_t v = (d->prev[ctx] + get_delta(d, si, &d->align[ctx])) & d->mask;
-    d->prev[ctx] = v;
+    uint64_t v = (d->m.prev[ctx] + get_delta(d, si, &d->m.align[ctx])) & d->mask;
+    d->m.prev[ctx] = v;
     return v;
 }
 
-/* An object's id (put_obj_id); the caller then sets d->steps.last. */
+/* An object's id (put_obj_id); the caller then sets d->m.steps.last. */
 static inline uint64_t get_obj_id(hp_pack_decoder *d)
 {
-    uint64_t prev = d->prev[PK_CTX_OBJ];
-    uint64_t base = prev + pk_step_predict(&d->steps);
-    uint64_t v = (base + (uint64_t)pk_unzigzag(get_var(d, HP_PS_OBJID))) & d->mask;
-    pk_step_learn(&d->steps, (v - prev) & d->mask);
-    d->prev[PK_CTX_OBJ] = v;
+    uint64_t v = (pk_obj_predict(&d->m) + (uint64_t)pk_unzigzag(get_var(d, HP_PS_OBJID))) & d->mask;
+    pk_obj_seen(&d->m, v, d->mask);
     return v;
 }
 
@@ -199,10 +190,10 @@ static inline uint64_t get_ref(hp_pack_decoder *d, int si, pk_align *a, uint64_t
 static inline uint32_t get_ser(hp_pack_decoder *d, int si, int ctx)
 {
     uint64_t code = get_var(d, si);
-    uint32_t v = d->ser[ctx] + (uint32_t)pk_unzigzag(code);
+    uint32_t v = d->m.ser[ctx] + (uint32_t)pk_unzigzag(code);
     if (code > 0xFFFFFFFFu)
         pk_dec_set_bad(d, BAD_VALUE, si, "serial delta out of range");
-    d->ser[ctx] = v;
+    d->m.ser[ctx] = v;
     return v;
 }
 

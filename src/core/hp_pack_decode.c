@@ -11,18 +11,18 @@ static uint64_t get_class(hp_pack_decoder *d, int64_t *index)
     uint64_t k = get_var(d, HP_PS_CLASS);
     uint64_t id;
     if (k > 0) {
-        if (k > d->classes.n) {
+        if (k > d->m.classes.n) {
             pk_dec_set_bad(d, BAD_VALUE, HP_PS_CLASS, "class index beyond the class table");
             *index = -1;
             return 0;
         }
         *index = (int64_t)k - 1;
-        return d->classes.v[k - 1].id;
+        return d->m.classes.v[k - 1].id;
     }
     id = get_id(d, HP_PS_CLASSRAW, PK_CTX_CLASSRAW);
-    if (pk_class_find(&d->classes, id) >= 0) /* the encoder would have used its index */
+    if (pk_class_find(&d->m.classes, id) >= 0) /* the encoder would have used its index */
         pk_dec_set_bad(d, BAD_VALUE, HP_PS_CLASSRAW, "class id already in the class table");
-    *index = pk_class_add(&d->classes, id);
+    *index = pk_class_add(&d->m.classes, id);
     if (*index == -1)
         pk_dec_set_bad(d, BAD_VALUE, -1, NULL); /* out of memory, reported as such */
     return id;
@@ -58,7 +58,7 @@ static hp_code aref_payload(hp_pack_decoder *d, uint64_t left)
         if (!q)
             return pk_dec_nomem(d);
         for (i = 0; i < n && s->p < s->end; i++, q += ids) {
-            uint64_t v = get_ref(d, HP_PS_AREF, &d->align[PK_ALIGN_AREF], base);
+            uint64_t v = get_ref(d, HP_PS_AREF, &d->m.align[PK_ALIGN_AREF], base);
             put_idb(q, v, ids);
             if (v)
                 base = v;
@@ -148,7 +148,7 @@ static hp_code load_class_record(hp_pack_decoder *d, uint32_t time)
     put_idb(q + 4, g->id[r], ids);
     hp_put32(q + 4 + ids, g->u2[r]);
     put_idb(q + 8 + ids, g->id2[r], ids);
-    if (pk_class_add(&d->classes, g->id[r]) == -1)
+    if (pk_class_add(&d->m.classes, g->id[r]) == -1)
         return pk_dec_nomem(d);
     wdone(d, 9 + 8 + 2 * (size_t)ids);
     return HP_OK;
@@ -312,17 +312,15 @@ static hp_code heap_info(hp_pack_decoder *d)
     const int ids = d->id_size;
     uint8_t *q = wroom(d, 5 + (size_t)ids);
     uint32_t heap;
-    uint64_t base, name;
+    uint64_t name;
     hp_code rc;
     if (!q)
         return pk_dec_nomem(d);
     heap = get_u32(d, HP_PS_OP);
-    base = pk_heap_base(&d->heaps, heap, d->prev[PK_CTX_HEAP_NAME]);
-    name = (base + (uint64_t)pk_unzigzag(get_var(d, HP_PS_NAME))) & d->mask;
+    name = (pk_heap_name_base(&d->m, heap) + (uint64_t)pk_unzigzag(get_var(d, HP_PS_NAME))) & d->mask;
     if ((rc = pk_dec_checked(d)) != HP_OK || (rc = fits(d, 5 + (size_t)ids)) != HP_OK)
         return rc;
-    d->prev[PK_CTX_HEAP_NAME] = name;
-    pk_heap_learn(&d->heaps, heap, name);
+    pk_heap_name_seen(&d->m, heap, name);
     q[0] = HP_SUB_HEAP_DUMP_INFO;
     hp_put32(q + 1, heap);
     put_idb(q + 5, name, ids);
@@ -342,7 +340,7 @@ static size_t class_value(hp_pack_decoder *d, uint8_t *q, uint64_t class_id)
         return 0;
     }
     if (type == HP_T_OBJECT)
-        put_idb(q + 1, get_ref(d, HP_PS_CDSREF, &d->align[PK_ALIGN_CDSREF], class_id), ids);
+        put_idb(q + 1, get_ref(d, HP_PS_CDSREF, &d->m.align[PK_ALIGN_CDSREF], class_id), ids);
     else {
         const uint8_t *v = get_bytes(d, HP_PS_CDVAL, (size_t)size);
         memcpy(q + 1, v ? v : pk_zeros, (size_t)size);
@@ -363,8 +361,8 @@ static hp_code class_dump(hp_pack_decoder *d)
     if (!(q = wroom(d, fixed + 2)))
         return pk_dec_nomem(d);
     id = get_obj_id(d);
-    d->steps.last = pk_shape(HP_SUB_CLASS_DUMP, 0, 0);
-    idx = pk_class_add(&d->classes, id);
+    d->m.steps.last = pk_shape(HP_SUB_CLASS_DUMP, 0, 0);
+    idx = pk_class_add(&d->m.classes, id);
     if (idx == -1)
         return pk_dec_nomem(d);
     q[0] = HP_SUB_CLASS_DUMP;
@@ -419,7 +417,7 @@ static hp_code class_dump(hp_pack_decoder *d)
     }
     if ((rc = pk_dec_checked(d)) != HP_OK || (rc = fits(d, k)) != HP_OK)
         return rc;
-    if (idx >= 0 && pk_class_define(&d->classes, (size_t)idx, super, q + fields_at + ids, n, (size_t)ids + 1) < 0)
+    if (idx >= 0 && pk_class_define(&d->m.classes, (size_t)idx, super, q + fields_at + ids, n, (size_t)ids + 1) < 0)
         return pk_dec_nomem(d);
     (void)super_idx;
     wdone(d, k);
@@ -478,14 +476,14 @@ static hp_code instance(hp_pack_decoder *d)
     hp_code rc;
 
     cls = get_class(d, &k);
-    d->steps.last = pk_shape(HP_SUB_INSTANCE_DUMP, cls, 0);
+    d->m.steps.last = pk_shape(HP_SUB_INSTANCE_DUMP, cls, 0);
     isize = get_var(d, HP_PS_ISIZE);
     if ((rc = pk_dec_checked(d)) != HP_OK)
         return rc;
     if (isize == 0) {
         int oom = 0;
         if (k >= 0)
-            prog = pk_class_program(&d->classes, (size_t)k, ids, &nsteps, &size, &oom);
+            prog = pk_class_program(&d->m.classes, (size_t)k, ids, &nsteps, &size, &oom);
         if (oom)
             return pk_dec_nomem(d);
         if (!prog || head + size > HP_WHOLE_MAX)
@@ -508,9 +506,9 @@ static hp_code instance(hp_pack_decoder *d)
         wdone(d, head);
         return copy_payload(d, CONT_IRAW, HP_PS_IRAW, size);
     }
-    if (d->classes.v[k].prim) {
+    if (d->m.classes.v[k].prim) {
         int oom;
-        group = row_group(d, &d->classes.v[k], &oom);
+        group = row_group(d, &d->m.classes.v[k], &oom);
         if (oom)
             return pk_dec_nomem(d);
         if (group && group->next == group->count)
@@ -523,7 +521,7 @@ static hp_code instance(hp_pack_decoder *d)
     for (i = 0; i < nsteps; i++) {
         uint32_t step = prog[i], b;
         if (step == PK_STEP_REF) {
-            put_idb(q, get_ref(d, HP_PS_IREF, &d->align[PK_ALIGN_IREF], id), ids);
+            put_idb(q, get_ref(d, HP_PS_IREF, &d->m.align[PK_ALIGN_IREF], id), ids);
             q += ids;
         } else {
             for (b = 0; b < step; b++, row += group->count)
@@ -570,12 +568,12 @@ static hp_code text_array(hp_pack_decoder *d, unsigned type, size_t n)
 {
     const size_t width = type == HP_T_CHAR ? 2 : 1;
     uint64_t shared = get_var(d, HP_PS_SHARED);
-    unsigned back = shared ? get_u8(d, HP_PS_SHARED) : 0, slot = pk_text_slot(&d->text, back);
-    const uint8_t *rest, *prefix = d->text.text[slot];
+    unsigned back = shared ? get_u8(d, HP_PS_SHARED) : 0, slot = pk_text_slot(&d->m.text, back);
+    const uint8_t *rest, *prefix = d->m.text.text[slot];
     uint8_t *q;
     size_t i;
     hp_code rc;
-    if (!d->bad && shared && (back >= d->text.n || shared > n || shared > d->text.len[slot]))
+    if (!d->bad && shared && (back >= d->m.text.n || shared > n || shared > d->m.text.len[slot]))
         pk_dec_set_bad(d, BAD_VALUE, HP_PS_SHARED, "text prefix longer than the text array it names");
     rest = d->bad ? NULL : get_bytes(d, HP_PS_PRIM + HP_T_BYTE - HP_T_BOOLEAN, n - (size_t)shared);
     if ((rc = pk_dec_checked(d)) != HP_OK)
@@ -596,7 +594,7 @@ static hp_code text_array(hp_pack_decoder *d, unsigned type, size_t n)
             q[2 * i + 1] = rest[i - shared];
         }
     }
-    pk_text_learn(&d->text, back, (size_t)shared, rest, n);
+    pk_text_learn(&d->m.text, back, (size_t)shared, rest, n);
     wdone(d, n * width);
     return HP_OK;
 }
@@ -617,7 +615,7 @@ static hp_code array(hp_pack_decoder *d, unsigned tag)
 
     if (tag == HP_SUB_OBJ_ARRAY_DUMP) {
         cls = get_class(d, &k);
-        d->steps.last = pk_shape(HP_SUB_OBJ_ARRAY_DUMP, cls, count);
+        d->m.steps.last = pk_shape(HP_SUB_OBJ_ARRAY_DUMP, cls, count);
         head = 1 + 2 * (size_t)ids + 8;
         payload = (uint64_t)count * (uint64_t)ids;
     } else {
@@ -636,7 +634,7 @@ static hp_code array(hp_pack_decoder *d, unsigned tag)
         }
         if (type < HP_T_BOOLEAN || type > HP_T_LONG)
             pk_dec_set_bad(d, BAD_VALUE, HP_PS_ATYPE, "invalid element type in stream 'atype'");
-        d->steps.last = pk_shape(tag, type, count);
+        d->m.steps.last = pk_shape(tag, type, count);
         head = 1 + (size_t)ids + 9;
         payload = tag == HP_SUB_PRIM_ARRAY_DUMP ? (uint64_t)count * (uint64_t)hp_type_size((int)type, ids) : 0;
     }

@@ -445,7 +445,7 @@ hp_pack_decoder *hp_pack_decoder_new(const hp_alloc *alloc, const hp_header *hea
     d->mask = pk_id_mask(header->id_size);
     if (policy)
         d->pol = *policy;
-    pk_classes_init(&d->classes, alloc);
+    pk_model_init(&d->m, alloc);
     hp_buf_init(&d->hold, alloc);
     hp_buf_init(&d->planes[0], alloc);
     hp_buf_init(&d->planes[1], alloc);
@@ -456,7 +456,7 @@ void hp_pack_decoder_free(hp_pack_decoder *d)
 {
     if (!d)
         return;
-    pk_classes_free(&d->classes);
+    pk_model_free(&d->m);
     d->alloc.free_fn(d->rows);
     group_free(&d->alloc, &d->strs);
     group_free(&d->alloc, &d->lcs);

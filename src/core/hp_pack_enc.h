@@ -53,13 +53,7 @@ struct hp_pack_encoder {
 
     pk_stream s[HP_PACK_NSTREAMS];
     size_t total; /* bytes in all streams */
-    uint64_t prev[PK_NCTX];
-    pk_align align[PK_NALIGN];
-    uint32_t ser[PK_NSER];
-    pk_classes classes;
-    pk_steps steps;
-    pk_heaps heaps;
-    pk_text text;
+    pk_model m;
 
     /* the block's sorted groups (docs/format.md §5.3) */
     pk_str *strs;
@@ -169,32 +163,27 @@ static inline void put_delta(hp_pack_encoder *e, int si, pk_align *a, int64_t d)
 /* An id coded as a delta against the last one of its context. */
 static inline void put_id(hp_pack_encoder *e, int si, int ctx, uint64_t v)
 {
-    int64_t d = pk_id_diff(v, e->prev[ctx], e->id_size);
-    e->prev[ctx] = v;
-    put_delta(e, si, &e->align[ctx], d);
+    int64_t d = pk_id_diff(v, e->m.prev[ctx], e->id_size);
+    e->m.prev[ctx] = v;
+    put_delta(e, si, &e->m.align[ctx], d);
 }
 
 /* An object's id: zigzag of its difference from the id predicted by the
  * step learnt after the previous object (almost always 0, so no LOW byte);
- * the caller then sets e->steps.last to the object's shape. */
+ * the caller then sets e->m.steps.last to the object's shape. */
 static inline void put_obj_id(hp_pack_encoder *e, uint64_t v)
 {
-    uint64_t prev = e->prev[PK_CTX_OBJ];
-    int64_t d = pk_id_diff(v, prev + pk_step_predict(&e->steps), e->id_size);
-    pk_step_learn(&e->steps, (v - prev) & pk_id_mask(e->id_size));
-    e->prev[PK_CTX_OBJ] = v;
-    put_var(e, HP_PS_OBJID, pk_zigzag(d));
+    put_var(e, HP_PS_OBJID, pk_zigzag(pk_id_diff(v, pk_obj_predict(&e->m), e->id_size)));
+    pk_obj_seen(&e->m, v, pk_id_mask(e->id_size));
 }
 
 /* A HEAP_DUMP_INFO after its op: the heap id in OP too (it says which
  * objects follow, like an op), the name against that heap's last name. */
 static inline void put_heap_info(hp_pack_encoder *e, uint32_t heap, uint64_t name)
 {
-    uint64_t base = pk_heap_base(&e->heaps, heap, e->prev[PK_CTX_HEAP_NAME]);
     put_var(e, HP_PS_OP, heap);
-    put_var(e, HP_PS_NAME, pk_zigzag(pk_id_diff(name, base, e->id_size)));
-    e->prev[PK_CTX_HEAP_NAME] = name;
-    pk_heap_learn(&e->heaps, heap, name);
+    put_var(e, HP_PS_NAME, pk_zigzag(pk_id_diff(name, pk_heap_name_base(&e->m, heap), e->id_size)));
+    pk_heap_name_seen(&e->m, heap, name);
 }
 
 /* A reference: 0 for null, else a delta against `base` (hp_pack_model.h). */
@@ -224,8 +213,8 @@ static inline void put_ref(hp_pack_encoder *e, int si, pk_align *a, uint64_t v, 
 /* A u4 coded as the zigzag of its (wrapping) difference from the last one. */
 static inline void put_ser(hp_pack_encoder *e, int si, int ctx, uint32_t v)
 {
-    put_var(e, si, pk_zigzag((int32_t)(v - e->ser[ctx])));
-    e->ser[ctx] = v;
+    put_var(e, si, pk_zigzag((int32_t)(v - e->m.ser[ctx])));
+    e->m.ser[ctx] = v;
 }
 
 /* Counts restored bytes: the block's out_len and the total. */

@@ -11,14 +11,14 @@
  * Returns the index, or -1 when the table is full. */
 static int64_t put_class(hp_pack_encoder *e, uint64_t id)
 {
-    int64_t k = pk_class_find(&e->classes, id);
+    int64_t k = pk_class_find(&e->m.classes, id);
     if (k >= 0) {
         put_var(e, HP_PS_CLASS, (uint64_t)k + 1);
         return k;
     }
     put_var(e, HP_PS_CLASS, 0);
     put_id(e, HP_PS_CLASSRAW, PK_CTX_CLASSRAW, id);
-    k = pk_class_add(&e->classes, id);
+    k = pk_class_add(&e->m.classes, id);
     if (k == -1)
         e->oom = 1;
     return k < 0 ? -1 : k;
@@ -84,7 +84,7 @@ static void code_load_class(hp_pack_encoder *e, const uint8_t *b)
     c->name = hp_read_id(b + 8 + ids, ids);
     c->idx = (uint32_t)e->nlcs++;
     e->total += 8 + 2 * (size_t)ids;
-    if (pk_class_add(&e->classes, cls) == -1)
+    if (pk_class_add(&e->m.classes, cls) == -1)
         e->oom = 1;
 }
 
@@ -269,7 +269,7 @@ static size_t code_value(hp_pack_encoder *e, int type, const uint8_t *v, uint64_
     const int ids = e->id_size;
     put_u8(e, HP_PS_CDTYPE, (unsigned)type);
     if (type == HP_T_OBJECT) {
-        put_ref(e, HP_PS_CDSREF, &e->align[PK_ALIGN_CDSREF], hp_read_id(v, ids), class_id);
+        put_ref(e, HP_PS_CDSREF, &e->m.align[PK_ALIGN_CDSREF], hp_read_id(v, ids), class_id);
         return (size_t)ids;
     }
     put_bytes(e, HP_PS_CDVAL, v, (size_t)hp_type_size(type, ids));
@@ -286,8 +286,8 @@ static void code_class_dump(hp_pack_encoder *e, const hp_subrecord *s, const uin
 
     hp_class_layout_decode(d, e->id_size, &lay);
     put_obj_id(e, s->id);
-    e->steps.last = pk_shape(HP_SUB_CLASS_DUMP, 0, 0);
-    idx = pk_class_add(&e->classes, s->id);
+    e->m.steps.last = pk_shape(HP_SUB_CLASS_DUMP, 0, 0);
+    idx = pk_class_add(&e->m.classes, s->id);
     if (idx == -1)
         e->oom = 1;
     put_var(e, HP_PS_STACK, s->serial);
@@ -313,7 +313,7 @@ static void code_class_dump(hp_pack_encoder *e, const hp_subrecord *s, const uin
         put_id(e, HP_PS_NAME, PK_CTX_FIELD_NAME, hp_read_id(p, e->id_size));
         put_u8(e, HP_PS_CDTYPE, p[ids]);
     }
-    if (idx >= 0 && pk_class_define(&e->classes, (size_t)idx, s->class_id, d + lay.fields_off + 2 + ids,
+    if (idx >= 0 && pk_class_define(&e->m.classes, (size_t)idx, s->class_id, d + lay.fields_off + 2 + ids,
                                     lay.n_fields, ids + 1) < 0)
         e->oom = 1;
 }
@@ -353,11 +353,11 @@ static void code_fields(hp_pack_encoder *e, size_t k, const uint32_t *prog, size
     const int ids = e->id_size;
     uint8_t *row = NULL;
     size_t i;
-    if (e->classes.v[k].prim && !(row = new_row(e, &e->classes.v[k])))
+    if (e->m.classes.v[k].prim && !(row = new_row(e, &e->m.classes.v[k])))
         return;
     for (i = 0; i < n; i++) {
         if (prog[i] == PK_STEP_REF) {
-            put_ref(e, HP_PS_IREF, &e->align[PK_ALIGN_IREF], hp_read_id(f, ids), self);
+            put_ref(e, HP_PS_IREF, &e->m.align[PK_ALIGN_IREF], hp_read_id(f, ids), self);
             f += ids;
         } else {
             memcpy(row, f, prog[i]);
@@ -441,8 +441,8 @@ static void code_text(hp_pack_encoder *e, const hp_subrecord *s, const uint8_t *
             q[i] = p[2 * i + 1];
     else
         memcpy(q, p, n);
-    shared = pk_text_shared(&e->text, q, n, &back);
-    pk_text_learn(&e->text, back, shared, q + shared, n);
+    shared = pk_text_shared(&e->m.text, q, n, &back);
+    pk_text_learn(&e->m.text, back, shared, q + shared, n);
     put_var(e, HP_PS_SHARED, shared);
     if (shared)
         put_u8(e, HP_PS_SHARED, back);
@@ -501,10 +501,10 @@ static hp_code on_subrecord(hp_pack_encoder *e, const hp_event *ev)
         put_obj_id(e, s->id);
         put_var(e, HP_PS_STACK, s->serial);
         k = put_class(e, s->class_id);
-        e->steps.last = pk_shape(HP_SUB_INSTANCE_DUMP, s->class_id, 0);
+        e->m.steps.last = pk_shape(HP_SUB_INSTANCE_DUMP, s->class_id, 0);
         if (k >= 0 && s->length <= HP_WHOLE_MAX) {
             int oom;
-            prog = pk_class_program(&e->classes, (size_t)k, e->id_size, &nsteps, &size, &oom);
+            prog = pk_class_program(&e->m.classes, (size_t)k, e->id_size, &nsteps, &size, &oom);
             if (oom)
                 e->oom = 1;
         }
@@ -524,7 +524,7 @@ static hp_code on_subrecord(hp_pack_encoder *e, const hp_event *ev)
         put_var(e, HP_PS_STACK, s->serial);
         put_var(e, HP_PS_COUNT, s->count);
         put_class(e, s->class_id);
-        e->steps.last = pk_shape(HP_SUB_OBJ_ARRAY_DUMP, s->class_id, s->count);
+        e->m.steps.last = pk_shape(HP_SUB_OBJ_ARRAY_DUMP, s->class_id, s->count);
         out(e, s->head_len);
         e->aref_base = s->id;
         pk_enc_start_payload(e, PAY_AREF, HP_PS_AREF, ids, s->payload_len);
@@ -533,7 +533,7 @@ static hp_code on_subrecord(hp_pack_encoder *e, const hp_event *ev)
         put_obj_id(e, s->id);
         put_var(e, HP_PS_STACK, s->serial);
         put_var(e, HP_PS_COUNT, s->count);
-        e->steps.last = pk_shape(s->tag, (uint64_t)s->elem_type, s->count);
+        e->m.steps.last = pk_shape(s->tag, (uint64_t)s->elem_type, s->count);
         if (s->tag == HP_SUB_PRIM_ARRAY_DUMP && (e->pol.strip_types >> s->elem_type & 1u)) {
             put_u8(e, HP_PS_ATYPE, s->elem_type);
             out(e, s->length); /* restored as zeros */
@@ -680,7 +680,7 @@ hp_pack_encoder *hp_pack_encoder_new(const hp_alloc *alloc, const hp_pack_policy
         e->block_size = HP_PACK_BLOCK_MIN;
     if (e->block_size > HP_PACK_BLOCK_MAX) /* held texts are indexed with 32 bits */
         e->block_size = HP_PACK_BLOCK_MAX;
-    pk_classes_init(&e->classes, alloc);
+    pk_model_init(&e->m, alloc);
     e->parser = hp_parser_new(alloc, HP_PARSE_SUBRECORDS);
     if (!e->parser) {
         hp_pack_encoder_free(e);
@@ -706,7 +706,7 @@ void hp_pack_encoder_free(hp_pack_encoder *e)
     for (g = 0; g < e->rows_cap; g++)
         e->alloc.free_fn(e->rows[g].bytes.data);
     e->alloc.free_fn(e->rows);
-    pk_classes_free(&e->classes);
+    pk_model_free(&e->m);
     e->alloc.free_fn(e);
 }
 

@@ -273,7 +273,7 @@ static void code_elements(hp_pack_encoder *e, const uint8_t *p, size_t n)
     const int ids = e->id_size;
     uint8_t *q = room(e, HP_PS_AREF, n * (PK_VARINT_MAX + 1)), *low = room(e, HP_PS_LOW, n);
     uint64_t base = e->aref_base;
-    pk_align *a = &e->align[PK_ALIGN_AREF];
+    pk_align *a = &e->m.align[PK_ALIGN_AREF];
     size_t i, w = 0, l = 0;
     if (!q || !low)
         return;

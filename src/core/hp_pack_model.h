@@ -1,5 +1,6 @@
 /* The model the pack encoder and decoder share: varints, zigzag, id deltas,
- * delta contexts and the class table.  Both sides update it with exactly the
+ * delta contexts, the class table, object steps, heap names and the text
+ * history (pk_model holds all of it).  Both sides update it with exactly the
  * same calls in the same order, so a value is coded against the same base on
  * both; anything that would make them diverge is a format bug. */
 #ifndef HP_PACK_MODEL_H
@@ -316,5 +317,49 @@ int pk_class_define(pk_classes *t, size_t idx, uint64_t super_id, const uint8_t 
 /* The instance program of class `idx`: steps and field byte size, or NULL
  * when the layout is unknown.  *nomem is set when memory ran out. */
 const uint32_t *pk_class_program(pk_classes *t, size_t idx, int id_size, size_t *n, uint32_t *size, int *nomem);
+
+/* ---- the model, as each side holds it ---- */
+
+typedef struct pk_model {
+    uint64_t prev[PK_NCTX];
+    pk_align align[PK_NALIGN];
+    uint32_t ser[PK_NSER];
+    pk_classes classes;
+    pk_steps steps;
+    pk_heaps heaps;
+    pk_text text;
+} pk_model;
+
+/* The model before the first block (alloc NULL: libc). */
+static inline void pk_model_init(pk_model *m, const hp_alloc *alloc)
+{
+    memset(m, 0, sizeof *m);
+    pk_classes_init(&m->classes, alloc);
+}
+
+static inline void pk_model_free(pk_model *m) { pk_classes_free(&m->classes); }
+
+/* The id the next object is predicted to have (§5.5 of docs/format.md). */
+static inline uint64_t pk_obj_predict(const pk_model *m) { return m->prev[PK_CTX_OBJ] + pk_step_predict(&m->steps); }
+
+/* An object id coded: learns the step that led to it.  The caller then
+ * sets m->steps.last to the object's shape. */
+static inline void pk_obj_seen(pk_model *m, uint64_t v, uint64_t mask)
+{
+    pk_step_learn(&m->steps, (v - m->prev[PK_CTX_OBJ]) & mask);
+    m->prev[PK_CTX_OBJ] = v;
+}
+
+/* The base of heap `heap`'s name (§5.6), and the name once coded. */
+static inline uint64_t pk_heap_name_base(const pk_model *m, uint32_t heap)
+{
+    return pk_heap_base(&m->heaps, heap, m->prev[PK_CTX_HEAP_NAME]);
+}
+
+static inline void pk_heap_name_seen(pk_model *m, uint32_t heap, uint64_t name)
+{
+    m->prev[PK_CTX_HEAP_NAME] = name;
+    pk_heap_learn(&m->heaps, heap, name);
+}
 
 #endif
