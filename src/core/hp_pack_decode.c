@@ -432,7 +432,7 @@ static pk_row_group *row_group(hp_pack_decoder *d, pk_class *c, int *nomem)
     pk_row_group *g;
     uint32_t count;
     *nomem = 0;
-    if (c->rows_block == d->blocks + 1 && d->rows[c->rows].width == c->prim)
+    if (pk_rows_open(c, d->blocks))
         return &d->rows[c->rows];
     count = get_u32(d, HP_PS_ROWS);
     if (d->bad)
@@ -451,8 +451,7 @@ static pk_row_group *row_group(hp_pack_decoder *d, pk_class *c, int *nomem)
         d->rows = p;
         d->rows_cap = cap;
     }
-    c->rows = (uint32_t)d->nrows++;
-    c->rows_block = d->blocks + 1;
+    pk_rows_start(c, d->blocks, d->nrows++);
     g = &d->rows[c->rows];
     g->width = c->prim;
     g->count = count;

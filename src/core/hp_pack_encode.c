@@ -323,14 +323,13 @@ static void code_class_dump(hp_pack_encoder *e, const hp_subrecord *s, const uin
 static uint8_t *new_row(hp_pack_encoder *e, pk_class *c)
 {
     pk_rows *r;
-    if (c->rows_block != e->blocks + 1 || e->rows[c->rows].width != c->prim) {
+    if (!pk_rows_open(c, e->blocks)) {
         size_t old = e->rows_cap;
         if (pk_enc_grow_array(e, (void **)&e->rows, &e->rows_cap, e->nrows + 1, sizeof *e->rows) < 0)
             return NULL;
         if (e->rows_cap > old) /* the groups' buffers are reused from block to block */
             memset(e->rows + old, 0, (e->rows_cap - old) * sizeof *e->rows);
-        c->rows = (uint32_t)e->nrows++;
-        c->rows_block = e->blocks + 1;
+        pk_rows_start(c, e->blocks, e->nrows++);
         r = &e->rows[c->rows];
         r->width = c->prim;
         r->count = 0;

@@ -276,6 +276,7 @@ typedef struct pk_class {
     uint32_t size;           /* field bytes of an instance, once the program is built */
     uint32_t prim;           /* of which primitive fields */
     uint32_t rows;           /* its row group in the current block ... */
+    uint32_t rows_width;     /* ... opened for rows of this many bytes ... */
     uint64_t rows_block;     /* ... if this is that block's index + 1 */
     uint32_t fail_epoch;     /* dumps seen when building last failed */
     uint8_t dumped;
@@ -317,6 +318,21 @@ int pk_class_define(pk_classes *t, size_t idx, uint64_t super_id, const uint8_t 
 /* The instance program of class `idx`: steps and field byte size, or NULL
  * when the layout is unknown.  *nomem is set when memory ran out. */
 const uint32_t *pk_class_program(pk_classes *t, size_t idx, int id_size, size_t *n, uint32_t *size, int *nomem);
+
+/* Row groups (docs/format.md §7.2): whether class c's instances in block
+ * `block` go on in its current group (one opened in this block for rows of
+ * the width its layout has now), and opening group `group` for them. */
+static inline int pk_rows_open(const pk_class *c, uint64_t block)
+{
+    return c->rows_block == block + 1 && c->rows_width == c->prim;
+}
+
+static inline void pk_rows_start(pk_class *c, uint64_t block, size_t group)
+{
+    c->rows = (uint32_t)group;
+    c->rows_width = c->prim;
+    c->rows_block = block + 1;
+}
 
 /* ---- the model, as each side holds it ---- */
 
