@@ -33,6 +33,7 @@
 #include "hp_parser.h"
 #include "hp_stats.h"
 #include "hp_subrecord.h"
+#include "testkit.h"
 
 #define CONTROL 2
 
@@ -64,14 +65,6 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h * 0xff51afd7ed558ccdULL;
 }
 
-static uint32_t xorshift(uint32_t *s)
-{
-    uint32_t x = *s ? *s : 0x9e3779b9u;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x;
-}
 
 /* Parses buf[0..len): in one piece when c0 < 0, else chunked as the control
  * bytes say. */
@@ -258,8 +251,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #include "seedgen.h"
 #include <zlib.h>
-
-#include "testkit.h"
 
 
 /* A small dump with every record and sub-record kind. */

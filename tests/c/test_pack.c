@@ -12,14 +12,8 @@
 
 /* ---- helpers ---- */
 
-static unsigned rng_state = 2024;
-static unsigned rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 17;
-    rng_state ^= rng_state << 5;
-    return rng_state;
-}
+static uint32_t rng_state = 2024;
+static unsigned rng(void) { return xorshift(&rng_state); }
 
 /* Blocks kept in memory: every stream of every block, plus out_len. */
 typedef struct packed {

@@ -27,14 +27,6 @@
 /* ------------------------------------------------------------------ */
 /* Small helpers                                                       */
 
-static uint32_t xorshift(uint32_t *s)
-{
-    uint32_t x = *s ? *s : 0x9e3779b9u;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x;
-}
 
 /* An allocator that remembers the largest single request, so the tests can
  * prove that absurd counts never turn into big allocations. */

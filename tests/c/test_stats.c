@@ -18,14 +18,6 @@
 #include "hp_stats.h"
 
 
-static uint32_t xorshift(uint32_t *s)
-{
-    uint32_t x = *s ? *s : 0x9e3779b9u;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x;
-}
 
 /* An allocator that fails after a budget of calls. */
 static long fail_budget = -1;

@@ -11,14 +11,8 @@
 
 /* ---- helpers ---- */
 
-static unsigned rng_state = 12345;
-static unsigned rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 17;
-    rng_state ^= rng_state << 5;
-    return rng_state;
-}
+static uint32_t rng_state = 12345;
+static unsigned rng(void) { return xorshift(&rng_state); }
 
 static int inflate_all(const uint8_t *z, size_t n, hp_buf *out)
 {

@@ -1,5 +1,6 @@
-/* Shared by the C tests: a byte builder to write dumps with, and a reader
- * for ../shared/data/hprof/INVENTORY.json (just enough JSON for it). */
+/* Shared by the C tests: a byte builder to write dumps with, a reader for
+ * ../shared/data/hprof/INVENTORY.json (just enough JSON for it), and a
+ * small pseudo-random generator. */
 #ifndef TESTKIT_H
 #define TESTKIT_H
 
@@ -10,6 +11,16 @@
 
 #include "check.h"
 #include "hp_common.h"
+
+/* xorshift32: the next pseudo-random number of the sequence in *s. */
+static inline uint32_t xorshift(uint32_t *s)
+{
+    uint32_t x = *s ? *s : 0x9e3779b9u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
 
 static inline void *xmalloc(size_t n)
 {
