@@ -691,14 +691,17 @@ static void test_app_only_crafted(void)
 
 /* ---- refusals ---- */
 
-static void expect_refusal(const char *what, const dump *d, hp_code code, uint64_t offset, int tag, int is_sub)
+/* Runs the encoder (decode 0) or decoder (1) over src in chunks of each of
+ * the steps (0: in one piece), and checks every run fails with `code` at
+ * `offset` in record or sub-record `tag`. */
+static void expect_failure(const char *what, int decode, const uint8_t *src, size_t len, const size_t steps[3],
+                           hp_code code, uint64_t offset, int tag, int is_sub)
 {
-    static const size_t steps[] = { 0, 1, 4096 };
     size_t s;
-    for (s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+    for (s = 0; s < 3; s++) {
         run r;
         char msg[256];
-        run_filter(0, d->src.data, d->src.len, NULL, steps[s], 0, &r);
+        run_filter(decode, src, len, NULL, steps[s], 0, &r);
         if (r.rc != code || r.err.offset != offset || r.err.tag != tag || r.err.is_sub != is_sub) {
             hp_error_format(&r.err, msg, sizeof msg);
             fprintf(stderr, "  %s: got code %d: %s\n", what, (int)r.rc, msg);
@@ -713,6 +716,12 @@ static void expect_refusal(const char *what, const dump *d, hp_code code, uint64
         }
         hp_buf_free(&r.out);
     }
+}
+
+static void expect_refusal(const char *what, const dump *d, hp_code code, uint64_t offset, int tag, int is_sub)
+{
+    static const size_t steps[3] = { 0, 1, 4096 };
+    expect_failure(what, 0, d->src.data, d->src.len, steps, code, offset, tag, is_sub);
 }
 
 static void test_refusals(void)
@@ -876,26 +885,8 @@ static void test_api_misuse(void)
 static void expect_decode_error(const char *what, const uint8_t *mini, size_t len, hp_code code, uint64_t offset,
                                 int tag, int is_sub)
 {
-    static const size_t steps[] = { 0, 1, 5 };
-    size_t s;
-    for (s = 0; s < sizeof steps / sizeof steps[0]; s++) {
-        run r;
-        char msg[256];
-        run_filter(1, mini, len, NULL, steps[s], 0, &r);
-        if (r.rc != code || r.err.offset != offset || r.err.tag != tag || r.err.is_sub != is_sub) {
-            hp_error_format(&r.err, msg, sizeof msg);
-            fprintf(stderr, "  %s: got code %d: %s\n", what, (int)r.rc, msg);
-        }
-        CHECK(r.rc == code);
-        CHECK_EQ_U64(r.err.offset, offset);
-        CHECK(r.err.tag == tag);
-        CHECK(r.err.is_sub == is_sub);
-        if (steps[s] == 0 && getenv("TAILOR_VERBOSE")) {
-            hp_error_format(&r.err, msg, sizeof msg);
-            printf("  %s -> %s\n", what, msg);
-        }
-        hp_buf_free(&r.out);
-    }
+    static const size_t steps[3] = { 0, 1, 5 };
+    expect_failure(what, 1, mini, len, steps, code, offset, tag, is_sub);
 }
 
 static void mini_init(hp_buf *m)
