@@ -30,6 +30,17 @@ settings.register_profile("ci", deadline=None, max_examples=200, suppress_health
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
+def feed_in_pieces(codec, data: bytes, cuts=()) -> bytes:
+    """All a stream codec (feed/flush) makes of `data` fed in pieces cut at `cuts`."""
+    out, last = [], 0
+    for cut in sorted(set(cuts)):
+        out.append(codec.feed(data[last:cut]))
+        last = cut
+    out.append(codec.feed(data[last:]))
+    out.append(codec.flush())
+    return b"".join(out)
+
+
 def dump_path(name: str) -> Path:
     return HPROF_DIR / name
 

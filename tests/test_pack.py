@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 import hprofkit
 from hprofkit import _hprof, _pack
 from hprofkit._errors import CorruptError, FormatError, HprofError, TruncatedError
-from conftest import HPROF_CONV, HPROF_DIR, INVENTORY, TAILOR_DIR, raw_bytes
+from conftest import HPROF_CONV, HPROF_DIR, INVENTORY, TAILOR_DIR, feed_in_pieces, raw_bytes
 
 ALL_DUMPS = [entry["file"] for entry in INVENTORY]
 REAL_ANDROID = ["leakcanary__leak_service_binder.hprof", "platform_tools_base__dialer.android-hprof"]
@@ -22,25 +22,11 @@ SMALL_BLOCK = 4096  # many blocks, and cuts inside payloads
 
 
 def pack(data: bytes, cuts=(), **options) -> bytes:
-    encoder = _pack.PackEncoder(**options)
-    out, last = [], 0
-    for cut in sorted(set(cuts)):
-        out.append(encoder.feed(data[last:cut]))
-        last = cut
-    out.append(encoder.feed(data[last:]))
-    out.append(encoder.flush())
-    return b"".join(out)
+    return feed_in_pieces(_pack.PackEncoder(**options), data, cuts)
 
 
 def unpack(blob: bytes, cuts=(), threads: int = 1) -> bytes:
-    decoder = _pack.PackDecoder(threads=threads)
-    out, last = [], 0
-    for cut in sorted(set(cuts)):
-        out.append(decoder.feed(blob[last:cut]))
-        last = cut
-    out.append(decoder.feed(blob[last:]))
-    out.append(decoder.flush())
-    return b"".join(out)
+    return feed_in_pieces(_pack.PackDecoder(threads=threads), blob, cuts)
 
 
 def expected(data: bytes, strip: int = 0, drop_traces: bool = False) -> bytes:
