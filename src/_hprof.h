@@ -1,4 +1,7 @@
-/* Shared declarations of the glue between CPython and the C core. */
+/* The bottom of the CPython glue: what every glue file shares.  Implemented
+ * in _hprof_glue.c, which calls nothing but CPython and the core; each glue
+ * file above it adds its functions and types to the module (_hprof_parts.h),
+ * and _hprof.c assembles the module from them. */
 #ifndef HPROF_GLUE_H
 #define HPROF_GLUE_H
 
@@ -7,6 +10,7 @@
 
 #include "core/hp_common.h"
 #include "core/hp_parser.h"
+#include "core/hp_sink.h"
 
 /* Per-module state: the heap types and the exception classes of hprofkit._errors. */
 typedef struct {
@@ -15,8 +19,6 @@ typedef struct {
     PyTypeObject *subrecord_type;
     PyObject *errors[HP_E_LIMIT + 1]; /* indexed by hp_code */
 } hprof_state;
-
-extern PyModuleDef hprof_module;
 
 /* Core allocations go through PyMem_Raw*: legal without the GIL, seen by tracemalloc. */
 extern const hp_alloc hprof_raw_alloc;
@@ -39,16 +41,42 @@ PyObject *hprof_raise(hprof_state *st, const hp_error *err);
  * matching name; -1 with an exception set on failure. */
 int hprof_add_types(PyObject *module, PyType_Spec *specs, const char *const *names, size_t n);
 
-/* Type registration, one per glue file; -1 with an exception set on failure. */
-int hprof_iter_init(PyObject *module, hprof_state *st);
-int hprof_parser_init(PyObject *module, hprof_state *st);
-int hprof_filter_init(PyObject *module, hprof_state *st);
-int hprof_pack_init(PyObject *module, hprof_state *st);
+/* ---- output straight to a file descriptor ----
+ *
+ * The stream types' feed(..., fd=N) write their output from C, so that it
+ * never becomes a Python object.  The core hands over many small runs (kept
+ * sub-records), so they are gathered into HPROF_FD_BATCH-byte writes; a run
+ * of half that or more goes from its buffer to the kernel directly.  A write
+ * interrupted by a signal runs the Python signal handlers and stops if one
+ * raised (Ctrl-C ends a write blocked on a pipe nobody reads). */
+#define HPROF_FD_BATCH ((size_t)1 << 20)
 
-/* Module-level functions defined in other glue files. */
-PyObject *hprof_records(PyObject *module, PyObject *buffer);
-PyObject *hprof_subrecords(PyObject *module, PyObject *buffer);
-PyObject *hprof_stats(PyObject *module, PyObject *args, PyObject *kwargs);
-PyObject *hprof_walk(PyObject *module, PyObject *buffer);
+typedef struct hprof_fd_out {
+    hp_writer batch;   /* allocated on first use, kept between calls */
+    hp_sink to_batch;  /* what the core writes to */
+    hp_sink to_fd;     /* where the batch goes */
+    int fd;
+    int error;         /* errno of the write that failed, else 0 */
+    int interrupted;   /* a signal handler raised while a write waited */
+} hprof_fd_out;
+
+/* Readies `out` (zeroed, or used before) for one call writing to fd >= 0 and
+ * returns the sink to hand the core; NULL with MemoryError set.  GIL held. */
+const hp_sink *hprof_fd_out_start(hprof_fd_out *out, int fd);
+
+/* Writes what is still batched; 0, or -1 when a write failed.  Needs no GIL. */
+int hprof_fd_out_flush(hprof_fd_out *out);
+
+/* Bytes handed to the descriptor since hprof_fd_out_start. */
+static inline uint64_t hprof_fd_out_written(const hprof_fd_out *out) { return out->batch.written; }
+
+/* Whether a write failed (the core then reports that its sink refused). */
+static inline int hprof_fd_out_failed(const hprof_fd_out *out) { return out->error || out->interrupted; }
+
+/* Raises what made a write fail (OSError, or the signal handler's exception,
+ * which is already set); returns NULL.  GIL held. */
+PyObject *hprof_fd_out_raise(const hprof_fd_out *out);
+
+void hprof_fd_out_free(hprof_fd_out *out);
 
 #endif

@@ -3,114 +3,59 @@
  * compressobj: feed(data) -> bytes, flush() -> bytes, eof.
  *
  * The three core filters share one shape (new / feed / finish / free with an
- * output sink), so one glue type drives them through a small table. */
-#include "_hprof.h"
-
-#include <errno.h>
-#include <unistd.h>
+ * output sink); one glue type holds any of them and calls the core functions
+ * of its kind by name. */
+#include "_hprof_parts.h"
 
 #include "core/hp_convert.h"
 #include "core/hp_sink.h"
 #include "core/hp_tailor.h"
 
-typedef struct filter_ops {
-    const char *name;
-    void *(*create)(const hp_alloc *alloc, int app_only, int to_standard);
-    void (*destroy)(void *f);
-    hp_code (*feed)(void *f, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err);
-    hp_code (*finish)(void *f, const hp_sink *out, hp_error *err);
-    const hp_tailor_counter *(*counter)(const void *f); /* NULL when the filter keeps none */
-} filter_ops;
+typedef enum { TAILOR_ENCODER, TAILOR_DECODER, CONVERTER } filter_kind;
 
-static void *tailor_encoder_create(const hp_alloc *alloc, int app_only, int to_standard)
-{
-    hp_tailor_options opts = { app_only };
-    (void)to_standard;
-    return hp_tailor_encoder_new(alloc, &opts);
-}
-
-static void *tailor_decoder_create(const hp_alloc *alloc, int app_only, int to_standard)
-{
-    (void)app_only;
-    (void)to_standard;
-    return hp_tailor_decoder_new(alloc, NULL);
-}
-
-static void *converter_create(const hp_alloc *alloc, int app_only, int to_standard)
-{
-    hp_convert_options opts = { to_standard, app_only };
-    return hp_converter_new(alloc, &opts);
-}
-
-static const hp_tailor_counter *encoder_counter(const void *f) { return hp_tailor_encoder_counter(f); }
-static const hp_tailor_counter *decoder_counter(const void *f) { return hp_tailor_decoder_counter(f); }
-
-/* Typed wrappers: calling a function through a pointer of another type is undefined. */
-#define FILTER_WRAPPERS(prefix, core)                                                           \
-    static void prefix##_destroy(void *f) { core##_free(f); }                                   \
-    static hp_code prefix##_feed(void *f, const uint8_t *data, size_t len, const hp_sink *out,  \
-                                 hp_error *err)                                                 \
-    {                                                                                           \
-        return core##_feed(f, data, len, out, err);                                             \
-    }                                                                                           \
-    static hp_code prefix##_finish(void *f, const hp_sink *out, hp_error *err)                  \
-    {                                                                                           \
-        return core##_finish(f, out, err);                                                      \
-    }
-
-FILTER_WRAPPERS(encoder, hp_tailor_encoder)
-FILTER_WRAPPERS(decoder, hp_tailor_decoder)
-FILTER_WRAPPERS(converter, hp_converter)
-
-static const filter_ops tailor_encoder_ops = {
-    "TailorEncoder", tailor_encoder_create, encoder_destroy, encoder_feed, encoder_finish, encoder_counter,
-};
-static const filter_ops tailor_decoder_ops = {
-    "TailorDecoder", tailor_decoder_create, decoder_destroy, decoder_feed, decoder_finish, decoder_counter,
-};
-static const filter_ops converter_ops = {
-    "Converter", converter_create, converter_destroy, converter_feed, converter_finish, NULL,
-};
+static const char *const kind_names[] = { "TailorEncoder", "TailorDecoder", "Converter" };
 
 typedef struct {
     PyObject_HEAD
-    const filter_ops *ops;
-    void *filter;
-    hp_buf out;             /* output of the current call, handed over as bytes */
-    hp_writer batch;        /* output of the current call, on its way to a file descriptor */
+    filter_kind kind;
+    union {
+        hp_tailor_encoder *encoder;
+        hp_tailor_decoder *decoder;
+        hp_converter *converter;
+        void *any; /* NULL when creation failed */
+    } core;
+    hp_buf out;          /* output of the current call, handed over as bytes */
+    hprof_fd_out to_fd;  /* output of the current call, on its way to a file descriptor */
     unsigned long long bytes_in, bytes_out;
     int finished;
 } Filter;
 
-/* A sink that writes straight to a file descriptor: output never becomes a
- * Python object.  Filters hand over many small runs (kept sub-records), so an
- * hp_writer gathers them into 1 MiB writes; a large run goes from the input
- * buffer to the kernel directly. */
-#define FD_BATCH ((size_t)1 << 20)
-
-typedef struct {
-    int fd;
-    int error; /* errno of a failed write, else 0 */
-} fd_target;
-
-static int fd_write_all(void *ctx, const uint8_t *data, size_t len)
+/* One core call: feed `view`, or finish when it is NULL. */
+static hp_code core_run(Filter *self, const Py_buffer *view, const hp_sink *sink, hp_error *err)
 {
-    fd_target *t = ctx;
-    while (len) {
-        ssize_t n = write(t->fd, data, len < ((size_t)1 << 30) ? len : ((size_t)1 << 30));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            t->error = errno;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
+    const uint8_t *data = view ? view->buf : NULL;
+    size_t len = view ? (size_t)view->len : 0;
+    switch (self->kind) {
+    case TAILOR_ENCODER:
+        return view ? hp_tailor_encoder_feed(self->core.encoder, data, len, sink, err)
+                    : hp_tailor_encoder_finish(self->core.encoder, sink, err);
+    case TAILOR_DECODER:
+        return view ? hp_tailor_decoder_feed(self->core.decoder, data, len, sink, err)
+                    : hp_tailor_decoder_finish(self->core.decoder, sink, err);
+    default:
+        return view ? hp_converter_feed(self->core.converter, data, len, sink, err)
+                    : hp_converter_finish(self->core.converter, sink, err);
     }
-    return 0;
 }
 
-static int batched_write(void *ctx, const uint8_t *data, size_t len) { return hp_writer_put(ctx, data, len); }
+/* The core call, then the output still batched for fd (when `to_fd`). */
+static hp_code run_and_flush(Filter *self, const Py_buffer *view, const hp_sink *sink, int to_fd, hp_error *err)
+{
+    hp_code rc = core_run(self, view, sink, err);
+    if (rc == HP_OK && to_fd && hprof_fd_out_flush(&self->to_fd) < 0)
+        rc = HP_E_NOMEM; /* hprof_fd_out_failed() tells it apart */
+    return rc;
+}
 
 /* Runs one core call on `view` (NULL for finish) with the GIL released when
  * the input is large.  Returns the output as bytes, or, when `fd` >= 0,
@@ -118,58 +63,39 @@ static int batched_write(void *ctx, const uint8_t *data, size_t len) { return hp
 static PyObject *filter_run(Filter *self, const Py_buffer *view, int fd)
 {
     hprof_state *st = hprof_state_of_type(Py_TYPE(self));
-    fd_target target = { fd, 0 };
-    hp_sink to_fd = { fd_write_all, &target };
-    hp_sink sink = hp_buf_sink(&self->out);
+    hp_sink to_bytes = hp_buf_sink(&self->out);
+    const hp_sink *sink = &to_bytes;
     hp_error err;
     hp_code rc;
     PyObject *result;
 
-    if (fd >= 0) {
-        if (!self->batch.buf && hp_writer_init(&self->batch, &hprof_raw_alloc, FD_BATCH) < 0)
-            return PyErr_NoMemory();
-        self->batch.sink = &to_fd;
-        self->batch.written = 0;
-        self->batch.len = 0;
-        sink.write = batched_write;
-        sink.ctx = &self->batch;
-    }
+    if (fd >= 0 && !(sink = hprof_fd_out_start(&self->to_fd, fd)))
+        return NULL;
     if (self->finished) {
-        PyErr_Format(PyExc_ValueError, "%s: flush() was already called", self->ops->name);
+        PyErr_Format(PyExc_ValueError, "%s: flush() was already called", kind_names[self->kind]);
         return NULL;
     }
     self->out.len = 0;
-    if (view && (size_t)view->len >= HPROF_GIL_MINSIZE) {
+    if (!view || (size_t)view->len >= HPROF_GIL_MINSIZE) {
         Py_BEGIN_ALLOW_THREADS
-        rc = self->ops->feed(self->filter, view->buf, (size_t)view->len, &sink, &err);
-        if (rc == HP_OK && fd >= 0 && hp_writer_flush(&self->batch) < 0)
-            rc = HP_E_NOMEM;
+        rc = run_and_flush(self, view, sink, fd >= 0, &err);
         Py_END_ALLOW_THREADS
-    } else if (view) {
-        rc = self->ops->feed(self->filter, view->buf, (size_t)view->len, &sink, &err);
-        if (rc == HP_OK && fd >= 0 && hp_writer_flush(&self->batch) < 0)
-            rc = HP_E_NOMEM;
     } else {
-        Py_BEGIN_ALLOW_THREADS
-        rc = self->ops->finish(self->filter, &sink, &err);
-        if (rc == HP_OK && fd >= 0 && hp_writer_flush(&self->batch) < 0)
-            rc = HP_E_NOMEM;
-        Py_END_ALLOW_THREADS
-        self->finished = 1;
+        rc = run_and_flush(self, view, sink, fd >= 0, &err);
     }
+    if (!view)
+        self->finished = 1;
     if (rc != HP_OK) {
         self->finished = 1; /* core errors are sticky: no further use */
-        if (target.error) {
-            errno = target.error;
-            return PyErr_SetFromErrno(PyExc_OSError);
-        }
+        if (fd >= 0 && hprof_fd_out_failed(&self->to_fd))
+            return hprof_fd_out_raise(&self->to_fd);
         return hprof_raise(st, &err);
     }
     if (view)
         self->bytes_in += (unsigned long long)view->len;
     if (fd >= 0) {
-        self->bytes_out += self->batch.written;
-        return PyLong_FromUnsignedLongLong(self->batch.written);
+        self->bytes_out += hprof_fd_out_written(&self->to_fd);
+        return PyLong_FromUnsignedLongLong(hprof_fd_out_written(&self->to_fd));
     }
     self->bytes_out += self->out.len;
     result = PyBytes_FromStringAndSize((const char *)self->out.data, (Py_ssize_t)self->out.len);
@@ -224,9 +150,10 @@ static PyObject *filter_counter(Filter *self, PyObject *unused)
     size_t i;
     (void)unused;
     d = PyDict_New();
-    if (!d || !self->ops->counter)
+    if (!d || self->kind == CONVERTER) /* the converter keeps no counter */
         return d;
-    c = self->ops->counter(self->filter);
+    c = self->kind == TAILOR_ENCODER ? hp_tailor_encoder_counter(self->core.encoder)
+                                     : hp_tailor_decoder_counter(self->core.decoder);
     for (i = 0; i < c->n; i++) {
         uint64_t count;
         const char *name = hp_tailor_counter_entry(c, i, &count);
@@ -264,15 +191,23 @@ static PyGetSetDef filter_getset[] = {
     { NULL, NULL, NULL, NULL, NULL },
 };
 
-static PyObject *filter_new(PyTypeObject *type, const filter_ops *ops, int app_only, int to_standard)
+static PyObject *filter_new(PyTypeObject *type, filter_kind kind, int app_only, int to_standard)
 {
     Filter *self = (Filter *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
-    self->ops = ops;
+    self->kind = kind;
     hp_buf_init(&self->out, &hprof_raw_alloc);
-    self->filter = ops->create(&hprof_raw_alloc, app_only, to_standard);
-    if (!self->filter) {
+    if (kind == TAILOR_ENCODER) {
+        hp_tailor_options opts = { app_only };
+        self->core.encoder = hp_tailor_encoder_new(&hprof_raw_alloc, &opts);
+    } else if (kind == TAILOR_DECODER) {
+        self->core.decoder = hp_tailor_decoder_new(&hprof_raw_alloc, NULL);
+    } else {
+        hp_convert_options opts = { to_standard, app_only };
+        self->core.converter = hp_converter_new(&hprof_raw_alloc, &opts);
+    }
+    if (!self->core.any) {
         Py_DECREF(self);
         return PyErr_NoMemory();
     }
@@ -285,7 +220,7 @@ static PyObject *tailor_encoder_new(PyTypeObject *type, PyObject *args, PyObject
     int app_only = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:TailorEncoder", keywords, &app_only))
         return NULL;
-    return filter_new(type, &tailor_encoder_ops, app_only, 0);
+    return filter_new(type, TAILOR_ENCODER, app_only, 0);
 }
 
 static PyObject *tailor_decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -293,7 +228,7 @@ static PyObject *tailor_decoder_new(PyTypeObject *type, PyObject *args, PyObject
     static char *keywords[] = { NULL };
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, ":TailorDecoder", keywords))
         return NULL;
-    return filter_new(type, &tailor_decoder_ops, 0, 0);
+    return filter_new(type, TAILOR_DECODER, 0, 0);
 }
 
 static PyObject *converter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -302,16 +237,19 @@ static PyObject *converter_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     int to_standard = 1, app_only = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$pp:Converter", keywords, &to_standard, &app_only))
         return NULL;
-    return filter_new(type, &converter_ops, app_only, to_standard);
+    return filter_new(type, CONVERTER, app_only, to_standard);
 }
 
 static void filter_dealloc(Filter *self)
 {
     PyTypeObject *type = Py_TYPE(self);
-    if (self->filter)
-        self->ops->destroy(self->filter);
+    switch (self->kind) {
+    case TAILOR_ENCODER: hp_tailor_encoder_free(self->core.encoder); break;
+    case TAILOR_DECODER: hp_tailor_decoder_free(self->core.decoder); break;
+    default: hp_converter_free(self->core.converter); break;
+    }
     hp_buf_free(&self->out);
-    hp_writer_free(&self->batch, &hprof_raw_alloc);
+    hprof_fd_out_free(&self->to_fd);
     type->tp_free(self);
     Py_DECREF(type);
 }

@@ -4,7 +4,7 @@
  * Lifetimes: the iterator takes one memoryview of the buffer (the export) and
  * shares it with everything it yields, so the buffer (an mmap) cannot be
  * closed under a live record: mmap.close() raises BufferError instead. */
-#include "_hprof.h"
+#include "_hprof_parts.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -193,8 +193,24 @@ static PyObject *file_iter(PyObject *module, PyObject *buffer, int mode)
     return it;
 }
 
-PyObject *hprof_records(PyObject *module, PyObject *buffer) { return file_iter(module, buffer, MODE_RECORDS); }
-PyObject *hprof_subrecords(PyObject *module, PyObject *buffer) { return file_iter(module, buffer, MODE_SUBRECORDS); }
+PyDoc_STRVAR(records_doc,
+"records($module, buffer, /)\n--\n\n"
+"Iterate over the top-level records of a whole HPROF file in buffer.\n"
+"Records point into buffer (nothing is copied) and hold its export.");
+
+static PyObject *hprof_records(PyObject *module, PyObject *buffer) { return file_iter(module, buffer, MODE_RECORDS); }
+
+PyDoc_STRVAR(subrecords_doc,
+"subrecords($module, buffer, /)\n--\n\n"
+"Iterate over every heap sub-record of a whole HPROF file in buffer.");
+
+static PyObject *hprof_subrecords(PyObject *module, PyObject *buffer) { return file_iter(module, buffer, MODE_SUBRECORDS); }
+
+static PyMethodDef iter_functions[] = {
+    { "records", (PyCFunction)hprof_records, METH_O, records_doc },
+    { "subrecords", (PyCFunction)hprof_subrecords, METH_O, subrecords_doc },
+    { NULL, NULL, 0, NULL },
+};
 
 /* ---- Record ------------------------------------------------------------ */
 
@@ -519,5 +535,5 @@ int hprof_iter_init(PyObject *module, hprof_state *st)
     if (PyModule_AddObjectRef(module, "Record", (PyObject *)st->record_type) < 0 ||
         PyModule_AddObjectRef(module, "SubRecord", (PyObject *)st->subrecord_type) < 0)
         return -1;
-    return 0;
+    return PyModule_AddFunctions(module, iter_functions);
 }

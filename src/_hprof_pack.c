@@ -6,10 +6,7 @@
  * Both release the GIL around core calls on large inputs.  The encoder's
  * block callback runs inside such a call: it takes the GIL back just long
  * enough to turn the block into bytes objects. */
-#include "_hprof.h"
-
-#include <errno.h>
-#include <unistd.h>
+#include "_hprof_parts.h"
 
 #include "core/hp_pack.h"
 #include "core/hp_sink.h"
@@ -205,54 +202,21 @@ static void encoder_dealloc(PackEncoder *self)
 typedef struct {
     PyObject_HEAD
     hp_pack_decoder *dec;
-    hp_buf out;
+    hp_buf out;          /* output of the current call, handed over as bytes */
+    hprof_fd_out to_fd;  /* output of the current call, on its way to a file descriptor */
     int finished;
 } PackDecoder;
 
-/* Output straight to a file descriptor, gathered into large writes. */
-#define FD_BATCH ((size_t)1 << 20)
-
-typedef struct {
-    int fd;
-    int error;
-    size_t written;
-    hp_buf *pending;
-} fd_out;
-
-static int fd_write_all(fd_out *s, const uint8_t *data, size_t len)
+/* The core call (finish when data is NULL), then the output still batched
+ * for fd (when `to_fd`). */
+static hp_code decoder_core_run(PackDecoder *self, const uint8_t *const *data, const size_t *lens,
+                                uint64_t expected, const hp_sink *sink, int to_fd, hp_error *err)
 {
-    while (len) {
-        ssize_t n = write(s->fd, data, len < ((size_t)1 << 30) ? len : ((size_t)1 << 30));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            s->error = errno;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-        s->written += (size_t)n;
-    }
-    return 0;
-}
-
-static int fd_drain(fd_out *s)
-{
-    int rc = fd_write_all(s, s->pending->data, s->pending->len);
-    s->pending->len = 0;
+    hp_code rc = data ? hp_pack_decoder_block(self->dec, data, lens, expected, sink, err)
+                      : hp_pack_decoder_finish(self->dec, sink, err);
+    if (rc == HP_OK && to_fd && hprof_fd_out_flush(&self->to_fd) < 0)
+        rc = HP_E_NOMEM; /* hprof_fd_out_failed() tells it apart */
     return rc;
-}
-
-static int fd_out_write(void *ctx, const uint8_t *data, size_t len)
-{
-    fd_out *s = ctx;
-    if (s->pending->len + len <= FD_BATCH)
-        return hp_buf_append(s->pending, data, len) == 0 ? 0 : (s->error = ENOMEM, -1);
-    if (fd_drain(s) < 0)
-        return -1;
-    if (len >= FD_BATCH / 2)
-        return fd_write_all(s, data, len);
-    return hp_buf_append(s->pending, data, len) == 0 ? 0 : (s->error = ENOMEM, -1);
 }
 
 /* Restores one block (streams != NULL) or finishes; bytes, or the count
@@ -263,8 +227,8 @@ static PyObject *decoder_run(PackDecoder *self, PyObject *streams, uint64_t expe
     Py_buffer views[HP_PACK_NSTREAMS];
     const uint8_t *data[HP_PACK_NSTREAMS];
     size_t lens[HP_PACK_NSTREAMS], total = 0;
-    fd_out to_fd = { fd, 0, 0, &self->out };
-    hp_sink sink = hp_buf_sink(&self->out);
+    hp_sink to_bytes = hp_buf_sink(&self->out);
+    const hp_sink *sink = &to_bytes;
     PyObject *seq = NULL, *result = NULL;
     hp_error err;
     hp_code rc;
@@ -291,37 +255,28 @@ static PyObject *decoder_run(PackDecoder *self, PyObject *streams, uint64_t expe
             total += lens[got];
         }
     }
-    if (fd >= 0) {
-        sink.write = fd_out_write;
-        sink.ctx = &to_fd;
-    }
+    if (fd >= 0 && !(sink = hprof_fd_out_start(&self->to_fd, fd)))
+        goto done;
     self->out.len = 0;
     if (!streams || total >= HPROF_GIL_MINSIZE) {
         Py_BEGIN_ALLOW_THREADS
-        rc = streams ? hp_pack_decoder_block(self->dec, data, lens, expected, &sink, &err)
-                     : hp_pack_decoder_finish(self->dec, &sink, &err);
-        if (rc == HP_OK && fd >= 0 && fd_drain(&to_fd) < 0)
-            rc = HP_E_NOMEM;
+        rc = decoder_core_run(self, streams ? data : NULL, lens, expected, sink, fd >= 0, &err);
         Py_END_ALLOW_THREADS
     } else {
-        rc = hp_pack_decoder_block(self->dec, data, lens, expected, &sink, &err);
-        if (rc == HP_OK && fd >= 0 && fd_drain(&to_fd) < 0)
-            rc = HP_E_NOMEM;
+        rc = decoder_core_run(self, data, lens, expected, sink, fd >= 0, &err);
     }
     if (!streams)
         self->finished = 1;
     if (rc != HP_OK) {
         self->finished = 1;
-        if (to_fd.error) {
-            errno = to_fd.error;
-            PyErr_SetFromErrno(PyExc_OSError);
-        } else {
+        if (fd >= 0 && hprof_fd_out_failed(&self->to_fd))
+            hprof_fd_out_raise(&self->to_fd);
+        else
             hprof_raise(st, &err);
-        }
         goto done;
     }
     if (fd >= 0)
-        result = PyLong_FromSize_t(to_fd.written);
+        result = PyLong_FromUnsignedLongLong(hprof_fd_out_written(&self->to_fd));
     else
         result = PyBytes_FromStringAndSize((const char *)self->out.data, (Py_ssize_t)self->out.len);
     if (self->out.cap > ((size_t)16 << 20))
@@ -423,6 +378,7 @@ static void decoder_dealloc(PackDecoder *self)
     PyTypeObject *type = Py_TYPE(self);
     hp_pack_decoder_free(self->dec);
     hp_buf_free(&self->out);
+    hprof_fd_out_free(&self->to_fd);
     type->tp_free(self);
     Py_DECREF(type);
 }

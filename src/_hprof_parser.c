@@ -2,7 +2,7 @@
  * zlib's decompressobj.  feed() takes chunks of any size and returns the
  * structure they completed, so a dump can be followed while it is written or
  * read from a pipe. */
-#include "_hprof.h"
+#include "_hprof_parts.h"
 
 typedef struct {
     PyObject_HEAD

@@ -1,6 +1,6 @@
 /* stats() and walk(): whole-buffer passes of the core with the GIL released,
  * in slices so that Ctrl-C and progress reports get a turn. */
-#include "_hprof.h"
+#include "_hprof_parts.h"
 
 #include "core/hp_stats.h"
 
@@ -103,7 +103,13 @@ static PyObject *histogram(const hp_stats *s, const pass *ps)
     return rows;
 }
 
-PyObject *hprof_stats(PyObject *module, PyObject *args, PyObject *kwargs)
+PyDoc_STRVAR(stats_doc,
+"stats($module, buffer, /, progress=None)\n--\n\n"
+"Count records and sub-records per tag and build the class histogram of a\n"
+"whole HPROF file in buffer.  progress(done, total) is called between\n"
+"slices.  Returns a dict of plain values (see hprofkit.Stats).");
+
+static PyObject *hprof_stats(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = { "", "progress", NULL };
     PyObject *buffer, *progress = Py_None, *result = NULL;
@@ -160,7 +166,12 @@ done:
     return result;
 }
 
-PyObject *hprof_walk(PyObject *module, PyObject *buffer)
+PyDoc_STRVAR(walk_doc,
+"walk($module, buffer, /)\n--\n\n"
+"Walk every record (and sub-record) in C with the GIL released and return\n"
+"the number of events; a speed probe for benchmarks.");
+
+static PyObject *hprof_walk(PyObject *module, PyObject *buffer)
 {
     hprof_state *st = hprof_get_state(module);
     unsigned long long events = 0;
@@ -195,4 +206,16 @@ PyObject *hprof_walk(PyObject *module, PyObject *buffer)
     if (rc != HP_OK)
         return hprof_raise(st, &err);
     return PyLong_FromUnsignedLongLong(events);
+}
+
+static PyMethodDef stats_functions[] = {
+    { "stats", (PyCFunction)(void (*)(void))hprof_stats, METH_VARARGS | METH_KEYWORDS, stats_doc },
+    { "walk", (PyCFunction)hprof_walk, METH_O, walk_doc },
+    { NULL, NULL, 0, NULL },
+};
+
+int hprof_stats_init(PyObject *module, hprof_state *st)
+{
+    (void)st;
+    return PyModule_AddFunctions(module, stats_functions);
 }

@@ -1,0 +1,75 @@
+/* Small functions about the HPROF format itself: parse_header(), tag_name()
+ * and type_size(). */
+#include "_hprof_parts.h"
+
+#include "core/hp_header.h"
+
+PyDoc_STRVAR(parse_header_doc,
+"parse_header($module, buffer, /)\n--\n\n"
+"Parse the HPROF header at the start of buffer.\n\n"
+"Returns (magic, version, id_size, timestamp_ms, header_length); raises\n"
+"FormatError or TruncatedError.");
+
+static PyObject *parse_header(PyObject *module, PyObject *arg)
+{
+    Py_buffer view;
+    hp_header header;
+    hp_error err;
+    hp_code rc;
+
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    rc = hp_header_parse(view.buf, (size_t)view.len, &header, &err);
+    PyBuffer_Release(&view);
+    if (rc != HP_OK)
+        return hprof_raise(hprof_get_state(module), &err);
+    return Py_BuildValue("siiKn", header.magic, header.version, header.id_size,
+                         (unsigned long long)header.timestamp, (Py_ssize_t)header.length);
+}
+
+PyDoc_STRVAR(tag_name_doc,
+"tag_name($module, tag, /, sub=False)\n--\n\n"
+"Name of a top-level record tag (or heap sub-record tag when sub is true), as\n"
+"Tailor's scripts print it, or None for a tag the format does not define.");
+
+static PyObject *tag_name(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = { "", "sub", NULL };
+    int tag, sub = 0;
+    const char *name;
+    (void)module;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|p:tag_name", keywords, &tag, &sub))
+        return NULL;
+    if (tag < 0 || tag > 255)
+        Py_RETURN_NONE;
+    name = sub ? hp_subtag_name(tag) : hp_tag_name(tag);
+    if (!name)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(name);
+}
+
+PyDoc_STRVAR(type_size_doc,
+"type_size($module, type, id_size, /)\n--\n\n"
+"Size in bytes of a value of HPROF basic type `type`, or 0 for an invalid code.");
+
+static PyObject *type_size(PyObject *module, PyObject *args)
+{
+    int type, id_size;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "ii:type_size", &type, &id_size))
+        return NULL;
+    return PyLong_FromLong(hp_type_size(type, id_size));
+}
+
+static PyMethodDef header_functions[] = {
+    { "parse_header", (PyCFunction)parse_header, METH_O, parse_header_doc },
+    { "tag_name", (PyCFunction)(void (*)(void))tag_name, METH_VARARGS | METH_KEYWORDS, tag_name_doc },
+    { "type_size", (PyCFunction)type_size, METH_VARARGS, type_size_doc },
+    { NULL, NULL, 0, NULL },
+};
+
+int hprof_header_init(PyObject *module, hprof_state *st)
+{
+    (void)st;
+    return PyModule_AddFunctions(module, header_functions);
+}

@@ -1,0 +1,16 @@
+/* What each glue file adds to the module: one function per file, called by
+ * _hprof.c's module exec in this order.  Each registers its own functions
+ * (with their docstrings) and types; -1 with an exception set on failure. */
+#ifndef HPROF_PARTS_H
+#define HPROF_PARTS_H
+
+#include "_hprof.h"
+
+int hprof_header_init(PyObject *module, hprof_state *st); /* parse_header, tag_name, type_size */
+int hprof_iter_init(PyObject *module, hprof_state *st);   /* records, subrecords; Record, SubRecord */
+int hprof_stats_init(PyObject *module, hprof_state *st);  /* stats, walk */
+int hprof_parser_init(PyObject *module, hprof_state *st); /* Parser */
+int hprof_filter_init(PyObject *module, hprof_state *st); /* TailorEncoder, TailorDecoder, Converter */
+int hprof_pack_init(PyObject *module, hprof_state *st);   /* PackEncoder, PackDecoder, PACK_* */
+
+#endif
