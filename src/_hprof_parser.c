@@ -9,7 +9,6 @@ typedef struct {
     hp_parser *parser;
     int subrecords;
     int finished;
-    unsigned long long fed;
 } Parser;
 
 /* Appends one tuple per structural event of the current chunk to `out`:
@@ -75,7 +74,6 @@ static PyObject *parser_push(Parser *self, PyObject *data, int last)
     out = PyList_New(0);
     if (out) {
         hp_parser_feed(self->parser, view.buf, (size_t)view.len, last);
-        self->fed += (unsigned long long)view.len;
         if (drain(self, st, out) < 0)
             Py_CLEAR(out);
     }

@@ -1,26 +1,10 @@
-/* Type table, tag names and error formatting. */
+/* Tag names and error formatting. */
 #include "hp_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 const hp_alloc hp_default_alloc = { malloc, realloc, free };
-
-const char *hp_type_name(int type)
-{
-    switch (type) {
-    case HP_T_OBJECT: return "object";
-    case HP_T_BOOLEAN: return "boolean";
-    case HP_T_CHAR: return "char";
-    case HP_T_FLOAT: return "float";
-    case HP_T_DOUBLE: return "double";
-    case HP_T_BYTE: return "byte";
-    case HP_T_SHORT: return "short";
-    case HP_T_INT: return "int";
-    case HP_T_LONG: return "long";
-    default: return NULL;
-    }
-}
 
 const char *hp_tag_name(int tag)
 {

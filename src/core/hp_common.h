@@ -72,8 +72,6 @@ static inline int hp_type_size(int type, int id_size)
         return 0;
     return sizes[type] < 0 ? id_size : sizes[type];
 }
-/* Java name of a primitive element type ("byte"...), or NULL. */
-const char *hp_type_name(int type);
 
 /* Top-level record tags (format §3). */
 enum {

@@ -80,7 +80,4 @@ const hp_header *hp_parser_header(const hp_parser *p);
 /* Absolute offset of the first byte not yet delivered in an event. */
 uint64_t hp_parser_offset(const hp_parser *p);
 
-/* Bytes of the current chunk not yet looked at (those in the carry excluded). */
-size_t hp_parser_unread(const hp_parser *p);
-
 #endif
