@@ -79,7 +79,6 @@ void hp_parser_resume(hp_parser *p, const hp_header *h, uint64_t offset)
 
 const hp_header *hp_parser_header(const hp_parser *p) { return p->have_header ? &p->header : NULL; }
 uint64_t hp_parser_offset(const hp_parser *p) { return p->pos; }
-size_t hp_parser_unread(const hp_parser *p) { return p->in_len - p->in_pos; }
 
 static size_t in_avail(const hp_parser *p) { return p->in_len - p->in_pos; }
 
@@ -163,26 +162,28 @@ static void emit(hp_parser *p, hp_event *ev, hp_event_kind kind, const uint8_t *
 
 static size_t remaining(const hp_parser *p) { return p->carry_len + in_avail(p); }
 
-/* The input ended inside the current record: name the record. */
-static hp_code truncated_record(hp_parser *p, hp_error *err)
+/* The chunk ran out inside the current unit, which started at `offset`
+ * (`tag`, `is_sub` name it; it needs `need` bytes, `have` are there).
+ * Mid-stream that only means: feed the next chunk.  At the end of the input
+ * it is a truncation, reported as such. */
+static hp_code need_more_or_truncated(hp_parser *p, hp_event *ev, hp_error *err, uint64_t offset, int tag,
+                                      int is_sub, uint64_t need, uint64_t have)
 {
-    uint64_t done = p->pos - p->rec.offset;
-    hp_fail(&p->error, HP_E_TRUNCATED, p->rec.offset, p->rec.tag, 0, 9 + (uint64_t)p->rec.length,
-            done + remaining(p), NULL);
+    if (!p->is_last) {
+        ev->kind = HP_EV_NEED_INPUT;
+        return HP_OK;
+    }
+    hp_fail(&p->error, HP_E_TRUNCATED, offset, tag, is_sub, need, have, NULL);
     return fail(p, err);
 }
 
-/* Either asks for input or, at the end of the input, reports the truncation
- * `set_error` describes. */
-#define NEED_MORE_OR(truncation)                 \
-    do {                                         \
-        if (p->is_last) {                        \
-            truncation;                          \
-            return fail(p, err);                 \
-        }                                        \
-        ev->kind = HP_EV_NEED_INPUT;             \
-        return HP_OK;                            \
-    } while (0)
+/* The same, inside the body of the current record: a truncation names the record. */
+static hp_code need_more_in_record(hp_parser *p, hp_event *ev, hp_error *err)
+{
+    uint64_t done = p->pos - p->rec.offset;
+    return need_more_or_truncated(p, ev, err, p->rec.offset, p->rec.tag, 0, 9 + (uint64_t)p->rec.length,
+                                  done + remaining(p));
+}
 
 static hp_code step_header(hp_parser *p, hp_event *ev, hp_error *err)
 {
@@ -210,7 +211,7 @@ static hp_code step_header(hp_parser *p, hp_event *ev, hp_error *err)
                 len = p->carry_len;
                 continue;
             }
-            NEED_MORE_OR(hp_fail(&p->error, HP_E_TRUNCATED, 0, -1, 0, need, remaining(p), NULL));
+            return need_more_or_truncated(p, ev, err, 0, -1, 0, need, remaining(p));
         }
         len = need;
     }
@@ -235,7 +236,7 @@ static hp_code step_record_head(hp_parser *p, hp_event *ev, hp_error *err)
         return fail(p, err);
     if (!ready) {
         int tag = p->carry_len ? p->carry[0] : -1;
-        NEED_MORE_OR(hp_fail(&p->error, HP_E_TRUNCATED, p->pos, tag < 0 ? 0 : tag, 0, 9, remaining(p), NULL));
+        return need_more_or_truncated(p, ev, err, p->pos, tag < 0 ? 0 : tag, 0, 9, remaining(p));
     }
     p->rec.offset = p->pos;
     p->rec.tag = v[0];
@@ -267,11 +268,11 @@ static hp_code step_body(hp_parser *p, hp_event *ev, hp_error *err)
         if (ready < 0)
             return fail(p, err);
         if (!ready)
-            NEED_MORE_OR(truncated_record(p, err));
+            return need_more_in_record(p, ev, err);
         n = p->rec.length;
     } else {
         if (in_avail(p) == 0)
-            NEED_MORE_OR(truncated_record(p, err));
+            return need_more_in_record(p, ev, err);
         v = p->in + p->in_pos;
         n = in_avail(p) < p->rec_left ? in_avail(p) : (size_t)p->rec_left;
     }
@@ -310,7 +311,7 @@ static hp_code step_heap_body(hp_parser *p, hp_event *ev, hp_error *err)
     }
     v = view(p, &len);
     if (len == 0)
-        NEED_MORE_OR(truncated_record(p, err));
+        return need_more_in_record(p, ev, err);
     if (len > p->rec_left)
         len = (size_t)p->rec_left;
     for (;;) {
@@ -340,7 +341,7 @@ static hp_code step_heap_body(hp_parser *p, hp_event *ev, hp_error *err)
                 continue;
             }
             p->want = (size_t)need;
-            NEED_MORE_OR(hp_fail(&p->error, HP_E_TRUNCATED, p->pos, p->carry[0], 1, need, remaining(p), NULL));
+            return need_more_or_truncated(p, ev, err, p->pos, p->carry[0], 1, need, remaining(p));
         }
         len = (size_t)need;
     }
@@ -357,8 +358,7 @@ static hp_code step_heap_body(hp_parser *p, hp_event *ev, hp_error *err)
             return fail(p, err);
         if (!ready) {
             p->want = (size_t)p->sub.length;
-            NEED_MORE_OR(hp_fail(&p->error, HP_E_TRUNCATED, p->pos, p->sub.tag, 1, p->sub.length,
-                                 remaining(p), NULL));
+            return need_more_or_truncated(p, ev, err, p->pos, p->sub.tag, 1, p->sub.length, remaining(p));
         }
         len = (size_t)p->sub.length;
     }
@@ -381,8 +381,8 @@ static hp_code step_payload(hp_parser *p, hp_event *ev, hp_error *err)
         return step_heap_body(p, ev, err);
     }
     if (in_avail(p) == 0)
-        NEED_MORE_OR(hp_fail(&p->error, HP_E_TRUNCATED, p->sub.offset, p->sub.tag, 1, p->sub.length,
-                             p->sub.length - p->sub_left, NULL));
+        return need_more_or_truncated(p, ev, err, p->sub.offset, p->sub.tag, 1, p->sub.length,
+                                      p->sub.length - p->sub_left);
     n = in_avail(p) < p->sub_left ? in_avail(p) : (size_t)p->sub_left;
     emit(p, ev, HP_EV_PAYLOAD, p->in + p->in_pos, n);
     consume(p, n);
