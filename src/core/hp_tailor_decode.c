@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "hp_subrecord.h"
+#include "hp_tailor_layout.h"
 
 #define OUT_CAP ((size_t)64 << 10)
 #define U4_MAX 0xFFFFFFFFu
@@ -62,14 +63,16 @@ static int zeros(hp_tailor_decoder *d, uint64_t n) { return hp_writer_zeros(&d->
 static uint8_t fixed_mini(int tag)
 {
     switch (tag) {
-    case HP_SUB_ROOT_JNI_GLOBAL: case HP_SUB_HEAP_DUMP_INFO:
-        return 9;
+    case HP_SUB_ROOT_JNI_GLOBAL:
+        return TL_ROOT_JNI_GLOBAL;
+    case HP_SUB_HEAP_DUMP_INFO:
+        return TL_HEAP_DUMP_INFO;
     case HP_SUB_ROOT_UNKNOWN: case HP_SUB_ROOT_STICKY_CLASS: case HP_SUB_ROOT_MONITOR_USED:
     case HP_SUB_ROOT_INTERNED_STRING: case HP_SUB_ROOT_FINALIZING: case HP_SUB_ROOT_DEBUGGER:
     case HP_SUB_ROOT_REFERENCE_CLEANUP: case HP_SUB_ROOT_VM_INTERNAL:
     case HP_SUB_ROOT_JNI_LOCAL: case HP_SUB_ROOT_JAVA_FRAME: case HP_SUB_ROOT_THREAD_OBJECT:
     case HP_SUB_ROOT_JNI_MONITOR: case HP_SUB_ROOT_NATIVE_STACK: case HP_SUB_ROOT_THREAD_BLOCK:
-        return 5;
+        return TL_TAG_ID;
     default:
         return 0;
     }
@@ -80,9 +83,9 @@ static uint8_t fixed_dropped(int tag)
     switch (tag) {
     case HP_SUB_ROOT_JNI_LOCAL: case HP_SUB_ROOT_JAVA_FRAME: case HP_SUB_ROOT_THREAD_OBJECT:
     case HP_SUB_ROOT_JNI_MONITOR:
-        return 8; /* thread serial + frame number / stack serial */
+        return 2 * TL_SERIAL; /* thread serial + frame number / stack serial */
     case HP_SUB_ROOT_NATIVE_STACK: case HP_SUB_ROOT_THREAD_BLOCK:
-        return 4; /* thread serial */
+        return TL_SERIAL; /* thread serial */
     default:
         return 0;
     }
@@ -96,7 +99,7 @@ static int is_sub(int tag)
 }
 
 /* Element size of a mini primitive array (decode.py takes type 2 as 4 bytes). */
-static int elem_size(int type) { return type == HP_T_OBJECT ? 4 : hp_type_size(type, 4); }
+static int elem_size(int type) { return hp_type_size(type, TL_ID); }
 
 /* Sizes the sub-record at u from `have` bytes (have >= 1).  Returns NULL and
  * sets *size: the whole mini size when `have` tells it, else a lower bound
@@ -116,7 +119,7 @@ static const char *sub_size(const uint8_t *u, size_t have, uint64_t *size, uint6
     switch (u[0]) {
     case HP_SUB_CLASS_DUMP:
         /* tag, id, 4 ids, u2 instance size, then three tables as in HPROF */
-        pos = 23;
+        pos = TL_MINI_CLASS_TABLES;
         for (table = 0; table < 3; table++) {
             uint16_t n;
             if (have < pos + 2) {
@@ -125,7 +128,7 @@ static const char *sub_size(const uint8_t *u, size_t have, uint64_t *size, uint6
             }
             n = hp_be16(u + pos);
             pos += 2;
-            pos += hp_class_table_size(u + pos, have - (size_t)pos, n, table == 0 ? 2 : 4, table < 2, 4,
+            pos += hp_class_table_size(u + pos, have - (size_t)pos, n, table == 0 ? 2 : TL_ID, table < 2, TL_ID,
                                        &truncated, &bad);
             if (bad)
                 return "invalid basic type in class field table";
@@ -135,53 +138,58 @@ static const char *sub_size(const uint8_t *u, size_t have, uint64_t *size, uint6
             }
         }
         *size = pos;
-        *restored = pos + 14; /* stack serial, 2 reserved ids, high u2 of the instance size */
+        *restored = pos + TL_CLASS_DROPPED;
         return NULL;
     case HP_SUB_INSTANCE_DUMP: case HP_SUB_OBJ_ARRAY_DUMP:
-        if (have < 13) {
-            *size = 13;
+        if (have < TL_MINI_OBJECT_HEAD) {
+            *size = TL_MINI_OBJECT_HEAD;
             return NULL;
         }
-        count = hp_be32(u + (u[0] == HP_SUB_INSTANCE_DUMP ? 9 : 5));
-        *size = 13 + (u[0] == HP_SUB_INSTANCE_DUMP ? count : 4 * count);
-        *restored = *size + 4;
+        count = hp_be32(u + (u[0] == HP_SUB_INSTANCE_DUMP ? TL_MINI_INSTANCE_COUNT : TL_MINI_ARRAY_COUNT));
+        *size = TL_MINI_OBJECT_HEAD + (u[0] == HP_SUB_INSTANCE_DUMP ? count : TL_ID * count);
+        *restored = *size + TL_SERIAL;
         return NULL;
     case HP_SUB_PRIM_ARRAY_DUMP:
-        if (have < 10) {
-            *size = 10;
+        if (have < TL_MINI_PRIM_HEAD) {
+            *size = TL_MINI_PRIM_HEAD;
             return NULL;
         }
-        type = u[9];
+        type = u[TL_MINI_PRIM_TYPE];
         if (elem_size(type) == 0)
             return "invalid primitive array element type";
-        count = (uint64_t)hp_be32(u + 5) * (uint64_t)elem_size(type);
-        *size = 10 + (type == HP_T_CHAR || type == HP_T_BYTE ? 0 : count);
-        *restored = 14 + count;
+        count = (uint64_t)hp_be32(u + TL_MINI_ARRAY_COUNT) * (uint64_t)elem_size(type);
+        *size = TL_MINI_PRIM_HEAD + (type == HP_T_CHAR || type == HP_T_BYTE ? 0 : count);
+        *restored = TL_SRC_PRIM_HEAD + count;
         return NULL;
     default: /* 0x90, 0xC3 */
         return "sub-record type that a Tailor mini never holds";
     }
 }
 
-/* Writes the restored form of the complete, validated sub-record u[0..size). */
+/* Writes the restored form of the complete, validated sub-record u[0..size):
+ * the mini bytes, with zeros where the mini dropped a field. */
 static int restore_sub(hp_tailor_decoder *d, const uint8_t *u, size_t size)
 {
     int fixed = fixed_mini(u[0]);
     if (fixed)
-        return put(d, u, (size_t)fixed) | zeros(d, fixed_dropped(u[0]));
-    if (put(d, u, 5) < 0 || zeros(d, 4) < 0) /* tag + id, stack serial */
+        return put(d, u, (size_t)fixed) < 0 || zeros(d, fixed_dropped(u[0])) < 0 ? -1 : 0;
+    if (put(d, u, TL_TAG_ID) < 0 || zeros(d, TL_SERIAL) < 0) /* tag + id, stack serial */
         return -1;
     switch (u[0]) {
     case HP_SUB_CLASS_DUMP:
-        return put(d, u + 5, 16) | zeros(d, 10) | put(d, u + 21, size - 21);
-    case HP_SUB_PRIM_ARRAY_DUMP:
-        if (put(d, u + 5, size - 5) < 0)
+        if (put(d, u + TL_TAG_ID, TL_CLASS_REFS) < 0 || zeros(d, TL_CLASS_RESERVED_AND_SIZE_HIGH) < 0)
             return -1;
-        if (u[9] == HP_T_CHAR || u[9] == HP_T_BYTE)
-            return zeros(d, (uint64_t)hp_be32(u + 5) * (uint64_t)elem_size(u[9]));
+        return put(d, u + TL_MINI_CLASS_SIZE_LOW, size - TL_MINI_CLASS_SIZE_LOW);
+    case HP_SUB_PRIM_ARRAY_DUMP: {
+        int type = u[TL_MINI_PRIM_TYPE];
+        if (put(d, u + TL_TAG_ID, size - TL_TAG_ID) < 0)
+            return -1;
+        if (type == HP_T_CHAR || type == HP_T_BYTE) /* the elements the mini dropped */
+            return zeros(d, (uint64_t)hp_be32(u + TL_MINI_ARRAY_COUNT) * (uint64_t)elem_size(type));
         return 0;
+    }
     default: /* INSTANCE, OBJ_ARRAY */
-        return put(d, u + 5, size - 5);
+        return put(d, u + TL_TAG_ID, size - TL_TAG_ID);
     }
 }
 
@@ -195,7 +203,7 @@ static hp_code fail_unit(hp_tailor_decoder *d, hp_code code, uint64_t off, int t
 
 static hp_code step_magic(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
 {
-    static const uint8_t header[31] = "JAVA PROFILE 1.0.3\0\0\0\0\4"; /* rest: timestamp 0 */
+    static const uint8_t header[TL_SRC_HEADER] = "JAVA PROFILE 1.0.3\0\0\0\0\4"; /* rest: timestamp 0 */
     static const char magic[] = HP_TAILOR_MAGIC;
     while (*n && d->carry.len < HP_TAILOR_MAGIC_LEN) {
         size_t i = d->carry.len;
@@ -225,8 +233,9 @@ static hp_code step_magic(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
 static size_t top_size(const uint8_t *u, size_t have)
 {
     switch (u[0]) {
-    case HP_TAG_UTF8: return have < 3 ? 3 : 3 + (size_t)hp_be16(u + 1);
-    case HP_TAG_LOAD_CLASS: return 9;
+    case HP_TAG_UTF8:
+        return have < TL_MINI_STRING_HEAD ? TL_MINI_STRING_HEAD : TL_MINI_STRING_HEAD + (size_t)hp_be16(u + 1);
+    case HP_TAG_LOAD_CLASS: return TL_MINI_LOAD_CLASS;
     case HP_TAG_HEAP_DUMP: case HP_TAG_HEAP_DUMP_SEGMENT: case HP_TAG_HEAP_DUMP_END: return 1;
     default: return 0;
     }
@@ -235,20 +244,27 @@ static size_t top_size(const uint8_t *u, size_t have)
 /* Restores one complete top-level record (not a segment). */
 static int restore_top(hp_tailor_decoder *d, const uint8_t *u, size_t size)
 {
-    static const uint8_t string_head[7] = { HP_TAG_UTF8, 0, 0, 0, 0, 0, 0 };
-    static const uint8_t class_head[13] = { HP_TAG_LOAD_CLASS, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0 };
-    static const uint8_t end[9] = { HP_TAG_HEAP_DUMP_END };
-    static const uint8_t zero4[4] = { 0 };
+    /* up to the low u2 of the length (time 0, high u2 0), which the mini holds */
+    static const uint8_t string_head[TL_SRC_LENGTH_LOW] = { HP_TAG_UTF8 };
+    /* up to the class id: time 0, body length, class serial 0 */
+    static const uint8_t class_head[TL_SRC_RECORD_HEAD + TL_LOAD_CLASS_CLASS_ID] = {
+        HP_TAG_LOAD_CLASS, 0, 0, 0, 0, 0, 0, 0, TL_SRC_LOAD_CLASS_BODY,
+    };
+    static const uint8_t end[TL_SRC_RECORD_HEAD] = { HP_TAG_HEAP_DUMP_END };
+    static const uint8_t stack_serial[TL_SERIAL] = { 0 };
+    const uint8_t *class_id = u + 1, *name_id = u + 1 + TL_ID;
     switch (u[0]) {
     case HP_TAG_UTF8:
         hp_tailor_count(&d->counter, HP_TAG_UTF8);
-        return put(d, string_head, 7) | put(d, u + 1, size - 1); /* u4 length = 00 00 + u2 */
+        return put(d, string_head, sizeof string_head) < 0 || put(d, u + 1, size - 1) < 0 ? -1 : 0;
     case HP_TAG_LOAD_CLASS:
         hp_tailor_count(&d->counter, HP_TAG_LOAD_CLASS);
-        return put(d, class_head, 13) | put(d, u + 1, 4) | put(d, zero4, 4) | put(d, u + 5, 4);
+        if (put(d, class_head, sizeof class_head) < 0 || put(d, class_id, TL_ID) < 0)
+            return -1;
+        return put(d, stack_serial, TL_SERIAL) < 0 || put(d, name_id, TL_ID) < 0 ? -1 : 0;
     default:
         d->seen_end = 1;
-        return put(d, end, 9);
+        return put(d, end, sizeof end);
     }
 }
 
@@ -306,13 +322,13 @@ static hp_code step_top(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
 
 static hp_code end_segment(hp_tailor_decoder *d)
 {
-    uint8_t head[9] = { HP_TAG_HEAP_DUMP_SEGMENT, 0, 0, 0, 0 };
+    uint8_t head[TL_SRC_RECORD_HEAD] = { HP_TAG_HEAP_DUMP_SEGMENT };
     size_t at = 0;
     d->state = D_TOP;
     if (d->seg_body == 0)
         return HP_OK; /* decode.py deletes an empty segment */
-    hp_put32(head + 5, (uint32_t)d->seg_body);
-    if (put(d, head, 9) < 0)
+    hp_put32(head + TL_SRC_RECORD_LENGTH, (uint32_t)d->seg_body);
+    if (put(d, head, sizeof head) < 0)
         return sink_fail(d);
     while (at < d->seg.len) {
         uint64_t size, restored;

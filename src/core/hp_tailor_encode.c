@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "hp_parser.h"
+#include "hp_tailor_layout.h"
 
 #define OUT_CAP ((size_t)64 << 10)
 
@@ -38,7 +39,7 @@ struct hp_tailor_encoder {
     int seg_open;       /* the current heap record's 0x1C has been written */
     int keep_payload;   /* PAYLOAD pieces of the current sub-record are copied */
     int pending_info;   /* app_only: a HEAP_DUMP_INFO waits for something to switch */
-    uint8_t info[9];
+    uint8_t info[TL_HEAP_DUMP_INFO];
 };
 
 /* ---- the tag counter (shared with the decoder) ---- */
@@ -147,7 +148,7 @@ static hp_code on_header(hp_tailor_encoder *e, const hp_header *h)
         return refuse(e, HP_E_LIMIT, 0, -1, 0,
                       "Tailor's mini format holds only 'JAVA PROFILE 1.0.3' (Android) dumps");
     if (h->id_size != 4)
-        return refuse(e, HP_E_LIMIT, h->length - 12, -1, 0,
+        return refuse(e, HP_E_LIMIT, h->length - 4 - 8, -1, 0, /* at the u4 id size, before the u8 timestamp */
                       "Tailor's mini format holds only 4-byte identifiers, not 8");
     return put(e, magic, HP_TAILOR_MAGIC_LEN) < 0 ? sink_fail(e) : HP_OK;
 }
@@ -185,7 +186,7 @@ static hp_code on_record(hp_tailor_encoder *e, const hp_event *ev)
                           "record directly after a heap segment cannot be represented in a Tailor mini "
                           "(a decoder would read its tag as a ROOT_JNI_GLOBAL/LOCAL sub-record)");
         if (r->tag == HP_TAG_LOAD_CLASS) {
-            if (r->length != 16)
+            if (r->length != TL_SRC_LOAD_CLASS_BODY)
                 return refuse(e, HP_E_CORRUPT, r->offset, r->tag, 0, "LOAD_CLASS body is not 16 bytes");
             hp_tailor_count(&e->counter, HP_TAG_LOAD_CLASS);
             e->last_out = HP_TAG_LOAD_CLASS;
@@ -198,7 +199,7 @@ static hp_code on_record(hp_tailor_encoder *e, const hp_event *ev)
         e->last_out = HP_TAG_UTF8;
         e->keep_body = 1;
         /* tag, then the low u2 of the length, which the body follows */
-        return keep(e, ev->data, 1) == 0 && keep(e, ev->data + 7, 2) == 0 ? HP_OK : sink_fail(e);
+        return keep(e, ev->data, 1) == 0 && keep(e, ev->data + TL_SRC_LENGTH_LOW, 2) == 0 ? HP_OK : sink_fail(e);
     case HP_TAG_TRACE:
         hp_tailor_count(&e->counter, HP_TAG_TRACE); /* dropped, as encode.py does */
         break;
@@ -226,7 +227,8 @@ static hp_code on_record(hp_tailor_encoder *e, const hp_event *ev)
 static hp_code on_data(hp_tailor_encoder *e, const hp_event *ev)
 {
     if (ev->rec->tag == HP_TAG_LOAD_CLASS) /* whole: keep the class id and the name id */
-        return keep(e, ev->data + 4, 4) == 0 && keep(e, ev->data + 12, 4) == 0 ? HP_OK : sink_fail(e);
+        return keep(e, ev->data + TL_LOAD_CLASS_CLASS_ID, TL_ID) == 0 &&
+               keep(e, ev->data + TL_LOAD_CLASS_NAME_ID, TL_ID) == 0 ? HP_OK : sink_fail(e);
     if (e->keep_body && keep(e, ev->data, ev->len) < 0)
         return sink_fail(e);
     return HP_OK;
@@ -260,32 +262,34 @@ static hp_code on_subrecord(hp_tailor_encoder *e, const hp_event *ev)
             return sink_fail(e);
     }
     switch (s->tag) {
-    case HP_SUB_ROOT_JNI_GLOBAL: case HP_SUB_HEAP_DUMP_INFO:
-        ok = keep(e, d, 9);
+    case HP_SUB_ROOT_JNI_GLOBAL: case HP_SUB_HEAP_DUMP_INFO: /* kept whole */
+        ok = keep(e, d, s->tag == HP_SUB_ROOT_JNI_GLOBAL ? TL_ROOT_JNI_GLOBAL : TL_HEAP_DUMP_INFO);
         break;
     case HP_SUB_ROOT_UNKNOWN: case HP_SUB_ROOT_STICKY_CLASS: case HP_SUB_ROOT_MONITOR_USED:
     case HP_SUB_ROOT_INTERNED_STRING: case HP_SUB_ROOT_FINALIZING: case HP_SUB_ROOT_DEBUGGER:
     case HP_SUB_ROOT_REFERENCE_CLEANUP: case HP_SUB_ROOT_VM_INTERNAL:
     case HP_SUB_ROOT_JNI_LOCAL: case HP_SUB_ROOT_JAVA_FRAME: case HP_SUB_ROOT_NATIVE_STACK:
     case HP_SUB_ROOT_THREAD_BLOCK: case HP_SUB_ROOT_THREAD_OBJECT: case HP_SUB_ROOT_JNI_MONITOR:
-        ok = keep(e, d, 5); /* tag + id; thread serials and frame numbers are dropped */
+        ok = keep(e, d, TL_TAG_ID); /* thread serials and frame numbers are dropped */
         break;
     case HP_SUB_CLASS_DUMP:
         if (s->aux > 0xFFFF)
             return refuse(e, HP_E_LIMIT, s->offset, s->tag, 1,
                           "CLASS_DUMP instance size of 65536 or more (the mini keeps a u2)");
         /* tag+id | super..protection domain | low u2 of instance size + tables */
-        ok = keep(e, d, 5) == 0 && keep(e, d + 9, 16) == 0 && keep(e, d + 35, ev->len - 35) == 0 ? 0 : -1;
+        ok = keep(e, d, TL_TAG_ID) == 0 && keep(e, d + TL_SRC_AFTER_SERIAL, TL_CLASS_REFS) == 0 &&
+             keep(e, d + TL_SRC_CLASS_SIZE_LOW, ev->len - TL_SRC_CLASS_SIZE_LOW) == 0 ? 0 : -1;
         break;
     case HP_SUB_INSTANCE_DUMP: case HP_SUB_OBJ_ARRAY_DUMP:
         /* Only the stack-trace serial goes. */
-        ok = keep(e, d, 5) == 0 && keep(e, d + 9, ev->len - 9) == 0 ? 0 : -1;
+        ok = keep(e, d, TL_TAG_ID) == 0 &&
+             keep(e, d + TL_SRC_AFTER_SERIAL, ev->len - TL_SRC_AFTER_SERIAL) == 0 ? 0 : -1;
         e->keep_payload = 1;
         break;
     case HP_SUB_PRIM_ARRAY_DUMP:
         e->keep_payload = s->elem_type != HP_T_CHAR && s->elem_type != HP_T_BYTE;
-        ok = keep(e, d, 5) == 0 && keep(e, d + 9, 5) == 0 &&
-             (!e->keep_payload || keep(e, d + 14, ev->len - 14) == 0) ? 0 : -1;
+        ok = keep(e, d, TL_TAG_ID) == 0 && keep(e, d + TL_SRC_AFTER_SERIAL, TL_PRIM_COUNT_AND_TYPE) == 0 &&
+             (!e->keep_payload || keep(e, d + TL_SRC_PRIM_HEAD, ev->len - TL_SRC_PRIM_HEAD) == 0) ? 0 : -1;
         break;
     default: /* 0x90, 0xC3 */
         return refuse(e, HP_E_LIMIT, s->offset, s->tag, 1, "sub-record type not representable in a Tailor mini");
