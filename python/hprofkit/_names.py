@@ -7,12 +7,7 @@ Both become what VisualVM and MAT print: "java.lang.String",
 
 from __future__ import annotations
 
-PRIMITIVE_DESCRIPTORS = {
-    "Z": "boolean", "C": "char", "F": "float", "D": "double",
-    "B": "byte", "S": "short", "I": "int", "J": "long",
-}
-TYPE_NAMES = {2: "object", 4: "boolean", 5: "char", 6: "float", 7: "double",
-              8: "byte", 9: "short", 10: "int", 11: "long"}
+from ._types import DESCRIPTOR_NAMES, TYPE_NAMES
 
 
 def decode_utf8(raw: bytes) -> str:
@@ -33,8 +28,8 @@ def java_name(name: str) -> str:
     if depth == 0:
         return name.replace("/", ".")
     element = name[depth:]
-    if element in PRIMITIVE_DESCRIPTORS:
-        base = PRIMITIVE_DESCRIPTORS[element]
+    if element in DESCRIPTOR_NAMES:
+        base = DESCRIPTOR_NAMES[element]
     elif element.startswith("L") and element.endswith(";"):
         base = element[1:-1].replace("/", ".")
     else:  # not a descriptor after all

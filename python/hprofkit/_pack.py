@@ -22,6 +22,7 @@ from typing import Any, Iterable, Sequence
 from . import _hprof
 from ._io import OrderedJobs, to_fd
 from ._errors import CorruptError, FormatError, HprofError, TruncatedError
+from ._types import PRIMITIVE_CODES, TYPE_NAMES
 
 MAGIC = b"\x89HPK\r\n\x1a\n"
 SLICE = 16 << 20  # feed() handles larger inputs in slices: memory stays bounded by the thread window
@@ -30,9 +31,7 @@ STREAMS = _hprof.PACK_STREAMS
 NSTREAMS = len(STREAMS)
 DEFAULT_LEVEL = 6
 
-TYPE_CODES = {"boolean": 4, "char": 5, "float": 6, "double": 7, "byte": 8, "short": 9, "int": 10, "long": 11}
-TYPE_NAMES = {code: name for name, code in TYPE_CODES.items()}
-STRIP_PRESETS = {"default": ("char", "byte"), "tailor": ("char", "byte"), "all": tuple(TYPE_CODES), "none": ()}
+STRIP_PRESETS = {"default": ("char", "byte"), "tailor": ("char", "byte"), "all": tuple(PRIMITIVE_CODES), "none": ()}
 
 FLAG_APP_ONLY = 1
 FLAG_DROP_TRACES = 2
@@ -61,9 +60,9 @@ def strip_mask(strip: str | Iterable[str | int]) -> int:
         names = strip
     mask = 0
     for name in names:
-        code = name if isinstance(name, int) else TYPE_CODES.get(name)
+        code = name if isinstance(name, int) else PRIMITIVE_CODES.get(name)
         if code is None or not 4 <= code <= 11:
-            raise ValueError(f"unknown primitive type {name!r}: choose from {', '.join(TYPE_CODES)} "
+            raise ValueError(f"unknown primitive type {name!r}: choose from {', '.join(PRIMITIVE_CODES)} "
                              f"or a preset ({', '.join(STRIP_PRESETS)})")
         mask |= 1 << code
     return mask

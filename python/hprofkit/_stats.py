@@ -10,6 +10,7 @@ from typing import Any
 
 from . import _hprof
 from ._names import array_name, decode_utf8, java_name
+from ._units import human_size
 
 VERSION_NAMES = {0: "1.0", 1: "1.0.1", 2: "1.0.2", 3: "1.0.3"}
 ROOT_SUBTAGS = {0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
@@ -35,14 +36,6 @@ class ClassRow:
     instances: int
     shallow_bytes: int
     class_id: int | None = None
-
-
-def _human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
 
 
 class Stats:
@@ -128,7 +121,7 @@ class Stats:
 
     def format(self, top: int = 20) -> str:
         """A readable report: header, tallies, and the top classes."""
-        lines = [f"{self.magic}, id size {self.id_size}, {_human(self.size)} "
+        lines = [f"{self.magic}, id size {self.id_size}, {human_size(self.size)} "
                  f"({self.instances:,} instances, {self.arrays:,} arrays, {self.classes:,} classes, "
                  f"{self.gc_roots:,} GC roots)", "", f"{'record':<24}{'count':>12}{'bytes':>16}"]
         lines += [f"{k:<24}{v.count:>12,}{v.bytes:>16,}" for k, v in self.records.items()]
@@ -156,7 +149,7 @@ class Stats:
             header = "".join(f"<th>{html.escape(h)}</th>" for h in head)
             return f"<details open><summary>{html.escape(title)}</summary><table><tr>{header}</tr>{cells}</table></details>"
 
-        return (f"<div><b>{html.escape(self.magic)}</b>, id size {self.id_size}, {_human(self.size)}"
+        return (f"<div><b>{html.escape(self.magic)}</b>, id size {self.id_size}, {human_size(self.size)}"
                 + table("records", ("record", "count", "bytes"),
                         [(k, v.count, v.bytes) for k, v in self.records.items()])
                 + table("heap sub-records", ("sub-record", "count", "bytes"),

@@ -16,14 +16,7 @@ from ._dump import Dump
 from ._errors import HprofError
 from ._files import Result, convert, decode, encode
 from ._progress import Progress
-
-
-def _human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return str(n)
+from ._units import human_size
 
 
 def _stats(dump: Dump):
@@ -40,9 +33,9 @@ def cmd_info(args: argparse.Namespace) -> int:
         stats = _stats(dump)
         out = sys.stdout
         out.write(f"file        {dump.path}\n")
-        size = f"{_human(os.path.getsize(dump.path))}"
+        size = f"{human_size(os.path.getsize(dump.path))}"
         if dump.compression:
-            size += f" ({dump.compression}; {_human(dump.size)} decompressed)"
+            size += f" ({dump.compression}; {human_size(dump.size)} decompressed)"
         out.write(f"size        {size}\n")
         out.write(f"format      {dump.magic}, identifier size {dump.id_size}\n")
         out.write(f"timestamp   {dump.timestamp} ({dump.datetime.isoformat()})\n")
