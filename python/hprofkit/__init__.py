@@ -15,12 +15,13 @@ from ._stats import ClassRow, Stats, Tally
 from ._codec import Converter, Decoder, Encoder
 from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
 from .writer import HprofWriter
+from .sample import write_sample_dump
 
 __version__ = "0.1.0"
 
 __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
-    "ClassRow", "HprofWriter", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
+    "ClassRow", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError",
 ]

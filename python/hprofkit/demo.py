@@ -11,7 +11,7 @@ import gzip
 
 from ._dump import Dump
 from ._files import convert, decode, encode
-from .writer import write_sample_dump
+from .sample import write_sample_dump
 
 
 def _mb(n: int) -> str:
