@@ -198,13 +198,19 @@ PyDoc_STRVAR(records_doc,
 "Iterate over the top-level records of a whole HPROF file in buffer.\n"
 "Records point into buffer (nothing is copied) and hold its export.");
 
-static PyObject *hprof_records(PyObject *module, PyObject *buffer) { return file_iter(module, buffer, MODE_RECORDS); }
+static PyObject *hprof_records(PyObject *module, PyObject *buffer)
+{
+    return file_iter(module, buffer, MODE_RECORDS);
+}
 
 PyDoc_STRVAR(subrecords_doc,
 "subrecords($module, buffer, /)\n--\n\n"
 "Iterate over every heap sub-record of a whole HPROF file in buffer.");
 
-static PyObject *hprof_subrecords(PyObject *module, PyObject *buffer) { return file_iter(module, buffer, MODE_SUBRECORDS); }
+static PyObject *hprof_subrecords(PyObject *module, PyObject *buffer)
+{
+    return file_iter(module, buffer, MODE_SUBRECORDS);
+}
 
 static PyMethodDef iter_functions[] = {
     { "records", (PyCFunction)hprof_records, METH_O, records_doc },
