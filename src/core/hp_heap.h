@@ -92,6 +92,9 @@ uint64_t hp_heap_object_id(const hp_heap *h, uint32_t index);
 hp_kind hp_heap_object_kind(const hp_heap *h, uint32_t index);
 /* The class ordinal of object `index` as hp_object.class_ord, cheaply. */
 uint32_t hp_heap_object_class(const hp_heap *h, uint32_t index);
+/* The class whose instance count object `index` adds to (as VisualVM
+ * counts: class objects count for no class), or HP_NONE. */
+uint32_t hp_heap_instance_class(const hp_heap *h, uint32_t index);
 uint64_t hp_heap_shallow_size(const hp_heap *h, uint32_t index);
 
 /* Name of Android heap `heap` ("app", "zygote", "image"...) as UTF-8 bytes

@@ -92,6 +92,17 @@ uint32_t hp_heap_object_class(const hp_heap *h, uint32_t index)
     return ord == ORD_CLASS_OBJECT ? h->class_class : HP_NONE;
 }
 
+uint32_t hp_heap_instance_class(const hp_heap *h, uint32_t index)
+{
+    uint32_t ord = obj_ord(h, index), C = h->n_classes;
+    if (ord < C)
+        return ord;
+    if (ord < 2 * C)
+        return ord - C;
+    ord -= 2 * C;
+    return ord < 8 ? h->prim_class[ord] : HP_NONE;
+}
+
 void hp_heap_object(const hp_heap *h, uint32_t index, hp_object *out)
 {
     const int id = h->id_size;

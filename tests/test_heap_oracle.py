@@ -1,0 +1,118 @@
+"""The heap graph agrees with an independent parser, VisualVM's heap library
+(../shared/tools/oracle/graph.sh), on every shared dump and on fresh HeapGen
+and androidized dumps: each object's class, shallow size, outbound reference
+ids and String text; classes (super, instance counts, bytes); GC roots per
+kind; field names and values of a sample of objects."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+import hprofkit
+from conftest import INVENTORY
+
+ORACLE_DUMPS = [e["file"] for e in INVENTORY if e["instances"]]
+
+# VisualVM's names for the root kinds.
+ROOT_KINDS = {
+    "UNKNOWN": "unknown", "JNI_GLOBAL": "JNI global", "JNI_LOCAL": "JNI local", "JAVA_FRAME": "Java frame",
+    "NATIVE_STACK": "native stack", "STICKY_CLASS": "sticky class", "THREAD_BLOCK": "thread block",
+    "MONITOR_USED": "monitor used", "THREAD_OBJECT": "thread object", "INTERNED_STRING": "interned string",
+    "FINALIZING": "finalizing", "DEBUGGER": "debugger", "REFERENCE_CLEANUP": "reference cleanup",
+    "VM_INTERNAL": "VM internal", "JNI_MONITOR": "JNI monitor",
+}
+
+
+def check_objects(heap: hprofkit.Heap, lines: list[dict]) -> None:
+    """Every object VisualVM lists has our class, size, references and text."""
+    seen_instances = 0
+    problems = []
+    for line in lines:
+        obj = heap.object(line["id"])
+        assert (obj.kind == "class") == ("class_of" in line)
+        if obj.kind != "class":
+            seen_instances += 1
+        ours = (obj.class_name, obj.shallow_size,
+                Counter(r.target_id for r in obj.references() if r.target is not None))
+        theirs = (line["class"], line["size"], Counter(line["refs"]))
+        if ours != theirs:
+            problems.append((line["id"], ours, theirs))
+        if "string" in line and line["string"] is not None:
+            if obj.as_str() != line["string"]:
+                problems.append((line["id"], obj.as_str(), line["string"]))
+    assert problems[:5] == []
+    # VisualVM lists every instance and array (class objects only where they
+    # lie among them): the same number of non-class objects.
+    ours = sum(1 for o in heap.objects() if o.kind != "class")
+    assert seen_instances == ours
+
+
+def check_classes(heap: hprofkit.Heap, lines: list[dict]) -> None:
+    theirs = {c["id"]: (c["name"], c["super"], c["instances"], c["bytes"]) for c in lines}
+    ours = {}
+    for cls in heap.classes:
+        sup = cls.superclass.class_id if cls.superclass is not None else None
+        size = sum(o.shallow_size for o in cls.instances()) if cls.instance_size is None else \
+            cls.instance_count * cls.instance_size
+        ours[cls.class_id] = (cls.name, sup, cls.instance_count, size)
+    assert ours == theirs
+
+
+def check_roots(heap: hprofkit.Heap, lines: list[dict]) -> None:
+    theirs = Counter((r["kind"], r["id"]) for r in lines)
+    ours = Counter((ROOT_KINDS[r.kind], r.object_id if r.object is not None else None) for r in heap.gc_roots)
+    assert ours == theirs
+
+
+def check_fields(heap: hprofkit.Heap, lines: list[dict]) -> None:
+    """Field names, declaring classes, types and values of sampled objects."""
+    for line in lines:
+        obj = heap.object(line["id"])
+        ours = [(f.declaring_class.name, f.name, f.type, render(f.value)) for f in obj.fields()]
+        theirs = [(f["class"], f["name"], f["type"], f["value"]) for f in line["fields"]]
+        if obj.kind == "class":
+            theirs = [t for t in theirs if t[1] != "<classLoader>"]
+        assert ours == theirs, line["id"]
+
+
+def render(value) -> str | None:
+    """A value as VisualVM's FieldValue.getValue() prints it."""
+    if value is None:
+        return None
+    if isinstance(value, hprofkit.HeapObject):
+        return str(value.id)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        text = repr(value)
+        return text if "e" not in text and text not in ("inf", "-inf", "nan") else None
+    return str(value)
+
+
+def compare(heap: hprofkit.Heap, path, graph_oracle, sample_fields: int = 40) -> None:
+    check_objects(heap, graph_oracle.run(path, "objects"))
+    check_classes(heap, graph_oracle.run(path, "classes"))
+    check_roots(heap, graph_oracle.run(path, "roots"))
+    ids = sorted(o.id for o in heap.objects() if o.kind in ("instance", "class"))
+    sample = random.Random(11).sample(ids, min(sample_fields, len(ids)))
+    check_fields(heap, graph_oracle.run(path, "object", *map(str, sample)))
+
+
+@pytest.mark.parametrize("name", ORACLE_DUMPS)
+def test_heap_equals_oracle(name, graph_oracle, plain_path):
+    path = plain_path(name)
+    with hprofkit.open_heap(path) as heap:
+        compare(heap, path, graph_oracle)
+
+
+def test_heap_equals_oracle_on_fresh_heapgen_dump(heapgen_dumps, graph_oracle):
+    with hprofkit.open_heap(heapgen_dumps[0]) as heap:
+        compare(heap, heapgen_dumps[0], graph_oracle)
+
+
+def test_heap_equals_oracle_on_androidized_dump(android_heapgen_dump, graph_oracle):
+    with hprofkit.open_heap(android_heapgen_dump) as heap:
+        compare(heap, android_heapgen_dump, graph_oracle)
