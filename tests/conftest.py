@@ -122,7 +122,8 @@ class GraphOracle:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
             if proc.returncode != 0:
                 raise RuntimeError(f"graph oracle failed on {path}: {proc.stderr[-2000:]}")
-            self.cache[key] = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+            # split("\n"), not splitlines(): String texts may hold U+2028, \x1c...
+            self.cache[key] = [json.loads(line) for line in proc.stdout.split("\n") if line.strip()]
         return self.cache[key]
 
 

@@ -786,7 +786,7 @@ static hp_code build_directory(builder *b)
         return nomem(b, "out of memory for the id directory");
     bucket = 0;
     for (i = 0; i < h->n; i++) {
-        uint64_t bk = key_at(h, i) >> h->dir_shift;
+        uint64_t bk = heap_bucket(h, key_at(h, i));
         while (bucket <= bk)
             h->dir[bucket++] = i;
     }

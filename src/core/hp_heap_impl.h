@@ -107,6 +107,12 @@ static inline uint64_t obj_id(const hp_heap *h, uint32_t i)
     return h->min_id + ((h->keys4 ? (uint64_t)h->keys4[i] : h->keys8[i]) << h->shift);
 }
 
+/* The id-directory bucket of a key (dir_shift reaches 64 for 64-bit keys). */
+static inline uint64_t heap_bucket(const hp_heap *h, uint64_t key)
+{
+    return h->dir_shift >= 64 ? 0 : key >> h->dir_shift;
+}
+
 /* Binary searches over the sorted side tables; NULL when absent. */
 const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id);
 

@@ -34,7 +34,7 @@ uint32_t hp_heap_find(const hp_heap *h, uint64_t id)
     if (key & (((uint64_t)1 << h->shift) - 1))
         return HP_NONE;
     key >>= h->shift;
-    bucket = key >> h->dir_shift;
+    bucket = heap_bucket(h, key);
     if (bucket + 1 >= h->dir_size)
         return HP_NONE;
     lo = h->dir[bucket];
