@@ -42,6 +42,9 @@ typedef struct builder {
 
     uint64_t *ids;          /* object ids in file order (pass 1), then sort records */
     size_t cap_ids;
+    uint32_t *offs;         /* their offsets, for files under 4 GiB (pass 1) */
+    size_t cap_offs;
+    int by_offset;          /* pass 2 reads objects at offsets instead of walking */
 
     /* pass 2 */
     hp_idmap class_index;   /* class id -> ordinal */
@@ -324,6 +327,11 @@ static hp_code count_visit(builder *b, const hp_subrecord *sub, const uint8_t *p
         b->prev_id = sub->id;
         if (reserve(&h->alloc, (void **)&b->ids, &b->cap_ids, (size_t)b->n_objects, sizeof *b->ids) < 0)
             return nomem(b, "out of memory for object ids");
+        if (h->len <= 0xFFFFFFFFull) {
+            if (reserve(&h->alloc, (void **)&b->offs, &b->cap_offs, (size_t)b->n_objects, sizeof *b->offs) < 0)
+                return nomem(b, "out of memory for object offsets");
+            b->offs[b->n_objects] = (uint32_t)sub->offset;
+        }
         b->ids[b->n_objects++] = sub->id;
         if (sub->tag == HP_SUB_CLASS_DUMP) {
             heap_class *c;
@@ -613,40 +621,77 @@ static uint32_t class_ord_of(builder *b, uint64_t class_id)
     return b->last_class_ord;
 }
 
+/* The class ordinal of an object sub-record (see ORD_* in hp_heap_impl.h). */
+static uint32_t ordinal_of(builder *b, int tag, uint64_t class_id, int elem_type)
+{
+    uint32_t ord, C = b->h->n_classes;
+    switch (tag) {
+    case HP_SUB_INSTANCE_DUMP:
+        ord = class_ord_of(b, class_id);
+        return ord == HP_NONE ? 2 * C + ORD_LOST_INSTANCE : ord;
+    case HP_SUB_OBJ_ARRAY_DUMP:
+        ord = class_ord_of(b, class_id);
+        return ord == HP_NONE ? 2 * C + ORD_LOST_ARRAY : C + ord;
+    case HP_SUB_PRIM_ARRAY_DUMP:
+        return 2 * C + ORD_PRIM + (uint32_t)(elem_type - 4);
+    default:
+        return 2 * C + ORD_CLASS_OBJECT;
+    }
+}
+
+static void set_ord(hp_heap *h, uint32_t i, uint32_t ord)
+{
+    if (h->ord2)
+        h->ord2[i] = (uint16_t)ord;
+    else
+        h->ord4[i] = ord;
+}
+
 static hp_code fill_visit(builder *b, const hp_subrecord *sub, const uint8_t *p, int heap)
 {
     hp_heap *h = b->h;
-    uint32_t i, ord, C = h->n_classes;
+    uint32_t i;
     (void)p;
     if (!is_object(sub->tag))
         return HP_OK;
     i = b->rank ? b->rank[b->filled] : b->filled;
     b->filled++;
-    switch (sub->tag) {
-    case HP_SUB_INSTANCE_DUMP:
-        ord = class_ord_of(b, sub->class_id);
-        ord = ord == HP_NONE ? 2 * C + ORD_LOST_INSTANCE : ord;
-        break;
-    case HP_SUB_OBJ_ARRAY_DUMP:
-        ord = class_ord_of(b, sub->class_id);
-        ord = ord == HP_NONE ? 2 * C + ORD_LOST_ARRAY : C + ord;
-        break;
-    case HP_SUB_PRIM_ARRAY_DUMP:
-        ord = 2 * C + ORD_PRIM + (uint32_t)(sub->elem_type - 4);
-        break;
-    default:
-        ord = 2 * C + ORD_CLASS_OBJECT;
-        break;
-    }
-    if (h->ord2)
-        h->ord2[i] = (uint16_t)ord;
-    else
-        h->ord4[i] = ord;
+    set_ord(h, i, ordinal_of(b, sub->tag, sub->class_id, sub->elem_type));
     h->off_lo[i] = (uint32_t)sub->offset;
     if (h->off_hi)
         h->off_hi[i] = (uint8_t)(sub->offset >> 32);
     if (h->heap_of)
         h->heap_of[i] = (uint8_t)(heap < 0 ? 255 : heap);
+    return HP_OK;
+}
+
+/* Pass 2 for files under 4 GiB without Android heaps: the objects'
+ * offsets are known and sorted, so each record is read where it lies (in
+ * near file order, the next ones prefetched) instead of walking the file. */
+static hp_code fill_by_offset(builder *b)
+{
+    hp_heap *h = b->h;
+    const uint8_t *buf = h->buf;
+    const int id = h->id_size;
+    uint32_t i, n = h->n;
+    hp_code rc;
+    for (i = 0; i < n; i++) {
+        const uint8_t *p = buf + h->off_lo[i];
+        uint64_t class_id = 0;
+        int elem = 0;
+        if (i + 16 < n)
+            HP_PREFETCH(buf + h->off_lo[i + 16]);
+        /* Pass 1 decoded these sub-records whole: their heads are in bounds. */
+        if (p[0] == HP_SUB_INSTANCE_DUMP)
+            class_id = hp_read_id(p + 1 + id + 4, id);
+        else if (p[0] == HP_SUB_OBJ_ARRAY_DUMP)
+            class_id = hp_read_id(p + 1 + id + 8, id);
+        else if (p[0] == HP_SUB_PRIM_ARRAY_DUMP)
+            elem = p[1 + id + 8];
+        set_ord(h, i, ordinal_of(b, p[0], class_id, elem));
+        if ((i & 0xFFFFF) == 0 && (rc = checkpoint(b, b->next_check)) != HP_OK)
+            return rc;
+    }
     return HP_OK;
 }
 
@@ -681,7 +726,25 @@ static hp_code order_objects(builder *b, int wide)
     hp_heap *h = b->h;
     uint32_t n = h->n, i;
     uint64_t *ids = b->ids;
-    if (b->sorted && !wide) {
+    if (b->by_offset) {
+        /* key << 32 | offset: sorting orders by id, then by file position. */
+        uint32_t *keys;
+        for (i = 0; i < n; i++)
+            ids[i] = ((ids[i] - h->min_id) >> h->shift) << 32 | b->offs[i];
+        h->alloc.free_fn(b->offs);
+        b->offs = NULL;
+        if (!b->sorted && hp_sort_u64_nearly(ids, n, 64, &h->alloc) < 0)
+            return nomem(b, "out of memory for sorting objects");
+        h->off_lo = h->alloc.malloc_fn((size_t)(n ? n : 1) * sizeof *h->off_lo);
+        if (!h->off_lo)
+            return nomem(b, "out of memory for object offsets");
+        keys = (uint32_t *)ids;
+        for (i = 0; i < n; i++) {
+            h->off_lo[i] = (uint32_t)ids[i];
+            keys[i] = (uint32_t)(ids[i] >> 32);
+        }
+        h->keys4 = keys;
+    } else if (b->sorted && !wide) {
         uint32_t *keys = (uint32_t *)ids;
         for (i = 0; i < n; i++)
             keys[i] = (uint32_t)((ids[i] - h->min_id) >> h->shift);
@@ -694,7 +757,8 @@ static hp_code order_objects(builder *b, int wide)
         uint32_t *keys;
         for (i = 0; i < n; i++)
             ids[i] = ((ids[i] - h->min_id) >> h->shift) << 32 | i;
-        hp_sort_u64(ids, n, 64);
+        if (hp_sort_u64_nearly(ids, n, 64, &h->alloc) < 0)
+            return nomem(b, "out of memory for sorting objects");
         b->rank = h->alloc.malloc_fn((size_t)(n ? n : 1) * sizeof *b->rank);
         if (!b->rank)
             return nomem(b, "out of memory for sorting objects");
@@ -810,10 +874,16 @@ static hp_code alloc_objects(builder *b)
     if (h->shift > 32)
         h->shift = 32;
     wide = (span >> h->shift) > 0xFFFFFFFFull;
+    b->by_offset = b->offs && !wide && !b->has_heap_info;
+    if (!b->by_offset) {
+        a->free_fn(b->offs);
+        b->offs = NULL;
+    }
     /* Sort first: its buffers are gone before the per-object arrays come. */
     if ((rc = order_objects(b, wide)) != HP_OK)
         return rc;
-    h->off_lo = a->malloc_fn(n * sizeof *h->off_lo);
+    if (!h->off_lo)
+        h->off_lo = a->malloc_fn(n * sizeof *h->off_lo);
     if (h->len > 0xFFFFFFFFull) {
         if ((h->len - 1) >> 40)
             return hp_fail(b->err, HP_E_LIMIT, 0, -1, 0, 0, 0, "files of 1 TiB and more are not indexed");
@@ -892,6 +962,7 @@ static void builder_clear(builder *b)
     a->free_fn(b->roots);
     a->free_fn(b->threads);
     a->free_fn(b->ids);
+    a->free_fn(b->offs);
     a->free_fn(b->rank);
     hp_idmap_clear(&b->class_index);
 }
@@ -949,7 +1020,7 @@ hp_code hp_heap_build(const uint8_t *buf, uint64_t len, const hp_heap_options *o
     if (rc == HP_OK) {
         h->n_heaps = 0; /* the walk numbers the heaps again, in the same order */
         b.next_check = CHECK_EVERY;
-        rc = walk_dump(&b, fill_visit);
+        rc = b.by_offset ? fill_by_offset(&b) : walk_dump(&b, fill_visit);
     }
     if (rc == HP_OK) {
         drop_duplicates(h);

@@ -4,6 +4,12 @@
 
 #include "hp_heap.h"
 
+#if defined(__GNUC__) || defined(__clang__)
+#define HP_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define HP_PREFETCH(p) ((void)(p))
+#endif
+
 /* Object class ordinals: o < C an instance of class o; C <= o < 2C an object
  * array of array class o - C; 2C + t (t < 8) a primitive array of type t + 4;
  * then a class object, an instance of an absent class, an object array of an

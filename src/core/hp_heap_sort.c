@@ -4,6 +4,8 @@
  * the rare dumps whose ids do not fit the packed form. */
 #include "hp_heap_sort.h"
 
+#include <string.h>
+
 static void insertion_sort(uint64_t *a, size_t n)
 {
     size_t i, j;
@@ -59,6 +61,43 @@ void hp_sort_u64(uint64_t *a, size_t n, int bits)
     int top = bits <= 8 ? 0 : ((bits - 1) / 8) * 8;
     if (n > 1)
         flag_sort(a, n, top);
+}
+
+int hp_sort_u64_nearly(uint64_t *a, size_t n, int bits, const hp_alloc *alloc)
+{
+    size_t best_start = 0, best_len = 0, start = 0, i, n_strays, k, si, li, out;
+    uint64_t *strays;
+    /* The longest ascending run in place. */
+    for (i = 1; i <= n; i++)
+        if (i == n || a[i] < a[i - 1]) {
+            if (i - start > best_len) {
+                best_len = i - start;
+                best_start = start;
+            }
+            start = i;
+        }
+    n_strays = n - best_len;
+    if (n_strays > n / 8 + 64) {
+        hp_sort_u64(a, n, bits);
+        return 0;
+    }
+    strays = alloc->malloc_fn((n_strays ? n_strays : 1) * sizeof *strays);
+    if (!strays)
+        return -1;
+    for (i = 0, k = 0; i < n; i++)
+        if (i < best_start || i >= best_start + best_len)
+            strays[k++] = a[i];
+    hp_sort_u64(strays, n_strays, bits);
+    /* The run moves to the end; a forward merge then never overtakes it. */
+    memmove(a + n_strays, a + best_start, best_len * sizeof *a);
+    for (out = 0, si = 0, li = n_strays; out < n; out++) {
+        if (li >= n || (si < n_strays && strays[si] <= a[li]))
+            a[out] = strays[si++];
+        else
+            a[out] = a[li++];
+    }
+    alloc->free_fn(strays);
+    return 0;
 }
 
 /* Heapsort of perm by (keys[perm], perm): ties keep file order. */
