@@ -4,7 +4,7 @@
 
 #include "_hprof.h"
 
-#include "pythread.h"
+#include <pythread.h>
 
 #include "core/hp_heap.h"
 
@@ -54,8 +54,5 @@ PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *value);
 /* Enters / leaves a stretch that may run without the GIL. */
 static inline void heap_enter(HeapIndex *heap) { heap->busy++; }
 void heap_leave(HeapIndex *heap);
-
-/* Type registration of the handle types (_hprof_heap_object.c). */
-int hprof_heap_object_init(PyObject *module, hprof_state *st);
 
 #endif

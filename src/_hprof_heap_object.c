@@ -2,6 +2,7 @@
  * the heap index, with field, reference and string access in C, and the
  * iterators over objects and instances. */
 #include "_hprof_heap.h"
+#include "_hprof_parts.h"
 
 #include <stdio.h>
 #include <string.h>
