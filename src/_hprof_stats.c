@@ -116,7 +116,7 @@ static int size_histogram(hp_stats *stats, pass *ps)
     hp_size_model model;
     if (!h)
         return 0;
-    hp_size_model_init(&model, h->id_size, hp_stats_object_size(stats, ps->view.buf, (uint64_t)ps->view.len));
+    hp_stats_model(stats, ps->view.buf, (uint64_t)ps->view.len, &model);
     if (h->id_size == 8 && !model.raw) {
         hp_heap_options opt;
         hp_heap *heap = NULL;

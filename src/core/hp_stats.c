@@ -33,7 +33,8 @@ struct hp_stats {
     hp_tally subrecords[256];
     hp_tally prims[16]; /* primitive arrays by element type */
     array_tally prim_arrays[16];
-    hp_size_model model;
+    hp_size_model model; /* set by hp_stats_set_model */
+    int model_set;
     hp_idmap class_index; /* class id -> index into classes */
     class_entry *classes;
     size_t n_classes, cap_classes;
@@ -226,8 +227,6 @@ uint32_t hp_stats_heap_dumps(const hp_stats *s) { return s->heap_dumps; }
 hp_code hp_stats_add(hp_stats *s, const hp_event *ev, int id_size, hp_error *err)
 {
     s->id_size = id_size;
-    if (s->model.id_size == 0)
-        hp_size_model_init(&s->model, id_size, 0);
     switch (ev->kind) {
     case HP_EV_RECORD:
         s->records[ev->rec->tag].count++;
@@ -247,31 +246,39 @@ void hp_stats_set_header(hp_stats *s, const hp_header *h)
 {
     s->version = h->version;
     s->id_size = h->id_size;
-    hp_size_model_init(&s->model, h->id_size, 0);
 }
 
-void hp_stats_set_model(hp_stats *s, const hp_size_model *m) { s->model = *m; }
+void hp_stats_set_model(hp_stats *s, const hp_size_model *m)
+{
+    s->model = *m;
+    s->model_set = 1;
+}
 
-uint32_t hp_stats_object_size(const hp_stats *s, const uint8_t *buf, uint64_t buf_len)
+void hp_stats_model(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, hp_size_model *out)
 {
     size_t i;
-    for (i = 0; i < s->n_classes; i++) {
+    uint32_t object_size = 0;
+    if (s->model_set) {
+        *out = s->model;
+        return;
+    }
+    for (i = 0; buf && i < s->n_classes; i++) {
+        const class_entry *e = &s->classes[i];
         const uint8_t *name;
         size_t len;
-        const class_entry *e = &s->classes[i];
-        if (e->has_dump && hp_stats_class_name(s, buf, buf_len, e->class_id, &name, &len) &&
-            ((len == 16 && memcmp(name, "java/lang/Object", 16) == 0) ||
-             (len == 16 && memcmp(name, "java.lang.Object", 16) == 0)))
-            return e->instance_size;
+        if (e->has_dump && hp_stats_class_name(s, buf, buf_len, e->class_id, &name, &len) && len == 16 &&
+            (memcmp(name, "java/lang/Object", 16) == 0 || memcmp(name, "java.lang.Object", 16) == 0)) {
+            object_size = e->instance_size;
+            break;
+        }
     }
-    return 0;
+    hp_size_model_init(out, s->id_size ? s->id_size : 4, object_size);
 }
 
 /* An instance's size under the model: its fields and its superclasses'
  * (the chain bounded by the number of classes: a cyclic one stops). */
-static uint64_t instance_shallow_size(const hp_stats *s, const class_entry *e)
+static uint64_t instance_shallow_size(const hp_stats *s, const hp_size_model *m, const class_entry *e)
 {
-    const hp_size_model *m = &s->model;
     uint64_t bytes = 0;
     size_t depth = 0;
     const class_entry *c = e;
@@ -328,8 +335,10 @@ size_t hp_stats_row_count(const hp_stats *s)
 
 void hp_stats_row(const hp_stats *s, size_t index, hp_class_row *out)
 {
+    hp_size_model m;
     size_t i;
     memset(out, 0, sizeof *out);
+    hp_stats_model(s, NULL, 0, &m);
     for (i = 0; i < s->n_classes; i++) {
         const class_entry *e = &s->classes[i];
         if (e->instances == 0)
@@ -338,8 +347,8 @@ void hp_stats_row(const hp_stats *s, size_t index, hp_class_row *out)
             out->class_id = e->class_id;
             out->elem_type = e->is_array ? HP_T_OBJECT : 0;
             out->instances = e->instances;
-            out->shallow_bytes = e->is_array ? array_bytes(&s->model, HP_T_OBJECT, &e->arrays)
-                                             : e->instances * instance_shallow_size(s, e);
+            out->shallow_bytes = e->is_array ? array_bytes(&m, HP_T_OBJECT, &e->arrays)
+                                             : e->instances * instance_shallow_size(s, &m, e);
             return;
         }
     }
@@ -349,7 +358,7 @@ void hp_stats_row(const hp_stats *s, size_t index, hp_class_row *out)
         if (index-- == 0) {
             out->elem_type = (int)i;
             out->instances = s->prims[i].count;
-            out->shallow_bytes = array_bytes(&s->model, (int)i, &s->prim_arrays[i]);
+            out->shallow_bytes = array_bytes(&m, (int)i, &s->prim_arrays[i]);
             return;
         }
     }

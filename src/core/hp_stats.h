@@ -58,12 +58,14 @@ void hp_stats_row(const hp_stats *s, size_t i, hp_class_row *out);
 int hp_stats_class_name(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, uint64_t class_id,
                         const uint8_t **name, size_t *len);
 
-/* Histogram sizes follow a size model (hp_size.h); the default, set with
- * the header, counts references at id size.  hp_stats_object_size gives
- * java.lang.Object's CLASS_DUMP size (to tell Android dumps, 0 if none),
- * read from `buf`, the dump the events came from; a caller that wants
- * VisualVM's guess of compressed oops takes it from hp_heap_size_model. */
+/* Histogram sizes follow a size model (hp_size.h): the one set with
+ * hp_stats_set_model, else references at id size.  hp_stats_model gives the
+ * one in force or, with `buf` (the dump the events came from), what the dump
+ * tells without its object graph: whole object sizes when java.lang.Object's
+ * CLASS_DUMP size is not zero (Android).  A caller that wants VisualVM's
+ * guess of compressed oops on 64-bit dumps sets the model of the dump's heap
+ * index (hp_heap_size_model). */
+void hp_stats_model(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, hp_size_model *out);
 void hp_stats_set_model(hp_stats *s, const hp_size_model *m);
-uint32_t hp_stats_object_size(const hp_stats *s, const uint8_t *buf, uint64_t buf_len);
 
 #endif
