@@ -121,7 +121,7 @@ static int heap_traverse(HeapIndex *heap, visitproc visit, void *arg)
     Py_VISIT(heap->names);
     Py_VISIT(heap->by_name);
     Py_VISIT(heap->classes);
-    Py_VISIT(heap->heap_names);
+    Py_VISIT(heap->field_maps);
     Py_VISIT(heap->module);
     return 0;
 }
@@ -131,7 +131,7 @@ static int heap_clear(HeapIndex *heap)
     Py_CLEAR(heap->names);
     Py_CLEAR(heap->by_name);
     Py_CLEAR(heap->classes);
-    Py_CLEAR(heap->heap_names);
+    Py_CLEAR(heap->field_maps);
     Py_CLEAR(heap->module);
     return 0;
 }
@@ -401,7 +401,6 @@ static PyObject *heap_get_dangling(HeapIndex *heap, void *closure)
     return PyLong_FromLongLong(heap->dangling);
 }
 
-int heap_ensure_referrers(HeapIndex *heap);
 int heap_ensure_referrers(HeapIndex *heap)
 {
     const hp_heap *index = heap_index(heap);
@@ -435,7 +434,6 @@ static const char *root_kind_name(int tag)
     return strncmp(name, "ROOT_", 5) == 0 ? name + 5 : name;
 }
 
-PyObject *heap_root_kind(int tag);
 PyObject *heap_root_kind(int tag) { return PyUnicode_FromString(root_kind_name(tag)); }
 
 static PyObject *stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root *r)
@@ -472,8 +470,7 @@ static PyObject *stack_frame(HeapIndex *heap, const hp_heap *index, const hp_roo
     return item;
 }
 
-PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i);
-PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i)
+static PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i)
 {
     hp_root r;
     PyObject *item = PyStructSequence_New(heap->st->gc_root_type);
@@ -552,6 +549,7 @@ static PyObject *heap_close(HeapIndex *heap, PyObject *unused)
     else
         heap_release(heap);
     Py_CLEAR(heap->classes);
+    Py_CLEAR(heap->field_maps);
     Py_RETURN_NONE;
 }
 
@@ -574,8 +572,6 @@ static PyObject *heap_repr(HeapIndex *heap)
     return PyUnicode_FromFormat("<hprofkit.Heap %u objects, %u classes>", hp_heap_object_count(heap->index),
                                 hp_heap_class_count(heap->index));
 }
-
-PyObject *heap_objects_iter(HeapIndex *heap, PyObject *unused);
 
 #define GET(name, code, doc) { name, (getter)heap_get, NULL, doc, (void *)(intptr_t)code }
 

@@ -24,7 +24,7 @@ typedef struct {
     PyObject *names;          /* list of Java class names by ordinal (None until asked) */
     PyObject *by_name;        /* dict: name -> list of ordinals */
     PyObject *classes;        /* list of HeapClass handles by ordinal */
-    PyObject *heap_names;     /* Android heap names by heap number */
+    PyObject *field_maps;     /* list of per-class field maps by ordinal (None until asked) */
     hprof_state *st;
     PyObject *module;
 } HeapIndex;
@@ -50,6 +50,14 @@ PyObject *heap_class_name(HeapIndex *heap, uint32_t ord);
 PyObject *heap_utf8(const hp_heap *index, uint64_t sid);
 /* A field value as Python: bool, int, float, 1-char str, handle or None. */
 PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *value);
+
+/* Builds the referrer index on first use (without the GIL, under the
+ * heap's lock); 0, or -1 with an exception set. */
+int heap_ensure_referrers(HeapIndex *heap);
+/* A GC root kind's name without its ROOT_ prefix ("JNI_GLOBAL"). */
+PyObject *heap_root_kind(int tag);
+/* heap.objects(): an iterator over every object (_hprof_heap_object.c). */
+PyObject *heap_objects_iter(HeapIndex *heap, PyObject *unused);
 
 /* Enters / leaves a stretch that may run without the GIL. */
 static inline void heap_enter(HeapIndex *heap) { heap->busy++; }

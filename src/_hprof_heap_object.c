@@ -7,11 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Declared in _hprof_heap.c. */
-int heap_ensure_referrers(HeapIndex *heap);
-PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i);
-PyObject *heap_root_kind(int tag);
-
 static const char *const type_names[12] = { NULL, NULL, "object", NULL, "boolean", "char",
                                             "float", "double", "byte", "short", "int", "long" };
 static const char *const kind_names[4] = { "instance", "class", "object_array", "primitive_array" };
@@ -298,52 +293,74 @@ static PyObject *obj_fields(HeapHandle *o, PyObject *unused)
     return list;
 }
 
+/* The field map of class `ord`, built on first use and kept by the heap:
+ * name -> (type, offset) of the nearest declaration (the class's own
+ * first), and (declaring class name, name) -> the same. */
+static PyObject *field_map(HeapHandle *o, const hp_heap *h, uint32_t ord)
+{
+    HeapIndex *heap = o->heap;
+    PyObject *map;
+    hp_field_iter it;
+    hp_field f;
+    if (!heap->field_maps) {
+        Py_ssize_t i, n = hp_heap_class_count(h);
+        if (!(heap->field_maps = PyList_New(n)))
+            return NULL;
+        for (i = 0; i < n; i++)
+            PyList_SET_ITEM(heap->field_maps, i, Py_NewRef(Py_None));
+    }
+    map = PyList_GET_ITEM(heap->field_maps, ord);
+    if (map != Py_None)
+        return map;
+    if (!(map = PyDict_New()))
+        return NULL;
+    hp_field_iter_init(&it, h, ord);
+    while (hp_field_next(&it, &f)) {
+        PyObject *name = heap_utf8(h, f.name_sid), *cls = heap_class_name(heap, f.declaring);
+        PyObject *where = Py_BuildValue("iI", f.type, f.offset), *pair = NULL;
+        int rc = -1;
+        if (name && cls && where && (pair = PyTuple_Pack(2, cls, name))) {
+            rc = PyDict_SetDefault(map, name, where) && PyDict_SetDefault(map, pair, where) ? 0 : -1;
+        }
+        Py_XDECREF(name);
+        Py_XDECREF(where);
+        Py_XDECREF(pair);
+        if (rc < 0) {
+            Py_DECREF(map);
+            return NULL;
+        }
+    }
+    PyList_SetItem(heap->field_maps, ord, map); /* steals map */
+    return map;
+}
+
 /* inst["name"] / inst["a.Class", "name"]: the nearest declaration. */
 static PyObject *field_item(HeapHandle *o, const hp_heap *h, const hp_object *obj, PyObject *key)
 {
-    PyObject *cls_name = NULL, *field_name = key;
-    const char *want;
-    Py_ssize_t want_len;
-    hp_field_iter it;
+    PyObject *map, *where;
     hp_field f;
-    if (PyTuple_Check(key) && PyTuple_GET_SIZE(key) == 2) {
-        cls_name = PyTuple_GET_ITEM(key, 0);
-        field_name = PyTuple_GET_ITEM(key, 1);
-        if (!PyUnicode_Check(cls_name))
-            goto bad;
-    }
-    if (!PyUnicode_Check(field_name))
-        goto bad;
-    if (!(want = PyUnicode_AsUTF8AndSize(field_name, &want_len)))
+    const uint8_t *value;
+    if (!PyUnicode_Check(key) && !(PyTuple_Check(key) && PyTuple_GET_SIZE(key) == 2 &&
+                                   PyUnicode_Check(PyTuple_GET_ITEM(key, 0)) &&
+                                   PyUnicode_Check(PyTuple_GET_ITEM(key, 1)))) {
+        PyErr_SetString(PyExc_TypeError, "fields are indexed by name or by (class name, field name)");
         return NULL;
-    if (obj->class_ord == HP_NONE)
-        goto missing;
-    hp_field_iter_init(&it, h, obj->class_ord);
-    while (hp_field_next(&it, &f)) {
-        const uint8_t *text, *value;
-        size_t len;
-        if (!hp_heap_utf8(h, f.name_sid, &text, &len) || len != (size_t)want_len || memcmp(text, want, len) != 0)
-            continue;
-        if (cls_name) {
-            PyObject *declaring = heap_class_name(o->heap, f.declaring);
-            int same;
-            if (!declaring)
-                return NULL;
-            same = PyUnicode_Compare(declaring, cls_name);
-            if (same == -1 && PyErr_Occurred())
-                return NULL;
-            if (same != 0)
-                continue;
-        }
-        value = hp_field_value(&f, obj->data, obj->data_len, hp_heap_id_size(h));
-        return value ? heap_value(o->heap, f.type, value) : Py_NewRef(Py_None);
     }
-missing:
-    PyErr_SetObject(PyExc_KeyError, key);
-    return NULL;
-bad:
-    PyErr_SetString(PyExc_TypeError, "fields are indexed by name or by (class name, field name)");
-    return NULL;
+    if (obj->class_ord == HP_NONE || !(map = field_map(o, h, obj->class_ord))) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    where = PyDict_GetItemWithError(map, key);
+    if (!where) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    f.type = (int)PyLong_AsLong(PyTuple_GET_ITEM(where, 0));
+    f.offset = (uint32_t)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(where, 1));
+    value = hp_field_value(&f, obj->data, obj->data_len, hp_heap_id_size(h));
+    return value ? heap_value(o->heap, f.type, value) : Py_NewRef(Py_None);
 }
 
 static PyObject *element(HeapHandle *o, const hp_object *obj, PyObject *key)
@@ -778,7 +795,6 @@ static PyObject *iter_new(HeapIndex *heap, uint32_t ord, uint8_t *classes)
     return (PyObject *)it;
 }
 
-PyObject *heap_objects_iter(HeapIndex *heap, PyObject *unused);
 PyObject *heap_objects_iter(HeapIndex *heap, PyObject *unused)
 {
     (void)unused;
