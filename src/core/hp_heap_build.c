@@ -1028,8 +1028,8 @@ hp_code hp_heap_build(const uint8_t *buf, uint64_t len, const hp_heap_options *o
     }
     if (rc == HP_OK)
         rc = link_objects(&b);
-    if (rc == HP_OK)
-        heap_size_classes(h, opt->size_model);
+    if (rc == HP_OK && heap_size_classes(h, opt->size_model) < 0)
+        rc = nomem(&b, "out of memory for class sizes");
     builder_clear(&b);
     if (rc != HP_OK) {
         hp_heap_free(h);

@@ -138,7 +138,7 @@ void heap_string_layout(hp_heap *h);
 int heap_classes_supers_first(hp_heap *h, void (*fn)(hp_heap *h, uint32_t ord, void *ctx), void *ctx);
 
 /* Guesses the reference size under VisualVM's rules (hp_heap_size.c) and
- * sizes every class. */
-void heap_size_classes(hp_heap *h, int size_model);
+ * sizes every class; -1 when out of memory. */
+int heap_size_classes(hp_heap *h, int size_model);
 
 #endif

@@ -129,14 +129,13 @@ static void size_class(hp_heap *h, uint32_t ord, void *ctx)
     c->instance_size = c->elem_type ? 0 : hp_size_instance(&h->model, c->field_bytes, c->raw_size);
 }
 
-void heap_size_classes(hp_heap *h, int size_model)
+int heap_size_classes(hp_heap *h, int size_model)
 {
     uint32_t object_size = h->object_class != HP_NONE ? h->classes[h->object_class].raw_size : 0;
     hp_size_model_init(&h->model, h->id_size, object_size);
     heap_string_layout(h);
     if (size_model == HP_SIZES_VISUALVM && h->id_size == 8 && !h->model.raw)
         hp_size_model_set_oop(&h->model, guess_oop_size(h));
-    /* Cycles were refused when layouts were resolved: this cannot fail on
-     * them, and its memory failure leaves sizes at zero. */
-    (void)heap_classes_supers_first(h, size_class, NULL);
+    /* Cycles were refused when layouts were resolved: only memory can fail. */
+    return heap_classes_supers_first(h, size_class, NULL) == 0 ? 0 : -1;
 }
