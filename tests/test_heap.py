@@ -192,3 +192,21 @@ def test_bad_input_is_an_hprof_error(tmp_path):
     empty.write_bytes(raw_bytes("py-hprof__basic_reads.hprof"))
     with pytest.raises(IndexError):
         hprofkit.open_heap(empty)
+
+
+def test_show_command(capsys):
+    from hprofkit.cli import main
+    path = str(dump_path(JDK8))
+    assert main(["show", path, "java.lang.Thread", "--limit", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("class java.lang.Thread\n") and "statics (" in out and "referrers (" in out
+    with hprofkit.open_heap(path) as heap:
+        thread = next(heap.find_class("java.lang.Thread").instances())
+        thread_id, thread_repr = thread.id, repr(thread)
+    assert main(["show", path, hex(thread_id)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(thread_repr) and "priority" in out and "references (" in out
+    assert main(["show", path, "0x7"]) == 1
+    assert main(["show", path, "no.Such"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and err.startswith("hprofkit: error: ")
