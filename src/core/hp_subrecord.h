@@ -24,6 +24,13 @@ typedef struct hp_subrecord {
     uint64_t payload_len; /* length - head_len */
 } hp_subrecord;
 
+/* GC roots: every ROOT_* sub-record, ART's (0x89-0x8E, 0x90) included. */
+static inline int hp_is_root_subtag(int tag)
+{
+    return (tag >= HP_SUB_ROOT_JNI_GLOBAL && tag <= HP_SUB_ROOT_THREAD_OBJECT) || tag == HP_SUB_ROOT_UNKNOWN ||
+           (tag >= HP_SUB_ROOT_INTERNED_STRING && tag <= HP_SUB_ROOT_JNI_MONITOR) || tag == HP_SUB_UNREACHABLE;
+}
+
 /* Layout of a CLASS_DUMP head, as offsets from its tag byte. */
 typedef struct hp_class_layout {
     uint64_t signers, protection_domain, reserved1, reserved2;
