@@ -58,6 +58,8 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->subrecord_type);
     for (i = 0; i <= HP_E_LIMIT; i++)
         Py_VISIT(st->errors[i]);
+    for (i = 0; i < 4; i++)
+        Py_VISIT(st->event_types[i]);
     return 0;
 }
 
@@ -70,6 +72,8 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->subrecord_type);
     for (i = 0; i <= HP_E_LIMIT; i++)
         Py_CLEAR(st->errors[i]);
+    for (i = 0; i < 4; i++)
+        Py_CLEAR(st->event_types[i]);
     return 0;
 }
 

@@ -39,19 +39,6 @@ typedef struct {
 static const uint8_t *base_bytes(PyObject *base) { return PyMemoryView_GET_BUFFER(base)->buf; }
 static size_t base_len(PyObject *base) { return (size_t)PyMemoryView_GET_BUFFER(base)->len; }
 
-/* A memoryview of base[start:start+len]. */
-static PyObject *slice_of(PyObject *base, uint64_t start, uint64_t len)
-{
-    PyObject *lo = PyLong_FromUnsignedLongLong(start), *hi = PyLong_FromUnsignedLongLong(start + len);
-    PyObject *slice = (lo && hi) ? PySlice_New(lo, hi, NULL) : NULL, *view = NULL;
-    if (slice)
-        view = PyObject_GetItem(base, slice);
-    Py_XDECREF(lo);
-    Py_XDECREF(hi);
-    Py_XDECREF(slice);
-    return view;
-}
-
 /* ---- EventIter ------------------------------------------------------- */
 
 /* Creates an iterator over base[start:end]; `header` is NULL when the span
@@ -257,7 +244,7 @@ static PyObject *record_get(Record *r, void *closure)
     case R_TIME: return PyLong_FromUnsignedLong(r->rec.time);
     case R_OFFSET: return PyLong_FromUnsignedLongLong(r->rec.offset);
     case R_LENGTH: return PyLong_FromUnsignedLong(r->rec.length);
-    case R_BODY: return slice_of(r->base, r->rec.offset + 9, r->rec.length);
+    case R_BODY: return hprof_slice(r->base, r->rec.offset + 9, r->rec.length);
     default: Py_RETURN_NONE;
     }
 }
@@ -333,11 +320,7 @@ enum {
     S_HEAP_ID, S_NAME_ID, S_COUNT, S_ELEM_TYPE, S_INSTANCE_SIZE, S_CONSTANTS, S_STATICS, S_FIELDS
 };
 
-static int is_object(int tag)
-{
-    return tag == HP_SUB_INSTANCE_DUMP || tag == HP_SUB_OBJ_ARRAY_DUMP || tag == HP_SUB_PRIM_ARRAY_DUMP ||
-           tag == HP_SUB_PRIM_ARRAY_NODATA;
-}
+static int is_object(int tag) { return hp_subrecord_has_payload(tag) || tag == HP_SUB_PRIM_ARRAY_NODATA; }
 
 static int has_thread(int tag)
 {
@@ -412,17 +395,17 @@ static PyObject *subrecord_get(SubRecord *s, void *closure)
         return PyUnicode_FromString(name ? name : "UNKNOWN");
     case S_OFFSET: return PyLong_FromUnsignedLongLong(sub->offset);
     case S_LENGTH: return PyLong_FromUnsignedLongLong(sub->length);
-    case S_RAW: return slice_of(s->base, sub->offset, sub->length);
+    case S_RAW: return hprof_slice(s->base, sub->offset, sub->length);
     case S_DATA:
-        if (tag == HP_SUB_INSTANCE_DUMP || tag == HP_SUB_OBJ_ARRAY_DUMP || tag == HP_SUB_PRIM_ARRAY_DUMP)
-            return slice_of(s->base, sub->offset + sub->head_len, sub->payload_len);
+        if (hp_subrecord_has_payload(tag))
+            return hprof_slice(s->base, sub->offset + sub->head_len, sub->payload_len);
         break;
     case S_ID:
-        if (tag != HP_SUB_HEAP_DUMP_INFO)
+        if (hp_subrecord_has_id(tag))
             return PyLong_FromUnsignedLongLong(sub->id);
         break;
     case S_CLASS_ID:
-        if (tag == HP_SUB_INSTANCE_DUMP || tag == HP_SUB_OBJ_ARRAY_DUMP)
+        if (hp_subrecord_has_class(tag))
             return PyLong_FromUnsignedLongLong(sub->class_id);
         break;
     case S_SUPER_ID:
