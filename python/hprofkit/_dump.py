@@ -24,7 +24,7 @@ import shutil
 import stat
 import tempfile
 import zlib
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterator, Protocol
 
 from . import _hprof
 from ._errors import FormatError, TruncatedError
@@ -43,7 +43,13 @@ def detect_compression(head: bytes) -> str | None:
     return None
 
 
-def read_head(f: IO[bytes], n: int = MAGIC_LENGTH) -> bytes:
+class Readable(Protocol):
+    """A binary stream, as far as reading it goes."""
+
+    def read(self, size: int = ..., /) -> bytes | None: ...
+
+
+def read_head(f: Readable, n: int = MAGIC_LENGTH) -> bytes:
     """Up to n bytes from the stream, fewer only at its end (a pipe may
     hand over fewer bytes per read)."""
     head = b""
@@ -60,7 +66,7 @@ class Rewound(io.RawIOBase):
     magic): gives them back, then the rest of the stream.  tell() counts the
     bytes given."""
 
-    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+    def __init__(self, head: bytes, rest: Readable) -> None:
         super().__init__()
         self._head, self._rest, self._pos = head, rest, 0
 
@@ -84,7 +90,7 @@ class Rewound(io.RawIOBase):
         return self._pos
 
 
-def _decompress_to_temp(f: IO[bytes], kind: str) -> IO[bytes]:
+def _decompress_to_temp(f: Any, kind: str) -> IO[bytes]:
     """Streams a compressed file into an anonymous temporary file."""
     tmp = tempfile.TemporaryFile(prefix="hprofkit-")
     try:
@@ -101,7 +107,7 @@ def _decompress_to_temp(f: IO[bytes], kind: str) -> IO[bytes]:
     return tmp
 
 
-def _spool(f: IO[bytes], kind: str | None) -> IO[bytes]:
+def _spool(f: Any, kind: str | None) -> IO[bytes]:
     """The rest of stream f (whose compression is `kind`) in an anonymous temporary file."""
     if kind:
         return _decompress_to_temp(f, kind)
@@ -121,6 +127,13 @@ def _mappable(f: Any) -> bool:
         return stat.S_ISREG(os.fstat(f.fileno()).st_mode) and f.tell() == 0
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
         return False
+
+
+def _map_file(f: IO[bytes]) -> mmap.mmap:
+    """A read-only mmap of the whole regular file f."""
+    if os.fstat(f.fileno()).st_size == 0:
+        raise FormatError("not an HPROF file: it is empty", 0)
+    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def is_buffer(source: Any) -> bool:
@@ -155,7 +168,7 @@ class Dump:
         self._map: Any = None
         self._heap_dumps: list[HeapDump] | None = None
         try:
-            self._open(source)
+            self._map = self._open(source)
             self.size: int = len(memoryview(self._map))
             if self.size == 0:
                 raise FormatError("not an HPROF file: it is empty", 0)
@@ -165,16 +178,15 @@ class Dump:
             raise
         self.version: str = VERSION_NAMES[version]
 
-    def _open(self, source: Any) -> None:
+    def _open(self, source: Any) -> Any:
+        """The buffer holding the dump of `source`; sets path, compression and _file."""
         if is_buffer(source):
             self.compression = detect_compression(bytes(memoryview(source)[:MAGIC_LENGTH]))
             if not self.compression:
-                self._map = source
-                return
+                return source
             source = io.BytesIO(source)
         if isinstance(source, io.BytesIO) and not detect_compression(source.getbuffer()[:MAGIC_LENGTH].tobytes()):
-            self._map = source.getvalue()[source.tell():] if source.tell() else source.getvalue()
-            return
+            return source.getvalue()[source.tell():] if source.tell() else source.getvalue()
         if isinstance(source, (str, os.PathLike)):
             self.path = os.fspath(source)
             f: IO[bytes] = builtins.open(self.path, "rb")
@@ -187,20 +199,14 @@ class Dump:
             self.compression = detect_compression(read_head(f))
             f.seek(0)
             if not self.compression:
-                self._map_file(f)
-                return
+                return _map_file(f)
         head = read_head(f)
         self.compression = detect_compression(head)
         spooled = _spool(Rewound(head, f), self.compression)
         if self._file is not None:
             self._file.close()
         self._file = spooled
-        self._map_file(spooled)
-
-    def _map_file(self, f: IO[bytes]) -> None:
-        if os.fstat(f.fileno()).st_size == 0:
-            raise FormatError("not an HPROF file: it is empty", 0)
-        self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        return _map_file(spooled)
 
     @property
     def buffer(self) -> Any:
