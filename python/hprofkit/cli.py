@@ -54,7 +54,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             doc: dict = {"file": args.file, "size": on_disk if on_disk is not None else dump.size,
                          "compression": dump.compression, "decompressed_size": dump.size, "format": dump.magic,
                          "datetime": dump.datetime.isoformat()}
-            doc.update((k, v) for k, v in stats.to_dict().items() if k not in ("heap", "histogram"))
+            doc.update((k, v) for k, v in stats.to_dict().items() if k not in ("size", "heap", "histogram"))
             json.dump(doc, sys.stdout, indent=1)
             sys.stdout.write("\n")
             return 0
