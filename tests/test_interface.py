@@ -332,7 +332,7 @@ def test_open_takes_buffers_and_streams(tmp_path):
         assert not f.closed  # a file passed in stays the caller's
     with hprofkit.open(data) as dump:
         assert "<buffer>" in repr(dump) and dump.buffer is data
-    with pytest.raises(hprofkit.FormatError, match="empty"):
+    with pytest.raises(hprofkit.TruncatedError, match="offset 0"):
         hprofkit.open(b"")
     with pytest.raises(hprofkit.FormatError, match="empty"):
         hprofkit.open(io.BytesIO(gzip.compress(b"")))

@@ -170,8 +170,6 @@ class Dump:
         try:
             self._map = self._open(source)
             self.size: int = len(memoryview(self._map))
-            if self.size == 0:
-                raise FormatError("not an HPROF file: it is empty", 0)
             self.magic, version, self.id_size, self.timestamp, self.header_length = _hprof.parse_header(self._map)
         except BaseException:
             self.close()
