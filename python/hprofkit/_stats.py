@@ -115,23 +115,40 @@ class Stats:
         self.subrecord_tags = dict(raw["subrecords"])
         heap_names = {heap_id: decode_utf8(name) if name is not None else HEAP_NAMES.get(heap_id, f"0x{heap_id:X}")
                       for heap_id, name in raw["heaps"]}
-        by_heap: dict[str, list[ClassRow]] = {name: [] for name in heap_names.values()}
-        merged: dict[tuple[str, int | None], list[int]] = {}
+        labels: dict[bytes | None, str] = {}  # a class has a row per heap: decode its name once
+        # (name, class id or None, heap, instances, shallow bytes) per row of the core
+        self._rows: list[tuple[str, int | None, str, int, int]] = []
         for class_id, elem_type, instances, shallow, name, heap_id in raw["histogram"]:
             if elem_type not in (0, 2):
                 label, ident = array_name(elem_type), None
+            elif name is None:
+                label, ident = f"<unknown class 0x{class_id:x}>", class_id
             else:
-                label = java_name(decode_utf8(name)) if name is not None else f"<unknown class 0x{class_id:x}>"
+                label = labels.get(name) or labels.setdefault(name, java_name(decode_utf8(name)))
                 ident = class_id
-            heap = heap_names[heap_id]
-            by_heap[heap].append(ClassRow(label, instances, shallow, ident, heap))
-            totals = merged.setdefault((label, ident), [0, 0])
-            totals[0] += instances
-            totals[1] += shallow
-        self.histogram: list[ClassRow] = _sorted([ClassRow(label, n, size, ident)
-                                                  for (label, ident), (n, size) in merged.items()])
-        self.heaps: dict[str, list[ClassRow]] = {name: _sorted(rows) for name, rows in by_heap.items() if rows}
+            self._rows.append((label, ident, heap_names[heap_id], instances, shallow))
+        if len(heap_names) <= 1:
+            merged = [ClassRow(label, n, size, ident) for label, ident, _, n, size in self._rows]
+        else:
+            sums: dict[tuple[str, int | None], list[int]] = {}
+            for label, ident, _, n, size in self._rows:
+                totals = sums.setdefault((label, ident), [0, 0])
+                totals[0] += n
+                totals[1] += size
+            merged = [ClassRow(label, n, size, ident) for (label, ident), (n, size) in sums.items()]
+        self.histogram: list[ClassRow] = _sorted(merged)
+        self._heaps: dict[str, list[ClassRow]] | None = None
         self._top_n = DEFAULT_TOP
+
+    @property
+    def heaps(self) -> dict[str, list[ClassRow]]:
+        """The histogram of each heap that holds objects, by heap name."""
+        if self._heaps is None:
+            by_heap: dict[str, list[ClassRow]] = {}
+            for label, ident, heap, n, size in self._rows:
+                by_heap.setdefault(heap, []).append(ClassRow(label, n, size, ident, heap))
+            self._heaps = {name: _sorted(rows) for name, rows in by_heap.items()}
+        return self._heaps
 
     # -- totals of the selected heap dump ------------------------------------
     @property
