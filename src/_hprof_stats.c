@@ -84,15 +84,13 @@ static PyObject *histogram(const hp_stats *s, const pass *ps)
     PyObject *rows = PyList_New((Py_ssize_t)n);
     for (i = 0; rows && i < n; i++) {
         hp_class_row row;
-        const uint8_t *name = NULL;
-        size_t name_len = 0;
+        const uint8_t *name;
+        size_t name_len;
         PyObject *item;
         hp_stats_row(s, i, &row);
-        if (row.elem_type != 0 && row.elem_type != HP_T_OBJECT)
-            name = NULL; /* primitive arrays are named by their type */
-        else if (!hp_stats_class_name(s, ps->view.buf, (uint64_t)ps->view.len, row.class_id, &name, &name_len))
-            name = NULL;
-        if (name)
+        /* Primitive arrays are named by their type (on the Python side). */
+        if ((row.elem_type == 0 || row.elem_type == HP_T_OBJECT) &&
+            hp_stats_class_name(s, ps->view.buf, (uint64_t)ps->view.len, row.class_id, &name, &name_len))
             item = Py_BuildValue("KiKKy#k", (unsigned long long)row.class_id, row.elem_type,
                                  (unsigned long long)row.instances, (unsigned long long)row.shallow_bytes,
                                  (const char *)name, (Py_ssize_t)name_len, (unsigned long)row.heap_id);
