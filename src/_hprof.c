@@ -67,6 +67,8 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->stack_frame_type);
     for (i = 0; i <= HP_E_LIMIT; i++)
         Py_VISIT(st->errors[i]);
+    for (i = 0; i < 4; i++)
+        Py_VISIT(st->event_types[i]);
     return 0;
 }
 
@@ -88,6 +90,8 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->stack_frame_type);
     for (i = 0; i <= HP_E_LIMIT; i++)
         Py_CLEAR(st->errors[i]);
+    for (i = 0; i < 4; i++)
+        Py_CLEAR(st->event_types[i]);
     return 0;
 }
 

@@ -20,6 +20,7 @@ typedef struct {
     PyTypeObject *heap_type, *heap_object_type, *heap_class_type, *heap_iter_type;
     PyTypeObject *reference_type, *referrer_type, *field_type, *gc_root_type, *stack_frame_type;
     PyObject *errors[HP_E_LIMIT + 1]; /* indexed by hp_code */
+    PyObject *event_types[4];         /* the Parser's events, from hprofkit._events (_hprof_parser.c) */
 } hprof_state;
 
 /* Core allocations go through PyMem_Raw*: legal without the GIL, seen by tracemalloc. */
@@ -38,6 +39,9 @@ hprof_state *hprof_state_of_type(PyTypeObject *type);
 
 /* Raises the hprofkit exception for `err`; always returns NULL. */
 PyObject *hprof_raise(hprof_state *st, const hp_error *err);
+
+/* A memoryview of base[start:start+len] (base: a memoryview); it holds base's export. */
+PyObject *hprof_slice(PyObject *base, uint64_t start, uint64_t len);
 
 /* Creates the heap type of each spec and adds it to the module under the
  * matching name; -1 with an exception set on failure. */

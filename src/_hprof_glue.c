@@ -42,6 +42,18 @@ PyObject *hprof_raise(hprof_state *st, const hp_error *err)
     return NULL;
 }
 
+PyObject *hprof_slice(PyObject *base, uint64_t start, uint64_t len)
+{
+    PyObject *lo = PyLong_FromUnsignedLongLong(start), *hi = PyLong_FromUnsignedLongLong(start + len);
+    PyObject *slice = (lo && hi) ? PySlice_New(lo, hi, NULL) : NULL, *view = NULL;
+    if (slice)
+        view = PyObject_GetItem(base, slice);
+    Py_XDECREF(lo);
+    Py_XDECREF(hi);
+    Py_XDECREF(slice);
+    return view;
+}
+
 int hprof_add_types(PyObject *module, PyType_Spec *specs, const char *const *names, size_t n)
 {
     size_t i;

@@ -594,12 +594,12 @@ static PyGetSetDef heap_getset[] = {
 
 static PyMethodDef heap_methods[] = {
     { "find_class", (PyCFunction)heap_find_class, METH_O,
-      "find_class(name, /)\n--\n\nThe HeapClass named `name` ('java.lang.String', 'int[]'), or None.\n"
+      "find_class($self, name, /)\n--\n\nThe HeapClass named `name` ('java.lang.String', 'int[]'), or None.\n"
       "With several classes of that name (class loaders), the one of lowest id." },
     { "classes_named", (PyCFunction)heap_classes_named, METH_O,
-      "classes_named(name, /)\n--\n\nEvery HeapClass named `name` (a list)." },
+      "classes_named($self, name, /)\n--\n\nEvery HeapClass named `name` (a list)." },
     { "object", (PyCFunction)heap_object, METH_O,
-      "object(id, /)\n--\n\nThe HeapObject of that id; KeyError if the dump has none." },
+      "object($self, id, /)\n--\n\nThe HeapObject of that id; KeyError if the dump has none." },
     { "objects", (PyCFunction)heap_objects_iter, METH_NOARGS,
       "objects($self, /)\n--\n\nIterate over every object, in id order." },
     { "close", (PyCFunction)heap_close, METH_NOARGS,

@@ -18,6 +18,7 @@ typedef struct {
     PyObject *base;    /* memoryview of the whole file; NULL once exhausted */
     hp_parser *parser;
     int mode;
+    uint32_t heap_dump; /* sub-records of this heap dump only; HP_NO_DUMP: of all */
 } EventIter;
 
 typedef struct {
@@ -38,19 +39,6 @@ typedef struct {
 static const uint8_t *base_bytes(PyObject *base) { return PyMemoryView_GET_BUFFER(base)->buf; }
 static size_t base_len(PyObject *base) { return (size_t)PyMemoryView_GET_BUFFER(base)->len; }
 
-/* A memoryview of base[start:start+len]. */
-static PyObject *slice_of(PyObject *base, uint64_t start, uint64_t len)
-{
-    PyObject *lo = PyLong_FromUnsignedLongLong(start), *hi = PyLong_FromUnsignedLongLong(start + len);
-    PyObject *slice = (lo && hi) ? PySlice_New(lo, hi, NULL) : NULL, *view = NULL;
-    if (slice)
-        view = PyObject_GetItem(base, slice);
-    Py_XDECREF(lo);
-    Py_XDECREF(hi);
-    Py_XDECREF(slice);
-    return view;
-}
-
 /* ---- EventIter ------------------------------------------------------- */
 
 /* Creates an iterator over base[start:end]; `header` is NULL when the span
@@ -64,6 +52,7 @@ static PyObject *event_iter_new(hprof_state *st, PyObject *base, int mode, const
         return NULL;
     it->base = Py_NewRef(base);
     it->mode = mode;
+    it->heap_dump = HP_NO_DUMP;
     it->parser = hp_parser_new(&hprof_raw_alloc, mode == MODE_SUBRECORDS ? HP_PARSE_SUBRECORDS : 0);
     if (!it->parser) {
         PyObject_GC_Track(it);
@@ -127,6 +116,8 @@ static PyObject *event_iter_next(EventIter *it)
                 return new_record(st, it->base, hp_parser_header(it->parser), ev.rec);
             break;
         case HP_EV_SUBRECORD:
+            if (it->heap_dump != HP_NO_DUMP && ev.heap_dump != it->heap_dump)
+                break;
             return new_subrecord(st, it->base, &ev, hp_parser_header(it->parser)->id_size);
         case HP_EV_END:
         case HP_EV_NEED_INPUT: /* the input was final: cannot happen, but ends cleanly */
@@ -177,7 +168,7 @@ static PyType_Spec event_iter_spec = {
 };
 
 /* records(buffer) / subrecords(buffer): iterators over a whole file. */
-static PyObject *file_iter(PyObject *module, PyObject *buffer, int mode)
+static PyObject *file_iter(PyObject *module, PyObject *buffer, int mode, uint32_t heap_dump)
 {
     PyObject *base, *it;
     base = PyMemoryView_FromObject(buffer);
@@ -190,6 +181,8 @@ static PyObject *file_iter(PyObject *module, PyObject *buffer, int mode)
     }
     it = event_iter_new(hprof_get_state(module), base, mode, NULL, 0, base_len(base));
     Py_DECREF(base);
+    if (it)
+        ((EventIter *)it)->heap_dump = heap_dump;
     return it;
 }
 
@@ -200,21 +193,37 @@ PyDoc_STRVAR(records_doc,
 
 static PyObject *hprof_records(PyObject *module, PyObject *buffer)
 {
-    return file_iter(module, buffer, MODE_RECORDS);
+    return file_iter(module, buffer, MODE_RECORDS, HP_NO_DUMP);
 }
 
 PyDoc_STRVAR(subrecords_doc,
-"subrecords($module, buffer, /)\n--\n\n"
-"Iterate over every heap sub-record of a whole HPROF file in buffer.");
+"subrecords($module, buffer, /, *, heap_dump=None)\n--\n\n"
+"Iterate over the heap sub-records of a whole HPROF file in buffer: of\n"
+"every heap dump, or of heap dump number heap_dump (from 0) only.");
 
-static PyObject *hprof_subrecords(PyObject *module, PyObject *buffer)
+static PyObject *hprof_subrecords(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    return file_iter(module, buffer, MODE_SUBRECORDS);
+    static char *keywords[] = { "", "heap_dump", NULL };
+    PyObject *buffer, *heap_dump = Py_None;
+    unsigned long long index = HP_NO_DUMP;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:subrecords", keywords, &buffer, &heap_dump))
+        return NULL;
+    if (heap_dump != Py_None) {
+        index = PyLong_AsUnsignedLongLong(heap_dump);
+        if (index == (unsigned long long)-1 && PyErr_Occurred()) {
+            if (PyErr_ExceptionMatches(PyExc_OverflowError))
+                PyErr_SetString(PyExc_ValueError, "heap_dump must be a heap dump's index (0 or more)");
+            return NULL;
+        }
+        if (index >= HP_NO_DUMP)
+            index = HP_NO_DUMP - 1; /* no such dump: nothing to yield */
+    }
+    return file_iter(module, buffer, MODE_SUBRECORDS, (uint32_t)index);
 }
 
 static PyMethodDef iter_functions[] = {
     { "records", (PyCFunction)hprof_records, METH_O, records_doc },
-    { "subrecords", (PyCFunction)hprof_subrecords, METH_O, subrecords_doc },
+    { "subrecords", (PyCFunction)(void (*)(void))hprof_subrecords, METH_VARARGS | METH_KEYWORDS, subrecords_doc },
     { NULL, NULL, 0, NULL },
 };
 
@@ -235,7 +244,7 @@ static PyObject *record_get(Record *r, void *closure)
     case R_TIME: return PyLong_FromUnsignedLong(r->rec.time);
     case R_OFFSET: return PyLong_FromUnsignedLongLong(r->rec.offset);
     case R_LENGTH: return PyLong_FromUnsignedLong(r->rec.length);
-    case R_BODY: return slice_of(r->base, r->rec.offset + 9, r->rec.length);
+    case R_BODY: return hprof_slice(r->base, r->rec.offset + 9, r->rec.length);
     default: Py_RETURN_NONE;
     }
 }
@@ -311,11 +320,7 @@ enum {
     S_HEAP_ID, S_NAME_ID, S_COUNT, S_ELEM_TYPE, S_INSTANCE_SIZE, S_CONSTANTS, S_STATICS, S_FIELDS
 };
 
-static int is_object(int tag)
-{
-    return tag == HP_SUB_INSTANCE_DUMP || tag == HP_SUB_OBJ_ARRAY_DUMP || tag == HP_SUB_PRIM_ARRAY_DUMP ||
-           tag == HP_SUB_PRIM_ARRAY_NODATA;
-}
+static int is_object(int tag) { return hp_subrecord_has_payload(tag) || tag == HP_SUB_PRIM_ARRAY_NODATA; }
 
 static int has_thread(int tag)
 {
@@ -390,17 +395,17 @@ static PyObject *subrecord_get(SubRecord *s, void *closure)
         return PyUnicode_FromString(name ? name : "UNKNOWN");
     case S_OFFSET: return PyLong_FromUnsignedLongLong(sub->offset);
     case S_LENGTH: return PyLong_FromUnsignedLongLong(sub->length);
-    case S_RAW: return slice_of(s->base, sub->offset, sub->length);
+    case S_RAW: return hprof_slice(s->base, sub->offset, sub->length);
     case S_DATA:
-        if (tag == HP_SUB_INSTANCE_DUMP || tag == HP_SUB_OBJ_ARRAY_DUMP || tag == HP_SUB_PRIM_ARRAY_DUMP)
-            return slice_of(s->base, sub->offset + sub->head_len, sub->payload_len);
+        if (hp_subrecord_has_payload(tag))
+            return hprof_slice(s->base, sub->offset + sub->head_len, sub->payload_len);
         break;
     case S_ID:
-        if (tag != HP_SUB_HEAP_DUMP_INFO)
+        if (hp_subrecord_has_id(tag))
             return PyLong_FromUnsignedLongLong(sub->id);
         break;
     case S_CLASS_ID:
-        if (tag == HP_SUB_INSTANCE_DUMP || tag == HP_SUB_OBJ_ARRAY_DUMP)
+        if (hp_subrecord_has_class(tag))
             return PyLong_FromUnsignedLongLong(sub->class_id);
         break;
     case S_SUPER_ID:

@@ -4,6 +4,8 @@
  * read from a pipe. */
 #include "_hprof_parts.h"
 
+#include <stdio.h>
+
 typedef struct {
     PyObject_HEAD
     hp_parser *parser;
@@ -11,10 +13,78 @@ typedef struct {
     int finished;
 } Parser;
 
-/* Appends one tuple per structural event of the current chunk to `out`:
- * ("header", magic, id_size, timestamp), ("record", tag, offset, length),
- * ("subrecord", tag, offset, length, id), ("end",).  0, or -1 with an exception. */
-static int drain(Parser *self, hprof_state *st, PyObject *out)
+enum { EV_HEADER, EV_RECORD, EV_SUBRECORD, EV_END }; /* index into hprof_state.event_types */
+
+/* An event named tuple of type `kind` holding the values of `values` (a
+ * tuple, stolen), as namedtuple's own _make builds it. */
+static PyObject *make_event(hprof_state *st, int kind, PyObject *values)
+{
+    PyObject *args, *event;
+    if (!values)
+        return NULL;
+    args = PyTuple_Pack(1, values);
+    Py_DECREF(values);
+    if (!args)
+        return NULL;
+    event = PyTuple_Type.tp_new((PyTypeObject *)st->event_types[kind], args, NULL);
+    Py_DECREF(args);
+    return event;
+}
+
+/* The chunk being fed: its bytes, and a read-only memoryview of them for
+ * payload views, made on first need (a copy unless the chunk is bytes,
+ * so a buffer the caller reuses cannot change a payload already given). */
+typedef struct {
+    PyObject *data;
+    Py_buffer *view;
+    PyObject *base;
+} chunk;
+
+static PyObject *chunk_base(chunk *c)
+{
+    if (!c->base) {
+        if (PyBytes_CheckExact(c->data)) {
+            c->base = PyMemoryView_FromObject(c->data);
+        } else {
+            PyObject *copy = PyBytes_FromStringAndSize(c->view->buf, c->view->len);
+            c->base = copy ? PyMemoryView_FromObject(copy) : NULL;
+            Py_XDECREF(copy);
+        }
+    }
+    return c->base;
+}
+
+/* A sub-record's payload as a read-only memoryview, or None when it has
+ * none or when only part of it is here (a long sub-record split across
+ * chunks streams its payload instead). */
+static PyObject *payload_of(chunk *c, const hp_event *ev)
+{
+    const hp_subrecord *sub = ev->sub;
+    const uint8_t *start = (const uint8_t *)c->view->buf;
+    PyObject *base, *copy, *view;
+    if (!hp_subrecord_has_payload(sub->tag) || ev->len < sub->length)
+        Py_RETURN_NONE;
+    if (ev->data >= start && ev->data < start + c->view->len) {
+        base = chunk_base(c);
+        return base ? hprof_slice(base, (uint64_t)(ev->data - start) + sub->head_len, sub->payload_len) : NULL;
+    }
+    /* Delivered from the parser's carry buffer: at most HP_WHOLE_MAX bytes. */
+    copy = PyBytes_FromStringAndSize((const char *)ev->data + sub->head_len, (Py_ssize_t)sub->payload_len);
+    view = copy ? PyMemoryView_FromObject(copy) : NULL;
+    Py_XDECREF(copy);
+    return view;
+}
+
+static PyObject *optional_id(int present, uint64_t id)
+{
+    if (!present)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(id);
+}
+
+/* Appends the event named tuple of each structural event of the current
+ * chunk to `out` (hprofkit._events).  0, or -1 with an exception. */
+static int drain(Parser *self, hprof_state *st, chunk *c, PyObject *out)
 {
     for (;;) {
         hp_event ev;
@@ -31,24 +101,24 @@ static int drain(Parser *self, hprof_state *st, PyObject *out)
             return 0;
         case HP_EV_HEADER:
             h = hp_parser_header(self->parser);
-            item = Py_BuildValue("(ssiK)", "header", h->magic, h->id_size, (unsigned long long)h->timestamp);
+            item = make_event(st, EV_HEADER, Py_BuildValue("(ssiK)", "header", h->magic, h->id_size,
+                                                           (unsigned long long)h->timestamp));
             break;
         case HP_EV_RECORD:
-            item = Py_BuildValue("(siKk)", "record", ev.rec->tag, (unsigned long long)ev.rec->offset,
-                                 (unsigned long)ev.rec->length);
+            item = make_event(st, EV_RECORD, Py_BuildValue("(siKk)", "record", ev.rec->tag,
+                                                           (unsigned long long)ev.rec->offset,
+                                                           (unsigned long)ev.rec->length));
             break;
         case HP_EV_SUBRECORD:
-            item = Py_BuildValue("(siKKK)", "subrecord", ev.sub->tag, (unsigned long long)ev.sub->offset,
-                                 (unsigned long long)ev.sub->length, (unsigned long long)ev.sub->id);
+            item = make_event(st, EV_SUBRECORD, Py_BuildValue(
+                "(siKKNNkN)", "subrecord", ev.sub->tag, (unsigned long long)ev.sub->offset,
+                (unsigned long long)ev.sub->length, optional_id(hp_subrecord_has_id(ev.sub->tag), ev.sub->id),
+                optional_id(hp_subrecord_has_class(ev.sub->tag), ev.sub->class_id), (unsigned long)ev.heap_id,
+                payload_of(c, &ev)));
             break;
         case HP_EV_END:
-            item = Py_BuildValue("(s)", "end");
-            if (item && PyList_Append(out, item) < 0) {
-                Py_DECREF(item);
-                return -1;
-            }
-            Py_XDECREF(item);
-            return item ? 0 : -1;
+            item = make_event(st, EV_END, Py_BuildValue("(s)", "end"));
+            break;
         default:
             continue;
         }
@@ -57,6 +127,8 @@ static int drain(Parser *self, hprof_state *st, PyObject *out)
             return -1;
         }
         Py_DECREF(item);
+        if (ev.kind == HP_EV_END)
+            return 0;
     }
 }
 
@@ -65,18 +137,23 @@ static PyObject *parser_push(Parser *self, PyObject *data, int last)
     hprof_state *st = hprof_state_of_type(Py_TYPE(self));
     Py_buffer view;
     PyObject *out;
+    chunk c;
     if (self->finished) {
         PyErr_SetString(PyExc_ValueError, "the parser was already finished");
         return NULL;
     }
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
         return NULL;
+    c.data = data;
+    c.view = &view;
+    c.base = NULL;
     out = PyList_New(0);
     if (out) {
         hp_parser_feed(self->parser, view.buf, (size_t)view.len, last);
-        if (drain(self, st, out) < 0)
+        if (drain(self, st, &c, out) < 0)
             Py_CLEAR(out);
     }
+    Py_XDECREF(c.base);
     PyBuffer_Release(&view);
     if (last || !out)
         self->finished = 1; /* errors are sticky in the core too */
@@ -85,14 +162,15 @@ static PyObject *parser_push(Parser *self, PyObject *data, int last)
 
 PyDoc_STRVAR(parser_feed_doc,
 "feed($self, data, /)\n--\n\n"
-"Parse the next chunk; return the list of structures it completed.");
+"Parse the next chunk; return the list of events it completed\n"
+"(HeaderEvent, RecordEvent, SubrecordEvent: see hprofkit._events).");
 
 static PyObject *parser_feed(Parser *self, PyObject *data) { return parser_push(self, data, 0); }
 
 PyDoc_STRVAR(parser_finish_doc,
 "finish($self, /)\n--\n\n"
 "Declare the end of the input: TruncatedError unless it ended on a record\n"
-"boundary; returns the last structures (ending with ('end',)).");
+"boundary; returns the last events (ending with EndEvent('end')).");
 
 static PyObject *parser_finish(Parser *self, PyObject *unused)
 {
@@ -136,6 +214,17 @@ static PyObject *parser_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return (PyObject *)self;
 }
 
+static PyObject *parser_repr(Parser *self)
+{
+    const hp_header *h = hp_parser_header(self->parser);
+    char text[200]; /* PyUnicode_FromFormat has no %llu */
+    snprintf(text, sizeof text, "<hprofkit.Parser %s%s%s, %llu bytes parsed, subrecords=%s%s>",
+             h ? h->magic : "(no header yet)", h ? " id_size=" : "", h ? (h->id_size == 8 ? "8" : "4") : "",
+             (unsigned long long)hp_parser_offset(self->parser), self->subrecords ? "True" : "False",
+             self->finished ? ", finished" : "");
+    return PyUnicode_FromString(text);
+}
+
 static void parser_dealloc(Parser *self)
 {
     PyTypeObject *type = Py_TYPE(self);
@@ -163,6 +252,7 @@ static PyType_Slot parser_slots[] = {
     { Py_tp_new, parser_new },
     { Py_tp_methods, parser_methods },
     { Py_tp_getset, parser_getset },
+    { Py_tp_repr, parser_repr },
     { Py_tp_dealloc, parser_dealloc },
     { 0, NULL },
 };
@@ -174,6 +264,21 @@ static PyType_Spec parser_spec = {
 int hprof_parser_init(PyObject *module, hprof_state *st)
 {
     static const char *const names[] = { "Parser" };
-    (void)st;
+    static const char *const events[] = { "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent" };
+    PyObject *mod = PyImport_ImportModule("hprofkit._events");
+    size_t i;
+    if (!mod)
+        return -1;
+    for (i = 0; i < 4; i++) {
+        st->event_types[i] = PyObject_GetAttrString(mod, events[i]);
+        if (!st->event_types[i] || !PyType_Check(st->event_types[i]) ||
+            !PyType_IsSubtype((PyTypeObject *)st->event_types[i], &PyTuple_Type)) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "hprofkit._events.%s must be a tuple type", events[i]);
+            Py_DECREF(mod);
+            return -1;
+        }
+    }
+    Py_DECREF(mod);
     return hprof_add_types(module, &parser_spec, names, 1);
 }

@@ -77,6 +77,10 @@ static PyObject *tallies(const hp_tally *t)
     return d;
 }
 
+/* Rows build Python objects, so they need the GIL: Ctrl-C is checked this often. */
+#define ROWS_PER_CHECK ((size_t)1 << 16)
+
+/* The histogram: [(class_id, elem_type, instances, shallow_bytes, name bytes or None, heap_id)]. */
 static PyObject *histogram(const hp_stats *s, const pass *ps)
 {
     size_t n = hp_stats_row_count(s), i;
@@ -87,17 +91,18 @@ static PyObject *histogram(const hp_stats *s, const pass *ps)
         size_t name_len;
         PyObject *item;
         hp_stats_row(s, i, &row);
-        if (row.elem_type != 0 && row.elem_type != HP_T_OBJECT)
-            item = Py_BuildValue("KiKKO", 0ULL, row.elem_type, (unsigned long long)row.instances,
-                                 (unsigned long long)row.shallow_bytes, Py_None);
-        else if (hp_stats_class_name(s, ps->view.buf, (uint64_t)ps->view.len, row.class_id, &name, &name_len))
-            item = Py_BuildValue("KiKKy#", (unsigned long long)row.class_id, row.elem_type,
+        /* Primitive arrays are named by their type (on the Python side). */
+        if ((row.elem_type == 0 || row.elem_type == HP_T_OBJECT) &&
+            hp_stats_class_name(s, ps->view.buf, (uint64_t)ps->view.len, row.class_id, &name, &name_len))
+            item = Py_BuildValue("KiKKy#k", (unsigned long long)row.class_id, row.elem_type,
                                  (unsigned long long)row.instances, (unsigned long long)row.shallow_bytes,
-                                 (const char *)name, (Py_ssize_t)name_len);
+                                 (const char *)name, (Py_ssize_t)name_len, (unsigned long)row.heap_id);
         else
-            item = Py_BuildValue("KiKKO", (unsigned long long)row.class_id, row.elem_type,
-                                 (unsigned long long)row.instances, (unsigned long long)row.shallow_bytes, Py_None);
-        if (!item) {
+            item = Py_BuildValue("KiKKOk", (unsigned long long)row.class_id, row.elem_type,
+                                 (unsigned long long)row.instances, (unsigned long long)row.shallow_bytes, Py_None,
+                                 (unsigned long)row.heap_id);
+        if (!item || (i % ROWS_PER_CHECK == ROWS_PER_CHECK - 1 && PyErr_CheckSignals() < 0)) {
+            Py_XDECREF(item);
             Py_CLEAR(rows);
             break;
         }
@@ -138,24 +143,77 @@ static int size_histogram(hp_stats *stats, pass *ps)
     return 0;
 }
 
+/* The heaps the rows name: [(heap_id, name bytes or None)]. */
+static PyObject *heaps(const hp_stats *s, const pass *ps)
+{
+    size_t n = hp_stats_heap_count(s), i;
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (i = 0; list && i < n; i++) {
+        const uint8_t *name;
+        size_t name_len;
+        uint32_t heap_id;
+        PyObject *item;
+        if (hp_stats_heap(s, i, ps->view.buf, (uint64_t)ps->view.len, &heap_id, &name, &name_len))
+            item = Py_BuildValue("ky#", (unsigned long)heap_id, (const char *)name, (Py_ssize_t)name_len);
+        else
+            item = Py_BuildValue("kO", (unsigned long)heap_id, Py_None);
+        if (!item) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+/* The heap dumps: [(offset, end, records, bytes, subrecords, instances,
+ * object_arrays, primitive_arrays, classes, gc_roots, complete)]. */
+static PyObject *heap_dumps(const hp_stats *s)
+{
+    uint32_t n = hp_stats_heap_dumps(s), i;
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (i = 0; list && i < n; i++) {
+        const hp_heap_dump_info *d = hp_stats_heap_dump(s, i);
+        PyObject *item = Py_BuildValue("KKKKKKKKKKO", (unsigned long long)d->offset, (unsigned long long)d->end,
+                                       (unsigned long long)d->records, (unsigned long long)d->bytes,
+                                       (unsigned long long)d->subrecords, (unsigned long long)d->instances,
+                                       (unsigned long long)d->object_arrays,
+                                       (unsigned long long)d->primitive_arrays, (unsigned long long)d->classes,
+                                       (unsigned long long)d->gc_roots, d->complete ? Py_True : Py_False);
+        if (!item) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
 PyDoc_STRVAR(stats_doc,
-"stats($module, buffer, /, progress=None)\n--\n\n"
+"stats($module, buffer, /, *, progress=None, heap_dump=0)\n--\n\n"
 "Count records and sub-records per tag and build the class histogram of a\n"
-"whole HPROF file in buffer.  progress(done, total) is called between\n"
-"slices.  Returns a dict of plain values (see hprofkit.Stats).");
+"whole HPROF file in buffer.  heap_dump selects the heap dump whose\n"
+"sub-records are tallied and histogrammed (-1: none).  progress(done, total)\n"
+"is called between slices.  Returns a dict of plain values (see\n"
+"hprofkit.Stats).");
 
 static PyObject *hprof_stats(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "", "progress", NULL };
+    static char *keywords[] = { "", "progress", "heap_dump", NULL };
     PyObject *buffer, *progress = Py_None, *result = NULL;
     hprof_state *st = hprof_get_state(module);
     hp_stats *stats = NULL;
+    long long heap_dump = 0;
     hp_error err;
     pass ps;
     int done = 0;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:stats", keywords, &buffer, &progress))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OL:stats", keywords, &buffer, &progress, &heap_dump))
         return NULL;
+    if (heap_dump < -1 || heap_dump >= (long long)HP_NO_DUMP) {
+        PyErr_SetString(PyExc_ValueError, "heap_dump must be a heap dump's index, or -1 for none");
+        return NULL;
+    }
     if (pass_open(&ps, buffer) < 0)
         return NULL;
     stats = hp_stats_new(&hprof_raw_alloc);
@@ -163,6 +221,7 @@ static PyObject *hprof_stats(PyObject *module, PyObject *args, PyObject *kwargs)
         PyErr_NoMemory();
         goto done;
     }
+    hp_stats_select(stats, heap_dump < 0 ? HP_NO_DUMP : (uint32_t)heap_dump);
     while (!done) {
         size_t n = pass_feed(&ps);
         hp_code rc;
@@ -186,15 +245,20 @@ static PyObject *hprof_stats(PyObject *module, PyObject *args, PyObject *kwargs)
         const hp_header *h = hp_parser_header(ps.parser);
         PyObject *records = tallies(hp_stats_records(stats));
         PyObject *subrecords = tallies(hp_stats_subrecords(stats));
-        PyObject *rows = histogram(stats, &ps);
+        PyObject *dumps = heap_dumps(stats);
+        PyObject *heap_list = dumps ? heaps(stats, &ps) : NULL;
+        PyObject *rows = heap_list ? histogram(stats, &ps) : NULL;
         if (records && subrecords && rows)
-            result = Py_BuildValue("{s:s,s:i,s:i,s:K,s:n,s:I,s:O,s:O,s:O}", "magic", h->magic,
+            result = Py_BuildValue("{s:s,s:i,s:i,s:K,s:n,s:O,s:O,s:O,s:O,s:O,s:O}", "magic", h->magic,
                                    "version", h->version, "id_size", h->id_size,
                                    "timestamp", (unsigned long long)h->timestamp, "size", ps.view.len,
-                                   "heap_dumps", hp_stats_heap_dumps(stats), "records", records,
+                                   "complete", hp_stats_complete(stats) ? Py_True : Py_False,
+                                   "heap_dumps", dumps, "heaps", heap_list, "records", records,
                                    "subrecords", subrecords, "histogram", rows);
         Py_XDECREF(records);
         Py_XDECREF(subrecords);
+        Py_XDECREF(dumps);
+        Py_XDECREF(heap_list);
         Py_XDECREF(rows);
     }
 done:

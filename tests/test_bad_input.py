@@ -160,7 +160,7 @@ def test_record_length_past_the_end_is_truncation_of_that_record():
 
 
 @pytest.mark.parametrize("blob,fragment", [
-    (b"\x1f\x8b\x08\x00" + b"\x00" * 40, "not an HPROF file"),
+    (b"\x1f\x8b\x08\x00" + b"\x00" * 40, "corrupt gzip stream"),  # gzip by its magic, then broken
     (b"JAVA PROFILE 6.0.1" + b"\x00" * 20, "not an HPROF file"),
     (b"JAVA PROFILE 1.0.7\x00" + b"\x00" * 20, "unknown HPROF version"),
     (b"JAVA PROFILE 1.0.2\x00\x00\x00\x00\x03" + b"\x00" * 8, "identifier size"),

@@ -30,12 +30,17 @@ def test_header_matches_inventory(entry):
 def test_stats_counts_match_inventory(entry):
     stats = hprofkit.stats(dump_path(entry["file"]))
     assert {f"0x{t:02X}": c for t, (c, _) in stats.record_tags.items()} == entry["top_level_records"]
-    assert {f"0x{t:02X}": c for t, (c, _) in stats.subrecord_tags.items()} == entry["heap_subrecords"]
-    assert stats.instances == entry["instances"]
-    assert stats.classes == entry["classes"]
-    # Record bytes (heads included) add up to the file minus its header.
+    # Sub-records are tallied per heap dump: those of every dump add up to the file's.
+    subrecords: Counter = Counter()
     with hprofkit.open(dump_path(entry["file"])) as dump:
+        for index in range(len(dump.heap_dumps)):
+            subrecords.update({t: c for t, (c, _) in dump.stats(heap_dump=index).subrecord_tags.items()})
+        # Record bytes (heads included) add up to the file minus its header.
         assert sum(t.bytes for t in stats.records.values()) == dump.size - dump.header_length
+    assert hexkeys(subrecords) == entry["heap_subrecords"]
+    assert sum(d.instances for d in stats.heap_dumps) == entry["instances"]
+    assert sum(d.classes for d in stats.heap_dumps) == entry["classes"]
+    assert stats.complete
 
 
 @pytest.mark.parametrize("entry", INVENTORY, ids=NAMES)

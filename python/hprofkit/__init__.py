@@ -11,7 +11,8 @@ from ._hprof import Parser, Record, SubRecord
 from ._errors import (CorruptError, FormatError, HprofError, OverrunError, TruncatedError,
                       UnsupportedError)
 from ._dump import Dump, iter_records, iter_subrecords, open, stats
-from ._stats import ClassRow, Stats, Tally
+from ._stats import ClassRow, HeapDump, Stats, Tally
+from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from ._codec import Converter, Decoder, Encoder
 from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
 from .writer import HprofWriter
@@ -22,7 +23,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
-    "ClassRow", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
+    "ClassRow", "HeapDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "open_heap", "Heap", "HeapObject", "HeapClass", "Reference", "Referrer",
     "Field", "GcRoot", "StackFrame",

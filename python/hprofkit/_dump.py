@@ -1,9 +1,15 @@
-"""Opening dumps: a Dump is an mmap of the file, walked by the C core.
+"""Opening dumps: a Dump is a buffer holding a whole dump, walked by the C core.
 
-Compressed inputs (gzip, bzip2; told by their magic bytes, not their names)
-are first streamed into an anonymous temporary file, which is then mapped:
-every later pass is zero-copy and the memory used stays bounded, whatever the
-dump's size."""
+What it holds, by source:
+ - a path, or a regular file open at its start (sys.stdin redirected from a
+   file included): an mmap of the file, read-only, zero-copy;
+ - a bytes-like object (bytes, bytearray, memoryview, mmap) or an
+   io.BytesIO: that memory itself, no copy (a BytesIO's current value);
+ - any other binary stream (a pipe, a socket, a file not at its start): its
+   bytes from the current position, spooled into an anonymous temporary file
+   which is then mapped, so memory stays bounded whatever the dump's size.
+Compressed inputs (gzip, bzip2; told by their magic bytes, not by names)
+are streamed into an anonymous temporary file the same way."""
 
 from __future__ import annotations
 
@@ -11,18 +17,21 @@ import builtins
 import bz2
 import datetime as _dt
 import gzip
+import io
 import mmap
 import os
 import shutil
+import stat
 import tempfile
 import zlib
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterator, Protocol
 
 from . import _hprof
 from ._errors import FormatError, TruncatedError
-from ._stats import VERSION_NAMES, Stats
+from ._stats import VERSION_NAMES, HeapDump, Stats, heap_dumps_of
 
 _COPY_CHUNK = 1 << 20
+MAGIC_LENGTH = 4  # bytes detect_compression needs
 
 
 def detect_compression(head: bytes) -> str | None:
@@ -34,7 +43,54 @@ def detect_compression(head: bytes) -> str | None:
     return None
 
 
-def _decompress_to_temp(f: IO[bytes], kind: str) -> IO[bytes]:
+class Readable(Protocol):
+    """A binary stream, as far as reading it goes."""
+
+    def read(self, size: int = ..., /) -> bytes | None: ...
+
+
+def read_head(f: Readable, n: int = MAGIC_LENGTH) -> bytes:
+    """Up to n bytes from the stream, fewer only at its end (a pipe may
+    hand over fewer bytes per read)."""
+    head = b""
+    while len(head) < n:
+        more = f.read(n - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
+class Rewound(io.RawIOBase):
+    """A binary stream whose first bytes were already read (to look at the
+    magic): gives them back, then the rest of the stream.  tell() counts the
+    bytes given."""
+
+    def __init__(self, head: bytes, rest: Readable) -> None:
+        super().__init__()
+        self._head, self._rest, self._pos = head, rest, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        view = memoryview(b).cast("B")
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
+            self._head = self._head[n:]
+        else:
+            data = self._rest.read(len(view))
+            n = len(data or b"")
+            view[:n] = data or b""
+        self._pos += n
+        return n
+
+    def tell(self) -> int:
+        return self._pos
+
+
+def _decompress_to_temp(f: Any, kind: str) -> IO[bytes]:
     """Streams a compressed file into an anonymous temporary file."""
     tmp = tempfile.TemporaryFile(prefix="hprofkit-")
     try:
@@ -51,42 +107,108 @@ def _decompress_to_temp(f: IO[bytes], kind: str) -> IO[bytes]:
     return tmp
 
 
+def _spool(f: Any, kind: str | None) -> IO[bytes]:
+    """The rest of stream f (whose compression is `kind`) in an anonymous temporary file."""
+    if kind:
+        return _decompress_to_temp(f, kind)
+    tmp = tempfile.TemporaryFile(prefix="hprofkit-")
+    try:
+        shutil.copyfileobj(f, tmp, _COPY_CHUNK)
+        tmp.flush()
+    except BaseException:
+        tmp.close()
+        raise
+    return tmp
+
+
+def _mappable(f: Any) -> bool:
+    """Whether f is a regular file open at its start (so its mmap is the stream)."""
+    try:
+        return stat.S_ISREG(os.fstat(f.fileno()).st_mode) and f.tell() == 0
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False
+
+
+def _map_file(f: IO[bytes]) -> mmap.mmap:
+    """A read-only mmap of the whole regular file f."""
+    if os.fstat(f.fileno()).st_size == 0:
+        raise FormatError("not an HPROF file: it is empty", 0)
+    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def is_buffer(source: Any) -> bool:
+    """Whether source is a bytes-like object (not a path, not a stream)."""
+    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
+        return True
+    if isinstance(source, (str, os.PathLike)) or hasattr(source, "read"):
+        return False
+    try:
+        memoryview(source).release()
+    except TypeError:
+        return False
+    return True
+
+
 class Dump:
-    """An HPROF dump mapped into memory.  Use as a context manager.
+    """An HPROF dump held in memory: a path's or a file's mmap, or a buffer
+    (see the module's docstring for each kind of source).  Use as a context
+    manager.
 
-    Records and sub-records it yields are views into the mapping and hold its
-    buffer export: while any is alive the mmap itself refuses to close
+    Records and sub-records it yields are views into the buffer and hold its
+    export: while any is alive an mmap refuses to close
     (``dump.buffer.close()`` raises BufferError), so nothing can read freed
-    memory.  ``Dump.close()`` then hands the mapping over to them: it is
-    unmapped when the last of them is freed."""
+    memory.  ``Dump.close()`` then hands the buffer over to them: it is
+    released when the last of them is freed.  A file object passed in is
+    never closed by the Dump."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
-        self._file: IO[bytes] | None = None
-        self._map: mmap.mmap | None = None
-        f: IO[bytes] = builtins.open(self.path, "rb")
+    def __init__(self, source: Any) -> None:
+        self.path: str | None = None
+        self.compression: str | None = None
+        self._file: IO[bytes] | None = None  # a file the Dump opened or spooled, closed with it
+        self._map: Any = None
+        self._heap_dumps: list[HeapDump] | None = None
         try:
-            self.compression = detect_compression(f.read(4))
-            f.seek(0)
-            if self.compression:
-                compressed, f = f, _decompress_to_temp(f, self.compression)
-                compressed.close()
-            self.size = os.fstat(f.fileno()).st_size
-            if self.size == 0:
-                raise FormatError("not an HPROF file: it is empty", 0)
-            self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            self._file = f
+            self._map = self._open(source)
+            self.size: int = len(memoryview(self._map))
             self.magic, version, self.id_size, self.timestamp, self.header_length = _hprof.parse_header(self._map)
         except BaseException:
-            if self._map is not None:
-                self._map.close()
-            f.close()
+            self.close()
             raise
         self.version: str = VERSION_NAMES[version]
 
+    def _open(self, source: Any) -> Any:
+        """The buffer holding the dump of `source`; sets path, compression and _file."""
+        if is_buffer(source):
+            self.compression = detect_compression(bytes(memoryview(source)[:MAGIC_LENGTH]))
+            if not self.compression:
+                return source
+            source = io.BytesIO(source)
+        if isinstance(source, io.BytesIO) and not detect_compression(source.getbuffer()[:MAGIC_LENGTH].tobytes()):
+            return source.getvalue()[source.tell():] if source.tell() else source.getvalue()
+        if isinstance(source, (str, os.PathLike)):
+            self.path = os.fspath(source)
+            f: IO[bytes] = builtins.open(self.path, "rb")
+            self._file = f
+        else:
+            f = source
+            name = getattr(f, "name", None)
+            self.path = name if isinstance(name, str) else None
+        if _mappable(f):
+            self.compression = detect_compression(read_head(f))
+            f.seek(0)
+            if not self.compression:
+                return _map_file(f)
+        head = read_head(f)
+        self.compression = detect_compression(head)
+        spooled = _spool(Rewound(head, f), self.compression)
+        if self._file is not None:
+            self._file.close()
+        self._file = spooled
+        return _map_file(spooled)
+
     @property
-    def buffer(self) -> mmap.mmap:
-        """The mapped (decompressed) dump."""
+    def buffer(self) -> Any:
+        """The dump's bytes (decompressed): an mmap, or the buffer given."""
         if self._map is None:
             raise ValueError("I/O operation on a closed Dump")
         return self._map
@@ -96,17 +218,45 @@ class Dump:
         """The header timestamp as an aware UTC datetime."""
         return _dt.datetime.fromtimestamp(self.timestamp / 1000, _dt.timezone.utc)
 
+    @property
+    def heap_dumps(self) -> list[HeapDump]:
+        """The heap dumps of the file, in order (hprofkit.HeapDump: index,
+        offset, end, records, bytes and counts).  Found by one pass over the
+        dump the first time (or taken from an earlier stats())."""
+        if self._heap_dumps is None:
+            self._heap_dumps = heap_dumps_of(_hprof.stats(self.buffer, heap_dump=-1))
+        return self._heap_dumps
+
+    def _heap_dump_index(self, heap_dump: int) -> int:
+        """heap_dump as an index from 0; negative ones count from the end."""
+        if not isinstance(heap_dump, int) or isinstance(heap_dump, bool):
+            raise TypeError(f"heap_dump must be an int, not {type(heap_dump).__name__}")
+        count = len(self.heap_dumps)
+        index = heap_dump + count if heap_dump < 0 else heap_dump
+        if not 0 <= index < count:
+            raise ValueError(f"no heap dump {heap_dump}: the file holds {count}")
+        return index
+
     def records(self) -> Iterator[Any]:
         """Top-level records in file order (hprofkit.Record), zero-copy."""
         return _hprof.records(self.buffer)
 
-    def subrecords(self) -> Iterator[Any]:
-        """Every heap sub-record of every HEAP_DUMP / HEAP_DUMP_SEGMENT (hprofkit.SubRecord)."""
-        return _hprof.subrecords(self.buffer)
+    def subrecords(self, heap_dump: int | None = None) -> Iterator[Any]:
+        """The heap sub-records (hprofkit.SubRecord) of every heap dump, or of
+        heap dump number heap_dump only (from 0; negative counts from the end)."""
+        if heap_dump is None:
+            return _hprof.subrecords(self.buffer)
+        return _hprof.subrecords(self.buffer, heap_dump=self._heap_dump_index(heap_dump))
 
-    def stats(self, progress: Callable[[int, int], object] | None = None) -> Stats:
-        """Tallies and class histogram (see hprofkit.Stats)."""
-        return Stats(_hprof.stats(self.buffer, progress=progress))
+    def stats(self, progress: Callable[[int, int], object] | None = None, *,
+              heap_dump: int | None = None) -> Stats:
+        """Tallies and class histograms (see hprofkit.Stats) of heap dump
+        number heap_dump (from 0; negative counts from the end), or of the
+        first when None."""
+        index = 0 if heap_dump is None else self._heap_dump_index(heap_dump)
+        stats = Stats(_hprof.stats(self.buffer, progress=progress, heap_dump=index), index)
+        self._heap_dumps = stats.heap_dumps
+        return stats
 
     def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm") -> Any:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
@@ -117,14 +267,14 @@ class Dump:
         return _hprof.Heap(self.buffer, heap_dump=heap_dump, size_model=size_model)
 
     def close(self) -> None:
-        """Closes the dump.  The mapping is released now, or, while records
+        """Closes the dump.  The buffer is released now, or, while records
         still point into it, when the last of them is freed."""
-        if self._map is not None:
+        if isinstance(self._map, mmap.mmap):
             try:
                 self._map.close()
             except BufferError:
                 pass  # live views keep the mmap object, which unmaps itself when freed
-            self._map = None
+        self._map = None
         if self._file is not None:
             self._file.close()
             self._file = None
@@ -141,20 +291,21 @@ class Dump:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{self.size:,} bytes"
-        return f"<hprofkit.Dump {self.path!r} {self.magic} id_size={self.id_size} {state}>"
+        source = repr(self.path) if self.path is not None else "<buffer>"
+        return f"<hprofkit.Dump {source} {self.magic} id_size={self.id_size} {state}>"
 
 
-def open(path: str | os.PathLike[str]) -> Dump:  # noqa: A001 - mirrors gzip.open & co
-    """Opens an HPROF dump (plain, .gz or .bz2) as a Dump."""
-    return Dump(path)
+def open(source: Any) -> Dump:  # noqa: A001 - mirrors gzip.open & co
+    """Opens an HPROF dump (plain, gzip or bzip2) as a Dump: from a path, a
+    bytes-like object, an io.BytesIO or a binary file object (see Dump)."""
+    return Dump(source)
 
 
-def stats(source: Any, progress: Callable[[int, int], object] | None = None) -> Stats:
-    """Stats of a dump given as a path or as a bytes-like object holding a whole dump."""
-    if isinstance(source, (str, os.PathLike)):
-        with Dump(source) as dump:
-            return dump.stats(progress)
-    return Stats(_hprof.stats(source, progress=progress))
+def stats(source: Any, progress: Callable[[int, int], object] | None = None, *,
+          heap_dump: int | None = None) -> Stats:
+    """Stats of a dump given as open() takes it (see Dump.stats)."""
+    with Dump(source) as dump:
+        return dump.stats(progress, heap_dump=heap_dump)
 
 
 def iter_records(buffer: Any) -> Iterator[Any]:
@@ -162,6 +313,7 @@ def iter_records(buffer: Any) -> Iterator[Any]:
     return _hprof.records(buffer)
 
 
-def iter_subrecords(buffer: Any) -> Iterator[Any]:
-    """Heap sub-records of a whole dump held in any bytes-like object (zero-copy)."""
-    return _hprof.subrecords(buffer)
+def iter_subrecords(buffer: Any, heap_dump: int | None = None) -> Iterator[Any]:
+    """Heap sub-records of a whole dump held in any bytes-like object
+    (zero-copy): of every heap dump, or of heap dump number heap_dump only."""
+    return _hprof.subrecords(buffer, heap_dump=heap_dump)

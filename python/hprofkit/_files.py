@@ -23,7 +23,7 @@ from typing import IO, Any, Callable, Iterator
 
 from ._codec import Converter, Decoder, Encoder
 from ._pack import is_pack
-from ._dump import detect_compression
+from ._dump import MAGIC_LENGTH, Readable, Rewound, detect_compression, is_buffer, read_head
 
 CHUNK = 8 << 20
 Progress = Callable[[int, int], object]
@@ -41,28 +41,42 @@ class Result:
 
 @contextlib.contextmanager
 def _source(src: Any) -> Iterator[tuple[Iterator[memoryview], int | None]]:
-    """Chunks of the source (decompressing gzip/bzip2 sources on the fly) and its size if known."""
-    if src == "-":
-        yield _read_chunks(sys.stdin.buffer), None
-        return
-    if isinstance(src, (str, os.PathLike)):
+    """Chunks of the source and its size if known.  A source is a path, "-"
+    (stdin), a bytes-like object or a binary file object; gzip and bzip2
+    sources (told by their magic, whatever the kind) are decompressed on the
+    fly."""
+    if is_buffer(src):
+        view = memoryview(src).cast("B")
+        if detect_compression(bytes(view[:MAGIC_LENGTH])) is None:
+            yield (view[i:i + CHUNK] for i in range(0, len(view), CHUNK)), len(view)
+            return
+        src = io.BytesIO(view)
+    if isinstance(src, (str, os.PathLike)) and src != "-":
         with open(src, "rb") as f:
-            kind = detect_compression(f.read(4))
-            f.seek(0)
-            size = os.fstat(f.fileno()).st_size
-            if kind == "gzip":
-                with gzip.GzipFile(fileobj=f) as g:
-                    yield _read_chunks(g), None
-            elif kind == "bzip2":
-                with bz2.BZ2File(f) as b:
-                    yield _read_chunks(b), None
-            else:
-                yield _read_chunks(f), size
+            with _stream(f, os.fstat(f.fileno()).st_size) as source:
+                yield source
         return
-    yield _read_chunks(src), None
+    with _stream(sys.stdin.buffer if src == "-" else src, None) as source:
+        yield source
 
 
-def _read_chunks(f: IO[bytes]) -> Iterator[memoryview]:
+@contextlib.contextmanager
+def _stream(f: Readable, size: int | None) -> Iterator[tuple[Iterator[memoryview], int | None]]:
+    """Chunks of binary stream f, decompressed if it starts with a gzip or bzip2 magic."""
+    head = read_head(f)
+    kind = detect_compression(head)
+    rest = Rewound(head, f)
+    if kind == "gzip":
+        with gzip.GzipFile(fileobj=rest) as g:
+            yield _read_chunks(g), None
+    elif kind == "bzip2":
+        with bz2.BZ2File(rest) as b:
+            yield _read_chunks(b), None
+    else:
+        yield _read_chunks(rest), size
+
+
+def _read_chunks(f: Readable) -> Iterator[memoryview]:
     """Reads into one reused buffer: the codecs consume each chunk before the next read."""
     buffer = bytearray(CHUNK)
     view = memoryview(buffer)
@@ -71,7 +85,7 @@ def _read_chunks(f: IO[bytes]) -> Iterator[memoryview]:
         if readinto is not None:
             n = readinto(view)
         else:
-            data = f.read(CHUNK)
+            data = f.read(CHUNK) or b""
             n = len(data)
             view[:n] = data
         if not n:
@@ -239,7 +253,7 @@ class EncodeWriter(io.RawIOBase):
         if self.closed:
             raise ValueError("write to a closed encode_writer")
         out = self._encoder.feed(data)
-        if out:
+        if isinstance(out, bytes) and out:
             self._out.write(out)
         return memoryview(data).nbytes
 
@@ -247,7 +261,9 @@ class EncodeWriter(io.RawIOBase):
         if self.closed:
             return
         try:
-            self._out.write(self._encoder.flush())
+            out = self._encoder.flush()
+            if isinstance(out, bytes):
+                self._out.write(out)
             self._out.flush()
         finally:
             super().close()

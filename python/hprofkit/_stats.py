@@ -1,6 +1,7 @@
 """Statistics of a dump: counts and bytes per record tag and per heap
-sub-tag, and a class histogram.  Built from the plain values that the C core
-returns (hprofkit._hprof.stats)."""
+sub-tag, the file's heap dumps, and class histograms (all heaps, and per
+Android heap).  Built from the plain values that the C core returns
+(hprofkit._hprof.stats)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from ._names import array_name, decode_utf8, java_name
 from ._units import human_size
 
 VERSION_NAMES = {0: "1.0", 1: "1.0.1", 2: "1.0.2", 3: "1.0.3"}
-ROOT_SUBTAGS = {0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
-                0x89, 0x8A, 0x8B, 0x8C, 0x8D, 0x8E, 0x90}
+# Names of ART's heaps, for a HEAP_DUMP_INFO whose name string is missing.
+HEAP_NAMES = {0: "default", 0x41: "app", 0x49: "image", 0x5A: "zygote"}
+DEFAULT_TOP = 20
 
 
 def record_name(tag: int, sub: bool = False) -> str:
@@ -31,106 +33,251 @@ class Tally:
 
 @dataclass(frozen=True)
 class ClassRow:
-    """One histogram row: a class (or primitive array type) and its objects."""
+    """One histogram row: a class (or primitive array type) and its objects.
+    ``heap`` names the heap of a per-heap histogram (None in the histogram
+    of all heaps)."""
     name: str
     instances: int
     shallow_bytes: int
     class_id: int | None = None
+    heap: str | None = None
+
+
+@dataclass(frozen=True)
+class HeapDump:
+    """One heap dump of a file: a HEAP_DUMP record, or a run of
+    HEAP_DUMP_SEGMENTs closed by a HEAP_DUMP_END.  ``offset`` is its first
+    record, ``end`` just past its last; ``records`` and ``bytes`` count its
+    records (heads included); the rest counts its sub-records.  ``complete``
+    is False for a run of segments that stops without its HEAP_DUMP_END."""
+    index: int
+    offset: int
+    end: int
+    records: int
+    bytes: int
+    subrecords: int
+    instances: int
+    object_arrays: int
+    primitive_arrays: int
+    classes: int
+    gc_roots: int
+    complete: bool
+
+    @property
+    def arrays(self) -> int:
+        return self.object_arrays + self.primitive_arrays
+
+
+def heap_dumps_of(raw: dict[str, Any]) -> list[HeapDump]:
+    """The HeapDump list of a raw _hprof.stats result."""
+    return [HeapDump(i, *fields) for i, fields in enumerate(raw["heap_dumps"])]
+
+
+def _sorted(rows: list[ClassRow]) -> list[ClassRow]:
+    return sorted(rows, key=lambda r: (-r.shallow_bytes, -r.instances, r.name))
 
 
 class Stats:
-    """Record and sub-record tallies plus the class histogram of one dump.
+    """Record and sub-record tallies, heap dumps and class histograms of one dump.
 
-    ``records`` and ``subrecords`` map tag names to Tally; ``histogram`` is
-    sorted by shallow bytes, largest first.  Shallow sizes follow VisualVM's
-    model: an instance weighs its class's CLASS_DUMP instance size (HotSpot:
-    plus a two-id header), an array its header plus elements, padded to 8
-    bytes.  For 64-bit JDK 8+ dumps VisualVM also guesses a compressed-oops
-    layout, which hprofkit does not.  A file holding several heap dumps (the
-    old hprof agent wrote two) is histogrammed on its first, as analyzers do;
-    the tallies count every record."""
+    A file may hold several heap dumps (the old hprof agent wrote two); one is
+    *selected*, the first unless asked otherwise (``stats(heap_dump=N)``):
+    ``subrecords``, the object totals (``instances``, ``arrays``, ``classes``,
+    ``gc_roots``) and the histograms describe it, so they agree with each
+    other.  ``records`` tallies every record of the file; ``heap_dumps`` lists
+    every heap dump with its own counts; ``complete`` is False when one of
+    them stops early (no HEAP_DUMP_END).
 
-    def __init__(self, raw: dict[str, Any]) -> None:
+    ``histogram`` covers all heaps, sorted by shallow bytes, largest first;
+    ``heaps`` maps each heap name (Android: "app", "zygote", "image"; else
+    "default") to its own histogram.  Shallow sizes follow VisualVM's model:
+    an instance weighs its class's CLASS_DUMP instance size (HotSpot: plus a
+    two-id header), an array its header plus elements, padded to 8 bytes.
+    For 64-bit JDK 8+ dumps VisualVM also guesses a compressed-oops layout,
+    which hprofkit does not.
+
+    ``top_n`` (20 by default, settable) is how many rows ``str()`` and the
+    notebook table show; ``format(top=...)`` and ``to_dict(top=...)`` take
+    their own."""
+
+    def __init__(self, raw: dict[str, Any], heap_dump: int | None = 0) -> None:
         self.magic: str = raw["magic"]
         self.version: str = VERSION_NAMES[raw["version"]]
         self.id_size: int = raw["id_size"]
         self.timestamp: int = raw["timestamp"]
         self.size: int = raw["size"]
-        self.heap_dumps: int = raw["heap_dumps"]
+        self.complete: bool = raw["complete"]
+        self.heap_dumps: list[HeapDump] = heap_dumps_of(raw)
+        self.heap_dump: int | None = heap_dump if heap_dump is not None and heap_dump < len(self.heap_dumps) else None
         self.records = {record_name(t): Tally(*v) for t, v in sorted(raw["records"].items())}
         self.subrecords = {record_name(t, sub=True): Tally(*v) for t, v in sorted(raw["subrecords"].items())}
         self.record_tags = dict(raw["records"])
         self.subrecord_tags = dict(raw["subrecords"])
-        rows = []
-        for class_id, elem_type, instances, shallow, name in raw["histogram"]:
+        heap_names = {heap_id: decode_utf8(name) if name is not None else HEAP_NAMES.get(heap_id, f"0x{heap_id:X}")
+                      for heap_id, name in raw["heaps"]}
+        labels: dict[bytes | None, str] = {}  # a class has a row per heap: decode its name once
+        # (name, class id or None, heap, instances, shallow bytes) per row of the core
+        self._rows: list[tuple[str, int | None, str, int, int]] = []
+        for class_id, elem_type, instances, shallow, name, heap_id in raw["histogram"]:
             if elem_type not in (0, 2):
-                rows.append(ClassRow(array_name(elem_type), instances, shallow, None))
+                label, ident = array_name(elem_type), None
+            elif name is None:
+                label, ident = f"<unknown class 0x{class_id:x}>", class_id
             else:
-                label = java_name(decode_utf8(name)) if name is not None else f"<unknown class 0x{class_id:x}>"
-                rows.append(ClassRow(label, instances, shallow, class_id))
-        rows.sort(key=lambda r: (-r.shallow_bytes, -r.instances, r.name))
-        self.histogram: list[ClassRow] = rows
+                label = labels.get(name) or labels.setdefault(name, java_name(decode_utf8(name)))
+                ident = class_id
+            self._rows.append((label, ident, heap_names[heap_id], instances, shallow))
+        if len(heap_names) <= 1:
+            merged = [ClassRow(label, n, size, ident) for label, ident, _, n, size in self._rows]
+        else:
+            sums: dict[tuple[str, int | None], list[int]] = {}
+            for label, ident, _, n, size in self._rows:
+                totals = sums.setdefault((label, ident), [0, 0])
+                totals[0] += n
+                totals[1] += size
+            merged = [ClassRow(label, n, size, ident) for (label, ident), (n, size) in sums.items()]
+        self.histogram: list[ClassRow] = _sorted(merged)
+        self._heaps: dict[str, list[ClassRow]] | None = None
+        self._top_n = DEFAULT_TOP
 
-    # -- totals ---------------------------------------------------------------
-    def _sub_count(self, *tags: int) -> int:
-        return sum(self.subrecord_tags.get(t, (0, 0))[0] for t in tags)
+    @property
+    def heaps(self) -> dict[str, list[ClassRow]]:
+        """The histogram of each heap that holds objects, by heap name."""
+        if self._heaps is None:
+            by_heap: dict[str, list[ClassRow]] = {}
+            for label, ident, heap, n, size in self._rows:
+                by_heap.setdefault(heap, []).append(ClassRow(label, n, size, ident, heap))
+            self._heaps = {name: _sorted(rows) for name, rows in by_heap.items()}
+        return self._heaps
+
+    # -- totals of the selected heap dump ------------------------------------
+    @property
+    def _selected(self) -> HeapDump | None:
+        return self.heap_dumps[self.heap_dump] if self.heap_dump is not None else None
 
     @property
     def instances(self) -> int:
         """INSTANCE_DUMP sub-records."""
-        return self._sub_count(0x21)
+        return self._selected.instances if self._selected else 0
 
     @property
     def arrays(self) -> int:
         """Object and primitive arrays (PRIMITIVE_ARRAY_NODATA included)."""
-        return self._sub_count(0x22, 0x23, 0xC3)
+        return self._selected.arrays if self._selected else 0
 
     @property
     def classes(self) -> int:
         """CLASS_DUMP sub-records."""
-        return self._sub_count(0x20)
+        return self._selected.classes if self._selected else 0
 
     @property
     def gc_roots(self) -> int:
         """GC root sub-records of every kind."""
-        return self._sub_count(*ROOT_SUBTAGS)
+        return self._selected.gc_roots if self._selected else 0
 
     @property
     def shallow_bytes(self) -> int:
         return sum(r.shallow_bytes for r in self.histogram)
 
-    def top(self, n: int) -> list[ClassRow]:
-        """The n heaviest histogram rows."""
-        return self.histogram[:n]
+    @property
+    def top_n(self) -> int:
+        """Rows that str() and the notebook table show (a positive int)."""
+        return self._top_n
+
+    @top_n.setter
+    def top_n(self, n: int) -> None:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"top_n must be a positive int, not {n!r}")
+        self._top_n = n
+
+    def top(self, n: int, heap: str | None = None) -> list[ClassRow]:
+        """The n heaviest histogram rows (of one heap, when named)."""
+        return self.rows(heap)[:n]
+
+    def rows(self, heap: str | None = None) -> list[ClassRow]:
+        """The histogram of all heaps, or of the heap named `heap`."""
+        if heap is None:
+            return self.histogram
+        if heap not in self.heaps:
+            known = ", ".join(self.heaps) or "none"
+            raise ValueError(f"no heap named {heap!r} in the heap dump (heaps: {known})")
+        return self.heaps[heap]
+
+    @property
+    def heap_totals(self) -> dict[str, Tally]:
+        """Objects (count) and shallow bytes per heap."""
+        return {name: Tally(sum(r.instances for r in rows), sum(r.shallow_bytes for r in rows))
+                for name, rows in self.heaps.items()}
+
+    def incomplete_dumps(self) -> list[HeapDump]:
+        """The heap dumps that stop without their HEAP_DUMP_END."""
+        return [d for d in self.heap_dumps if not d.complete]
 
     # -- output -----------------------------------------------------------------
-    def to_dict(self, top: int | None = None) -> dict[str, Any]:
-        """Plain data for JSON: version, id_size, records and subrecords as
-        {NAME: {"count", "bytes"}}, histogram as [{"class", "instances", "shallow_bytes"}]."""
-        rows = self.histogram if top is None else self.histogram[:top]
+    def _headline(self) -> str:
+        return (f"{self.instances:,} instances, {self.arrays:,} arrays, {self.classes:,} classes, "
+                f"{self.gc_roots:,} GC roots")
+
+    def _dump_label(self) -> str:
+        """Which heap dump the figures describe, when the file has several."""
+        if len(self.heap_dumps) < 2 or self.heap_dump is None:
+            return ""
+        return f"heap dump {self.heap_dump} of {len(self.heap_dumps)}: "
+
+    def to_dict(self, top: int | None = None, heap: str | None = None) -> dict[str, Any]:
+        """Plain data for JSON: the header fields; the totals of the selected
+        heap dump (instances, arrays, classes, gc_roots) and its index
+        (heap_dump); complete; heap_dumps, one object per heap dump; records
+        and subrecords as {NAME: {"count", "bytes"}}; heaps as {NAME:
+        {"instances", "shallow_bytes"}}; histogram (of all heaps, or of `heap`)
+        as [{"class", "class_id", "instances", "shallow_bytes"}], the top
+        `top` rows (all when None)."""
+        rows = self.rows(heap)
+        rows = rows if top is None else rows[:top]
         return {
             "version": self.version,
             "id_size": self.id_size,
             "timestamp": self.timestamp,
             "size": self.size,
+            "complete": self.complete,
+            "heap_dump": self.heap_dump,
+            "instances": self.instances,
+            "arrays": self.arrays,
+            "classes": self.classes,
+            "gc_roots": self.gc_roots,
+            "heap_dumps": [{"index": d.index, "offset": d.offset, "end": d.end, "records": d.records,
+                            "bytes": d.bytes, "subrecords": d.subrecords, "instances": d.instances,
+                            "arrays": d.arrays, "classes": d.classes, "gc_roots": d.gc_roots,
+                            "complete": d.complete} for d in self.heap_dumps],
             "records": {k: {"count": v.count, "bytes": v.bytes} for k, v in self.records.items()},
             "subrecords": {k: {"count": v.count, "bytes": v.bytes} for k, v in self.subrecords.items()},
-            "histogram": [{"class": r.name, "instances": r.instances, "shallow_bytes": r.shallow_bytes}
-                          for r in rows],
+            "heaps": {name: {"instances": t.count, "shallow_bytes": t.bytes} for name, t in self.heap_totals.items()},
+            "heap": heap,
+            "histogram": [{"class": r.name, "class_id": r.class_id, "instances": r.instances,
+                           "shallow_bytes": r.shallow_bytes} for r in rows],
         }
 
-    def format(self, top: int = 20) -> str:
-        """A readable report: header, tallies, and the top classes."""
+    def format(self, top: int | None = None, heap: str | None = None) -> str:
+        """A readable report: header, totals, tallies, and the top classes
+        (of all heaps, or of `heap`); `top` defaults to top_n."""
+        top = self.top_n if top is None else top
+        rows = self.rows(heap)
         lines = [f"{self.magic}, id size {self.id_size}, {human_size(self.size)} "
-                 f"({self.instances:,} instances, {self.arrays:,} arrays, {self.classes:,} classes, "
-                 f"{self.gc_roots:,} GC roots)", "", f"{'record':<24}{'count':>12}{'bytes':>16}"]
+                 f"({self._dump_label()}{self._headline()})"]
+        lines += [f"INCOMPLETE: heap dump {d.index} stops at offset {d.end:,} without its HEAP_DUMP_END"
+                  for d in self.incomplete_dumps()]
+        lines += ["", f"{'record':<24}{'count':>12}{'bytes':>16}"]
         lines += [f"{k:<24}{v.count:>12,}{v.bytes:>16,}" for k, v in self.records.items()]
         lines += ["", f"{'heap sub-record':<24}{'count':>12}{'bytes':>16}"]
         lines += [f"{k:<24}{v.count:>12,}{v.bytes:>16,}" for k, v in self.subrecords.items()]
-        if self.histogram:
-            lines += ["", f"{'instances':>12}{'shallow bytes':>16}  class (top {min(top, len(self.histogram))} "
-                          f"of {len(self.histogram):,})"]
-            lines += [f"{r.instances:>12,}{r.shallow_bytes:>16,}  {r.name}" for r in self.histogram[:top]]
+        if len(self.heaps) > 1:
+            lines += ["", f"{'heap':<24}{'objects':>12}{'shallow bytes':>16}"]
+            lines += [f"{name:<24}{t.count:>12,}{t.bytes:>16,}" for name, t in self.heap_totals.items()]
+        if rows:
+            where = f" in heap {heap}" if heap is not None else ""
+            lines += ["", f"{'instances':>12}{'shallow bytes':>16}  class (top {min(top, len(rows))} "
+                          f"of {len(rows):,}{where})"]
+            lines += [f"{r.instances:>12,}{r.shallow_bytes:>16,}  {r.name}" for r in rows[:top]]
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -138,22 +285,36 @@ class Stats:
 
     def __repr__(self) -> str:
         return (f"<Stats {self.magic} id_size={self.id_size} records={sum(v.count for v in self.records.values())}"
-                f" subrecords={sum(v.count for v in self.subrecords.values())} classes={len(self.histogram)}>")
+                f" subrecords={sum(v.count for v in self.subrecords.values())} classes={len(self.histogram)}"
+                f"{'' if self.complete else ' INCOMPLETE'}>")
 
-    def _repr_html_(self, top: int = 20) -> str:
+    def _repr_html_(self) -> str:
+        cell = "padding:0.1em 0.8em"
+
         def table(title: str, head: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
-            cells = "".join("<tr>" + "".join(
-                f"<td style='text-align:{'left' if i == 0 else 'right'}'>"
-                f"{html.escape(f'{c:,}' if isinstance(c, int) else str(c))}</td>"
-                for i, c in enumerate(row)) + "</tr>" for row in rows)
-            header = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-            return f"<details open><summary>{html.escape(title)}</summary><table><tr>{header}</tr>{cells}</table></details>"
+            def td(i: int, c: Any) -> str:
+                align = "left" if i == 0 else "right;font-variant-numeric:tabular-nums"
+                text = f"{c:,}" if isinstance(c, int) else str(c)
+                return f"<td style='{cell};text-align:{align}'>{html.escape(text)}</td>"
+            header = "".join(f"<th style='{cell};text-align:{'left' if i == 0 else 'right'}'>{html.escape(h)}</th>"
+                             for i, h in enumerate(head))
+            body = "".join("<tr>" + "".join(td(i, c) for i, c in enumerate(row)) + "</tr>" for row in rows)
+            return (f"<details open><summary>{html.escape(title)}</summary>"
+                    f"<table><tr>{header}</tr>{body}</table></details>")
 
-        return (f"<div><b>{html.escape(self.magic)}</b>, id size {self.id_size}, {human_size(self.size)}"
-                + table("records", ("record", "count", "bytes"),
-                        [(k, v.count, v.bytes) for k, v in self.records.items()])
-                + table("heap sub-records", ("sub-record", "count", "bytes"),
-                        [(k, v.count, v.bytes) for k, v in self.subrecords.items()])
-                + table(f"top {top} classes", ("class", "instances", "shallow bytes"),
-                        [(r.name, r.instances, r.shallow_bytes) for r in self.histogram[:top]])
-                + "</div>")
+        top = self.top_n
+        warning = "".join(f"<div><b>INCOMPLETE</b>: heap dump {d.index} stops at offset {d.end:,} without its "
+                          f"HEAP_DUMP_END</div>" for d in self.incomplete_dumps())
+        parts = [f"<div><b>{html.escape(self.magic)}</b>, id size {self.id_size}, {human_size(self.size)}: "
+                 f"{html.escape(self._dump_label() + self._headline())}</div>", warning,
+                 table("records", ("record", "count", "bytes"),
+                       [(k, v.count, v.bytes) for k, v in self.records.items()]),
+                 table("heap sub-records", ("sub-record", "count", "bytes"),
+                       [(k, v.count, v.bytes) for k, v in self.subrecords.items()])]
+        if len(self.heaps) > 1:
+            parts.append(table("heaps", ("heap", "objects", "shallow bytes"),
+                               [(name, t.count, t.bytes) for name, t in self.heap_totals.items()]))
+        parts.append(table(f"top {min(top, len(self.histogram))} of {len(self.histogram):,} classes",
+                           ("class", "instances", "shallow bytes"),
+                           [(r.name, r.instances, r.shallow_bytes) for r in self.histogram[:top]]))
+        return "<div>" + "".join(parts) + "</div>"

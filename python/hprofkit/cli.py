@@ -5,12 +5,15 @@ Every failure prints one line on stderr and exits with status 1."""
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
+import signal
 import sys
 import tempfile
 from typing import Sequence
 
+from . import __version__
 from ._codec import FORMATS
 from ._dump import Dump
 from ._errors import HprofError
@@ -18,29 +21,59 @@ from ._files import Result, convert, decode, encode
 from ._progress import Progress
 from ._units import human_size
 
+SIGPIPE = 13  # its number on every Unix; signal.SIGPIPE is absent on Windows
 
-def _stats(dump: Dump):
-    """dump.stats() with a progress bar on a terminal."""
+
+def _open(file: str) -> Dump:
+    """The dump named on the command line; "-" reads standard input."""
+    return Dump(sys.stdin.buffer if file == "-" else file)
+
+
+def _stats(dump: Dump, heap_dump: int | None):
+    """dump.stats() with a progress bar on a terminal, and a warning on
+    stderr when a heap dump stops early."""
     progress = Progress("reading")
     try:
-        return dump.stats(progress)
+        stats = dump.stats(progress, heap_dump=heap_dump)
     finally:
         progress.close()
+    incomplete = stats.incomplete_dumps()
+    if incomplete:
+        first = incomplete[0]
+        more = f" (and {len(incomplete) - 1} more)" if len(incomplete) > 1 else ""
+        print(f"hprofkit: warning: {dump.path or '<stdin>'} is incomplete: heap dump {first.index}{more} stops at "
+              f"offset {first.end:,} without its HEAP_DUMP_END (the dump was cut short)", file=sys.stderr)
+    return stats
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    with Dump(args.file) as dump:
-        stats = _stats(dump)
+    with _open(args.file) as dump:
+        stats = _stats(dump, args.heap_dump)
+        on_disk = os.path.getsize(dump.path) if dump.path and os.path.isfile(dump.path) else None
+        if args.json:
+            doc: dict = {"file": args.file, "size": on_disk if on_disk is not None else dump.size,
+                         "compression": dump.compression, "decompressed_size": dump.size, "format": dump.magic,
+                         "datetime": dump.datetime.isoformat()}
+            doc.update((k, v) for k, v in stats.to_dict().items() if k not in ("size", "heap", "histogram"))
+            json.dump(doc, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+            return 0
         out = sys.stdout
-        out.write(f"file        {dump.path}\n")
-        size = f"{human_size(os.path.getsize(dump.path))}"
-        if dump.compression:
-            size += f" ({dump.compression}; {human_size(dump.size)} decompressed)"
+        out.write(f"file        {args.file}\n")
+        if on_disk is None:  # a stream
+            size = human_size(dump.size) + (f" (decompressed from {dump.compression})" if dump.compression else "")
+        else:
+            size = human_size(on_disk) + (f" ({dump.compression}; {human_size(dump.size)} decompressed)"
+                                          if dump.compression else "")
         out.write(f"size        {size}\n")
         out.write(f"format      {dump.magic}, identifier size {dump.id_size}\n")
         out.write(f"timestamp   {dump.timestamp} ({dump.datetime.isoformat()})\n")
-        out.write(f"heap dumps  {stats.heap_dumps}\n")
-        out.write(f"objects     {stats.instances:,} instances, {stats.arrays:,} arrays, "
+        out.write(f"heap dumps  {len(stats.heap_dumps)}{'' if stats.complete else ' (INCOMPLETE)'}\n")
+        for d in stats.heap_dumps:
+            out.write(f"  #{d.index:<9}offset {d.offset:,}, {d.records:,} records, {human_size(d.bytes)}, "
+                      f"{d.instances:,} instances{'' if d.complete else ', no HEAP_DUMP_END'}\n")
+        which = f"heap dump {stats.heap_dump}: " if len(stats.heap_dumps) > 1 else ""
+        out.write(f"objects     {which}{stats.instances:,} instances, {stats.arrays:,} arrays, "
                   f"{stats.classes:,} classes, {stats.gc_roots:,} GC roots\n\n")
         out.write(f"{'record':<24}{'count':>12}{'bytes':>16}\n")
         for name, tally in stats.records.items():
@@ -49,13 +82,13 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    with Dump(args.file) as dump:
-        stats = _stats(dump)
+    with _open(args.file) as dump:
+        stats = _stats(dump, args.heap_dump)
     if args.json:
-        json.dump(stats.to_dict(top=args.top), sys.stdout, indent=1)
+        json.dump(stats.to_dict(top=args.top, heap=args.heap), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(stats.format(top=args.top if args.top is not None else 20) + "\n")
+        sys.stdout.write(stats.format(top=args.top, heap=args.heap) + "\n")
     return 0
 
 
@@ -72,10 +105,13 @@ def _report(command: str, result: Result, stream) -> None:
     stream.write(line + "\n")
 
 
+PROGRESS_LABELS = {"encode": "encoding", "decode": "decoding", "convert": "converting"}
+
+
 def _run_file_command(args: argparse.Namespace, run) -> int:
     if args.input != "-" and args.output != "-" and os.path.abspath(args.input) == os.path.abspath(args.output):
         raise ValueError("the output would overwrite the input")
-    progress = Progress(args.command + "ing")
+    progress = Progress(PROGRESS_LABELS[args.command])
     try:
         result = run(progress)
     finally:
@@ -184,18 +220,38 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return demo.run(tmp, sys.stdout)
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an int of 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hprofkit", description="Process HPROF heap dumps (HotSpot and Android).")
+    parser.add_argument("--version", action="version", version=f"hprofkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    dump_help = "HPROF dump (plain, gzip or bzip2), or - for stdin"
+    heap_dump_help = "which heap dump of the file to describe (from 0; default: the first)"
 
-    p = sub.add_parser("info", help="header, sizes and record counts")
-    p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
+    p = sub.add_parser("info", help="header, sizes, heap dumps and record counts")
+    p.add_argument("file", help=dump_help)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--heap-dump", type=int, default=None, metavar="N", help=heap_dump_help)
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("stats", help="record and sub-record tallies and the class histogram")
-    p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
+    p.add_argument("file", help=dump_help)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--top", type=int, default=None, metavar="N", help="histogram rows to show (JSON: all by default)")
+    p.add_argument("--top", type=positive_int, default=None, metavar="N",
+                   help="histogram rows to show (default 20; JSON: all)")
+    p.add_argument("--heap", default=None, metavar="NAME",
+                   help="the histogram of one heap (Android: app, zygote, image; else default)")
+    p.add_argument("--heap-dump", type=int, default=None, metavar="N", help=heap_dump_help)
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("encode", help="trim and compress a dump (hprofkit's format, or Tailor's)")
@@ -240,11 +296,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_stdout() -> None:
+    """Points standard output at /dev/null, so that flushing it at exit
+    does not fail again on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:
+        # The reader went away (`... | head`): stop quietly, with the status
+        # a shell reports for a process a closed pipe ended (128 + SIGPIPE).
+        _quiet_stdout()
+        return 128 + SIGPIPE
     except HprofError as exc:
         print(f"hprofkit: error: {exc}", file=sys.stderr)
     except (OSError, ValueError) as exc:
@@ -253,3 +325,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("hprofkit: interrupted", file=sys.stderr)
         return 130
     return 1
+
+
+def run() -> None:
+    """The console entry point (python -m hprofkit, hprofkit).  A write to a
+    closed pipe ends the process as it ends cat: by SIGPIPE, silently."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.exit(main())

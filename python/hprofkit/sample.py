@@ -292,6 +292,7 @@ class _Sample:
 
     def prim(self, cls_name: str, heap: str, values: Any) -> int:
         cls = self.classes[cls_name]
+        assert cls.elem is not None, f"{cls_name} is not a primitive array class"
         if isinstance(values, (bytes, str)):
             n = len(values) if isinstance(values, bytes) else len(java_chars(values)) // 2
         else:
@@ -318,6 +319,7 @@ class _Sample:
             oid = self.alloc(size, heap)
             cls = self.classes["java.lang.String"]
             value_id = oid + (16 if n else 8)
+            trailer: tuple[str, Any]
             if compressed:
                 trailer = ("byte[]", text.encode("ascii"))
             else:
@@ -668,6 +670,7 @@ class _Sample:
                         h.object_array(obj.id, cls.id, obj.payload, stack_serial=obj_serial)
                         count(cls.name, obj.heap)
                     else:
+                        assert cls.elem is not None
                         h.primitive_array(obj.id, cls.elem, obj.payload, stack_serial=obj_serial)
                         count(cls.name, obj.heap)
                     if a and cls.statics and obj.kind == "class":

@@ -448,7 +448,7 @@ class HprofWriter:
         """Write ``data`` as they are (for truncated or otherwise corrupt files)."""
         self._write(bytes(data))
 
-    def record(self, tag: int, body: bytes = b"", time: int = 0, *,
+    def record(self, tag: int, body: bytes | bytearray | memoryview = b"", time: int = 0, *,
                length: int | None = None) -> None:
         """Write one top-level record: u1 tag, u4 time, u4 length, body.
 

@@ -52,7 +52,15 @@ typedef struct hp_event {
     const hp_record *rec;     /* the current record, from RECORD to RECORD_END */
     const hp_subrecord *sub;  /* SUBRECORD and PAYLOAD */
     uint32_t heap_id;         /* the heap set by the last HEAP_DUMP_INFO of this record (0 = default) */
+    uint32_t heap_dump;       /* the heap dump the current record belongs to (see below), else HP_NO_DUMP */
 } hp_event;
+
+/* Heap dumps: a file may hold several (the old hprof agent wrote two).  A
+ * HEAP_DUMP record is one heap dump; a run of HEAP_DUMP_SEGMENTs is one,
+ * closed by the HEAP_DUMP_END that follows it.  Each gets an index from 0 in
+ * file order; its records (the closing HEAP_DUMP_END included) and their
+ * sub-records carry it in ev->heap_dump, every other record HP_NO_DUMP. */
+#define HP_NO_DUMP UINT32_MAX
 
 typedef struct hp_parser hp_parser;
 
@@ -79,5 +87,11 @@ const hp_header *hp_parser_header(const hp_parser *p);
 
 /* Absolute offset of the first byte not yet delivered in an event. */
 uint64_t hp_parser_offset(const hp_parser *p);
+
+/* Heap dumps begun so far, and whether the last one is a run of segments
+ * still waiting for its HEAP_DUMP_END (at the end of the input: a dump that
+ * stopped early, so the file is incomplete). */
+uint32_t hp_parser_heap_dumps(const hp_parser *p);
+int hp_parser_dump_open(const hp_parser *p);
 
 #endif

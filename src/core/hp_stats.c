@@ -13,38 +13,58 @@ typedef struct array_tally {
     uint64_t elements;
 } array_tally;
 
+/* A class as its CLASS_DUMP describes it: what sizing its instances under
+ * any model takes (the model is chosen after the pass). */
 typedef struct class_entry {
     uint64_t class_id;
     uint64_t name_sid;
     uint64_t super_id;
-    uint64_t instances;
-    array_tally arrays;     /* object arrays of this class */
     uint32_t instance_size; /* from CLASS_DUMP */
     uint32_t own_refs;      /* its own reference fields */
     uint32_t own_bytes;     /* its own primitive field bytes */
     uint8_t has_name;
-    uint8_t has_dump;
-    uint8_t is_array;
+    uint8_t has_dump;       /* a CLASS_DUMP of the selected heap dump gave the fields above */
 } class_entry;
+
+#define NO_CLASS UINT32_MAX
+
+/* A histogram row: the objects of one class (or primitive array type) in one heap. */
+typedef struct row_entry {
+    uint32_t cls;           /* index into classes; NO_CLASS for primitive arrays */
+    uint8_t elem_type;      /* 0 for instances, HP_T_OBJECT for object arrays, else the primitive type */
+    uint8_t heap;           /* index into heaps */
+    uint64_t count;
+    array_tally arrays;     /* arrays: their lengths */
+} row_entry;
+
+typedef struct heap_entry {
+    uint32_t heap_id;
+    uint64_t name_sid;
+    int has_name;
+} heap_entry;
+
+/* A growable array: items, count, capacity. */
+#define ARRAY(type, name) type *name; size_t n_##name, cap_##name
 
 struct hp_stats {
     hp_alloc alloc;
     hp_tally records[256];
-    hp_tally subrecords[256];
-    hp_tally prims[16]; /* primitive arrays by element type */
-    array_tally prim_arrays[16];
-    hp_size_model model; /* set by hp_stats_set_model */
+    hp_tally subrecords[256]; /* of the selected heap dump */
+    uint32_t selected;        /* heap dump to tally and histogram, or HP_NO_DUMP */
+    hp_idmap class_index;     /* class id -> index into classes */
+    ARRAY(class_entry, classes);
+    hp_idmap row_index;       /* row_key() -> index into rows */
+    ARRAY(row_entry, rows);
+    heap_entry heaps[HP_STATS_MAX_HEAPS];
+    size_t n_heaps;
+    uint32_t last_heap_id;    /* heap_slot's one-entry cache: heaps change rarely */
+    size_t last_heap;
+    hp_idmap string_index;    /* string id -> index into strings */
+    ARRAY(uint64_t, strings); /* offsets of STRING records */
+    ARRAY(hp_heap_dump_info, dumps);
+    hp_size_model model;      /* set by hp_stats_set_model */
     int model_set;
-    hp_idmap class_index; /* class id -> index into classes */
-    class_entry *classes;
-    size_t n_classes, cap_classes;
-    hp_idmap string_index; /* string id -> index into string_offsets */
-    uint64_t *string_offsets;
-    size_t n_strings, cap_strings;
     int id_size; /* from the events, for reading names back */
-    int version; /* from the header: sets the object header model */
-    uint32_t heap_dumps; /* heap dumps begun so far: a 0x0C, or a run of 0x1C */
-    int in_segments;     /* inside a run of HEAP_DUMP_SEGMENTs */
 };
 
 hp_stats *hp_stats_new(const hp_alloc *alloc)
@@ -58,6 +78,7 @@ hp_stats *hp_stats_new(const hp_alloc *alloc)
     memset(s, 0, sizeof *s);
     s->alloc = *alloc;
     hp_idmap_init(&s->class_index, alloc);
+    hp_idmap_init(&s->row_index, alloc);
     hp_idmap_init(&s->string_index, alloc);
     return s;
 }
@@ -67,13 +88,19 @@ void hp_stats_free(hp_stats *s)
     if (!s)
         return;
     hp_idmap_clear(&s->class_index);
+    hp_idmap_clear(&s->row_index);
     hp_idmap_clear(&s->string_index);
     s->alloc.free_fn(s->classes);
-    s->alloc.free_fn(s->string_offsets);
+    s->alloc.free_fn(s->rows);
+    s->alloc.free_fn(s->strings);
+    s->alloc.free_fn(s->dumps);
     s->alloc.free_fn(s);
 }
 
-/* Grows an array of `size`-byte items to hold one more; -1 on failure. */
+void hp_stats_select(hp_stats *s, uint32_t heap_dump) { s->selected = heap_dump; }
+
+/* Makes room for one more item in an array of `size`-byte items; -1 when
+ * memory runs out (the array is unchanged). */
 static int reserve(const hp_alloc *alloc, void **items, size_t *cap, size_t count, size_t size)
 {
     void *grown;
@@ -88,22 +115,24 @@ static int reserve(const hp_alloc *alloc, void **items, size_t *cap, size_t coun
     *cap = new_cap;
     return 0;
 }
+#define RESERVE(s, name) reserve(&(s)->alloc, (void **)&(s)->name, &(s)->cap_##name, (s)->n_##name, sizeof *(s)->name)
 
-static class_entry *class_of(hp_stats *s, uint64_t class_id)
+/* The index of class `class_id`'s entry, created on first sight; NO_CLASS
+ * when memory runs out.  Room is made before the id map learns the index. */
+static uint32_t class_of(hp_stats *s, uint64_t class_id)
 {
-    int inserted;
-    uint32_t *slot = hp_idmap_put(&s->class_index, class_id, (uint32_t)s->n_classes, &inserted);
+    const uint32_t *known = hp_idmap_get(&s->class_index, class_id);
     class_entry *e;
-    if (!slot)
-        return NULL;
-    if (!inserted)
-        return &s->classes[*slot];
-    if (reserve(&s->alloc, (void **)&s->classes, &s->cap_classes, s->n_classes, sizeof *e) < 0)
-        return NULL;
-    e = &s->classes[s->n_classes++];
+    int inserted;
+    if (known)
+        return *known;
+    if (s->n_classes >= NO_CLASS || RESERVE(s, classes) < 0 ||
+        !hp_idmap_put(&s->class_index, class_id, (uint32_t)s->n_classes, &inserted))
+        return NO_CLASS;
+    e = &s->classes[s->n_classes];
     memset(e, 0, sizeof *e);
     e->class_id = class_id;
-    return e;
+    return (uint32_t)s->n_classes++;
 }
 
 static void tally_array(array_tally *t, uint64_t count)
@@ -121,9 +150,61 @@ static uint64_t array_bytes(const hp_size_model *m, int elem_type, const array_t
     return total + t->elements * elem;
 }
 
-static hp_code nomem(hp_error *err, const hp_event *ev)
+static hp_code nomem(hp_error *err, uint64_t offset)
 {
-    return hp_fail(err, HP_E_NOMEM, ev->offset, -1, 0, 0, 0, "out of memory for statistics");
+    return hp_fail(err, HP_E_NOMEM, offset, -1, 0, 0, 0, "out of memory for statistics");
+}
+
+/* The slot of heap `heap_id` in s->heaps, created on first sight; -1 when
+ * there are too many heaps. */
+static int heap_slot(hp_stats *s, uint32_t heap_id)
+{
+    size_t i;
+    if (s->n_heaps && s->last_heap_id == heap_id)
+        return (int)s->last_heap;
+    for (i = 0; i < s->n_heaps && s->heaps[i].heap_id != heap_id; i++)
+        ;
+    if (i == s->n_heaps) {
+        if (i == HP_STATS_MAX_HEAPS)
+            return -1;
+        memset(&s->heaps[i], 0, sizeof s->heaps[i]);
+        s->heaps[i].heap_id = heap_id;
+        s->n_heaps++;
+    }
+    s->last_heap_id = heap_id;
+    s->last_heap = i;
+    return (int)i;
+}
+
+/* The row of (class index `cls` or NO_CLASS, `elem_type`) in heap `heap_id`,
+ * created on first sight; NULL with *err filled on failure. */
+static row_entry *row_of(hp_stats *s, uint32_t cls, int elem_type, const hp_event *ev, hp_error *err)
+{
+    int heap = heap_slot(s, ev->heap_id), inserted;
+    uint64_t key;
+    uint32_t *slot;
+    row_entry *r;
+    if (heap < 0) {
+        hp_fail(err, HP_E_CORRUPT, ev->sub->offset, ev->sub->tag, 1, 0, 0, "more than 256 heap ids");
+        return NULL;
+    }
+    /* Primitive arrays: (type, heap); classes: (class + 16, is-array, heap). */
+    key = cls == NO_CLASS ? (uint64_t)elem_type << 9 | (uint64_t)heap
+                          : ((uint64_t)cls + 16) << 9 | (uint64_t)(elem_type == HP_T_OBJECT) << 8 | (uint64_t)heap;
+    slot = (uint32_t *)hp_idmap_get(&s->row_index, key);
+    if (slot)
+        return &s->rows[*slot];
+    if (s->n_rows >= UINT32_MAX || RESERVE(s, rows) < 0 ||
+        !hp_idmap_put(&s->row_index, key, (uint32_t)s->n_rows, &inserted)) {
+        nomem(err, ev->sub->offset);
+        return NULL;
+    }
+    r = &s->rows[s->n_rows++];
+    memset(r, 0, sizeof *r);
+    r->cls = cls;
+    r->elem_type = (uint8_t)elem_type;
+    r->heap = (uint8_t)heap;
+    return r;
 }
 
 static hp_code add_data(hp_stats *s, const hp_event *ev, int id_size, hp_error *err)
@@ -133,73 +214,101 @@ static hp_code add_data(hp_stats *s, const hp_event *ev, int id_size, hp_error *
         return HP_OK; /* only a record's first piece holds the fields we read */
     if (rec->tag == HP_TAG_UTF8 && ev->len >= (size_t)id_size) {
         int inserted;
-        uint32_t *slot = hp_idmap_put(&s->string_index, hp_read_id(ev->data, id_size), (uint32_t)s->n_strings,
-                                      &inserted);
-        if (!slot)
-            return nomem(err, ev);
-        if (inserted) {
-            if (reserve(&s->alloc, (void **)&s->string_offsets, &s->cap_strings, s->n_strings,
-                        sizeof *s->string_offsets) < 0)
-                return nomem(err, ev);
-            s->string_offsets[s->n_strings++] = rec->offset;
-        }
+        uint64_t sid = hp_read_id(ev->data, id_size);
+        if (hp_idmap_get(&s->string_index, sid))
+            return HP_OK;
+        if (RESERVE(s, strings) < 0 || !hp_idmap_put(&s->string_index, sid, (uint32_t)s->n_strings, &inserted))
+            return nomem(err, ev->offset);
+        s->strings[s->n_strings++] = rec->offset;
     } else if (rec->tag == HP_TAG_LOAD_CLASS && ev->len >= (size_t)(8 + 2 * id_size)) {
-        class_entry *e = class_of(s, hp_read_id(ev->data + 4, id_size));
-        if (!e)
-            return nomem(err, ev);
-        e->name_sid = hp_read_id(ev->data + 8 + id_size, id_size);
-        e->has_name = 1;
+        uint32_t cls = class_of(s, hp_read_id(ev->data + 4, id_size));
+        if (cls == NO_CLASS)
+            return nomem(err, ev->offset);
+        s->classes[cls].name_sid = hp_read_id(ev->data + 8 + id_size, id_size);
+        s->classes[cls].has_name = 1;
     }
     return HP_OK;
+}
+
+/* A sub-record's share of its heap dump's summary. */
+static void count_in_dump(hp_heap_dump_info *d, int tag)
+{
+    d->subrecords++;
+    switch (tag) {
+    case HP_SUB_INSTANCE_DUMP: d->instances++; break;
+    case HP_SUB_OBJ_ARRAY_DUMP: d->object_arrays++; break;
+    case HP_SUB_PRIM_ARRAY_DUMP: case HP_SUB_PRIM_ARRAY_NODATA: d->primitive_arrays++; break;
+    case HP_SUB_CLASS_DUMP: d->classes++; break;
+    default: d->gc_roots += hp_is_root_subtag(tag); break;
+    }
+}
+
+/* A class's CLASS_DUMP: its instance size, superclass and own field shapes
+ * (reference fields and primitive bytes), which size instances under any model. */
+static void describe_class(class_entry *e, const hp_event *ev, int id_size)
+{
+    const hp_subrecord *sub = ev->sub;
+    e->instance_size = sub->aux;
+    e->super_id = sub->class_id;
+    e->own_refs = e->own_bytes = 0;
+    if (ev->len >= sub->head_len) {
+        hp_class_layout lay;
+        const uint8_t *p;
+        uint16_t k;
+        hp_class_layout_decode(ev->data, id_size, &lay);
+        p = ev->data + lay.fields_off + 2;
+        for (k = 0; k < lay.n_fields; k++) {
+            int type = p[(size_t)k * (id_size + 1) + id_size];
+            if (type == HP_T_OBJECT)
+                e->own_refs++;
+            else
+                e->own_bytes += (uint32_t)hp_type_size(type, id_size);
+        }
+    }
 }
 
 static hp_code add_subrecord(hp_stats *s, const hp_event *ev, int id_size, hp_error *err)
 {
     const hp_subrecord *sub = ev->sub;
-    class_entry *e;
+    int selected = ev->heap_dump == s->selected;
+    uint32_t cls;
+    row_entry *r;
+    if (ev->heap_dump < s->n_dumps)
+        count_in_dump(&s->dumps[ev->heap_dump], sub->tag);
+    if (sub->tag == HP_SUB_CLASS_DUMP) {
+        /* Any heap dump's class dump describes the class; the selected one's wins. */
+        if ((cls = class_of(s, sub->id)) == NO_CLASS)
+            return nomem(err, sub->offset);
+        if (selected || !s->classes[cls].has_dump)
+            describe_class(&s->classes[cls], ev, id_size);
+        s->classes[cls].has_dump |= (uint8_t)selected;
+    }
+    if (!selected)
+        return HP_OK;
     s->subrecords[sub->tag].count++;
     s->subrecords[sub->tag].bytes += sub->length;
-    if (s->heap_dumps > 1 && sub->tag != HP_SUB_CLASS_DUMP)
-        return HP_OK;
     switch (sub->tag) {
     case HP_SUB_INSTANCE_DUMP:
-        if (!(e = class_of(s, sub->class_id)))
-            return nomem(err, ev);
-        e->instances++;
-        break;
     case HP_SUB_OBJ_ARRAY_DUMP:
-        if (!(e = class_of(s, sub->class_id)))
-            return nomem(err, ev);
-        e->instances++;
-        e->is_array = 1;
-        tally_array(&e->arrays, sub->count);
+        if ((cls = class_of(s, sub->class_id)) == NO_CLASS)
+            return nomem(err, sub->offset);
+        if (!(r = row_of(s, cls, sub->tag == HP_SUB_INSTANCE_DUMP ? 0 : HP_T_OBJECT, ev, err)))
+            return err->code;
+        r->count++;
+        if (sub->tag == HP_SUB_OBJ_ARRAY_DUMP)
+            tally_array(&r->arrays, sub->count);
         break;
     case HP_SUB_PRIM_ARRAY_DUMP: case HP_SUB_PRIM_ARRAY_NODATA:
-        s->prims[sub->elem_type].count++;
-        tally_array(&s->prim_arrays[sub->elem_type], sub->count);
+        if (!(r = row_of(s, NO_CLASS, sub->elem_type, ev, err)))
+            return err->code;
+        r->count++;
+        tally_array(&r->arrays, sub->count);
         break;
-    case HP_SUB_CLASS_DUMP:
-        if (!(e = class_of(s, sub->id)))
-            return nomem(err, ev);
-        e->instance_size = sub->aux;
-        e->super_id = sub->class_id;
-        e->has_dump = 1;
-        if (ev->len >= sub->head_len) {
-            /* The field table: own reference fields and primitive bytes. */
-            hp_class_layout lay;
-            const uint8_t *p;
-            uint16_t k;
-            hp_class_layout_decode(ev->data, id_size, &lay);
-            p = ev->data + lay.fields_off + 2;
-            e->own_refs = e->own_bytes = 0;
-            for (k = 0; k < lay.n_fields; k++) {
-                int type = p[(size_t)k * (id_size + 1) + id_size];
-                if (type == HP_T_OBJECT)
-                    e->own_refs++;
-                else
-                    e->own_bytes += (uint32_t)hp_type_size(type, id_size);
-            }
-        }
+    case HP_SUB_HEAP_DUMP_INFO:
+        if (heap_slot(s, sub->aux) < 0)
+            return hp_fail(err, HP_E_CORRUPT, sub->offset, sub->tag, 1, 0, 0, "more than 256 heap ids");
+        s->heaps[s->last_heap].name_sid = sub->ref;
+        s->heaps[s->last_heap].has_name = 1;
         break;
     default:
         break;
@@ -207,22 +316,32 @@ static hp_code add_subrecord(hp_stats *s, const hp_event *ev, int id_size, hp_er
     return HP_OK;
 }
 
-/* A file may hold several heap dumps (the old hprof agent wrote two): the
- * histogram describes the first, as analyzers show it. */
-static void count_heap_dumps(hp_stats *s, int tag)
+/* A record of a heap dump: the dump's summary begins with its first record. */
+static hp_code add_heap_record(hp_stats *s, const hp_event *ev, hp_error *err)
 {
-    if (tag == HP_TAG_HEAP_DUMP) {
-        s->heap_dumps++;
-        s->in_segments = 0;
-    } else if (tag == HP_TAG_HEAP_DUMP_SEGMENT && !s->in_segments) {
-        s->heap_dumps++;
-        s->in_segments = 1;
-    } else if (tag == HP_TAG_HEAP_DUMP_END) {
-        s->in_segments = 0;
+    const hp_record *rec = ev->rec;
+    hp_heap_dump_info *d;
+    if (ev->heap_dump == s->n_dumps) {
+        if (s->n_dumps >= HP_STATS_MAX_DUMPS)
+            return hp_fail(err, HP_E_LIMIT, rec->offset, rec->tag, 0, 0, 0, "more than 65,536 heap dumps");
+        if (RESERVE(s, dumps) < 0)
+            return nomem(err, rec->offset);
+        d = &s->dumps[s->n_dumps++];
+        memset(d, 0, sizeof *d);
+        d->offset = rec->offset;
+        d->complete = rec->tag == HP_TAG_HEAP_DUMP;
+    } else if (ev->heap_dump < s->n_dumps) {
+        d = &s->dumps[ev->heap_dump];
+    } else {
+        return HP_OK; /* past the limit: reported when that dump began */
     }
+    d->records++;
+    d->bytes += 9 + (uint64_t)rec->length;
+    d->end = rec->offset + 9 + (uint64_t)rec->length;
+    if (rec->tag == HP_TAG_HEAP_DUMP_END)
+        d->complete = 1;
+    return HP_OK;
 }
-
-uint32_t hp_stats_heap_dumps(const hp_stats *s) { return s->heap_dumps; }
 
 hp_code hp_stats_add(hp_stats *s, const hp_event *ev, int id_size, hp_error *err)
 {
@@ -231,8 +350,7 @@ hp_code hp_stats_add(hp_stats *s, const hp_event *ev, int id_size, hp_error *err
     case HP_EV_RECORD:
         s->records[ev->rec->tag].count++;
         s->records[ev->rec->tag].bytes += 9 + (uint64_t)ev->rec->length;
-        count_heap_dumps(s, ev->rec->tag);
-        return HP_OK;
+        return ev->heap_dump == HP_NO_DUMP ? HP_OK : add_heap_record(s, ev, err);
     case HP_EV_DATA:
         return add_data(s, ev, id_size, err);
     case HP_EV_SUBRECORD:
@@ -242,11 +360,7 @@ hp_code hp_stats_add(hp_stats *s, const hp_event *ev, int id_size, hp_error *err
     }
 }
 
-void hp_stats_set_header(hp_stats *s, const hp_header *h)
-{
-    s->version = h->version;
-    s->id_size = h->id_size;
-}
+void hp_stats_set_header(hp_stats *s, const hp_header *h) { s->id_size = h->id_size; }
 
 void hp_stats_set_model(hp_stats *s, const hp_size_model *m)
 {
@@ -266,7 +380,7 @@ void hp_stats_model(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, hp_
         const class_entry *e = &s->classes[i];
         const uint8_t *name;
         size_t len;
-        if (e->has_dump && hp_stats_class_name(s, buf, buf_len, e->class_id, &name, &len) && len == 16 &&
+        if (hp_stats_class_name(s, buf, buf_len, e->class_id, &name, &len) && len == 16 &&
             (memcmp(name, "java/lang/Object", 16) == 0 || memcmp(name, "java.lang.Object", 16) == 0)) {
             object_size = e->instance_size;
             break;
@@ -284,7 +398,7 @@ static uint64_t instance_shallow_size(const hp_stats *s, const hp_size_model *m,
     const class_entry *c = e;
     if (m->raw)
         return e->instance_size;
-    while (c && depth++ <= s->n_classes) {
+    while (depth++ <= s->n_classes) {
         const uint32_t *slot;
         bytes += (uint64_t)c->own_refs * (uint64_t)m->oop_size + c->own_bytes;
         if (!c->super_id || !(slot = hp_idmap_get(&s->class_index, c->super_id)))
@@ -320,68 +434,74 @@ hp_code hp_stats_run(hp_stats *s, hp_parser *p, int *done, hp_error *err)
 
 const hp_tally *hp_stats_records(const hp_stats *s) { return s->records; }
 const hp_tally *hp_stats_subrecords(const hp_stats *s) { return s->subrecords; }
+uint32_t hp_stats_heap_dumps(const hp_stats *s) { return (uint32_t)s->n_dumps; }
 
-/* Rows are the classes with instances, in first-seen order, then one row per
- * primitive array type present. */
-size_t hp_stats_row_count(const hp_stats *s)
+const hp_heap_dump_info *hp_stats_heap_dump(const hp_stats *s, uint32_t i)
 {
-    size_t n = 0, i;
-    for (i = 0; i < s->n_classes; i++)
-        n += s->classes[i].instances != 0;
-    for (i = 0; i < 16; i++)
-        n += s->prims[i].count != 0;
-    return n;
+    return i < s->n_dumps ? &s->dumps[i] : NULL;
 }
+
+int hp_stats_complete(const hp_stats *s)
+{
+    size_t i;
+    for (i = 0; i < s->n_dumps; i++)
+        if (!s->dumps[i].complete)
+            return 0;
+    return 1;
+}
+
+size_t hp_stats_row_count(const hp_stats *s) { return s->n_rows; }
 
 void hp_stats_row(const hp_stats *s, size_t index, hp_class_row *out)
 {
+    const row_entry *r = &s->rows[index];
     hp_size_model m;
-    size_t i;
-    memset(out, 0, sizeof *out);
     hp_stats_model(s, NULL, 0, &m);
-    for (i = 0; i < s->n_classes; i++) {
-        const class_entry *e = &s->classes[i];
-        if (e->instances == 0)
-            continue;
-        if (index-- == 0) {
-            out->class_id = e->class_id;
-            out->elem_type = e->is_array ? HP_T_OBJECT : 0;
-            out->instances = e->instances;
-            out->shallow_bytes = e->is_array ? array_bytes(&m, HP_T_OBJECT, &e->arrays)
-                                             : e->instances * instance_shallow_size(s, &m, e);
-            return;
-        }
-    }
-    for (i = 0; i < 16; i++) {
-        if (s->prims[i].count == 0)
-            continue;
-        if (index-- == 0) {
-            out->elem_type = (int)i;
-            out->instances = s->prims[i].count;
-            out->shallow_bytes = array_bytes(&m, (int)i, &s->prim_arrays[i]);
-            return;
-        }
-    }
+    memset(out, 0, sizeof *out);
+    out->elem_type = r->elem_type;
+    out->heap_id = s->heaps[r->heap].heap_id;
+    out->instances = r->count;
+    if (r->cls != NO_CLASS)
+        out->class_id = s->classes[r->cls].class_id;
+    out->shallow_bytes = r->elem_type ? array_bytes(&m, r->elem_type, &r->arrays)
+                                      : r->count * instance_shallow_size(s, &m, &s->classes[r->cls]);
 }
 
-int hp_stats_class_name(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, uint64_t class_id,
-                        const uint8_t **name, size_t *len)
+/* The text of STRING `sid`, read back from `buf`; 1, or 0 when unknown. */
+static int string_text(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, uint64_t sid, const uint8_t **text,
+                       size_t *len)
 {
-    const uint32_t *ci = hp_idmap_get(&s->class_index, class_id), *si;
+    const uint32_t *si = hp_idmap_get(&s->string_index, sid);
     uint64_t off, rec_len;
-    const class_entry *e;
-    if (!ci)
+    if (!si)
         return 0;
-    e = &s->classes[*ci];
-    if (!e->has_name || !(si = hp_idmap_get(&s->string_index, e->name_sid)))
-        return 0;
-    off = s->string_offsets[*si];
+    off = s->strings[*si];
     if (off + 9 > buf_len)
         return 0;
     rec_len = hp_be32(buf + off + 5);
     if (off + 9 + rec_len > buf_len || rec_len < (uint64_t)s->id_size)
         return 0;
-    *name = buf + off + 9 + s->id_size;
+    *text = buf + off + 9 + s->id_size;
     *len = (size_t)(rec_len - (uint64_t)s->id_size);
     return 1;
+}
+
+size_t hp_stats_heap_count(const hp_stats *s) { return s->n_heaps; }
+
+int hp_stats_heap(const hp_stats *s, size_t i, const uint8_t *buf, uint64_t buf_len, uint32_t *heap_id,
+                  const uint8_t **name, size_t *len)
+{
+    *heap_id = s->heaps[i].heap_id;
+    return s->heaps[i].has_name && string_text(s, buf, buf_len, s->heaps[i].name_sid, name, len);
+}
+
+int hp_stats_class_name(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, uint64_t class_id,
+                        const uint8_t **name, size_t *len)
+{
+    const uint32_t *ci = hp_idmap_get(&s->class_index, class_id);
+    const class_entry *e;
+    if (!ci)
+        return 0;
+    e = &s->classes[*ci];
+    return e->has_name && string_text(s, buf, buf_len, e->name_sid, name, len);
 }

@@ -24,6 +24,26 @@ typedef struct hp_subrecord {
     uint64_t payload_len; /* length - head_len */
 } hp_subrecord;
 
+/* GC roots: every ROOT_* sub-record, ART's (0x89-0x8E, 0x90) included. */
+static inline int hp_is_root_subtag(int tag)
+{
+    return (tag >= HP_SUB_ROOT_JNI_GLOBAL && tag <= HP_SUB_ROOT_THREAD_OBJECT) || tag == HP_SUB_ROOT_UNKNOWN ||
+           (tag >= HP_SUB_ROOT_INTERNED_STRING && tag <= HP_SUB_ROOT_JNI_MONITOR) || tag == HP_SUB_UNREACHABLE;
+}
+
+/* Which fields a sub-record has: an id (all but HEAP_DUMP_INFO), a class
+ * (INSTANCE_DUMP's, OBJECT_ARRAY_DUMP's array class), a payload (instance
+ * field bytes or array elements). */
+static inline int hp_subrecord_has_id(int tag) { return tag != HP_SUB_HEAP_DUMP_INFO; }
+static inline int hp_subrecord_has_class(int tag)
+{
+    return tag == HP_SUB_INSTANCE_DUMP || tag == HP_SUB_OBJ_ARRAY_DUMP;
+}
+static inline int hp_subrecord_has_payload(int tag)
+{
+    return tag == HP_SUB_INSTANCE_DUMP || tag == HP_SUB_OBJ_ARRAY_DUMP || tag == HP_SUB_PRIM_ARRAY_DUMP;
+}
+
 /* Layout of a CLASS_DUMP head, as offsets from its tag byte. */
 typedef struct hp_class_layout {
     uint64_t signers, protection_domain, reserved1, reserved2;

@@ -174,7 +174,8 @@ static void stats(const uint8_t *buf, size_t len, const outcome *a)
     hp_error err;
     int done = 0, t;
     hp_code rc;
-    uint64_t records = 0, subrecords = 0, objects, instances = 0;
+    uint64_t records = 0, subrecords = 0, selected = 0, objects, instances = 0;
+    uint32_t d;
     size_t i, rows;
     const hp_tally *rt, *st;
 
@@ -188,9 +189,12 @@ static void stats(const uint8_t *buf, size_t len, const outcome *a)
     st = hp_stats_subrecords(s);
     for (t = 0; t < 256; t++) {
         records += rt[t].count;
-        subrecords += st[t].count;
+        selected += st[t].count;
     }
-    if (records != a->records || subrecords != a->subrecords)
+    for (d = 0; d < hp_stats_heap_dumps(s); d++)
+        subrecords += hp_stats_heap_dump(s, d)->subrecords;
+    if (records != a->records || subrecords != a->subrecords ||
+        (hp_stats_heap_dumps(s) ? selected != hp_stats_heap_dump(s, 0)->subrecords : selected != 0))
         die("stats tallies differ from the parser's counts", a, NULL);
     objects = st[HP_SUB_INSTANCE_DUMP].count + st[HP_SUB_OBJ_ARRAY_DUMP].count + st[HP_SUB_PRIM_ARRAY_DUMP].count +
               st[HP_SUB_PRIM_ARRAY_NODATA].count;
@@ -207,8 +211,16 @@ static void stats(const uint8_t *buf, size_t len, const outcome *a)
             (name < buf || name_len > len || name + name_len > buf + len))
             die("a class name outside the buffer", a, NULL);
     }
-    if (instances > objects || (hp_stats_heap_dumps(s) <= 1 && instances != objects))
+    if (instances != objects)
         die("histogram rows do not add up to the object sub-records", a, NULL);
+    for (i = 0; i < hp_stats_heap_count(s); i++) {
+        const uint8_t *name;
+        size_t name_len;
+        uint32_t heap_id;
+        if (hp_stats_heap(s, i, buf, len, &heap_id, &name, &name_len) &&
+            (name < buf || name_len > len || name + name_len > buf + len))
+            die("a heap name outside the buffer", a, NULL);
+    }
     hp_stats_free(s);
     hp_parser_free(p);
 }

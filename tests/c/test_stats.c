@@ -137,7 +137,8 @@ static void load_class(bb *b, uint32_t serial, uint64_t cls, uint64_t sid)
     bb_id(b, sid);
     bb_rec_end(b);
 }
-static void class_dump(bb *b, uint64_t cls, uint32_t inst_size)
+/* A CLASS_DUMP with one static int and `int_fields` instance fields of type int. */
+static void class_dump(bb *b, uint64_t cls, uint32_t inst_size, uint16_t int_fields)
 {
     int i;
     bb_u1(b, HP_SUB_CLASS_DUMP);
@@ -151,7 +152,11 @@ static void class_dump(bb *b, uint64_t cls, uint32_t inst_size)
     bb_id(b, 0x77);
     bb_u1(b, HP_T_INT);
     bb_u4(b, 5);
-    bb_u1(b, 0), bb_u1(b, 0); /* fields */
+    bb_u1(b, (unsigned)(int_fields >> 8)), bb_u1(b, (unsigned)(int_fields & 0xFF));
+    for (i = 0; i < int_fields; i++) {
+        bb_id(b, 0x78);
+        bb_u1(b, HP_T_INT);
+    }
 }
 static void instance(bb *b, uint64_t obj, uint64_t cls, uint32_t n)
 {
@@ -197,6 +202,18 @@ static void prim_array(bb *b, int tag, uint64_t arr, int type, uint32_t n)
 static uint64_t pad8(uint64_t n) { return n % 8 ? n + 8 - n % 8 : n; }
 static uint64_t array_size(uint32_t header, int elem, uint64_t n) { return pad8(header + 4 + n * (uint64_t)elem); }
 
+/* The row of (class_id, elem_type) in heap `heap_id`: 1 and *out, else 0. */
+static int find_row(const hp_stats *s, uint64_t class_id, int elem_type, uint32_t heap_id, hp_class_row *out)
+{
+    size_t i;
+    for (i = 0; i < hp_stats_row_count(s); i++) {
+        hp_stats_row(s, i, out);
+        if (out->class_id == class_id && out->elem_type == elem_type && out->heap_id == heap_id)
+            return 1;
+    }
+    return 0;
+}
+
 static void test_synthetic(int id_size, int version)
 {
     const uint64_t HI = id_size == 8 ? 0xABCD000000000000ULL : 0x80000000u;
@@ -210,7 +227,9 @@ static void test_synthetic(int id_size, int version)
     int done = 0, k;
     hp_class_row row;
     const uint8_t *name;
-    size_t name_len;
+    size_t name_len, first_segment;
+    uint32_t heap_id, header = 2 * (uint32_t)id_size;
+    const hp_heap_dump_info *dump;
 
     memset(&b, 0, sizeof b);
     b.id = id_size;
@@ -223,9 +242,10 @@ static void test_synthetic(int id_size, int version)
     load_class(&b, 2, OBJ, HI | 2);
     load_class(&b, 3, ARRCLS, HI | 3);
     load_class(&b, 4, HI | 0x120, HI | 9); /* its name string is missing */
+    first_segment = b.len;
     bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
-    class_dump(&b, STR, 24);
-    class_dump(&b, OBJ, id_size == 8 ? 16 : 8);
+    class_dump(&b, STR, 24, 0);
+    class_dump(&b, OBJ, id_size == 8 ? 16 : 8, 0);
     instance(&b, HI | 0x1000, STR, 12);
     instance(&b, HI | 0x1008, OBJ, 0);
     instance(&b, HI | 0x1010, STR, 12);
@@ -237,7 +257,7 @@ static void test_synthetic(int id_size, int version)
     bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
     bb_u1(&b, HP_SUB_HEAP_DUMP_INFO);
     bb_u4(&b, 0x5A);
-    bb_id(&b, 0);
+    bb_id(&b, HI | 2);
     instance(&b, HI | 0x1018, STR, 12);
     instance(&b, HI | 0x1020, NONAME, 4); /* a class with no LOAD_CLASS nor CLASS_DUMP */
     prim_array(&b, HP_SUB_PRIM_ARRAY_DUMP, HI | 0x3010, HP_T_CHAR, 1);
@@ -270,39 +290,52 @@ static void test_synthetic(int id_size, int version)
     CHECK_EQ_U64(hp_stats_subrecords(s)[HP_SUB_PRIM_ARRAY_NODATA].count, 1);
     CHECK_EQ_U64(hp_stats_subrecords(s)[HP_SUB_PRIM_ARRAY_NODATA].bytes, 1 + id_size + 9);
 
-    /* Rows: classes in first-seen order (String, Object, the array class,
-     * the nameless class), then primitive arrays by type. */
-    CHECK_EQ_U64(hp_stats_row_count(s), 7);
+    /* Rows: one per class (or primitive array type) and heap, in first-seen
+     * order; the second segment switches to heap 'Z'. */
+    CHECK_EQ_U64(hp_stats_row_count(s), 9);
+    /* java.lang.Object's size (two ids) is the header; instances weigh the
+     * size written. */
+    CHECK(find_row(s, STR, 0, 0, &row) && row.instances == 2);
+    CHECK_EQ_U64(row.shallow_bytes, 2 * 24);
+    CHECK(find_row(s, STR, 0, 'Z', &row) && row.instances == 1);
+    CHECK_EQ_U64(row.shallow_bytes, 24);
     hp_stats_row(s, 0, &row);
-    CHECK(row.class_id == STR && row.elem_type == 0 && row.instances == 3);
-    CHECK_EQ_U64(row.shallow_bytes, 3 * 24);
+    CHECK(row.class_id == STR && row.heap_id == 0);
     CHECK(hp_stats_class_name(s, b.d, b.len, STR, &name, &name_len) == 1 && name_len == 16 &&
           memcmp(name, "java/lang/String", 16) == 0);
-    hp_stats_row(s, 1, &row);
-    CHECK(row.class_id == OBJ && row.instances == 1);
+    CHECK(find_row(s, OBJ, 0, 0, &row) && row.instances == 1);
     CHECK_EQ_U64(row.shallow_bytes, id_size == 8 ? 16 : 8);
     CHECK(hp_stats_class_name(s, b.d, b.len, OBJ, &name, &name_len) == 1 && name_len == 16 &&
           memcmp(name, "java/lang/Object", 16) == 0);
-    hp_stats_row(s, 2, &row);
-    CHECK(row.class_id == ARRCLS && row.elem_type == HP_T_OBJECT && row.instances == 2);
-    CHECK_EQ_U64(row.shallow_bytes, array_size(2 * (uint32_t)id_size, id_size, 3) + array_size(2 * (uint32_t)id_size, id_size, 0));
+    CHECK(find_row(s, ARRCLS, HP_T_OBJECT, 0, &row) && row.instances == 2);
+    CHECK_EQ_U64(row.shallow_bytes, array_size(header, id_size, 3) + array_size(header, id_size, 0));
     CHECK(hp_stats_class_name(s, b.d, b.len, ARRCLS, &name, &name_len) == 1 && name_len == 19 &&
           memcmp(name, "[Ljava/lang/Object;", 19) == 0);
-    hp_stats_row(s, 3, &row);
-    CHECK(row.class_id == NONAME && row.instances == 1);
+    CHECK(find_row(s, NONAME, 0, 'Z', &row) && row.instances == 1);
     CHECK_EQ_U64(row.shallow_bytes, 0); /* no CLASS_DUMP: size 0 */
     CHECK(hp_stats_class_name(s, b.d, b.len, NONAME, &name, &name_len) == 0);
     CHECK(hp_stats_class_name(s, b.d, b.len, HI | 0x120, &name, &name_len) == 0); /* string missing */
     CHECK(hp_stats_class_name(s, b.d, b.len, HI | 0x999, &name, &name_len) == 0); /* unknown class */
     /* A buffer too short for the name record: no read past it. */
     CHECK(hp_stats_class_name(s, b.d, hlen + 10, STR, &name, &name_len) == 0);
-    hp_stats_row(s, 4, &row);
-    CHECK(row.class_id == 0 && row.elem_type == HP_T_CHAR && row.instances == 2);
-    CHECK_EQ_U64(row.shallow_bytes, array_size(2 * (uint32_t)id_size, 2, 5) + array_size(2 * (uint32_t)id_size, 2, 1));
-    hp_stats_row(s, 5, &row);
-    CHECK(row.elem_type == HP_T_INT && row.instances == 1 && row.shallow_bytes == array_size(2 * (uint32_t)id_size, 4, 100));
-    hp_stats_row(s, 6, &row);
-    CHECK(row.elem_type == HP_T_LONG && row.instances == 1 && row.shallow_bytes == array_size(2 * (uint32_t)id_size, 8, 3));
+    CHECK(find_row(s, 0, HP_T_CHAR, 0, &row) && row.instances == 1);
+    CHECK_EQ_U64(row.shallow_bytes, array_size(header, 2, 5));
+    CHECK(find_row(s, 0, HP_T_CHAR, 'Z', &row) && row.instances == 1);
+    CHECK_EQ_U64(row.shallow_bytes, array_size(header, 2, 1));
+    CHECK(find_row(s, 0, HP_T_INT, 'Z', &row) && row.instances == 1 &&
+          row.shallow_bytes == array_size(header, 4, 100));
+    CHECK(find_row(s, 0, HP_T_LONG, 0, &row) && row.instances == 1 && row.shallow_bytes == array_size(header, 8, 3));
+    CHECK(!find_row(s, 0, HP_T_LONG, 'Z', &row));
+    /* The heaps: the default one (no HEAP_DUMP_INFO), then 'Z', named by string HI|2. */
+    CHECK_EQ_U64(hp_stats_heap_count(s), 2);
+    CHECK(hp_stats_heap(s, 0, b.d, b.len, &heap_id, &name, &name_len) == 0 && heap_id == 0);
+    CHECK(hp_stats_heap(s, 1, b.d, b.len, &heap_id, &name, &name_len) == 1 && heap_id == 'Z' &&
+          name_len == 16 && memcmp(name, "java/lang/Object", 16) == 0);
+    CHECK(hp_stats_complete(s) && hp_stats_heap_dumps(s) == 1);
+    dump = hp_stats_heap_dump(s, 0);
+    CHECK(dump && dump->complete && dump->records == 3 && dump->instances == 5 && dump->object_arrays == 2 &&
+          dump->primitive_arrays == 4 && dump->classes == 2 && dump->gc_roots == 0 && dump->subrecords == 14);
+    CHECK(dump && dump->end == b.len && dump->offset == first_segment);
     hp_stats_free(s);
     hp_parser_free(p);
 
@@ -317,7 +350,7 @@ static void test_synthetic(int id_size, int version)
             rc = hp_stats_run(s, p, &done, &err);
             CHECK(rc == HP_OK || rc == HP_E_NOMEM);
             if (rc == HP_OK)
-                CHECK(done && hp_stats_row_count(s) == 7);
+                CHECK(done && hp_stats_row_count(s) == 9);
         }
         fail_budget = -1;
         hp_stats_free(s);
@@ -326,49 +359,137 @@ static void test_synthetic(int id_size, int version)
     free(b.d);
 }
 
-/* Two heap dumps in one file (a HEAP_DUMP, then a run of segments): every
- * sub-record is tallied, the histogram describes the first dump only. */
-static void test_second_dump(void)
+/* Stats of a whole buffer with heap dump `select` selected. */
+static hp_stats *stats_selecting(const bb *b, uint32_t select)
+{
+    hp_stats *s = hp_stats_new(NULL);
+    hp_parser *p = hp_parser_new(NULL, HP_PARSE_SUBRECORDS);
+    hp_error err;
+    int done = 0;
+    hp_stats_select(s, select);
+    hp_parser_feed(p, b->d, b->len, 1);
+    CHECK(hp_stats_run(s, p, &done, &err) == HP_OK && done);
+    hp_parser_free(p);
+    return s;
+}
+
+/* Two heap dumps in one file (a HEAP_DUMP, then a run of segments): the
+ * tallies and the histogram describe the selected one, each dump has its
+ * own summary; then dumps that stop early. */
+static void test_several_dumps(void)
 {
     bb b;
     uint8_t h[HP_HEADER_MAX];
     hp_stats *s;
-    hp_parser *p;
-    hp_error err;
     hp_class_row row;
-    int done = 0, round;
+    const hp_heap_dump_info *d;
+    size_t first, second;
+    int round;
 
     memset(&b, 0, sizeof b);
     b.id = 4;
     bb_raw(&b, h, hp_header_write(h, 1, 4, 1));
+    utf8(&b, 1, "C");
+    first = b.len;
+    second = 0;
     for (round = 0; round < 3; round++) {
-        if (round == 0)
-            bb_rec_begin(&b, HP_TAG_HEAP_DUMP);
-        else
-            bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
-        class_dump(&b, 0x100, 12);
+        if (round == 1)
+            second = b.len;
+        bb_rec_begin(&b, round == 0 ? HP_TAG_HEAP_DUMP : HP_TAG_HEAP_DUMP_SEGMENT);
+        class_dump(&b, 0x100, 12 + 4 * (uint32_t)round, (uint16_t)(3 + round));
         instance(&b, 0x1000 + (uint64_t)round, 0x100, 12);
         prim_array(&b, HP_SUB_PRIM_ARRAY_DUMP, 0x2000 + (uint64_t)round, HP_T_BYTE, 3);
+        if (round == 2)
+            instance(&b, 0x1010, 0x100, 12);
         bb_rec_end(&b);
     }
     bb_rec_begin(&b, HP_TAG_HEAP_DUMP_END);
     bb_rec_end(&b);
-    s = hp_stats_new(NULL);
-    p = hp_parser_new(NULL, HP_PARSE_SUBRECORDS);
-    hp_parser_feed(p, b.d, b.len, 1);
-    CHECK(hp_stats_run(s, p, &done, &err) == HP_OK && done);
+
+    s = stats_selecting(&b, 0);
     CHECK_EQ_U64(hp_stats_heap_dumps(s), 2);
-    CHECK_EQ_U64(hp_stats_subrecords(s)[HP_SUB_INSTANCE_DUMP].count, 3);
-    CHECK_EQ_U64(hp_stats_subrecords(s)[HP_SUB_CLASS_DUMP].count, 3);
+    CHECK(hp_stats_complete(s));
+    CHECK_EQ_U64(hp_stats_records(s)[HP_TAG_HEAP_DUMP_SEGMENT].count, 2);
+    CHECK_EQ_U64(hp_stats_subrecords(s)[HP_SUB_INSTANCE_DUMP].count, 1);
+    CHECK_EQ_U64(hp_stats_subrecords(s)[HP_SUB_CLASS_DUMP].count, 1);
     CHECK_EQ_U64(hp_stats_row_count(s), 2);
     hp_stats_row(s, 0, &row);
     /* No java.lang.Object, no model set: references at id size, a two-id
-     * header, and instance sizes from the (empty) field tables. */
-    CHECK(row.class_id == 0x100 && row.instances == 1 && row.shallow_bytes == 8);
+     * header, and instance sizes from the field tables (three ints here). */
+    CHECK(row.class_id == 0x100 && row.instances == 1 && row.shallow_bytes == pad8(8 + 3 * 4));
     hp_stats_row(s, 1, &row);
     CHECK(row.elem_type == HP_T_BYTE && row.instances == 1 && row.shallow_bytes == array_size(8, 1, 3));
+    d = hp_stats_heap_dump(s, 0);
+    CHECK(d && d->offset == first && d->records == 1 && d->complete &&
+          d->instances == 1 && d->primitive_arrays == 1 && d->classes == 1 && d->end == second);
+    d = hp_stats_heap_dump(s, 1);
+    CHECK(d && d->offset == second && d->records == 3 && d->complete && d->instances == 3 && d->classes == 2 &&
+          d->primitive_arrays == 2 && d->subrecords == 7 && d->end == b.len);
+    CHECK(hp_stats_heap_dump(s, 2) == NULL);
     hp_stats_free(s);
-    hp_parser_free(p);
+
+    /* The second selected: its objects, its own (last) class dump's fields. */
+    s = stats_selecting(&b, 1);
+    CHECK_EQ_U64(hp_stats_subrecords(s)[HP_SUB_INSTANCE_DUMP].count, 3);
+    CHECK_EQ_U64(hp_stats_row_count(s), 2);
+    hp_stats_row(s, 0, &row);
+    CHECK(row.class_id == 0x100 && row.instances == 3 && row.shallow_bytes == 3 * pad8(8 + 5 * 4));
+    hp_stats_free(s);
+
+    /* None selected: no histogram, no sub-record tallies, the summaries. */
+    s = stats_selecting(&b, HP_NO_DUMP);
+    CHECK(hp_stats_row_count(s) == 0 && hp_stats_subrecords(s)[HP_SUB_INSTANCE_DUMP].count == 0);
+    CHECK(hp_stats_heap_dumps(s) == 2 && hp_stats_heap_dump(s, 1)->instances == 3);
+    hp_stats_free(s);
+
+    /* Without its HEAP_DUMP_END the run of segments stopped early. */
+    b.len -= 9;
+    s = stats_selecting(&b, 0);
+    CHECK(!hp_stats_complete(s) && hp_stats_heap_dump(s, 0)->complete && !hp_stats_heap_dump(s, 1)->complete);
+    CHECK_EQ_U64(hp_stats_heap_dump(s, 1)->records, 2);
+    hp_stats_free(s);
+
+    /* A HEAP_DUMP after an open run: the run stopped early, the HEAP_DUMP is whole. */
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP);
+    instance(&b, 0x1020, 0x100, 12);
+    bb_rec_end(&b);
+    s = stats_selecting(&b, 2);
+    CHECK(!hp_stats_complete(s) && hp_stats_heap_dumps(s) == 3 && !hp_stats_heap_dump(s, 1)->complete &&
+          hp_stats_heap_dump(s, 2)->complete);
+    CHECK_EQ_U64(hp_stats_subrecords(s)[HP_SUB_INSTANCE_DUMP].count, 1);
+    hp_stats_free(s);
+    free(b.d);
+}
+
+/* Many classes: building the rows takes time linear in their number (it
+ * once scanned from the first class for each row), which is checked here
+ * by the row order and count; the timing is in benchmarks/bench_stats.py. */
+static void test_many_classes(void)
+{
+    const uint32_t n = 50000;
+    bb b;
+    uint8_t h[HP_HEADER_MAX];
+    hp_stats *s;
+    hp_class_row row;
+    uint32_t i, bad = 0;
+
+    memset(&b, 0, sizeof b);
+    b.id = 4;
+    bb_raw(&b, h, hp_header_write(h, 2, 4, 1));
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+    for (i = 0; i < n; i++)
+        instance(&b, 0x10000000u + i, 0x100 + 8 * (uint64_t)i, 0);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(&b);
+    s = stats_selecting(&b, 0);
+    CHECK_EQ_U64(hp_stats_row_count(s), n);
+    for (i = 0; i < n; i++) {
+        hp_stats_row(s, i, &row);
+        bad += row.class_id != 0x100 + 8 * (uint64_t)i || row.instances != 1;
+    }
+    CHECK_EQ_U64(bad, 0);
+    hp_stats_free(s);
     free(b.d);
 }
 
@@ -407,7 +528,8 @@ static uint8_t *load_entry(const inv_entry *e, size_t *len)
  * histogram for the figures hp_stats must agree with. */
 typedef struct facts {
     uint64_t rec[256], sub[256];
-    uint64_t heap_body_bytes;
+    uint64_t first_sub[256];   /* sub-records of the first heap dump */
+    uint64_t first_body_bytes; /* body bytes of the first heap dump's records */
     size_t header_len;
     int id_size;
     uint32_t heap_dumps;       /* a HEAP_DUMP, or a run of segments up to HEAP_DUMP_END */
@@ -415,6 +537,7 @@ typedef struct facts {
     uint64_t first_obj_arrays; /* object arrays of the first heap dump */
     uint64_t prim_count[16], prim_bytes[16];
     uint64_t obj_array_bytes;
+    int android;               /* HEAP_DUMP_INFO sub-records seen */
 } facts;
 
 static int parser_facts(const uint8_t *buf, size_t len, facts *f)
@@ -433,10 +556,10 @@ static int parser_facts(const uint8_t *buf, size_t len, facts *f)
         } else if (ev.kind == HP_EV_RECORD) {
             int tag = ev.rec->tag;
             f->rec[tag]++;
-            if (hp_is_heap_tag(tag))
-                f->heap_body_bytes += ev.rec->length;
             if (tag == HP_TAG_HEAP_DUMP || (tag == HP_TAG_HEAP_DUMP_SEGMENT && !in_segments))
                 f->heap_dumps++;
+            if (hp_is_heap_tag(tag) && f->heap_dumps == 1)
+                f->first_body_bytes += ev.rec->length;
             if (tag == HP_TAG_HEAP_DUMP_SEGMENT)
                 in_segments = 1;
             else if (tag == HP_TAG_HEAP_DUMP || tag == HP_TAG_HEAP_DUMP_END)
@@ -444,8 +567,10 @@ static int parser_facts(const uint8_t *buf, size_t len, facts *f)
         } else if (ev.kind == HP_EV_SUBRECORD) {
             const hp_subrecord *s = ev.sub;
             f->sub[s->tag]++;
+            f->android |= s->tag == HP_SUB_HEAP_DUMP_INFO;
             if (f->heap_dumps != 1)
                 continue;
+            f->first_sub[s->tag]++;
             if (s->tag == HP_SUB_INSTANCE_DUMP || s->tag == HP_SUB_OBJ_ARRAY_DUMP || s->tag == HP_SUB_PRIM_ARRAY_DUMP ||
                 s->tag == HP_SUB_PRIM_ARRAY_NODATA)
                 f->first_objects++;
@@ -502,6 +627,12 @@ static hp_stats *stats_of(const uint8_t *buf, size_t len, size_t chunk, hp_code 
 static int same_stats(const hp_stats *a, const hp_stats *b)
 {
     size_t i, n = hp_stats_row_count(a);
+    uint32_t d;
+    if (hp_stats_heap_dumps(a) != hp_stats_heap_dumps(b) || hp_stats_complete(a) != hp_stats_complete(b))
+        return 0;
+    for (d = 0; d < hp_stats_heap_dumps(a); d++)
+        if (memcmp(hp_stats_heap_dump(a, d), hp_stats_heap_dump(b, d), sizeof(hp_heap_dump_info)) != 0)
+            return 0;
     if (memcmp(hp_stats_records(a), hp_stats_records(b), 256 * sizeof(hp_tally)) != 0 ||
         memcmp(hp_stats_subrecords(a), hp_stats_subrecords(b), 256 * sizeof(hp_tally)) != 0 ||
         n != hp_stats_row_count(b))
@@ -511,7 +642,7 @@ static int same_stats(const hp_stats *a, const hp_stats *b)
         hp_stats_row(a, i, &x);
         hp_stats_row(b, i, &y);
         if (x.class_id != y.class_id || x.elem_type != y.elem_type || x.instances != y.instances ||
-            x.shallow_bytes != y.shallow_bytes)
+            x.shallow_bytes != y.shallow_bytes || x.heap_id != y.heap_id)
             return 0;
     }
     return 1;
@@ -537,7 +668,10 @@ static void test_real_dumps(void)
         hp_code rc;
         const hp_tally *rt, *st;
         uint64_t rec_bytes = 0, sub_bytes = 0, row_instances = 0, obj_rows = 0, obj_bytes = 0;
+        uint64_t dump_instances = 0, dump_classes = 0, dump_subrecords = 0, all_subrecords = 0;
         int t, string_rows = 0, named = 0;
+        uint32_t d;
+        uint64_t prim_count[16] = { 0 }, prim_bytes[16] = { 0 }, string_class = 0;
 
         if (strcmp(e->compression, "bz2") == 0)
             continue;
@@ -552,14 +686,27 @@ static void test_real_dumps(void)
         st = hp_stats_subrecords(s);
         for (t = 0; t < 256; t++) {
             CHECK_EQ_U64(rt[t].count, f.rec[t]);
-            CHECK_EQ_U64(st[t].count, f.sub[t]);
+            CHECK_EQ_U64(st[t].count, f.first_sub[t]);
             CHECK_EQ_U64(rt[t].count, e->recs[t]);
-            CHECK_EQ_U64(st[t].count, e->subs[t]);
+            CHECK_EQ_U64(f.sub[t], e->subs[t]);
             rec_bytes += rt[t].bytes;
             sub_bytes += st[t].bytes;
+            all_subrecords += f.sub[t];
         }
         CHECK_EQ_U64(rec_bytes, len - f.header_len);
-        CHECK_EQ_U64(sub_bytes, f.heap_body_bytes);
+        CHECK_EQ_U64(sub_bytes, f.first_body_bytes);
+        /* The heap dumps' summaries add up to the whole file's sub-records. */
+        for (d = 0; d < hp_stats_heap_dumps(s); d++) {
+            const hp_heap_dump_info *info = hp_stats_heap_dump(s, d);
+            CHECK(info->complete && info->end > info->offset && info->end <= len);
+            dump_instances += info->instances;
+            dump_classes += info->classes;
+            dump_subrecords += info->subrecords;
+        }
+        CHECK_EQ_U64(dump_instances, e->subs[HP_SUB_INSTANCE_DUMP]);
+        CHECK_EQ_U64(dump_classes, e->subs[HP_SUB_CLASS_DUMP]);
+        CHECK_EQ_U64(dump_subrecords, all_subrecords);
+        CHECK(hp_stats_complete(s));
 
         /* The histogram. */
         rows = hp_stats_row_count(s);
@@ -570,10 +717,11 @@ static void test_real_dumps(void)
             hp_stats_row(s, r, &row);
             CHECK(row.instances > 0);
             row_instances += row.instances;
+            CHECK(f.android || row.heap_id == 0);
             if (row.class_id == 0 && row.elem_type != HP_T_OBJECT) {
                 CHECK(row.elem_type >= HP_T_BOOLEAN && row.elem_type <= HP_T_LONG);
-                CHECK_EQ_U64(row.instances, f.prim_count[row.elem_type]);
-                CHECK_EQ_U64(row.shallow_bytes, f.prim_bytes[row.elem_type]);
+                prim_count[row.elem_type] += row.instances;
+                prim_bytes[row.elem_type] += row.shallow_bytes;
                 continue;
             }
             if (row.elem_type == HP_T_OBJECT) {
@@ -584,10 +732,15 @@ static void test_real_dumps(void)
                 named++;
                 CHECK(name_len < 4096 && name >= buf && name + name_len <= buf + len);
                 if (name_is(name, name_len, "java/lang/String") || name_is(name, name_len, "java.lang.String")) {
-                    string_rows++;
+                    string_rows += row.class_id != string_class; /* one row per heap it has strings in */
+                    string_class = row.class_id;
                     CHECK(row.elem_type == 0 && row.shallow_bytes > 0 && row.shallow_bytes % row.instances == 0);
                 }
             }
+        }
+        for (t = 0; t < 16; t++) {
+            CHECK_EQ_U64(prim_count[t], f.prim_count[t]);
+            CHECK_EQ_U64(prim_bytes[t], f.prim_bytes[t]);
         }
         /* The histogram describes the first heap dump (the old hprof agent
          * wrote two); with one dump that is every object of the file. */
@@ -633,7 +786,8 @@ int main(void)
     test_synthetic(8, 3);
     test_synthetic(4, 2);
     test_synthetic(8, 1);
-    test_second_dump();
+    test_several_dumps();
+    test_many_classes();
     test_real_dumps();
     return check_report("test_stats");
 }

@@ -1,0 +1,51 @@
+"""Packaging: the license, what the sdist carries, and stubs that match the extension."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import hprofkit
+from conftest import ROOT
+
+
+def tracked(*folders: str) -> set[str]:
+    """Files git tracks under the folders (the repository's own view)."""
+    out = subprocess.run(["git", "ls-files", *folders], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_license_is_apache_2(tmp_path):
+    text = (ROOT / "LICENSE").read_text()
+    assert "Apache License" in text[:200] and "Version 2.0, January 2004" in text[:200]
+    assert "END OF TERMS AND CONDITIONS" in text  # the full text, not a pointer to it
+
+
+def test_sdist_carries_sources_tests_and_docs(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(tmp_path),
+                           str(ROOT)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "SetuptoolsDeprecationWarning" not in proc.stderr  # the license table form warned
+    (sdist,) = tmp_path.glob("hprofkit-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
+        pkg_info = tar.extractfile(next(n for n in tar.getnames() if n.endswith("/PKG-INFO") and n.count("/") == 1))
+        assert pkg_info is not None
+        metadata = pkg_info.read().decode()
+    wanted = tracked("src", "tests", "docs", "python", "benchmarks") | {"LICENSE", "README.md", "pyproject.toml",
+                                                                          "setup.py", "MANIFEST.in"}
+    assert wanted <= names, sorted(wanted - names)
+    assert {"tests/c/Makefile", "tests/c/test_stats.c", "tests/conftest.py", "docs/format.md"} <= names
+    assert not any("__pycache__" in n or n.startswith("tests/c/build/") for n in names)
+    assert "License-Expression: Apache-2.0" in metadata and "License-File: LICENSE" in metadata
+    assert f"Version: {hprofkit.__version__}" in metadata
+
+
+def test_stubs_match_the_extension(tmp_path):
+    # Run from an empty folder, so that the installed package is the one checked.
+    proc = subprocess.run([sys.executable, "-m", "mypy.stubtest", "hprofkit", "--mypy-config-file",
+                           str(ROOT / "pyproject.toml")], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+    assert "Success" in proc.stdout
