@@ -1,0 +1,305 @@
+/* CSR graph: build from an edge source in two passes, transpose. */
+#include "hp_graph.h"
+
+#include <string.h>
+
+/* Vertices per call of the edge source: big enough to amortise the call,
+ * small enough that the checkpoint gets a turn often. */
+#define SOURCE_RANGE (1u << 16)
+
+/* Edges one block of rows may hold: offsets inside a block take 4 bytes.
+ * The C tests lower it to run every graph through narrow blocks. */
+#ifndef HP_ROW_BLOCK_EDGES
+#define HP_ROW_BLOCK_EDGES UINT32_MAX
+#endif
+
+hp_code hp_vertex_fail(hp_error *err, hp_code code, uint64_t v, const char *detail)
+{
+    return hp_fail(err, code, v, HP_TAG_VERTEX, 0, 0, 0, detail);
+}
+
+hp_code hp_graph_stop(hp_error *err, hp_code code)
+{
+    return hp_fail(err, code, 0, HP_TAG_VERTEX, 0, 0, 0,
+                   code == HP_E_NOMEM ? "out of memory" : "stopped by the caller");
+}
+
+void *hp_array_new(const hp_alloc *alloc, uint64_t count, size_t size)
+{
+    if (count > SIZE_MAX / size)
+        return NULL;
+    return alloc->malloc_fn(count ? (size_t)count * size : 1);
+}
+
+uint64_t *hp_bits_new(const hp_alloc *alloc, uint64_t n)
+{
+    uint64_t *bits = hp_array_new(alloc, (n + 63) >> 6, 8);
+    if (bits)
+        memset(bits, 0, (size_t)hp_bits_bytes(n));
+    return bits;
+}
+
+/* The largest shift <= 16 for which every block of 2^shift vertices has
+ * at most HP_ROW_BLOCK_EDGES edges.  Shift 0 always fits: a block is then
+ * one vertex, whose offset in it is 0 and whose degree is < 2^32. */
+static unsigned pick_shift(const uint32_t *degree, uint32_t n)
+{
+    unsigned shift;
+    for (shift = 16; shift > 0; shift--) {
+        uint32_t mask = (1u << shift) - 1, v;
+        uint64_t sum = 0;
+        for (v = 0; v < n; v++) {
+            if ((v & mask) == 0)
+                sum = 0;
+            sum += degree[v];
+            if (sum > HP_ROW_BLOCK_EDGES)
+                break;
+        }
+        if (v == n)
+            return shift;
+    }
+    return 0;
+}
+
+/* Turns the degrees in r->rel[0..n) into row offsets: starts, or with
+ * `ends` the end of each row (a cursor to fill rows backwards, which leaves
+ * the starts).  Allocates r->base.  The edge count, or UINT64_MAX when
+ * memory runs out. */
+static uint64_t rows_from_degrees(hp_rows *r, uint32_t n, const hp_alloc *alloc, int ends)
+{
+    unsigned shift = pick_shift(r->rel, n);
+    uint32_t mask = (1u << shift) - 1, v;
+    uint64_t total = 0;
+
+    r->shift = shift;
+    r->base = hp_array_new(alloc, ((uint64_t)n >> shift) + 1, 8);
+    if (!r->base)
+        return UINT64_MAX;
+    for (v = 0; v < n; v++) {
+        uint32_t degree = r->rel[v];
+        if ((v & mask) == 0)
+            r->base[v >> shift] = total;
+        total += degree;
+        r->rel[v] = (uint32_t)((ends ? total : total - degree) - r->base[v >> shift]);
+    }
+    if ((n & mask) == 0)
+        r->base[n >> shift] = total;
+    r->rel[n] = (uint32_t)(total - r->base[n >> shift]);
+    return total;
+}
+
+void hp_edge_end_vertex(hp_edge_sink *s)
+{
+    uint64_t degree = s->len - s->row_begin;
+    if (s->bad)
+        return;
+    if (s->vertex >= s->end) {
+        s->bad = HP_SINK_MISMATCH;
+        s->bad_vertex = s->end;
+        return;
+    }
+    if (!s->dst) {
+        if (degree > UINT32_MAX) {
+            s->bad = HP_SINK_TOO_MANY;
+            s->bad_vertex = s->vertex;
+            return;
+        }
+        s->rows->rel[s->vertex] = (uint32_t)degree;
+    } else if (s->origin + s->len != hp_row_start(s->rows, s->vertex + 1)) {
+        s->bad = HP_SINK_MISMATCH;
+        s->bad_vertex = s->vertex;
+        return;
+    }
+    s->row_begin = s->len;
+    s->vertex++;
+}
+
+/* One call of the source for [first, first + count): counting degrees into
+ * g->rows.rel, or (g->edges set) filling rows. */
+static hp_code run_source(hp_graph *g, hp_edge_source source, void *ctx, uint32_t first, uint32_t count,
+                          hp_pacer *pacer, hp_error *err)
+{
+    hp_edge_sink s;
+    memset(&s, 0, sizeof s);
+    s.n = g->n;
+    s.vertex = first;
+    s.end = first + count;
+    s.rows = &g->rows;
+    if (g->edges) {
+        s.origin = hp_row_start(&g->rows, first);
+        s.dst = g->edges + s.origin;
+        s.cap = hp_row_start(&g->rows, first + count) - s.origin;
+    }
+    if (source(ctx, first, count, &s) != 0)
+        return hp_graph_stop(err, HP_E_ABORTED);
+    if (!s.bad && (s.vertex != s.end || (s.dst && s.len != s.cap))) {
+        s.bad = HP_SINK_MISMATCH;
+        s.bad_vertex = s.vertex;
+    }
+    switch (s.bad) {
+    case HP_SINK_TARGET:
+        return hp_vertex_fail(err, HP_E_USAGE, s.bad_vertex, "edge target out of range");
+    case HP_SINK_TOO_MANY:
+        return hp_vertex_fail(err, HP_E_LIMIT, s.bad_vertex, "2^32 out-edges or more");
+    case HP_SINK_MISMATCH:
+        return hp_vertex_fail(err, HP_E_USAGE, s.bad_vertex,
+                              "edge source did not end each vertex once, or changed between passes");
+    default:
+        break;
+    }
+    if (hp_pace(pacer, count + s.len))
+        return hp_graph_stop(err, HP_E_ABORTED);
+    return HP_OK;
+}
+
+hp_code hp_graph_build(hp_graph *g, uint32_t n, hp_edge_source source, void *ctx, const hp_alloc *alloc,
+                       const hp_checkpoint *cp, hp_error *err)
+{
+    hp_pacer pacer = { cp, 0 };
+    hp_code rc = HP_OK;
+    int pass;
+
+    memset(g, 0, sizeof *g);
+    g->alloc = alloc ? *alloc : hp_default_alloc;
+    g->n = n;
+    if (n > HP_MAX_VERTICES)
+        return hp_vertex_fail(err, HP_E_USAGE, n, "more vertices than a graph can number");
+    g->rows.rel = hp_array_new(&g->alloc, (uint64_t)n + 1, 4);
+    if (!g->rows.rel)
+        goto nomem;
+    for (pass = 0; pass < 2; pass++) {
+        uint32_t first, count;
+        if (pass == 1) {
+            g->m = rows_from_degrees(&g->rows, n, &g->alloc, 0);
+            if (g->m == UINT64_MAX || !(g->edges = hp_array_new(&g->alloc, g->m, 4)))
+                goto nomem;
+        }
+        for (first = 0; first < n; first += count) {
+            count = n - first < SOURCE_RANGE ? n - first : SOURCE_RANGE;
+            if ((rc = run_source(g, source, ctx, first, count, &pacer, err)) != HP_OK)
+                goto fail;
+        }
+    }
+    return HP_OK;
+nomem:
+    rc = hp_graph_stop(err, HP_E_NOMEM);
+fail:
+    hp_graph_free(g);
+    return rc;
+}
+
+/* Counts the edges into each vertex of g into `count` (g->n entries,
+ * zeroed), leaving out the edges of sources that `map` drops: a sequential
+ * pass whose increments mostly stay near the source, as heap edges do. */
+static hp_code count_in_edges(const hp_graph *g, const uint32_t *map, uint32_t *count, hp_pacer *pacer,
+                              hp_error *err)
+{
+    uint32_t u;
+    for (u = 0; u < g->n; u++) {
+        uint32_t degree, k;
+        const uint32_t *row = hp_graph_row(g, u, &degree);
+        if (map && map[u] == HP_NONE)
+            continue;
+        for (k = 0; k < degree; k++) {
+            if (count[row[k]] == UINT32_MAX)
+                return hp_vertex_fail(err, HP_E_LIMIT, row[k], "2^32 in-edges or more");
+            count[row[k]]++;
+        }
+        if (hp_pace(pacer, (uint64_t)degree + 1))
+            return hp_graph_stop(err, HP_E_ABORTED);
+    }
+    return HP_OK;
+}
+
+hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const uint32_t *map, uint32_t t_n,
+                           const hp_checkpoint *cp, hp_error *err)
+{
+    hp_pacer pacer = { cp, 0 };
+    hp_code rc;
+    uint32_t u, *rel, *count = NULL;
+
+    memset(t, 0, sizeof *t);
+    t->alloc = g->alloc;
+    t->n = map ? t_n : g->n;
+    if (t->n > HP_MAX_VERTICES)
+        return hp_vertex_fail(err, HP_E_USAGE, t->n, "more vertices than a graph can number");
+    rel = t->rows.rel = hp_array_new(&t->alloc, (uint64_t)t->n + 1, 4);
+    if (!rel)
+        goto nomem;
+    memset(rel, 0, ((size_t)t->n + 1) * 4);
+
+    /* In-degrees, counted in g's numbering, then moved to t's. */
+    if (!map) {
+        if ((rc = count_in_edges(g, NULL, rel, &pacer, err)) != HP_OK)
+            goto fail;
+    } else {
+        if (!(count = hp_array_new(&t->alloc, g->n, 4)))
+            goto nomem;
+        memset(count, 0, (size_t)g->n * 4);
+        if ((rc = count_in_edges(g, map, count, &pacer, err)) != HP_OK)
+            goto fail;
+        for (u = 0; u < g->n; u++) {
+            if (map[u] == HP_NONE)
+                continue;
+            if (map[u] >= t->n) {
+                rc = hp_vertex_fail(err, HP_E_USAGE, u, "map sends a vertex out of range");
+                goto fail;
+            }
+            rel[map[u]] += count[u]; /* several vertices may share one */
+            if (rel[map[u]] < count[u]) {
+                rc = hp_vertex_fail(err, HP_E_LIMIT, u, "2^32 in-edges or more");
+                goto fail;
+            }
+        }
+        t->alloc.free_fn(count);
+        count = NULL;
+    }
+    t->m = rows_from_degrees(&t->rows, t->n, &t->alloc, 1);
+    if (t->m == UINT64_MAX || !(t->edges = hp_array_new(&t->alloc, t->m, 4)))
+        goto nomem;
+
+    /* Fill rows backwards from their ends, sources in decreasing order, so
+     * that each row lists its predecessors in increasing order. */
+    for (u = g->n; u-- > 0;) {
+        uint64_t start = hp_row_start(&g->rows, u), e = hp_row_start(&g->rows, u + 1);
+        uint32_t pu = map ? map[u] : u;
+        if (pu == HP_NONE)
+            continue;
+        while (e-- > start) {
+            uint32_t q = map ? map[g->edges[e]] : g->edges[e];
+            if (q == HP_NONE)
+                continue;
+            t->edges[t->rows.base[q >> t->rows.shift] + --rel[q]] = pu;
+        }
+        if (hp_pace(&pacer, hp_row_start(&g->rows, u + 1) - start + 1))
+            goto aborted;
+    }
+    return HP_OK;
+aborted:
+    rc = hp_graph_stop(err, HP_E_ABORTED);
+    goto fail;
+nomem:
+    rc = hp_graph_stop(err, HP_E_NOMEM);
+fail:
+    t->alloc.free_fn(count);
+    hp_graph_free(t);
+    return rc;
+}
+
+uint64_t hp_graph_bytes(const hp_graph *g)
+{
+    if (!g->rows.rel)
+        return 0;
+    return ((uint64_t)g->n + 1) * 4 + (((uint64_t)g->n >> g->rows.shift) + 1) * 8 + g->m * 4;
+}
+
+void hp_graph_free(hp_graph *g)
+{
+    g->alloc.free_fn(g->rows.rel);
+    g->alloc.free_fn(g->rows.base);
+    g->alloc.free_fn(g->edges);
+    g->rows.rel = NULL;
+    g->rows.base = NULL;
+    g->edges = NULL;
+    g->m = 0;
+}
