@@ -129,7 +129,9 @@ static uint32_t eval(link *links, uint32_t v, uint32_t linked)
 }
 
 /* How far ahead the semidominator loop prefetches predecessors' links. */
+#ifndef PREFETCH_AHEAD
 #define PREFETCH_AHEAD 8
+#endif
 
 /* Immediate dominators in preorder space into links[0..N).ancestor
  * (allocated here), given the predecessor rows `pred` (consumed: each row
@@ -149,7 +151,7 @@ static hp_code semi_nca(hp_graph *pred, const uint64_t *is_root, link **links_ou
         uint32_t degree = (uint32_t)(hp_row_start(&pred->rows, w + 1) - start), k;
         uint32_t *row = pred->edges + start;
         uint32_t semi = hp_bit(is_root, w) ? 0 : w, parent = 0;
-        if (w > PREFETCH_AHEAD) {
+        if (PREFETCH_AHEAD && w > PREFETCH_AHEAD) {
             uint32_t ahead = w - PREFETCH_AHEAD, ahead_degree;
             const uint32_t *ahead_row = hp_graph_row(pred, ahead, &ahead_degree);
             for (k = 0; k < ahead_degree; k++)
@@ -234,7 +236,7 @@ static hp_code dominators_in_preorder(const hp_graph *g, const hp_dominators_spe
         vert = fit ? fit : vert;
     }
     if (rc == HP_OK)
-        rc = hp_graph_transpose(&pred, g, pre, N, pacer->cp, err);
+        rc = hp_graph_transpose(&pred, g, pre, N, spec->threads, pacer->cp, err);
     if (rc == HP_OK && !(is_root = hp_bits_new(alloc, N)))
         rc = hp_graph_stop(err, HP_E_NOMEM);
     if (rc == HP_OK)

@@ -54,6 +54,7 @@ typedef struct hp_dominators_spec {
     hp_size_source sizes;    /* NULL: no retained sizes */
     void *sizes_ctx;
     int lean;                /* 1: 4 B/vertex less at the peak for a second DFS (see above) */
+    int threads;             /* 1 or 2 for the passes that split (the result is the same) */
 } hp_dominators_spec;
 
 /* Computes the dominators of `g` from spec->roots.  Retained sizes

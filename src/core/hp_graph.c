@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "hp_parallel.h"
+
 /* Vertices per call of the edge source: big enough to amortise the call,
  * small enough that the checkpoint gets a turn often. */
 #define SOURCE_RANGE (1u << 16)
@@ -116,7 +118,7 @@ void hp_edge_end_vertex(hp_edge_sink *s)
 
 /* One call of the source for [first, first + count): counting degrees into
  * g->rows.rel, or (g->edges set) filling rows. */
-static hp_code run_source(hp_graph *g, hp_edge_source source, void *ctx, uint32_t first, uint32_t count,
+static hp_code run_source(hp_graph *g, const hp_graph_source *source, uint32_t first, uint32_t count,
                           hp_pacer *pacer, hp_error *err)
 {
     hp_edge_sink s;
@@ -130,7 +132,7 @@ static hp_code run_source(hp_graph *g, hp_edge_source source, void *ctx, uint32_
         s.dst = g->edges + s.origin;
         s.cap = hp_row_start(&g->rows, first + count) - s.origin;
     }
-    if (source(ctx, first, count, &s) != 0)
+    if (source->edges(source->ctx, first, count, &s) != 0)
         return hp_graph_stop(err, HP_E_ABORTED);
     if (!s.bad && (s.vertex != s.end || (s.dst && s.len != s.cap))) {
         s.bad = HP_SINK_MISMATCH;
@@ -152,12 +154,82 @@ static hp_code run_source(hp_graph *g, hp_edge_source source, void *ctx, uint32_
     return HP_OK;
 }
 
-hp_code hp_graph_build(hp_graph *g, uint32_t n, hp_edge_source source, void *ctx, const hp_alloc *alloc,
+/* What the workers of one parallel pass share.  Worker 0 (the calling
+ * thread) alone calls the checkpoint; a worker that fails raises `stop`
+ * and keeps its error; the error reported is that of the lowest worker
+ * that failed (each worker's first failure is fixed by the input). */
+typedef struct pass {
+    hp_graph *g;             /* the graph being built, or the transpose */
+    const hp_graph *from;    /* the transpose: the graph it comes from */
+    const hp_graph_source *source;
+    const uint32_t *map;
+    uint32_t *count;         /* the transpose: in-degrees in from's numbering */
+    hp_pacer pacer;          /* worker 0's, over every pass of the call */
+    int workers, stop;
+    hp_code rc[HP_MAX_WORKERS];
+    hp_error err[HP_MAX_WORKERS];
+} pass;
+
+static void pass_init(pass *p, int workers, const hp_checkpoint *cp)
+{
+    memset(p, 0, sizeof *p);
+    p->workers = workers < 1 ? 1 : workers > HP_MAX_WORKERS ? HP_MAX_WORKERS : workers;
+    p->pacer.cp = cp;
+}
+
+static void pass_fail(pass *p, int worker, hp_code rc)
+{
+    p->rc[worker] = rc;
+    hp_flag_raise(&p->stop);
+}
+
+static hp_code pass_result(const pass *p, hp_error *err)
+{
+    int w;
+    for (w = 0; w < p->workers; w++)
+        if (p->rc[w] != HP_OK) {
+            *err = p->err[w];
+            return p->rc[w];
+        }
+    return HP_OK;
+}
+
+/* Worker 0 paces the call; the others only watch p->stop. */
+static hp_pacer *pacer_of(pass *p, int worker, hp_pacer *none)
+{
+    none->cp = NULL;
+    none->work = 0;
+    return worker == 0 ? &p->pacer : none;
+}
+
+/* The first vertex of `worker`'s share of 0..n-1 cut in p->workers parts. */
+static uint32_t share_start(const pass *p, uint32_t n, int worker)
+{
+    return (uint32_t)((uint64_t)n * (uint32_t)worker / (uint32_t)p->workers);
+}
+
+/* Building: the worker takes every workers-th range of vertices. */
+static void build_share(void *ctx, int worker)
+{
+    pass *p = ctx;
+    hp_pacer none, *pacer = pacer_of(p, worker, &none);
+    uint64_t first;
+    for (first = (uint64_t)worker * SOURCE_RANGE; first < p->g->n && !hp_flag_get(&p->stop);
+         first += (uint64_t)p->workers * SOURCE_RANGE) {
+        uint32_t count = p->g->n - first < SOURCE_RANGE ? (uint32_t)(p->g->n - first) : SOURCE_RANGE;
+        hp_code rc = run_source(p->g, p->source, (uint32_t)first, count, pacer, &p->err[worker]);
+        if (rc != HP_OK) {
+            pass_fail(p, worker, rc);
+            return;
+        }
+    }
+}
+
+hp_code hp_graph_build(hp_graph *g, uint32_t n, const hp_graph_source *source, const hp_alloc *alloc,
                        const hp_checkpoint *cp, hp_error *err)
 {
-    hp_pacer pacer = { cp, 0 };
     hp_code rc = HP_OK;
-    int pass;
+    pass p;
 
     memset(g, 0, sizeof *g);
     g->alloc = alloc ? *alloc : hp_default_alloc;
@@ -167,19 +239,18 @@ hp_code hp_graph_build(hp_graph *g, uint32_t n, hp_edge_source source, void *ctx
     g->rows.rel = hp_array_new(&g->alloc, (uint64_t)n + 1, 4);
     if (!g->rows.rel)
         goto nomem;
-    for (pass = 0; pass < 2; pass++) {
-        uint32_t first, count;
-        if (pass == 1) {
-            g->m = rows_from_degrees(&g->rows, n, &g->alloc, 0);
-            if (g->m == UINT64_MAX || !(g->edges = hp_array_new(&g->alloc, g->m, 4)))
-                goto nomem;
-        }
-        for (first = 0; first < n; first += count) {
-            count = n - first < SOURCE_RANGE ? n - first : SOURCE_RANGE;
-            if ((rc = run_source(g, source, ctx, first, count, &pacer, err)) != HP_OK)
-                goto fail;
-        }
-    }
+    pass_init(&p, source->threads, cp);
+    p.g = g;
+    p.source = source;
+    hp_parallel(p.workers, build_share, &p); /* degrees into rows.rel */
+    if ((rc = pass_result(&p, err)) != HP_OK)
+        goto fail;
+    g->m = rows_from_degrees(&g->rows, n, &g->alloc, 0);
+    if (g->m == UINT64_MAX || !(g->edges = hp_array_new(&g->alloc, g->m, 4)))
+        goto nomem;
+    hp_parallel(p.workers, build_share, &p); /* rows, now that g->edges is set */
+    if ((rc = pass_result(&p, err)) != HP_OK)
+        goto fail;
     return HP_OK;
 nomem:
     rc = hp_graph_stop(err, HP_E_NOMEM);
@@ -188,100 +259,131 @@ fail:
     return rc;
 }
 
-/* Counts the edges into each vertex of g into `count` (g->n entries,
- * zeroed), leaving out the edges of sources that `map` drops: a sequential
- * pass whose increments mostly stay near the source, as heap edges do. */
-static hp_code count_in_edges(const hp_graph *g, const uint32_t *map, uint32_t *count, hp_pacer *pacer,
-                              hp_error *err)
+/* Transposing, first pass: the in-degree of each vertex of p->from, counted
+ * into p->count, leaving out the edges of sources that p->map drops.  The
+ * worker counts the targets of its share of the vertices, over all rows: a
+ * sequential pass whose increments mostly stay near the source, as heap
+ * edges do. */
+static void count_share(void *ctx, int worker)
 {
-    uint32_t u;
+    pass *p = ctx;
+    const hp_graph *g = p->from;
+    hp_pacer none, *pacer = pacer_of(p, worker, &none);
+    uint32_t lo = share_start(p, g->n, worker), hi = share_start(p, g->n, worker + 1), u;
     for (u = 0; u < g->n; u++) {
         uint32_t degree, k;
         const uint32_t *row = hp_graph_row(g, u, &degree);
-        if (map && map[u] == HP_NONE)
+        if (p->map && p->map[u] == HP_NONE)
             continue;
         for (k = 0; k < degree; k++) {
-            if (count[row[k]] == UINT32_MAX)
-                return hp_vertex_fail(err, HP_E_LIMIT, row[k], "2^32 in-edges or more");
-            count[row[k]]++;
+            uint32_t v = row[k];
+            if (v < lo || v >= hi)
+                continue;
+            if (p->count[v] == UINT32_MAX) {
+                pass_fail(p, worker, hp_vertex_fail(&p->err[worker], HP_E_LIMIT, v, "2^32 in-edges or more"));
+                return;
+            }
+            p->count[v]++;
         }
-        if (hp_pace(pacer, (uint64_t)degree + 1))
-            return hp_graph_stop(err, HP_E_ABORTED);
+        if (hp_pace(pacer, (uint64_t)degree + 1)) {
+            pass_fail(p, worker, hp_graph_stop(&p->err[worker], HP_E_ABORTED));
+            return;
+        }
+        if ((u & 1023) == 0 && hp_flag_get(&p->stop))
+            return;
     }
-    return HP_OK;
 }
 
-hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const uint32_t *map, uint32_t t_n,
+/* Transposing, second pass: rows filled backwards from their ends, sources
+ * in decreasing order, so that each row lists its predecessors in
+ * increasing order.  The worker fills the rows of its share of p->g. */
+static void fill_share(void *ctx, int worker)
+{
+    pass *p = ctx;
+    const hp_graph *g = p->from;
+    hp_graph *t = p->g;
+    hp_pacer none, *pacer = pacer_of(p, worker, &none);
+    uint32_t lo = share_start(p, t->n, worker), hi = share_start(p, t->n, worker + 1), u;
+    for (u = g->n; u-- > 0;) {
+        uint64_t start = hp_row_start(&g->rows, u), end = hp_row_start(&g->rows, u + 1), e;
+        uint32_t pu = p->map ? p->map[u] : u;
+        if (pu == HP_NONE)
+            continue;
+        for (e = end; e-- > start;) {
+            uint32_t q = p->map ? p->map[g->edges[e]] : g->edges[e];
+            if (q < lo || q >= hi) /* HP_NONE included */
+                continue;
+            t->edges[t->rows.base[q >> t->rows.shift] + --t->rows.rel[q]] = pu;
+        }
+        if (hp_pace(pacer, end - start + 1)) {
+            pass_fail(p, worker, hp_graph_stop(&p->err[worker], HP_E_ABORTED));
+            return;
+        }
+        if ((u & 1023) == 0 && hp_flag_get(&p->stop))
+            return;
+    }
+}
+
+hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const uint32_t *map, uint32_t t_n, int threads,
                            const hp_checkpoint *cp, hp_error *err)
 {
-    hp_pacer pacer = { cp, 0 };
     hp_code rc;
-    uint32_t u, *rel, *count = NULL;
+    uint32_t u, *rel;
+    pass p;
 
     memset(t, 0, sizeof *t);
     t->alloc = g->alloc;
     t->n = map ? t_n : g->n;
     if (t->n > HP_MAX_VERTICES)
         return hp_vertex_fail(err, HP_E_USAGE, t->n, "more vertices than a graph can number");
+    pass_init(&p, threads, cp);
+    p.g = t;
+    p.from = g;
+    p.map = map;
     rel = t->rows.rel = hp_array_new(&t->alloc, (uint64_t)t->n + 1, 4);
     if (!rel)
         goto nomem;
     memset(rel, 0, ((size_t)t->n + 1) * 4);
+    for (u = 0; map && u < g->n; u++)
+        if (map[u] != HP_NONE && map[u] >= t->n) {
+            rc = hp_vertex_fail(err, HP_E_USAGE, u, "map sends a vertex out of range");
+            goto fail;
+        }
 
     /* In-degrees, counted in g's numbering, then moved to t's. */
-    if (!map) {
-        if ((rc = count_in_edges(g, NULL, rel, &pacer, err)) != HP_OK)
+    p.count = map ? hp_array_new(&t->alloc, g->n, 4) : rel;
+    if (!p.count)
+        goto nomem;
+    if (map)
+        memset(p.count, 0, (size_t)g->n * 4);
+    hp_parallel(p.workers, count_share, &p);
+    if ((rc = pass_result(&p, err)) != HP_OK)
+        goto fail;
+    for (u = 0; map && u < g->n; u++) {
+        if (map[u] == HP_NONE)
+            continue;
+        rel[map[u]] += p.count[u]; /* several vertices may share one */
+        if (rel[map[u]] < p.count[u]) {
+            rc = hp_vertex_fail(err, HP_E_LIMIT, u, "2^32 in-edges or more");
             goto fail;
-    } else {
-        if (!(count = hp_array_new(&t->alloc, g->n, 4)))
-            goto nomem;
-        memset(count, 0, (size_t)g->n * 4);
-        if ((rc = count_in_edges(g, map, count, &pacer, err)) != HP_OK)
-            goto fail;
-        for (u = 0; u < g->n; u++) {
-            if (map[u] == HP_NONE)
-                continue;
-            if (map[u] >= t->n) {
-                rc = hp_vertex_fail(err, HP_E_USAGE, u, "map sends a vertex out of range");
-                goto fail;
-            }
-            rel[map[u]] += count[u]; /* several vertices may share one */
-            if (rel[map[u]] < count[u]) {
-                rc = hp_vertex_fail(err, HP_E_LIMIT, u, "2^32 in-edges or more");
-                goto fail;
-            }
         }
-        t->alloc.free_fn(count);
-        count = NULL;
     }
+    if (map)
+        t->alloc.free_fn(p.count);
+    p.count = NULL;
+
     t->m = rows_from_degrees(&t->rows, t->n, &t->alloc, 1);
     if (t->m == UINT64_MAX || !(t->edges = hp_array_new(&t->alloc, t->m, 4)))
         goto nomem;
-
-    /* Fill rows backwards from their ends, sources in decreasing order, so
-     * that each row lists its predecessors in increasing order. */
-    for (u = g->n; u-- > 0;) {
-        uint64_t start = hp_row_start(&g->rows, u), e = hp_row_start(&g->rows, u + 1);
-        uint32_t pu = map ? map[u] : u;
-        if (pu == HP_NONE)
-            continue;
-        while (e-- > start) {
-            uint32_t q = map ? map[g->edges[e]] : g->edges[e];
-            if (q == HP_NONE)
-                continue;
-            t->edges[t->rows.base[q >> t->rows.shift] + --rel[q]] = pu;
-        }
-        if (hp_pace(&pacer, hp_row_start(&g->rows, u + 1) - start + 1))
-            goto aborted;
-    }
+    hp_parallel(p.workers, fill_share, &p);
+    if ((rc = pass_result(&p, err)) != HP_OK)
+        goto fail;
     return HP_OK;
-aborted:
-    rc = hp_graph_stop(err, HP_E_ABORTED);
-    goto fail;
 nomem:
     rc = hp_graph_stop(err, HP_E_NOMEM);
 fail:
-    t->alloc.free_fn(count);
+    if (map)
+        t->alloc.free_fn(p.count);
     hp_graph_free(t);
     return rc;
 }

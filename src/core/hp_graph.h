@@ -126,24 +126,36 @@ void hp_edge_end_vertex(hp_edge_sink *s);
 
 typedef int (*hp_edge_source)(void *ctx, uint32_t first, uint32_t count, hp_edge_sink *sink);
 
+typedef struct hp_graph_source {
+    hp_edge_source edges;
+    void *ctx;
+    int threads; /* 2: `edges` may run on two threads at once (for disjoint
+                  * ranges, each range still whole on one thread): for a
+                  * source that is thread-safe.  0 or 1: one thread. */
+} hp_graph_source;
+
 /* Builds `g` over vertices 0..n-1 (n <= HP_MAX_VERTICES) from `source`.
- * On failure `g` holds nothing (hp_graph_free is still safe) and `err` says
- * why: HP_E_USAGE for a target >= n or a source whose passes disagree (the
- * vertex is err->offset), HP_E_LIMIT for a vertex with 2^32 edges or more,
+ * The result does not depend on source->threads.  On failure `g` holds
+ * nothing (hp_graph_free is still safe) and `err` says why: HP_E_USAGE for
+ * a target >= n or a source whose passes disagree (the vertex is
+ * err->offset), HP_E_LIMIT for a vertex with 2^32 edges or more,
  * HP_E_NOMEM, HP_E_ABORTED.
  * Memory: the graph itself; nothing else.  Time: two calls of the source
  * per vertex range, O(n + m) besides. */
-hp_code hp_graph_build(hp_graph *g, uint32_t n, hp_edge_source source, void *ctx, const hp_alloc *alloc,
+hp_code hp_graph_build(hp_graph *g, uint32_t n, const hp_graph_source *source, const hp_alloc *alloc,
                        const hp_checkpoint *cp, hp_error *err);
 
 /* The transpose of `g` (an edge u -> t becomes t -> u), optionally
- * renumbered: `map` (NULL for the identity) gives each vertex of g its
- * vertex in `t` (< t_n), or HP_NONE to drop it with its edges.  Each row of
- * `t` lists its predecessors by increasing vertex of g, each as often as
- * the edge occurs.  HP_E_LIMIT if a vertex gets 2^32 predecessors or more.
- * Memory: `t` (4 B/vertex + 4 B/edge kept); nothing else.
- * Time: two passes over g's edges, O(n + m). */
-hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const uint32_t *map, uint32_t t_n,
+ * renumbered: `map` (NULL for the identity, and then t_n is ignored) gives
+ * each vertex of g its vertex in `t` (< t_n), or HP_NONE to drop it with
+ * its edges.  Each row of `t` lists its predecessors by increasing vertex
+ * of g, each as often as the edge occurs.  `threads` (1 or 2) split the
+ * work by halves of the vertices, without changing the result.
+ * HP_E_USAGE if map sends a vertex to t_n or beyond (err->offset is the
+ * vertex), HP_E_LIMIT if a vertex gets 2^32 predecessors or more.
+ * Memory: `t` (4 B/vertex + 4 B/edge kept), and with a map 4 B per vertex
+ * of g while counting.  Time: two passes over g's edges, O(n + m). */
+hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const uint32_t *map, uint32_t t_n, int threads,
                            const hp_checkpoint *cp, hp_error *err);
 
 /* Bytes held by g's arrays. */

@@ -12,9 +12,10 @@
  * Edges come from a hash of the vertex, so the source gives the same edges
  * twice.
  *
- *   bench_graph [vertices] [repeats] [phases]
+ *   bench_graph [vertices] [repeats] [phases] [threads]
  * phases: any of b (CSR build, always run), t (transpose), p (BFS),
- * d (dominators), l (dominators, lean); all by default. */
+ * d (dominators), l (dominators, lean); all by default.  threads: 1 or 2
+ * for the passes that split (the edge source here is thread-safe). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "hp_dominators.h"
 #include "hp_graph.h"
@@ -269,6 +270,8 @@ int main(int argc, char **argv)
     uint32_t roots[CLASSES + THREAD_ROOTS], nroots = 0, v, i, out[MAX_EDGES], top[3];
     int repeats = argc > 2 ? atoi(argv[2]) : 1, rep, lean;
     const char *phases = argc > 3 ? argv[3] : "btpdl";
+    int threads = argc > 4 ? atoi(argv[4]) : 1;
+    hp_graph_source source = { heap_source, NULL, 1 };
     uint64_t gen_edges = 0, *special;
     hp_graph g, t;
     hp_dominators d;
@@ -281,6 +284,7 @@ int main(int argc, char **argv)
     long rss_start;
 
     n_vertices = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 8000000;
+    source.threads = threads;
     if (n_vertices < 2 * CLASSES) {
         fprintf(stderr, "at least %u vertices\n", 2 * CLASSES);
         return 2;
@@ -294,14 +298,15 @@ int main(int argc, char **argv)
     t0 = now();
     for (v = 0; v < n_vertices; v++)
         gen_edges += edges_of(v, out);
-    printf("synthetic heap: %u vertices, %llu edges (%.2f per vertex), %u roots; generating its edges once: %.3f s\n",
-           n_vertices, (unsigned long long)gen_edges, (double)gen_edges / n_vertices, nroots, now() - t0);
+    printf("synthetic heap: %u vertices, %llu edges (%.2f per vertex), %u roots; generating its edges once: %.3f s; "
+           "%d thread%s\n", n_vertices, (unsigned long long)gen_edges, (double)gen_edges / n_vertices, nroots,
+           now() - t0, threads, threads > 1 ? "s" : "");
 
     for (rep = 0; rep < repeats; rep++) {
         printf("-- run %d\n", rep + 1);
         p.name = "CSR build (edges generated twice)";
         begin(&p);
-        if (hp_graph_build(&g, n_vertices, heap_source, NULL, &counting, NULL, &err) != HP_OK)
+        if (hp_graph_build(&g, n_vertices, &source, &counting, NULL, &err) != HP_OK)
             return 1;
         end(&p, n_vertices, "vertices");
         printf("%-34s %.2f B/vertex (shift %u)\n", "graph held", (double)hp_graph_bytes(&g) / n_vertices,
@@ -311,7 +316,7 @@ int main(int argc, char **argv)
             goto paths;
         p.name = "transpose";
         begin(&p);
-        if (hp_graph_transpose(&t, &g, NULL, 0, NULL, &err) != HP_OK)
+        if (hp_graph_transpose(&t, &g, NULL, 0, threads, NULL, &err) != HP_OK)
             return 1;
         end(&p, n_vertices, "vertices");
         hp_graph_free(&t);
@@ -355,6 +360,7 @@ int main(int argc, char **argv)
             dspec.sizes = heap_sizes;
             dspec.sizes_ctx = NULL;
             dspec.lean = lean;
+            dspec.threads = threads;
             if (hp_dominators_build(&d, &g, &dspec, NULL, &err) != HP_OK)
                 return 1;
             end(&p, n_vertices, "vertices");
