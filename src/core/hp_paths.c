@@ -155,8 +155,12 @@ hp_code hp_bfs_run(hp_bfs *b, const hp_graph *g, const hp_bfs_spec *spec, const 
         goto fail;
 
     for (i = 0; i < spec->nroots; i++) {
-        int kind = spec->root_kinds ? spec->root_kinds[i] : HP_EDGE_NORMAL;
-        if (spec->roots[i] == HP_NONE || (kind != HP_EDGE_NORMAL && kind != HP_EDGE_LOW))
+        int kind;
+        if (spec->roots[i] == HP_NONE)
+            continue;
+        kind = spec->classify ? spec->classify(spec->classify_ctx, HP_MARK, (uint32_t)i, spec->roots[i])
+                              : HP_EDGE_NORMAL;
+        if (kind != HP_EDGE_NORMAL && kind != HP_EDGE_LOW)
             continue;
         if (reach(&s, spec->roots[i], HP_MARK, (uint32_t)i, kind) < 0)
             goto nomem;

@@ -26,17 +26,18 @@
 enum { HP_EDGE_NORMAL = 0, HP_EDGE_LOW = 1, HP_EDGE_IGNORE = 2 };
 
 /* The class of edge number `index` of vertex v, to `target`: HP_EDGE_*
- * (any other value counts as IGNORE). */
+ * (any other value counts as IGNORE).  The roots are the edges of a
+ * virtual root: for root number `index` of the spec, v is HP_MARK. */
 typedef int (*hp_classify_edge)(void *ctx, uint32_t v, uint32_t index, uint32_t target);
 
 typedef struct hp_bfs_spec {
     const uint32_t *roots;          /* in the order to search them; HP_NONE entries are skipped */
     size_t nroots;                  /* < 2^32 */
-    const uint8_t *root_kinds;      /* nroots HP_EDGE_* values, or NULL: all NORMAL */
-    hp_classify_edge classify;      /* NULL: every edge is NORMAL */
+    hp_classify_edge classify;      /* NULL: every root and edge is NORMAL */
     void *classify_ctx;
-    const uint64_t *special;        /* bit set over vertices: only their edges go to classify
-                                     * (the others are NORMAL); NULL: every vertex's */
+    const uint64_t *special;        /* bit set over vertices: classify is asked about the roots
+                                     * and the edges of these vertices only (the others are
+                                     * NORMAL); NULL: about every edge */
     const uint64_t *leaves;         /* bit set: vertices reached but never expanded (watched
                                      * objects, so no path goes through another); NULL: none */
     const uint32_t *targets;        /* stop once each of these (< n, or HP_NONE: skipped) has

@@ -464,6 +464,10 @@ static void test_build_errors(void)
 
 /* ---- dominators against the naive algorithm ---- */
 
+/* What the random graphs exercised: reachable vertices, those with a
+ * dominator other than the virtual root, the deepest dominator chain. */
+static uint64_t seen_reachable, seen_dominated, seen_depth;
+
 static void check_against_naive(const tg *t, const uint32_t *roots, size_t nroots, const uint64_t *sizes)
 {
     hp_graph g;
@@ -473,6 +477,16 @@ static void check_against_naive(const tg *t, const uint32_t *roots, size_t nroot
     uint32_t v;
     int bad = 0;
 
+    for (v = 0; v < t->n; v++) {
+        uint64_t depth = 0;
+        uint32_t x;
+        seen_reachable += nv.idom[v] != HP_NONE;
+        seen_dominated += nv.idom[v] != HP_NONE && nv.idom[v] != HP_DOM_VIRTUAL;
+        for (x = v; x < t->n && nv.idom[x] < t->n; x = nv.idom[x])
+            depth++;
+        if (depth > seen_depth)
+            seen_depth = depth;
+    }
     CHECK(build(&g, t, &err) == HP_OK);
     for (lean_mode = 0; lean_mode < 2; lean_mode++) {
         CHECK(dominate(&d, &g, roots, nroots, sizes ? sizes_from_array : NULL, (void *)sizes, NULL, &err) ==
@@ -511,6 +525,10 @@ static void test_dominators_random(void)
             free(sizes);
             tg_free(&t);
         }
+    printf("  %llu reachable vertices, %llu dominated by one of them, dominator chains up to %llu long\n",
+           (unsigned long long)seen_reachable, (unsigned long long)seen_dominated, (unsigned long long)seen_depth);
+    CHECK(seen_dominated * 4 > seen_reachable && seen_depth >= 10);
+    seen_reachable = seen_dominated = seen_depth = 0;
 }
 
 /* Hand-made shapes with known answers. */
@@ -820,7 +838,8 @@ static void ref_search(ref_bfs *r, const tg *g, const hp_bfs_spec *spec, kinds *
             left++;
         }
     for (i = 0; i < spec->nroots; i++) {
-        int kind = spec->root_kinds ? spec->root_kinds[i] : HP_EDGE_NORMAL;
+        int kind = spec->roots[i] == HP_NONE || !spec->classify ? HP_EDGE_NORMAL
+                                                                 : classify_hash(k, HP_MARK, (uint32_t)i, spec->roots[i]);
         if (spec->roots[i] != HP_NONE && (kind == HP_EDGE_NORMAL || kind == HP_EDGE_LOW))
             ref_enqueue(r, spec->roots[i], HP_MARK, (uint32_t)i, kind == HP_EDGE_LOW);
     }
@@ -894,7 +913,6 @@ static void test_bfs_random(void)
     uint32_t seed = 31337, round;
     for (round = 0; round < 1500; round++) {
         uint32_t n = xorshift(&seed) % (round < 1200 ? 60 : 800), roots[8], v, targets[4], *dist, *queue;
-        uint8_t root_kinds[8];
         size_t nroots = random_roots(roots, n, &seed), i, head = 0, tail = 0;
         kinds k = { 0, 0, 0 };
         uint64_t *leaves = NULL;
@@ -912,14 +930,11 @@ static void test_bfs_random(void)
         spec.roots = roots;
         spec.nroots = nroots;
         if (mode >= 1) {
-            /* Classes, leaves, parked roots. */
+            /* Classes of edges and roots, leaves. */
             k.low_percent = 5 + xorshift(&seed) % 30;
             k.ignore_percent = xorshift(&seed) % 15;
             spec.classify = classify_hash;
             spec.classify_ctx = &k;
-            for (i = 0; i < nroots; i++)
-                root_kinds[i] = (uint8_t)(xorshift(&seed) % 5 == 0 ? HP_EDGE_LOW : xorshift(&seed) % 9 == 0 ? HP_EDGE_IGNORE : HP_EDGE_NORMAL);
-            spec.root_kinds = root_kinds;
             leaves = hp_bits_new(&hp_default_alloc, n);
             for (v = 0; v < n; v++)
                 if (xorshift(&seed) % 12 == 0)
@@ -984,6 +999,18 @@ static void test_bfs_random(void)
             }
             CHECK_EQ_U64(bad, 0);
         }
+        if (mode == 2) {
+            /* The same search twice gives the same answer. */
+            hp_bfs b2;
+            CHECK(hp_bfs_run(&b2, &g, &spec, NULL, &err) == HP_OK);
+            CHECK(memcmp(b2.visited, b.visited, (size_t)hp_bits_bytes(n)) == 0);
+            CHECK(memcmp(b2.low, b.low, (size_t)hp_bits_bytes(n)) == 0);
+            for (v = 0; v < n; v++)
+                if (hp_bit(b.visited, v) && (b2.parent[v] != b.parent[v] || b2.edge[v] != b.edge[v]))
+                    bad++;
+            CHECK_EQ_U64(bad, 0);
+            hp_bfs_free(&b2);
+        }
         if (mode == 1) {
             /* Asking only for the edges of `special` vertices gives the same
              * search when the others' edges are all NORMAL anyway: here,
@@ -1039,16 +1066,18 @@ static void test_bfs_scenarios(void)
      * 0 -> 7 (LOW) -> 8, 1 -> 7, 8 -> 9 (IGNORE), 2 -> 10 -> 11. */
     static const uint32_t off[] = { 0, 4, 6, 8, 9, 9, 10, 10, 11, 12, 12, 13, 13 };
     static const uint32_t adj[] = { 1, 4, 5, 7, 2, 7, 3, 10, 4, 6, 8, 9, 11 };
+    /* Root 1 (7) is LOW, root 2 (7 again) NORMAL but IGNORE in all_of_0_low. */
     static const uint32_t special_edges[][3] = {
         { 0, 1, HP_EDGE_LOW }, { 0, 2, HP_EDGE_LOW }, { 0, 3, HP_EDGE_LOW }, { 8, 0, HP_EDGE_IGNORE },
+        { HP_MARK, 1, HP_EDGE_LOW },
     };
     static const uint32_t all_of_0_low[][3] = {
         { 0, 0, HP_EDGE_LOW }, { 0, 1, HP_EDGE_LOW }, { 0, 2, HP_EDGE_LOW }, { 0, 3, HP_EDGE_LOW },
+        { HP_MARK, 1, HP_EDGE_LOW }, { HP_MARK, 2, HP_EDGE_IGNORE },
     };
-    listed l = { special_edges, 4 }, l0 = { all_of_0_low, 4 };
+    listed l = { special_edges, 5 }, l0 = { all_of_0_low, 6 };
     tg t = { 12, (uint32_t *)off, (uint32_t *)adj };
     uint32_t roots[] = { 0, 7, 7 }, vs[16], es[16], target;
-    uint8_t root_kinds[] = { HP_EDGE_NORMAL, HP_EDGE_LOW, HP_EDGE_NORMAL };
     uint64_t leaves = 0;
     hp_bfs_spec spec;
     hp_graph g;
@@ -1084,14 +1113,12 @@ static void test_bfs_scenarios(void)
 
     /* Roots: 7 given LOW then NORMAL is promoted to root number 2. */
     spec.nroots = 3;
-    spec.root_kinds = root_kinds;
     CHECK(hp_bfs_run(&b, &g, &spec, NULL, &err) == HP_OK);
     CHECK_EQ_U64(hp_bfs_path(&b, 7, vs, es, 16), 1);
     CHECK(es[0] == 2 && !hp_bit(b.low, 7));
     hp_bfs_free(&b);
     /* ... and stays parked (LOW) as a LOW root only, searched once the
      * normal queue ran dry: before 0's successors, all LOW here. */
-    root_kinds[2] = HP_EDGE_IGNORE;
     spec.classify_ctx = &l0;
     CHECK(hp_bfs_run(&b, &g, &spec, NULL, &err) == HP_OK);
     CHECK_EQ_U64(hp_bfs_path(&b, 8, vs, es, 16), 2);
@@ -1099,7 +1126,6 @@ static void test_bfs_scenarios(void)
     /* 1 is reached only through LOW edges of 0, so 2 is found in the second phase. */
     CHECK(hp_bit(b.low, 1) && hp_bit(b.low, 2));
     hp_bfs_free(&b);
-    root_kinds[2] = HP_EDGE_NORMAL;
     spec.classify_ctx = &l;
 
     /* Leaves: 2 is reached but not expanded, so 3 and 10 are not reached
