@@ -95,6 +95,8 @@ size_t hp_error_format(const hp_error *err, char *buf, size_t size)
     unit_name(err, unit, sizeof unit);
     if (err->code == HP_E_ABORTED)
         n = snprintf(buf, size, "%s", err->detail ? err->detail : "stopped by the caller");
+    else if (err->tag == HP_TAG_VERTEX && err->offset == UINT64_MAX)
+        n = snprintf(buf, size, "%s", err->detail ? err->detail : "error");
     else if (err->tag == HP_TAG_VERTEX)
         n = snprintf(buf, size, "%s at vertex %llu", err->detail ? err->detail : "error", off);
     else switch (err->code) {

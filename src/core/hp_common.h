@@ -34,7 +34,8 @@ typedef struct hp_error {
 } hp_error;
 
 /* hp_error.tag of an error about a vertex of a graph (hp_graph.h) rather
- * than a record: `offset` is then the vertex number. */
+ * than a record: `offset` is then the vertex number, or UINT64_MAX for an
+ * error about no vertex in particular (out of memory). */
 #define HP_TAG_VERTEX (-2)
 
 /* Allocation hooks.  The Python glue installs PyMem_Raw* (legal without the

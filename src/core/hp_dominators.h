@@ -8,22 +8,30 @@
  * retained set of v is what becomes unreachable when v is removed, i.e. v's
  * subtree in the dominator tree.
  *
- * Memory, n vertices and m edges of which the reachable part is N vertices
- * and M edges (g itself not counted):
- *   result            16 B/vertex (idom 4, retained 8, count 4; 8 without sizes)
- *   peak while built  max(12 B/N + 4 B/M, 20 B/n) + a DFS stack of 8 B per
- *                     level of depth while a DFS runs (one of 4 B/N arrays
- *                     is live then: far below the peak unless the graph is one
- *                     long chain, where it reaches 16 B/vertex).
- * i.e. about 12 + 4 M/N B/vertex for heap-like graphs (20.4 at M = 2.1 N).
- * Phases: DFS numbering (vertex -> preorder, 4 B/n); predecessors in
- * preorder space (4 B/N + 4 B/M; the numbering is dropped); semidominators
- * (+ 8 B/N; each vertex's DFS parent and semidominator are then kept in its
- * own predecessor row, which is no longer read); NCA (idom in place of the
- * path-compression links); a second DFS gives preorder -> vertex (4 B/N);
- * results in vertex space.
- * Time: O(M log N) worst case for the path compression, near-linear on heaps;
- * the NCA walk is O(N * depth) in theory, a few steps per vertex in practice. */
+ * Phases, in DFS-preorder space (numbers 1..N-1 for the reachable
+ * vertices, 0 for the virtual root): a DFS numbers the vertices; the
+ * predecessor graph is built in preorder numbers, after which the vertex ->
+ * preorder map is dropped; semidominators, last vertex first, with path
+ * compression over one (ancestor, best) pair per vertex; each vertex's DFS
+ * parent and semidominator then go into its own predecessor row, which is
+ * no longer read, for the NCA pass that computes idom in place of the
+ * pairs; results are moved to vertex space and the retained sizes summed,
+ * every vertex before its dominator.
+ *
+ * Memory, for n vertices of which N are reachable, with M edges out of
+ * them (g not counted; N ~ n and M ~ 2.1 N on a heap):
+ *   result        16 B per vertex: idom 4, count 4, retained 8 (8 B without sizes)
+ *   peak          16 B per reachable vertex + 4 B per reachable edge:
+ *                 predecessors (4 + 4), the pairs (8), preorder -> vertex (4)
+ *                 = 24.4 B per vertex at M = 2.1 N
+ *   peak, lean    max(12 N + 4 M, 4 N + 16 n) B: the preorder -> vertex map is
+ *                 rebuilt by a second DFS instead of kept through the peak
+ *                 = 20.4 B per vertex at M = 2.1 N
+ *   DFS stack     at most 4 B per reachable edge while a DFS runs, which is
+ *                 never at the peak (a DFS runs with 8 B per vertex besides).
+ * Time: O(M log N) worst case for the path compression, near-linear on
+ * heaps; the NCA walk is O(N * depth) in theory, a few steps per vertex in
+ * practice.  The predecessor graph is built by two workers when asked. */
 #ifndef HP_DOMINATORS_H
 #define HP_DOMINATORS_H
 

@@ -22,7 +22,7 @@ hp_code hp_vertex_fail(hp_error *err, hp_code code, uint64_t v, const char *deta
 
 hp_code hp_graph_stop(hp_error *err, hp_code code)
 {
-    return hp_fail(err, code, 0, HP_TAG_VERTEX, 0, 0, 0,
+    return hp_fail(err, code, UINT64_MAX, HP_TAG_VERTEX, 0, 0, 0,
                    code == HP_E_NOMEM ? "out of memory" : "stopped by the caller");
 }
 
@@ -202,6 +202,23 @@ static hp_pacer *pacer_of(pass *p, int worker, hp_pacer *none)
     return worker == 0 ? &p->pacer : none;
 }
 
+/* Runs `share` on p's workers; the pass's result. */
+static hp_code run_pass(pass *p, void (*share)(void *ctx, int worker), hp_error *err)
+{
+    hp_parallel(p->workers, share, p);
+    return pass_result(p, err);
+}
+
+/* With the degrees in g->rows.rel: the row offsets (ends: see
+ * rows_from_degrees), the edge array, then the rows filled by `share`. */
+static hp_code fill_rows(pass *p, hp_graph *g, int ends, void (*share)(void *ctx, int worker), hp_error *err)
+{
+    g->m = rows_from_degrees(&g->rows, g->n, &g->alloc, ends);
+    if (g->m == UINT64_MAX || !(g->edges = hp_array_new(&g->alloc, g->m, 4)))
+        return hp_graph_stop(err, HP_E_NOMEM);
+    return run_pass(p, share, err);
+}
+
 /* The first vertex of `worker`'s share of 0..n-1 cut in p->workers parts. */
 static uint32_t share_start(const pass *p, uint32_t n, int worker)
 {
@@ -242,14 +259,8 @@ hp_code hp_graph_build(hp_graph *g, uint32_t n, const hp_graph_source *source, c
     pass_init(&p, source->threads, cp);
     p.g = g;
     p.source = source;
-    hp_parallel(p.workers, build_share, &p); /* degrees into rows.rel */
-    if ((rc = pass_result(&p, err)) != HP_OK)
-        goto fail;
-    g->m = rows_from_degrees(&g->rows, n, &g->alloc, 0);
-    if (g->m == UINT64_MAX || !(g->edges = hp_array_new(&g->alloc, g->m, 4)))
-        goto nomem;
-    hp_parallel(p.workers, build_share, &p); /* rows, now that g->edges is set */
-    if ((rc = pass_result(&p, err)) != HP_OK)
+    /* Degrees into rows.rel, then rows, now that g->edges is set. */
+    if ((rc = run_pass(&p, build_share, err)) != HP_OK || (rc = fill_rows(&p, g, 0, build_share, err)) != HP_OK)
         goto fail;
     return HP_OK;
 nomem:
@@ -356,8 +367,7 @@ hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const uint32_t *map, 
         goto nomem;
     if (map)
         memset(p.count, 0, (size_t)g->n * 4);
-    hp_parallel(p.workers, count_share, &p);
-    if ((rc = pass_result(&p, err)) != HP_OK)
+    if ((rc = run_pass(&p, count_share, err)) != HP_OK)
         goto fail;
     for (u = 0; map && u < g->n; u++) {
         if (map[u] == HP_NONE)
@@ -372,11 +382,7 @@ hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const uint32_t *map, 
         t->alloc.free_fn(p.count);
     p.count = NULL;
 
-    t->m = rows_from_degrees(&t->rows, t->n, &t->alloc, 1);
-    if (t->m == UINT64_MAX || !(t->edges = hp_array_new(&t->alloc, t->m, 4)))
-        goto nomem;
-    hp_parallel(p.workers, fill_share, &p);
-    if ((rc = pass_result(&p, err)) != HP_OK)
+    if ((rc = fill_rows(&p, t, 1, fill_share, err)) != HP_OK)
         goto fail;
     return HP_OK;
 nomem:

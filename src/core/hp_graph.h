@@ -49,7 +49,8 @@ static inline int hp_pace(hp_pacer *p, uint64_t units)
 }
 
 /* Fill `err` and return `code`: a failure about vertex `v`; or, for
- * HP_E_NOMEM and HP_E_ABORTED, one about no vertex in particular. */
+ * HP_E_NOMEM and HP_E_ABORTED, one about no vertex in particular
+ * (err->offset = UINT64_MAX). */
 hp_code hp_vertex_fail(hp_error *err, hp_code code, uint64_t v, const char *detail);
 hp_code hp_graph_stop(hp_error *err, hp_code code);
 

@@ -21,6 +21,8 @@
 #include "hp_graph.h"
 #include "hp_paths.h"
 
+#include "countalloc.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,52 +41,6 @@ static double now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
-
-/* ---- a counting allocator: exact live and peak bytes ---- */
-
-typedef union header {
-    size_t size;
-    long double align;
-} header;
-
-static size_t live_bytes, peak_bytes;
-
-static void *c_malloc(size_t n)
-{
-    header *h = malloc(sizeof *h + n);
-    if (!h)
-        return NULL;
-    h->size = n;
-    live_bytes += n;
-    if (live_bytes > peak_bytes)
-        peak_bytes = live_bytes;
-    return h + 1;
-}
-
-static void c_free(void *p)
-{
-    if (p) {
-        header *h = (header *)p - 1;
-        live_bytes -= h->size;
-        free(h);
-    }
-}
-
-static void *c_realloc(void *p, size_t n)
-{
-    void *q;
-    size_t old;
-    if (!p)
-        return c_malloc(n);
-    old = ((header *)p - 1)->size;
-    if (!(q = c_malloc(n)))
-        return NULL;
-    memcpy(q, p, old < n ? old : n);
-    c_free(p);
-    return q;
-}
-
-static const hp_alloc counting = { c_malloc, c_realloc, c_free };
 
 /* ---- /proc/self/status ---- */
 
@@ -249,8 +205,8 @@ static void begin(phase *p)
 {
     reset_peak_rss();
     p->rss0 = status_kb("VmRSS");
-    p->live0 = live_bytes;
-    peak_bytes = live_bytes;
+    p->live0 = countalloc_live;
+    countalloc_peak = countalloc_live;
     p->t0 = now();
     p->cpu0 = (double)clock() / CLOCKS_PER_SEC;
 }
@@ -260,7 +216,7 @@ static void end(phase *p, uint64_t items, const char *unit)
     double s = now() - p->t0, cpu = (double)clock() / CLOCKS_PER_SEC - p->cpu0;
     long hwm = status_kb("VmHWM");
     printf("%-34s %6.3f s (cpu %6.3f s) %6.1f M%s/s   allocated peak %5.1f B/vertex   RSS peak +%5.1f B/vertex\n",
-           p->name, s, cpu, items / s / 1e6, unit, (double)(peak_bytes - p->live0) / n_vertices,
+           p->name, s, cpu, items / s / 1e6, unit, (double)(countalloc_peak - p->live0) / n_vertices,
            (double)(hwm - p->rss0) * 1024.0 / n_vertices);
     fflush(stdout);
 }
@@ -306,7 +262,7 @@ int main(int argc, char **argv)
         printf("-- run %d\n", rep + 1);
         p.name = "CSR build (edges generated twice)";
         begin(&p);
-        if (hp_graph_build(&g, n_vertices, &source, &counting, NULL, &err) != HP_OK)
+        if (hp_graph_build(&g, n_vertices, &source, &countalloc, NULL, &err) != HP_OK)
             return 1;
         end(&p, n_vertices, "vertices");
         printf("%-34s %.2f B/vertex (shift %u)\n", "graph held", (double)hp_graph_bytes(&g) / n_vertices,

@@ -7,6 +7,7 @@
 #include "hp_dominators.h"
 #include "hp_graph.h"
 #include "hp_paths.h"
+#include "countalloc.h"
 #include "testkit.h"
 
 #include <time.h>
@@ -22,59 +23,6 @@
 #ifdef TEST_LSAN
 #include <sanitizer/lsan_interface.h>
 #endif
-
-/* ---- an allocator that counts, and fails on request ---- */
-
-typedef union block_header {
-    size_t size;
-    long double align; /* keeps the block after it aligned (no max_align_t in C99) */
-    void *pointer;
-} block_header;
-
-static size_t live_bytes, peak_bytes, alloc_calls;
-static size_t fail_call = (size_t)-1; /* the allocation call (0-based) that fails */
-
-static void *counting_malloc(size_t n)
-{
-    block_header *h;
-    if (alloc_calls++ == fail_call)
-        return NULL;
-    h = malloc(sizeof *h + n);
-    if (!h)
-        return NULL;
-    h->size = n;
-    live_bytes += n;
-    if (live_bytes > peak_bytes)
-        peak_bytes = live_bytes;
-    return h + 1;
-}
-
-static void counting_free(void *p)
-{
-    block_header *h;
-    if (!p)
-        return;
-    h = (block_header *)p - 1;
-    live_bytes -= h->size;
-    free(h);
-}
-
-static void *counting_realloc(void *p, size_t n)
-{
-    void *q;
-    size_t old;
-    if (!p)
-        return counting_malloc(n);
-    old = ((block_header *)p - 1)->size;
-    q = counting_malloc(n);
-    if (!q)
-        return NULL;
-    memcpy(q, p, old < n ? old : n);
-    counting_free(p);
-    return q;
-}
-
-static const hp_alloc counting = { counting_malloc, counting_realloc, counting_free };
 
 /* ---- test graphs as adjacency lists ---- */
 
@@ -113,7 +61,7 @@ static hp_code build(hp_graph *out, const tg *g, hp_error *err)
     source.edges = tg_source;
     source.ctx = (void *)g;
     source.threads = threads;
-    return hp_graph_build(out, g->n, &source, &counting, NULL, err);
+    return hp_graph_build(out, g->n, &source, &countalloc, NULL, err);
 }
 
 static hp_code build_shape(hp_graph *out, const void *s, uint32_t n, const hp_checkpoint *cp, hp_error *err);
@@ -358,7 +306,7 @@ static void test_build_and_transpose(void)
             CHECK_EQ_U64(degree, t.off[v + 1] - t.off[v]);
             CHECK(memcmp(row, t.adj + t.off[v], (size_t)degree * 4) == 0);
         }
-        CHECK_EQ_U64(hp_graph_bytes(&g) + (g.m == 0), live_bytes); /* an empty edge array takes 1 byte */
+        CHECK_EQ_U64(hp_graph_bytes(&g) + (g.m == 0), countalloc_live); /* an empty edge array takes 1 byte */
 
         /* The transpose lists predecessors by increasing vertex: as tg_reverse. */
         r = tg_reverse(&t);
@@ -397,7 +345,7 @@ static void test_build_and_transpose(void)
         hp_graph_free(&mapped);
         hp_graph_free(&tr);
         hp_graph_free(&g);
-        CHECK_EQ_U64(live_bytes, 0);
+        CHECK_EQ_U64(countalloc_live, 0);
         free(map);
         tg_free(&r);
         tg_free(&t);
@@ -440,7 +388,7 @@ static void test_build_errors(void)
         char msg[200];
         source.ctx = &b;
         source.threads = threads;
-        CHECK(hp_graph_build(&g, 10, &source, &counting, NULL, &err) == cases[i].code);
+        CHECK(hp_graph_build(&g, 10, &source, &countalloc, NULL, &err) == cases[i].code);
         CHECK_EQ_U64(err.code, cases[i].code);
         if (cases[i].code != HP_E_ABORTED) {
             CHECK_EQ_U64(err.offset, cases[i].vertex);
@@ -448,8 +396,15 @@ static void test_build_errors(void)
         }
         hp_error_format(&err, msg, sizeof msg);
         CHECK(strstr(msg, cases[i].code == HP_E_ABORTED ? "stopped" : "at vertex") != NULL);
-        CHECK_EQ_U64(live_bytes, 0);
+        CHECK_EQ_U64(countalloc_live, 0);
         hp_graph_free(&g);
+    }
+    {
+        hp_error err;
+        char msg[200];
+        hp_graph_stop(&err, HP_E_NOMEM);
+        hp_error_format(&err, msg, sizeof msg);
+        CHECK(strcmp(msg, "out of memory") == 0);
     }
     {
         hp_graph g;
@@ -457,7 +412,7 @@ static void test_build_errors(void)
         bad_source b = { 0, 0 };
         hp_graph_source source = { bad_edges, NULL, 1 };
         source.ctx = &b;
-        CHECK(hp_graph_build(&g, HP_MAX_VERTICES + 1u, &source, &counting, NULL, &err) == HP_E_USAGE);
+        CHECK(hp_graph_build(&g, HP_MAX_VERTICES + 1u, &source, &countalloc, NULL, &err) == HP_E_USAGE);
         CHECK_EQ_U64(b.calls, 0);
     }
 }
@@ -503,7 +458,7 @@ static void check_against_naive(const tg *t, const uint32_t *roots, size_t nroot
     }
     lean_mode = 0;
     hp_graph_free(&g);
-    CHECK_EQ_U64(live_bytes, 0);
+    CHECK_EQ_U64(countalloc_live, 0);
     naive_free(&nv);
 }
 
@@ -581,7 +536,7 @@ static void test_dominators_small(void)
     CHECK_EQ_U64(d.reachable, 0);
     hp_dominators_free(&d);
     hp_graph_free(&g);
-    CHECK_EQ_U64(live_bytes, 0);
+    CHECK_EQ_U64(countalloc_live, 0);
 }
 
 static void test_top_values(void)
@@ -665,7 +620,7 @@ static hp_code build_shape(hp_graph *out, const void *s, uint32_t n, const hp_ch
     source.edges = shape_source;
     source.ctx = (void *)s;
     source.threads = threads;
-    return hp_graph_build(out, n, &source, &counting, cp, err);
+    return hp_graph_build(out, n, &source, &countalloc, cp, err);
 }
 
 static int sizes_mod7(void *ctx, uint32_t first, uint32_t count, uint64_t *out)
@@ -759,7 +714,7 @@ static void test_hostile(uint32_t big)
     hp_dominators_free(&d);
     free(all);
     hp_graph_free(&g);
-    CHECK_EQ_U64(live_bytes, 0);
+    CHECK_EQ_U64(countalloc_live, 0);
 }
 
 /* ---- BFS ---- */
@@ -1037,7 +992,7 @@ static void test_bfs_random(void)
         ref_free(&r);
         hp_bfs_free(&b);
         hp_graph_free(&g);
-        CHECK_EQ_U64(live_bytes, 0);
+        CHECK_EQ_U64(countalloc_live, 0);
         free(leaves);
         tg_free(&t);
     }
@@ -1167,7 +1122,7 @@ static void test_bfs_scenarios(void)
     CHECK_EQ_U64(err.offset, 1);
     hp_bfs_free(&b);
     hp_graph_free(&g);
-    CHECK_EQ_U64(live_bytes, 0);
+    CHECK_EQ_U64(countalloc_live, 0);
 }
 
 /* ---- aborts and allocation failures free everything ---- */
@@ -1225,7 +1180,7 @@ static void test_abort_and_nomem(void)
             stopper st = { 0, k };
             hp_checkpoint cp = { stop_at, &st };
             rc = run_everything(&shapes[i], &cp);
-            CHECK_EQ_U64(live_bytes, 0);
+            CHECK_EQ_U64(countalloc_live, 0);
             if (rc != HP_E_ABORTED)
                 break;
             aborts++;
@@ -1233,15 +1188,15 @@ static void test_abort_and_nomem(void)
         CHECK_EQ_U64(rc, HP_OK);
         /* Fail the k-th allocation, for every k until none is left. */
         if (shapes[i].n <= 20000) {
-            for (fail_call = 0;; fail_call++) {
-                alloc_calls = 0;
+            for (countalloc_fail_call = 0;; countalloc_fail_call++) {
+                countalloc_calls = 0;
                 rc = run_everything(&shapes[i], NULL);
-                CHECK_EQ_U64(live_bytes, 0);
+                CHECK_EQ_U64(countalloc_live, 0);
                 if (rc != HP_E_NOMEM)
                     break;
                 failures++;
             }
-            fail_call = (size_t)-1;
+            countalloc_fail_call = (size_t)-1;
             CHECK_EQ_U64(rc, HP_OK);
             CHECK(failures >= 10);
         }
