@@ -23,6 +23,8 @@ static int stack_room(uint32_t **stack, size_t *cap, size_t used, uint64_t more,
     grown = *cap ? *cap * 2 : 4096;
     if (grown < used + more)
         grown = used + more;
+    if (grown > SIZE_MAX / 4)
+        return -1;
     s = alloc->realloc_fn(*stack, grown * 4);
     if (!s)
         return -1;
