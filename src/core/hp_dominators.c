@@ -131,9 +131,19 @@ static uint32_t eval(link *links, uint32_t v, uint32_t linked)
 }
 
 /* How far ahead the semidominator loop prefetches predecessors' links. */
-#ifndef PREFETCH_AHEAD
 #define PREFETCH_AHEAD 8
-#endif
+
+/* The depth in the dominator tree of a vertex the NCA pass has placed: 0
+ * for the virtual root, 1 for a root (whose row may be empty), else in the
+ * first slot of its predecessor row. */
+static uint32_t tree_depth(const hp_graph *pred, const uint64_t *is_root, uint32_t v)
+{
+    if (v == 0)
+        return 0;
+    if (hp_bit(is_root, v))
+        return 1;
+    return pred->edges[hp_row_start(&pred->rows, v)];
+}
 
 /* Immediate dominators in preorder space into links[0..N).ancestor
  * (allocated here), given the predecessor rows `pred` (consumed: each row
@@ -147,13 +157,15 @@ static hp_code semi_nca(hp_graph *pred, const uint64_t *is_root, link **links_ou
     if (!links)
         return hp_graph_stop(err, HP_E_NOMEM);
     /* Semidominators, last vertex first: the predecessors below w are its
-     * ancestors (candidates themselves); those above w have been linked. */
+     * ancestors (candidates themselves); those above w have been linked.
+     * A root has the virtual root 0 among its predecessors, so semi 0 (and
+     * idom 0: the NCA pass skips it). */
     for (w = N - 1; w >= 1; w--) {
         uint64_t start = hp_row_start(&pred->rows, w);
         uint32_t degree = (uint32_t)(hp_row_start(&pred->rows, w + 1) - start), k;
         uint32_t *row = pred->edges + start;
         uint32_t semi = hp_bit(is_root, w) ? 0 : w, parent = 0;
-        if (PREFETCH_AHEAD && w > PREFETCH_AHEAD) {
+        if (w > PREFETCH_AHEAD) {
             uint32_t ahead = w - PREFETCH_AHEAD, ahead_degree;
             const uint32_t *ahead_row = hp_graph_row(pred, ahead, &ahead_degree);
             for (k = 0; k < ahead_degree; k++)
@@ -187,21 +199,33 @@ static hp_code semi_nca(hp_graph *pred, const uint64_t *is_root, link **links_ou
     }
 
     /* NCA: idom(w) is the nearest common ancestor, in the dominator tree
-     * built so far, of parent(w) and semi(w): climb from the parent while
-     * above the semidominator.  idom(w) goes in links[w].ancestor. */
-    links[0].ancestor = 0;
+     * built so far, of parent(w) and semi(w): the first ancestor of
+     * parent(w), itself included, numbered semi(w) or less, since numbers
+     * fall towards the root.  A plain climb would make a list whose items
+     * hang elsewhere quadratic (each item climbing the whole list), so the
+     * tree keeps Myers's skew-binary jump pointers, which find it in
+     * O(log depth) steps: idom(w) goes in links[w].ancestor, the jump
+     * pointer in links[w].best (free now), w's depth in the first slot of
+     * its predecessor row once read. */
+    links[0].ancestor = links[0].best = 0;
     for (w = 1; w < N; w++) {
         uint64_t start = hp_row_start(&pred->rows, w);
-        uint32_t degree = (uint32_t)(hp_row_start(&pred->rows, w + 1) - start), x, semi;
-        if (hp_bit(is_root, w)) {
-            links[w].ancestor = 0;
-            continue;
+        uint32_t degree = (uint32_t)(hp_row_start(&pred->rows, w + 1) - start), x = 0, semi, jump, up;
+        if (!hp_bit(is_root, w)) {
+            x = pred->edges[start];
+            semi = degree >= 2 ? pred->edges[start + 1] : x;
+            while (x > semi)
+                x = links[x].best > semi ? links[x].best : links[x].ancestor;
         }
-        x = pred->edges[start];
-        semi = degree >= 2 ? pred->edges[start + 1] : x;
-        while (x > semi)
-            x = links[x].ancestor;
         links[w].ancestor = x;
+        jump = links[x].best;
+        up = tree_depth(pred, is_root, x);
+        if (up - tree_depth(pred, is_root, jump) == tree_depth(pred, is_root, jump) - tree_depth(pred, is_root, links[jump].best))
+            links[w].best = links[jump].best;
+        else
+            links[w].best = x;
+        if (!hp_bit(is_root, w))
+            pred->edges[start] = up + 1;
         if (hp_pace(pacer, 1)) {
             pred->alloc.free_fn(links);
             return hp_graph_stop(err, HP_E_ABORTED);
@@ -312,7 +336,7 @@ hp_code hp_dominators_build(hp_dominators *d, const hp_graph *g, const hp_domina
         if (!(vert = hp_array_new(alloc, N, 4)))
             goto nomem;
         if ((rc = preorder(g, spec->roots, spec->nroots, NULL, vert, &N, &pacer, err)) != HP_OK)
-            goto fail;
+            goto done;
     }
 
     /* idom in vertex space. */
@@ -332,7 +356,7 @@ hp_code hp_dominators_build(hp_dominators *d, const hp_graph *g, const hp_domina
         if (!(d->retained = hp_array_new(alloc, d->n, 8)))
             goto nomem;
         if ((rc = load_sizes(d, spec->sizes, spec->sizes_ctx, &pacer, err)) != HP_OK)
-            goto fail;
+            goto done;
     }
 
     /* Each vertex before its dominator: add what it retains to it. */
@@ -344,14 +368,14 @@ hp_code hp_dominators_build(hp_dominators *d, const hp_graph *g, const hp_domina
         if (d->retained)
             d->retained[up] = add_saturating(d->retained[up], d->retained[u]);
     }
-    alloc->free_fn(vert);
-    return HP_OK;
+    goto done;
 nomem:
     rc = hp_graph_stop(err, HP_E_NOMEM);
-fail:
+done:
     alloc->free_fn(idom_pre);
     alloc->free_fn(vert);
-    hp_dominators_free(d);
+    if (rc != HP_OK)
+        hp_dominators_free(d);
     return rc;
 }
 

@@ -152,7 +152,7 @@ hp_code hp_bfs_run(hp_bfs *b, const hp_graph *g, const hp_bfs_spec *spec, const 
     s.g = g;
     s.spec = spec;
     if ((rc = setup(&s, g, spec, err)) != HP_OK)
-        goto fail;
+        goto done;
 
     for (i = 0; i < spec->nroots; i++) {
         int kind;
@@ -177,22 +177,20 @@ hp_code hp_bfs_run(hp_bfs *b, const hp_graph *g, const hp_bfs_spec *spec, const 
                 goto nomem;
             if (hp_pace(&pacer, work)) {
                 rc = hp_graph_stop(err, HP_E_ABORTED);
-                goto fail;
+                goto done;
             }
         }
     }
     b->complete = !stop;
-    b->alloc.free_fn(s.normal.ring);
-    b->alloc.free_fn(s.parked.ring);
-    b->alloc.free_fn(s.targets);
-    return HP_OK;
+    goto done;
 nomem:
     rc = hp_graph_stop(err, HP_E_NOMEM);
-fail:
+done:
     b->alloc.free_fn(s.normal.ring);
     b->alloc.free_fn(s.parked.ring);
     b->alloc.free_fn(s.targets);
-    hp_bfs_free(b);
+    if (rc != HP_OK)
+        hp_bfs_free(b);
     return rc;
 }
 

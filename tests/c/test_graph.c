@@ -574,7 +574,7 @@ static void test_top_values(void)
 
 /* ---- hostile shapes, generated on the fly ---- */
 
-enum { LIST, DLIST, STAR, RING };
+enum { LIST, DLIST, STAR, RING, HELD_LIST };
 
 typedef struct shape {
     int kind;
@@ -582,7 +582,13 @@ typedef struct shape {
 } shape;
 
 /* LIST: v -> v+1.  DLIST: v -> v+1, v -> v-1.  RING: v -> v+1 mod n.
- * STAR: 0 -> 1..n-2, each of them -> n-1 (the hub). */
+ * STAR: 0 -> 1..n-2, each of them -> n-1 (the hub).
+ * HELD_LIST: a linked list whose items an array holds too (a LinkedList and
+ * an ArrayList of the same objects): the head 0, nodes 1..k (node j -> its
+ * item k + j first, then node j + 1), items k+1..2k, the array 2k + 1 -> all
+ * items; n = 2k + 2.  Searched from the head, the DFS reaches each item
+ * through the list, deep below the virtual root it hangs from, so a naive
+ * NCA walk would climb the whole list for each item: quadratic time. */
 static int shape_source(void *ctx, uint32_t first, uint32_t count, hp_edge_sink *sink)
 {
     const shape *s = ctx;
@@ -599,6 +605,20 @@ static int shape_source(void *ctx, uint32_t first, uint32_t count, hp_edge_sink 
         case RING:
             hp_edge_put(sink, v + 1 < n ? v + 1 : 0);
             break;
+        case HELD_LIST: {
+            uint32_t k = (n - 2) / 2, t;
+            if (v == 0) {
+                hp_edge_put(sink, 1);
+            } else if (v <= k) {
+                hp_edge_put(sink, k + v);
+                if (v < k)
+                    hp_edge_put(sink, v + 1);
+            } else if (v == n - 1) {
+                for (t = k + 1; t <= 2 * k; t++)
+                    hp_edge_put(sink, t);
+            }
+            break;
+        }
         case STAR:
             if (v == 0) {
                 uint32_t t;
@@ -686,6 +706,23 @@ static void test_hostile(uint32_t big)
         bad += d.idom[v] != (v == 5 ? HP_DOM_VIRTUAL : v ? v - 1 : s.n - 1);
     CHECK_EQ_U64(bad, 0);
     CHECK_EQ_U64(d.count[5], s.n);
+    hp_dominators_free(&d);
+    hp_graph_free(&g);
+
+    /* A list whose items an array holds too: every item hangs from the
+     * virtual root, each node dominates the rest of the list. */
+    s.kind = HELD_LIST;
+    s.n = big / 2 * 2 + 2;
+    roots[0] = 0;
+    roots[1] = s.n - 1;
+    t0 = seconds();
+    CHECK(build_shape(&g, &s, s.n, NULL, &err) == HP_OK);
+    CHECK(dominate(&d, &g, roots, 2, NULL, NULL, NULL, &err) == HP_OK);
+    printf("  list of %u held by an array too: %.2f s\n", (s.n - 2) / 2, seconds() - t0);
+    bad = 0;
+    for (v = 1; v <= (s.n - 2) / 2; v++)
+        bad += d.idom[v] != v - 1 || d.count[v] != (s.n - 2) / 2 - v + 1 || d.idom[v + (s.n - 2) / 2] != HP_DOM_VIRTUAL;
+    CHECK_EQ_U64(bad, 0);
     hp_dominators_free(&d);
     hp_graph_free(&g);
 
