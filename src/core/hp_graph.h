@@ -88,9 +88,9 @@ static inline const uint32_t *hp_graph_row(const hp_graph *g, uint32_t v, uint32
 
 /* ---- Building from an edge source ----
  *
- * The source is called with ranges of vertices [first, first + count), in
- * increasing order, twice over the whole graph (a counting pass, then a
- * filling pass), and must give the same edges both times.  For each vertex
+ * The source is called with ranges of vertices [first, first + count) (in
+ * increasing order on each thread), twice over the whole graph (a counting
+ * pass, then a filling pass), and must give the same edges both times.  For each vertex
  * of the range, in order, it calls hp_edge_put() once per out-edge and then
  * hp_edge_end_vertex().  It returns 0, or nonzero to stop the build
  * (HP_E_ABORTED, keeping its own reason).  Targets must be < n; a source

@@ -12,10 +12,12 @@
  * Edges come from a hash of the vertex, so the source gives the same edges
  * twice.
  *
- *   bench_graph [vertices] [repeats] [phases] [threads]
+ *   bench_graph [vertices] [repeats] [phases] [threads] [scrambled]
  * phases: any of b (CSR build, always run), t (transpose), p (BFS),
  * d (dominators), l (dominators, lean); all by default.  threads: 1 or 2
- * for the passes that split (the edge source here is thread-safe). */
+ * for the passes that split (the edge source here is thread-safe).
+ * scrambled: 1 renumbers the vertices at random, the worst case for every
+ * cache (a dump's object order usually follows allocation order). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "hp_dominators.h"
 #include "hp_graph.h"
@@ -160,14 +162,45 @@ static uint32_t edges_of(uint32_t v, uint32_t *out)
     return k;
 }
 
+/* ---- scrambled numbering: no locality at all ----
+ * A bijection of 0..n-1 (an invertible mix of 0..2^k-1, walked until it
+ * lands below n), to renumber the heap as a dump without any order would. */
+
+static int scrambled;
+static uint32_t scramble_bits;
+
+static uint32_t mix_bits(uint32_t x, int inverse)
+{
+    uint32_t mask = (1u << scramble_bits) - 1, half = scramble_bits / 2, i, y;
+    if (!inverse) {
+        x = (x * 0x9E3779B1u) & mask;
+        return x ^ (x >> half);
+    }
+    y = x;
+    for (i = 0; i < 2; i++) /* x ^ (x >> half) undone: two rounds cover scramble_bits */
+        y = x ^ (y >> half);
+    return (y * 0x0E8B2F51u) & mask; /* 0x0E8B2F51 * 0x9E3779B1 = 1 mod 2^32 */
+}
+
+/* The new number of old vertex v, or (inverse) the old vertex of number v. */
+static uint32_t renumber(uint32_t v, int inverse)
+{
+    if (!scrambled)
+        return v;
+    do
+        v = mix_bits(v, inverse);
+    while (v >= n_vertices);
+    return v;
+}
+
 static int heap_source(void *ctx, uint32_t first, uint32_t count, hp_edge_sink *sink)
 {
     uint32_t v, out[MAX_EDGES], k, i;
     (void)ctx;
     for (v = first; v < first + count; v++) {
-        k = edges_of(v, out);
+        k = edges_of(renumber(v, 1), out);
         for (i = 0; i < k; i++)
-            hp_edge_put(sink, out[i]);
+            hp_edge_put(sink, renumber(out[i], 0));
         hp_edge_end_vertex(sink);
     }
     return 0;
@@ -178,7 +211,7 @@ static int heap_sizes(void *ctx, uint32_t first, uint32_t count, uint64_t *sizes
     uint32_t i;
     (void)ctx;
     for (i = 0; i < count; i++)
-        sizes[i] = 16 + (mix(first + i) >> 58) * 8;
+        sizes[i] = 16 + (mix(renumber(first + i, 1)) >> 58) * 8;
     return 0;
 }
 
@@ -243,22 +276,25 @@ int main(int argc, char **argv)
 
     n_vertices = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 8000000;
     source.threads = threads;
+    scrambled = argc > 5 && atoi(argv[5]) != 0;
+    for (scramble_bits = 2; (1u << scramble_bits) < n_vertices; scramble_bits++)
+        ;
     if (n_vertices < 2 * CLASSES) {
         fprintf(stderr, "at least %u vertices\n", 2 * CLASSES);
         return 2;
     }
     for (v = 0; v < CLASSES; v++)
-        roots[nroots++] = v;
+        roots[nroots++] = renumber(v, 0);
     for (i = 0; i < THREAD_ROOTS; i++)
-        roots[nroots++] = (uint32_t)(mix(~(uint64_t)i) % n_vertices);
+        roots[nroots++] = renumber((uint32_t)(mix(~(uint64_t)i) % n_vertices), 0);
     rss_start = status_kb("VmRSS");
 
     t0 = now();
     for (v = 0; v < n_vertices; v++)
         gen_edges += edges_of(v, out);
-    printf("synthetic heap: %u vertices, %llu edges (%.2f per vertex), %u roots; generating its edges once: %.3f s; "
-           "%d thread%s\n", n_vertices, (unsigned long long)gen_edges, (double)gen_edges / n_vertices, nroots,
-           now() - t0, threads, threads > 1 ? "s" : "");
+    printf("synthetic heap%s: %u vertices, %llu edges (%.2f per vertex), %u roots; generating its edges once: "
+           "%.3f s; %d thread%s\n", scrambled ? ", scrambled" : "", n_vertices, (unsigned long long)gen_edges,
+           (double)gen_edges / n_vertices, nroots, now() - t0, threads, threads > 1 ? "s" : "");
 
     for (rep = 0; rep < repeats; rep++) {
         printf("-- run %d\n", rep + 1);
