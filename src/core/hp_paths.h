@@ -15,9 +15,11 @@
  * Per vertex the search keeps one visited bit, one LOW bit, the parent and
  * the position of the edge in the parent's row, so a caller re-derives the
  * names of a path (field, array index) only for the paths it reports.
- * Memory: 8.25 B/vertex kept (+ 0.125 with targets) and 4 B per vertex
- * waiting in a queue (at most n in each) while it runs.
- * Time: O(n + m) and one classify call per edge of a `special` vertex. */
+ * Memory: 8.25 B per vertex kept (two bits, parent and edge), 0.125 more
+ * with targets, and while it runs two queues of 4 B per waiting vertex
+ * (rings that double when full: at worst 8 B per vertex of the graph each).
+ * Time: O(n + m), and one classify call per root and per edge of a
+ * `special` vertex (of every vertex when special is NULL). */
 #ifndef HP_PATHS_H
 #define HP_PATHS_H
 
