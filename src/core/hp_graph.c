@@ -305,6 +305,10 @@ static void count_share(void *ctx, int worker)
     }
 }
 
+/* The rows a fill writes to are scattered: their cursors are fetched this
+ * many edges ahead (a quarter less time for a heap-like graph). */
+#define FILL_AHEAD 16
+
 /* Transposing, second pass: rows filled backwards from their ends, sources
  * in decreasing order, so that each row lists its predecessors in
  * increasing order.  The worker fills the rows of its share of p->g. */
@@ -312,19 +316,27 @@ static void fill_share(void *ctx, int worker)
 {
     pass *p = ctx;
     const hp_graph *g = p->from;
-    hp_graph *t = p->g;
+    const uint32_t *map = p->map, *targets = g->edges;
+    uint32_t *edges = p->g->edges, *cursor = p->g->rows.rel;
+    const uint64_t *base = p->g->rows.base;
+    unsigned shift = p->g->rows.shift;
     hp_pacer none, *pacer = pacer_of(p, worker, &none);
-    uint32_t lo = share_start(p, t->n, worker), hi = share_start(p, t->n, worker + 1), u;
+    uint32_t lo = share_start(p, p->g->n, worker), hi = share_start(p, p->g->n, worker + 1), u;
     for (u = g->n; u-- > 0;) {
         uint64_t start = hp_row_start(&g->rows, u), end = hp_row_start(&g->rows, u + 1), e;
-        uint32_t pu = p->map ? p->map[u] : u;
+        uint32_t pu = map ? map[u] : u;
         if (pu == HP_NONE)
             continue;
         for (e = end; e-- > start;) {
-            uint32_t q = p->map ? p->map[g->edges[e]] : g->edges[e];
+            uint32_t q = map ? map[targets[e]] : targets[e];
+            if (e >= FILL_AHEAD) {
+                uint32_t ahead = map ? map[targets[e - FILL_AHEAD]] : targets[e - FILL_AHEAD];
+                if (ahead - lo < hi - lo)
+                    __builtin_prefetch(&cursor[ahead], 1);
+            }
             if (q < lo || q >= hi) /* HP_NONE included */
                 continue;
-            t->edges[t->rows.base[q >> t->rows.shift] + --t->rows.rel[q]] = pu;
+            edges[base[q >> shift] + --cursor[q]] = pu;
         }
         if (hp_pace(pacer, end - start + 1)) {
             pass_fail(p, worker, hp_graph_stop(&p->err[worker], HP_E_ABORTED));

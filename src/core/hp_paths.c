@@ -30,6 +30,13 @@ static int fifo_push(fifo *q, uint32_t v, const hp_alloc *alloc)
     return 0;
 }
 
+/* The entry `ahead` places after the next one (ahead < q->len). */
+static uint32_t fifo_peek(const fifo *q, size_t ahead)
+{
+    size_t i = q->head + ahead;
+    return q->ring[i < q->cap ? i : i - q->cap];
+}
+
 static uint32_t fifo_pop(fifo *q)
 {
     uint32_t v = q->ring[q->head];
@@ -69,6 +76,29 @@ static int reach(search *s, uint32_t t, uint32_t from, uint32_t index, int kind)
     }
     hp_bit_clear(b->low, t);
     return fifo_push(&s->normal, t, &b->alloc);
+}
+
+#ifndef BFS_AHEAD
+#define BFS_AHEAD 12
+#endif
+
+static void prefetch_ahead(const search *s, const fifo *q)
+{
+    const hp_rows *rows = &s->g->rows;
+    if (!BFS_AHEAD)
+        return;
+    if (q->len > BFS_AHEAD)
+        __builtin_prefetch(&rows->rel[fifo_peek(q, BFS_AHEAD)]);
+    if (q->len > BFS_AHEAD / 2)
+        __builtin_prefetch(&s->g->edges[hp_row_start(rows, fifo_peek(q, BFS_AHEAD / 2))]);
+#if BFS3
+    if (q->len > BFS_AHEAD / 4) {
+        uint32_t degree, k;
+        const uint32_t *row = hp_graph_row(s->g, fifo_peek(q, BFS_AHEAD / 4), &degree);
+        for (k = 0; k < degree && k < 8; k++)
+            __builtin_prefetch(&s->b->visited[row[k] >> 6]);
+    }
+#endif
 }
 
 /* Takes u off its queue: counts it as a target, then expands it unless it
@@ -172,6 +202,7 @@ hp_code hp_bfs_run(hp_bfs *b, const hp_graph *g, const hp_bfs_spec *spec, const 
             uint64_t work = 0;
             if (phase == 1 && !hp_bit(b->low, u))
                 continue; /* promoted, and expanded in the first phase */
+            prefetch_ahead(&s, q);
             stop = expand(&s, u, phase, &work);
             if (stop < 0)
                 goto nomem;
