@@ -152,7 +152,8 @@ class Model:
             elif rec.tag == 0x0C:
                 heap_dumps.append(rec)
             elif rec.tag == 0x1C and not segments_ended:
-                if segments and segments[-1] is not None and segments[-1].offset + 9 + segments[-1].length != rec.offset:
+                last = segments[-1] if segments else None
+                if last is not None and last.offset + 9 + last.length != rec.offset:   # 9: record header
                     raise NotModelled("records between heap dump segments (VisualVM reads them as sub-records)")
                 segments.append(rec)
             elif rec.tag == 0x2C and segments:
@@ -202,13 +203,12 @@ class Model:
             elif c.vm_name in PRIMITIVE_ARRAY_CLASSES:
                 self.primitive_array_class[PRIMITIVE_ARRAY_CLASSES[c.vm_name]] = c
         # VisualVM's id table: class ids first, then instance and array ids; the first record wins.
+        # Id 0 is null to VisualVM (and the virtual root here).
         self.entry: dict[int, Record] = {}
-        for r in self.records:
-            if r.tag == CLASS_DUMP:
-                self.entry.setdefault(r.id, r)
-        for r in self.records:
-            if r.tag != CLASS_DUMP:
-                self.entry.setdefault(r.id, r)
+        for classes_first in (True, False):
+            for r in self.records:
+                if r.id and (r.tag == CLASS_DUMP) == classes_first:
+                    self.entry.setdefault(r.id, r)
         for r in self.records:
             if r.in_range:
                 r.cls = self.class_of(r)
