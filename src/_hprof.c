@@ -69,6 +69,8 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
         Py_VISIT(st->errors[i]);
     for (i = 0; i < 4; i++)
         Py_VISIT(st->event_types[i]);
+    for (i = 0; i < 4; i++)
+        Py_VISIT(st->event_kinds[i]);
     return 0;
 }
 
@@ -92,6 +94,8 @@ static int module_clear(PyObject *module)
         Py_CLEAR(st->errors[i]);
     for (i = 0; i < 4; i++)
         Py_CLEAR(st->event_types[i]);
+    for (i = 0; i < 4; i++)
+        Py_CLEAR(st->event_kinds[i]);
     return 0;
 }
 

@@ -21,6 +21,7 @@ typedef struct {
     PyTypeObject *reference_type, *referrer_type, *field_type, *gc_root_type, *stack_frame_type;
     PyObject *errors[HP_E_LIMIT + 1]; /* indexed by hp_code */
     PyObject *event_types[4];         /* the Parser's events, from hprofkit._events (_hprof_parser.c) */
+    PyObject *event_kinds[4];         /* their first field: "header", "record", "subrecord", "end" */
 } hprof_state;
 
 /* Core allocations go through PyMem_Raw*: legal without the GIL, seen by tracemalloc. */

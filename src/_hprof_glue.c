@@ -44,14 +44,11 @@ PyObject *hprof_raise(hprof_state *st, const hp_error *err)
 
 PyObject *hprof_slice(PyObject *base, uint64_t start, uint64_t len)
 {
-    PyObject *lo = PyLong_FromUnsignedLongLong(start), *hi = PyLong_FromUnsignedLongLong(start + len);
-    PyObject *slice = (lo && hi) ? PySlice_New(lo, hi, NULL) : NULL, *view = NULL;
-    if (slice)
-        view = PyObject_GetItem(base, slice);
-    Py_XDECREF(lo);
-    Py_XDECREF(hi);
-    Py_XDECREF(slice);
-    return view;
+    if (start > (uint64_t)PY_SSIZE_T_MAX || len > (uint64_t)PY_SSIZE_T_MAX - start) {
+        PyErr_SetString(PyExc_OverflowError, "slice past the largest buffer size");
+        return NULL;
+    }
+    return PySequence_GetSlice(base, (Py_ssize_t)start, (Py_ssize_t)(start + len));
 }
 
 int hprof_add_types(PyObject *module, PyType_Spec *specs, const char *const *names, size_t n)

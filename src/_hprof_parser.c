@@ -15,19 +15,32 @@ typedef struct {
 
 enum { EV_HEADER, EV_RECORD, EV_SUBRECORD, EV_END }; /* index into hprof_state.event_types */
 
-/* An event named tuple of type `kind` holding the values of `values` (a
- * tuple, stolen), as namedtuple's own _make builds it. */
-static PyObject *make_event(hprof_state *st, int kind, PyObject *values)
+/* A new event of type `kind` (a named tuple of hprofkit._events) with `n`
+ * fields after `kind`, all stolen (NULL ones make it fail).  The tuple is
+ * allocated as its type and filled in place, as a struct sequence is: no
+ * Python-level constructor runs per event. */
+static PyObject *make_event(hprof_state *st, int kind, Py_ssize_t n, PyObject *const *fields)
 {
-    PyObject *args, *event;
-    if (!values)
+    PyTypeObject *type = (PyTypeObject *)st->event_types[kind];
+    PyObject *event = NULL;
+    Py_ssize_t i;
+    for (i = 0; i < n && fields[i]; i++)
+        ;
+    if (i == n)
+        event = type->tp_alloc(type, n + 1);
+    if (!event) {
+        for (i = 0; i < n; i++)
+            Py_XDECREF(fields[i]);
         return NULL;
-    args = PyTuple_Pack(1, values);
-    Py_DECREF(values);
-    if (!args)
-        return NULL;
-    event = PyTuple_Type.tp_new((PyTypeObject *)st->event_types[kind], args, NULL);
-    Py_DECREF(args);
+    }
+    PyTuple_SET_ITEM(event, 0, Py_NewRef(st->event_kinds[kind]));
+    for (i = 0; i < n; i++)
+        PyTuple_SET_ITEM(event, i + 1, fields[i]);
+    /* Its fields are numbers, strings, None and views of bytes: none can
+     * refer back to it, so no cycle passes through it and the collector need
+     * not scan the thousands of events a chunk makes (it stops scanning
+     * tuples of atoms too, but only once they have survived a collection). */
+    PyObject_GC_UnTrack(event);
     return event;
 }
 
@@ -99,25 +112,37 @@ static int drain(Parser *self, hprof_state *st, chunk *c, PyObject *out)
         switch (ev.kind) {
         case HP_EV_NEED_INPUT:
             return 0;
-        case HP_EV_HEADER:
+        case HP_EV_HEADER: {
+            PyObject *f[3];
             h = hp_parser_header(self->parser);
-            item = make_event(st, EV_HEADER, Py_BuildValue("(ssiK)", "header", h->magic, h->id_size,
-                                                           (unsigned long long)h->timestamp));
+            f[0] = PyUnicode_FromString(h->magic);
+            f[1] = PyLong_FromLong(h->id_size);
+            f[2] = PyLong_FromUnsignedLongLong(h->timestamp);
+            item = make_event(st, EV_HEADER, 3, f);
             break;
-        case HP_EV_RECORD:
-            item = make_event(st, EV_RECORD, Py_BuildValue("(siKk)", "record", ev.rec->tag,
-                                                           (unsigned long long)ev.rec->offset,
-                                                           (unsigned long)ev.rec->length));
+        }
+        case HP_EV_RECORD: {
+            PyObject *f[3];
+            f[0] = PyLong_FromLong(ev.rec->tag);
+            f[1] = PyLong_FromUnsignedLongLong(ev.rec->offset);
+            f[2] = PyLong_FromUnsignedLong(ev.rec->length);
+            item = make_event(st, EV_RECORD, 3, f);
             break;
-        case HP_EV_SUBRECORD:
-            item = make_event(st, EV_SUBRECORD, Py_BuildValue(
-                "(siKKNNkN)", "subrecord", ev.sub->tag, (unsigned long long)ev.sub->offset,
-                (unsigned long long)ev.sub->length, optional_id(hp_subrecord_has_id(ev.sub->tag), ev.sub->id),
-                optional_id(hp_subrecord_has_class(ev.sub->tag), ev.sub->class_id), (unsigned long)ev.heap_id,
-                payload_of(c, &ev)));
+        }
+        case HP_EV_SUBRECORD: {
+            PyObject *f[7];
+            f[0] = PyLong_FromLong(ev.sub->tag);
+            f[1] = PyLong_FromUnsignedLongLong(ev.sub->offset);
+            f[2] = PyLong_FromUnsignedLongLong(ev.sub->length);
+            f[3] = optional_id(hp_subrecord_has_id(ev.sub->tag), ev.sub->id);
+            f[4] = optional_id(hp_subrecord_has_class(ev.sub->tag), ev.sub->class_id);
+            f[5] = PyLong_FromUnsignedLong(ev.heap_id);
+            f[6] = payload_of(c, &ev);
+            item = make_event(st, EV_SUBRECORD, 7, f);
             break;
+        }
         case HP_EV_END:
-            item = make_event(st, EV_END, Py_BuildValue("(s)", "end"));
+            item = make_event(st, EV_END, 0, NULL);
             break;
         default:
             continue;
@@ -265,16 +290,27 @@ int hprof_parser_init(PyObject *module, hprof_state *st)
 {
     static const char *const names[] = { "Parser" };
     static const char *const events[] = { "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent" };
+    static const char *const kinds[] = { "header", "record", "subrecord", "end" };
     PyObject *mod = PyImport_ImportModule("hprofkit._events");
     size_t i;
     if (!mod)
         return -1;
     for (i = 0; i < 4; i++) {
+        PyTypeObject *type;
         st->event_types[i] = PyObject_GetAttrString(mod, events[i]);
-        if (!st->event_types[i] || !PyType_Check(st->event_types[i]) ||
-            !PyType_IsSubtype((PyTypeObject *)st->event_types[i], &PyTuple_Type)) {
-            if (!PyErr_Occurred())
-                PyErr_Format(PyExc_TypeError, "hprofkit._events.%s must be a tuple type", events[i]);
+        st->event_kinds[i] = PyUnicode_InternFromString(kinds[i]);
+        if (!st->event_types[i] || !st->event_kinds[i]) {
+            Py_DECREF(mod);
+            return -1;
+        }
+        /* make_event fills them as plain tuples: a tuple subtype with no
+         * instance dictionary (a NamedTuple's __slots__ = ()). */
+        type = (PyTypeObject *)st->event_types[i];
+        if (!PyType_Check(st->event_types[i]) || !PyType_IsSubtype(type, &PyTuple_Type) ||
+            type->tp_basicsize != PyTuple_Type.tp_basicsize || type->tp_itemsize != PyTuple_Type.tp_itemsize ||
+            type->tp_dictoffset != 0) {
+            PyErr_Format(PyExc_TypeError, "hprofkit._events.%s must be a tuple type without instance attributes",
+                         events[i]);
             Py_DECREF(mod);
             return -1;
         }
