@@ -111,18 +111,22 @@ static PyObject *histogram(const hp_stats *s, const pass *ps)
     return rows;
 }
 
-/* The histogram's size model: VisualVM's, whose guess of compressed oops on
- * 64-bit HotSpot dumps needs the object graph (system properties), so those
- * dumps are indexed (hp_heap) for it.  A dump the index refuses keeps
- * references at id size.  -1 with an exception (Ctrl-C) on failure. */
+/* The histogram's size model: VisualVM's, compressed oops guessed on 64-bit
+ * HotSpot dumps from the few classes and objects the guess reads, found
+ * again in the buffer (hp_stats_guess_model).  Only when that search runs
+ * out of its budget is the dump indexed (hp_heap) for the guess; a dump the
+ * index refuses keeps references at id size.  -1 with an exception (Ctrl-C)
+ * on failure. */
 static int size_histogram(hp_stats *stats, pass *ps)
 {
-    const hp_header *h = hp_parser_header(ps->parser);
     hp_size_model model;
-    if (!h)
+    int guessed;
+    if (!hp_parser_header(ps->parser))
         return 0;
-    hp_stats_model(stats, ps->view.buf, (uint64_t)ps->view.len, &model);
-    if (h->id_size == 8 && !model.raw) {
+    Py_BEGIN_ALLOW_THREADS
+    guessed = hp_stats_guess_model(stats, ps->view.buf, (uint64_t)ps->view.len, &model);
+    Py_END_ALLOW_THREADS
+    if (!guessed) {
         hp_heap_options opt;
         hp_heap *heap = NULL;
         hp_error err;

@@ -1,8 +1,9 @@
-/* Tag names and error formatting. */
+/* Tag names, error formatting and Java class names. */
 #include "hp_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const hp_alloc hp_default_alloc = { malloc, realloc, free };
 
@@ -117,4 +118,60 @@ size_t hp_error_format(const hp_error *err, char *buf, size_t size)
     if (n < 0)
         n = 0;
     return (size_t)n < size ? (size_t)n : size - 1;
+}
+
+int hp_java_name_equals(const uint8_t *name, size_t len, const char *want, size_t want_len)
+{
+    /* JVM names: "java/lang/String", arrays "[B" / "[Ljava/lang/String;";
+     * ART names: Java names as they are. */
+    static const char *const prims[][2] = {
+        { "[Z", "boolean[]" }, { "[C", "char[]" }, { "[F", "float[]" }, { "[D", "double[]" },
+        { "[B", "byte[]" }, { "[S", "short[]" }, { "[I", "int[]" }, { "[J", "long[]" },
+    };
+    size_t i;
+    if (len > 0 && name[0] == '[') {
+        size_t depth = 0, elen, base_len;
+        const uint8_t *elem;
+        for (i = 0; i < 8; i++)
+            if (len == 2 && memcmp(name, prims[i][0], 2) == 0)
+                return strlen(prims[i][1]) == want_len && memcmp(prims[i][1], want, want_len) == 0;
+        while (depth < len && name[depth] == '[')
+            depth++;
+        elem = name + depth;
+        elen = len - depth;
+        if (elen >= 2 && elem[0] == 'L' && elem[elen - 1] == ';') {
+            elem++;
+            elen -= 2;
+        } else if (elen == 1) {
+            for (i = 0; i < 8; i++)
+                if (prims[i][0][1] == (char)elem[0])
+                    break;
+            if (i == 8)
+                return 0;
+            base_len = strlen(prims[i][1]) - 2;
+            if (want_len != base_len + 2 * depth || memcmp(prims[i][1], want, base_len) != 0)
+                return 0;
+            for (i = 0; i < depth; i++)
+                if (want[base_len + 2 * i] != '[' || want[base_len + 2 * i + 1] != ']')
+                    return 0;
+            return 1;
+        } else {
+            return 0;
+        }
+        if (want_len != elen + 2 * depth)
+            return 0;
+        for (i = 0; i < elen; i++)
+            if ((elem[i] == '/' ? '.' : (char)elem[i]) != want[i])
+                return 0;
+        for (i = 0; i < depth; i++)
+            if (want[elen + 2 * i] != '[' || want[elen + 2 * i + 1] != ']')
+                return 0;
+        return 1;
+    }
+    if (len != want_len)
+        return 0;
+    for (i = 0; i < len; i++)
+        if ((name[i] == '/' ? '.' : (char)name[i]) != want[i])
+            return 0;
+    return 1;
 }

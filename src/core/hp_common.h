@@ -115,4 +115,9 @@ size_t hp_error_format(const hp_error *err, char *buf, size_t size);
 hp_code hp_fail(hp_error *err, hp_code code, uint64_t offset, int tag, int is_sub,
                 uint64_t need, uint64_t have, const char *detail);
 
+/* Whether a class name as a dump writes it ("java/lang/String", "[B",
+ * "[Ljava/lang/Object;", or ART's Java names) is the Java name `want`
+ * ("java.lang.String", "byte[]", "java.lang.Object[]"). */
+int hp_java_name_equals(const uint8_t *name, size_t len, const char *want, size_t want_len);
+
 #endif

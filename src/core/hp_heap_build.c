@@ -390,67 +390,12 @@ static int cmp_class(const void *x, const void *y)
     return a->offset < b->offset ? -1 : a->offset > b->offset;
 }
 
-int heap_name_equals(const uint8_t *name, size_t len, const char *want, size_t want_len)
-{
-    /* JVM names: "java/lang/String", arrays "[B" / "[Ljava/lang/String;";
-     * ART names: Java names as they are. */
-    static const char *const prims[][2] = {
-        { "[Z", "boolean[]" }, { "[C", "char[]" }, { "[F", "float[]" }, { "[D", "double[]" },
-        { "[B", "byte[]" }, { "[S", "short[]" }, { "[I", "int[]" }, { "[J", "long[]" },
-    };
-    size_t i;
-    if (len > 0 && name[0] == '[') {
-        size_t depth = 0, elen, base_len;
-        const uint8_t *elem;
-        for (i = 0; i < 8; i++)
-            if (len == 2 && memcmp(name, prims[i][0], 2) == 0)
-                return strlen(prims[i][1]) == want_len && memcmp(prims[i][1], want, want_len) == 0;
-        while (depth < len && name[depth] == '[')
-            depth++;
-        elem = name + depth;
-        elen = len - depth;
-        if (elen >= 2 && elem[0] == 'L' && elem[elen - 1] == ';') {
-            elem++;
-            elen -= 2;
-        } else if (elen == 1) {
-            for (i = 0; i < 8; i++)
-                if (prims[i][0][1] == (char)elem[0])
-                    break;
-            if (i == 8)
-                return 0;
-            base_len = strlen(prims[i][1]) - 2;
-            if (want_len != base_len + 2 * depth || memcmp(prims[i][1], want, base_len) != 0)
-                return 0;
-            for (i = 0; i < depth; i++)
-                if (want[base_len + 2 * i] != '[' || want[base_len + 2 * i + 1] != ']')
-                    return 0;
-            return 1;
-        } else {
-            return 0;
-        }
-        if (want_len != elen + 2 * depth)
-            return 0;
-        for (i = 0; i < elen; i++)
-            if ((elem[i] == '/' ? '.' : (char)elem[i]) != want[i])
-                return 0;
-        for (i = 0; i < depth; i++)
-            if (want[elen + 2 * i] != '[' || want[elen + 2 * i + 1] != ']')
-                return 0;
-        return 1;
-    }
-    if (len != want_len)
-        return 0;
-    for (i = 0; i < len; i++)
-        if ((name[i] == '/' ? '.' : (char)name[i]) != want[i])
-            return 0;
-    return 1;
-}
 
 static int class_named(const hp_heap *h, const heap_class *c, const char *want)
 {
     const uint8_t *name;
     size_t len;
-    return hp_heap_utf8(h, c->name_sid, &name, &len) && heap_name_equals(name, len, want, strlen(want));
+    return hp_heap_utf8(h, c->name_sid, &name, &len) && hp_java_name_equals(name, len, want, strlen(want));
 }
 
 /* Sorts and de-duplicates the class table, names it, finds superclasses. */

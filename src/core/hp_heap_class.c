@@ -46,7 +46,7 @@ uint32_t hp_heap_find_class_name(const hp_heap *h, const char *name, size_t len,
         const uint8_t *text;
         size_t text_len;
         if (hp_heap_utf8(h, h->classes[i].name_sid, &text, &text_len) &&
-            heap_name_equals(text, text_len, name, len))
+            hp_java_name_equals(text, text_len, name, len))
             return i;
     }
     return HP_NONE;
@@ -155,8 +155,7 @@ void hp_heap_ref_field(const hp_heap *h, uint32_t ord, uint32_t slot, hp_field *
     out->declaring = HP_NONE;
 }
 
-/* Whether STRING `sid` reads `want` (ASCII). */
-static int sid_is(const hp_heap *h, uint64_t sid, const char *want)
+int heap_sid_is(const hp_heap *h, uint64_t sid, const char *want)
 {
     const uint8_t *text;
     size_t len;
@@ -168,7 +167,7 @@ int heap_field_named(const hp_heap *h, uint32_t ord, const char *name, hp_field 
     hp_field_iter it;
     hp_field_iter_init(&it, h, ord);
     while (hp_field_next(&it, out))
-        if (sid_is(h, out->name_sid, name))
+        if (heap_sid_is(h, out->name_sid, name))
             return 1;
     return 0;
 }
@@ -178,7 +177,7 @@ int heap_static_named(const hp_heap *h, uint32_t ord, const char *name, hp_field
     hp_static_iter it;
     hp_static_iter_init(&it, h, ord);
     while (hp_static_next(&it, out))
-        if (sid_is(h, out->name_sid, name))
+        if (heap_sid_is(h, out->name_sid, name))
             return 1;
     return 0;
 }

@@ -122,8 +122,8 @@ static inline uint64_t heap_bucket(const hp_heap *h, uint64_t key)
 /* Binary searches over the sorted side tables; NULL when absent. */
 const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id);
 
-/* Java-name comparison of a name as written in the dump with `want`. */
-int heap_name_equals(const uint8_t *name, size_t len, const char *want, size_t want_len);
+/* Whether STRING `sid` reads `want` (ASCII). */
+int heap_sid_is(const hp_heap *h, uint64_t sid, const char *want);
 
 /* The nearest instance field (own, then inherited) or the static of class
  * `ord` named `name` (ASCII); 1 and *out filled, or 0. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hp_idmap.h"
+#include "hp_oops.h"
 
 /* Array lengths by remainder modulo 8, and their total: enough to add up
  * the sizes of all arrays of one type under any size model, since the
@@ -19,6 +20,7 @@ typedef struct class_entry {
     uint64_t class_id;
     uint64_t name_sid;
     uint64_t super_id;
+    uint64_t dump_offset;   /* of its CLASS_DUMP (0: none seen) */
     uint32_t instance_size; /* from CLASS_DUMP */
     uint32_t own_refs;      /* its own reference fields */
     uint32_t own_bytes;     /* its own primitive field bytes */
@@ -36,6 +38,16 @@ typedef struct row_entry {
     uint64_t count;
     array_tally arrays;     /* arrays: their lengths */
 } row_entry;
+
+/* A run of the selected heap dump's sub-records in one record, at most
+ * SPAN_BYTES long, and the range of the object ids in it: where the size
+ * guess (hp_oops.h) looks for an object by id without an index.  HotSpot
+ * writes objects in address order, so one span usually holds an id. */
+typedef struct span {
+    uint64_t start, end, record;
+    uint64_t min_id, max_id;
+} span;
+#define SPAN_BYTES ((uint64_t)64 << 10)
 
 typedef struct heap_entry {
     uint32_t heap_id;
@@ -62,6 +74,7 @@ struct hp_stats {
     hp_idmap string_index;    /* string id -> index into strings */
     ARRAY(uint64_t, strings); /* offsets of STRING records */
     ARRAY(hp_heap_dump_info, dumps);
+    ARRAY(span, spans);       /* of the selected heap dump */
     hp_size_model model;      /* set by hp_stats_set_model */
     int model_set;
     int id_size; /* from the events, for reading names back */
@@ -94,6 +107,7 @@ void hp_stats_free(hp_stats *s)
     s->alloc.free_fn(s->rows);
     s->alloc.free_fn(s->strings);
     s->alloc.free_fn(s->dumps);
+    s->alloc.free_fn(s->spans);
     s->alloc.free_fn(s);
 }
 
@@ -248,6 +262,7 @@ static void count_in_dump(hp_heap_dump_info *d, int tag)
 static void describe_class(class_entry *e, const hp_event *ev, int id_size)
 {
     const hp_subrecord *sub = ev->sub;
+    e->dump_offset = sub->offset;
     e->instance_size = sub->aux;
     e->super_id = sub->class_id;
     e->own_refs = e->own_bytes = 0;
@@ -265,6 +280,25 @@ static void describe_class(class_entry *e, const hp_event *ev, int id_size)
                 e->own_bytes += (uint32_t)hp_type_size(type, id_size);
         }
     }
+}
+
+/* Notes where object `sub` lies (see span). */
+static hp_code note_object(hp_stats *s, const hp_event *ev)
+{
+    const hp_subrecord *sub = ev->sub;
+    span *last = s->n_spans ? &s->spans[s->n_spans - 1] : NULL;
+    if (!last || last->record != ev->rec->offset || sub->offset - last->start >= SPAN_BYTES) {
+        if (RESERVE(s, spans) < 0)
+            return HP_E_NOMEM;
+        last = &s->spans[s->n_spans++];
+        last->start = sub->offset;
+        last->record = ev->rec->offset;
+        last->min_id = last->max_id = sub->id;
+    }
+    last->end = sub->offset + sub->length;
+    last->min_id = sub->id < last->min_id ? sub->id : last->min_id;
+    last->max_id = sub->id > last->max_id ? sub->id : last->max_id;
+    return HP_OK;
 }
 
 static hp_code add_subrecord(hp_stats *s, const hp_event *ev, int id_size, hp_error *err)
@@ -287,6 +321,8 @@ static hp_code add_subrecord(hp_stats *s, const hp_event *ev, int id_size, hp_er
         return HP_OK;
     s->subrecords[sub->tag].count++;
     s->subrecords[sub->tag].bytes += sub->length;
+    if (hp_subrecord_has_payload(sub->tag) && note_object(s, ev) != HP_OK)
+        return nomem(err, sub->offset);
     switch (sub->tag) {
     case HP_SUB_INSTANCE_DUMP:
     case HP_SUB_OBJ_ARRAY_DUMP:
@@ -504,4 +540,107 @@ int hp_stats_class_name(const hp_stats *s, const uint8_t *buf, uint64_t buf_len,
         return 0;
     e = &s->classes[*ci];
     return e->has_name && string_text(s, buf, buf_len, e->name_sid, name, len);
+}
+
+/* ---- the size guess's look-ups (hp_oops.h) ---- */
+
+typedef struct guess_ctx {
+    const hp_stats *s;
+    const uint8_t *buf;
+    uint64_t buf_len;
+    uint64_t scanned, budget; /* bytes of spans searched, and the most allowed */
+} guess_ctx;
+
+static uint64_t guess_class_named(void *ctx, const char *name)
+{
+    const guess_ctx *g = ctx;
+    uint64_t best = 0;
+    size_t i, want_len = strlen(name);
+    for (i = 0; i < g->s->n_classes; i++) {
+        const class_entry *e = &g->s->classes[i];
+        const uint8_t *text;
+        size_t len;
+        if (e->dump_offset && (!best || e->class_id < best) &&
+            hp_stats_class_name(g->s, g->buf, g->buf_len, e->class_id, &text, &len) &&
+            hp_java_name_equals(text, len, name, want_len))
+            best = e->class_id;
+    }
+    return best;
+}
+
+static uint64_t guess_class_dump(void *ctx, uint64_t class_id)
+{
+    const guess_ctx *g = ctx;
+    const uint32_t *ci = hp_idmap_get(&g->s->class_index, class_id);
+    return ci ? g->s->classes[*ci].dump_offset : 0;
+}
+
+/* Object `id`'s sub-record, searched in the spans whose ids may hold it. */
+static uint64_t guess_object(void *ctx, uint64_t id)
+{
+    guess_ctx *g = ctx;
+    const hp_stats *s = g->s;
+    size_t i;
+    for (i = 0; id && i < s->n_spans; i++) {
+        const span *sp = &s->spans[i];
+        uint64_t off = sp->start;
+        if (id < sp->min_id || id > sp->max_id || sp->end > g->buf_len)
+            continue;
+        g->scanned += sp->end - sp->start;
+        if (g->scanned > g->budget)
+            return 0;
+        while (off < sp->end) {
+            hp_subrecord sub;
+            uint64_t need;
+            hp_error err;
+            if (hp_subrecord_decode(g->buf + off, (size_t)(sp->end - off), s->id_size, &sub, &need, &err) != HP_OK ||
+                sub.length == 0)
+                break;
+            if (sub.id == id && hp_subrecord_has_payload(sub.tag))
+                return off;
+            off += sub.length;
+        }
+    }
+    return 0;
+}
+
+static int guess_sid_is(void *ctx, uint64_t sid, const char *want)
+{
+    const guess_ctx *g = ctx;
+    const uint8_t *text;
+    size_t len;
+    return string_text(g->s, g->buf, g->buf_len, sid, &text, &len) && len == strlen(want) &&
+           memcmp(text, want, len) == 0;
+}
+
+int hp_stats_guess_model(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, hp_size_model *out)
+{
+    hp_oops_source src;
+    guess_ctx g;
+    const hp_heap_dump_info *d = s->selected < s->n_dumps ? &s->dumps[s->selected] : NULL;
+    hp_stats_model(s, buf, buf_len, out);
+    if (s->model_set || out->raw || s->id_size != 8 || !buf)
+        return 1;
+    g.s = s;
+    g.buf = buf;
+    g.buf_len = buf_len;
+    g.scanned = 0;
+    /* A guess reads a few hundred objects; ids out of address order could
+     * make each a search of the whole dump. */
+    g.budget = 4 * (d ? d->bytes : buf_len) + (SPAN_BYTES << 10);
+    src.buf = buf;
+    src.buf_len = buf_len;
+    src.id_size = s->id_size;
+    src.ctx = &g;
+    src.class_named = guess_class_named;
+    src.class_dump = guess_class_dump;
+    src.object = guess_object;
+    src.sid_is = guess_sid_is;
+    src.max_steps = d ? d->subrecords : 0;
+    hp_size_model_set_oop(out, hp_oops_guess(&src));
+    if (g.scanned > g.budget) {
+        hp_size_model_init(out, s->id_size, 0);
+        return 0;
+    }
+    return 1;
 }

@@ -105,10 +105,16 @@ int hp_stats_class_name(const hp_stats *s, const uint8_t *buf, uint64_t buf_len,
  * hp_stats_set_model, else references at id size.  hp_stats_model gives the
  * one in force or, with `buf` (the dump the events came from), what the dump
  * tells without its object graph: whole object sizes when java.lang.Object's
- * CLASS_DUMP size is not zero (Android).  A caller that wants VisualVM's
- * guess of compressed oops on 64-bit dumps sets the model of the dump's heap
- * index (hp_heap_size_model). */
+ * CLASS_DUMP size is not zero (Android). */
 void hp_stats_model(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, hp_size_model *out);
 void hp_stats_set_model(hp_stats *s, const hp_size_model *m);
+
+/* VisualVM's model for the selected heap dump of `buf`: hp_stats_model's,
+ * with compressed oops guessed on 64-bit HotSpot dumps (hp_oops.h) from the
+ * classes and objects the pass saw, found again in `buf` by a bounded search
+ * (no index).  Returns 1; 0 when the search ran out of its budget (ids far
+ * from address order), the model then keeping references at id size: the
+ * caller may index the heap to guess (hp_heap_size_model). */
+int hp_stats_guess_model(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, hp_size_model *out);
 
 #endif
