@@ -221,6 +221,13 @@ static void stats(const uint8_t *buf, size_t len, const outcome *a)
             (name < buf || name_len > len || name + name_len > buf + len))
             die("a heap name outside the buffer", a, NULL);
     }
+    if (rc == HP_OK) {
+        /* The size guess reads objects back from the buffer where the pass saw them. */
+        hp_size_model m;
+        hp_stats_guess_model(s, buf, len, &m);
+        if (m.oop_size != 4 && m.oop_size != 8)
+            die("a reference size neither 4 nor 8", a, NULL);
+    }
     hp_stats_free(s);
     hp_parser_free(p);
 }

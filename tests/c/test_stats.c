@@ -6,13 +6,16 @@
  *    parser's own counts and INVENTORY.json, record bytes add up to the file
  *    size minus the header, histogram rows add up to the object counts and
  *    agree with an independent count, class names resolve; the same figures
- *    whether the dump is fed in one piece or in chunks. */
+ *    whether the dump is fed in one piece or in chunks; the size model the
+ *    pass guesses without an index (hp_stats_guess_model) is the heap
+ *    index's (both ask hp_oops_guess, through different look-ups). */
 #include "testkit.h"
 
 #include <stdint.h>
 #include <zlib.h>
 
 #include "hp_common.h"
+#include "hp_heap.h"
 #include "hp_idmap.h"
 #include "hp_parser.h"
 #include "hp_stats.h"
@@ -655,7 +658,7 @@ static int name_is(const uint8_t *name, size_t len, const char *want)
 
 static void test_real_dumps(void)
 {
-    size_t n_inv, i, done = 0, multi = 0;
+    size_t n_inv, i, done = 0, multi = 0, compressed = 0;
     inv_entry *inv = read_inventory(&n_inv);
 
     CHECK(inv != NULL && n_inv >= 20);
@@ -760,6 +763,26 @@ static void test_real_dumps(void)
                 fprintf(stderr, "  %s: %d String rows\n", e->file, string_rows);
         }
 
+        /* The guess from the pass's notes is the heap index's. */
+        {
+            hp_size_model guessed;
+            hp_heap_options opt;
+            hp_heap *heap = NULL;
+            hp_error err;
+            memset(&opt, 0, sizeof opt);
+            opt.size_model = HP_SIZES_VISUALVM;
+            CHECK(hp_stats_guess_model(s, buf, len, &guessed) == 1);
+            if (hp_heap_build(buf, len, &opt, &heap, &err) == HP_OK) {
+                const hp_size_model *indexed = hp_heap_size_model(heap);
+                CHECK(guessed.oop_size == indexed->oop_size && guessed.min_instance == indexed->min_instance &&
+                      guessed.raw == indexed->raw);
+                if (guessed.oop_size != indexed->oop_size)
+                    fprintf(stderr, "  %s: guessed %d, indexed %d\n", e->file, guessed.oop_size, indexed->oop_size);
+                compressed += f.id_size == 8 && indexed->oop_size == 4;
+            }
+            hp_heap_free(heap);
+        }
+
         /* The same figures when the dump comes in pieces. */
         s2 = stats_of(buf, len, (size_t)-1, &rc);
         CHECK(rc == HP_OK && same_stats(s, s2));
@@ -774,8 +797,10 @@ static void test_real_dumps(void)
         done++;
     }
     CHECK(done + 1 >= n_inv);
-    CHECK(multi >= 1); /* the hprof-agent dumps hold two heap dumps */
-    printf("  %zu real dumps, %zu with more than one heap dump\n", done, multi);
+    CHECK(multi >= 1);      /* the hprof-agent dumps hold two heap dumps */
+    CHECK(compressed >= 1); /* some 64-bit dumps are guessed compressed */
+    printf("  %zu real dumps, %zu with more than one heap dump, %zu 64-bit ones with compressed oops\n", done, multi,
+           compressed);
     free(inv);
 }
 
