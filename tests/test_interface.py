@@ -428,3 +428,15 @@ def test_notebook_table_is_padded_with_totals_and_a_settable_top():
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError):
             stats.top_n = bad
+
+
+def test_codec_reprs_tell_format_and_progress():
+    data = raw_bytes("leakcanary__leak_service_binder.hprof")
+    enc = hprofkit.Encoder("tailor")
+    assert repr(enc) == "<hprofkit.Encoder format='tailor', 0 bytes in, 0 out>"
+    packed = enc.feed(data) + enc.flush()
+    assert repr(enc) == "<hprofkit.Encoder format='tailor', finished>"
+    dec = hprofkit.Decoder()
+    assert repr(dec) == "<hprofkit.Decoder kind=None, 0 bytes in, 0 out>"
+    restored = dec.feed(packed)
+    assert f"kind='zlib', {len(packed):,} bytes in, {len(restored):,} out" in repr(dec)

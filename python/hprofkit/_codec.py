@@ -117,6 +117,10 @@ class Encoder:
         """The tag counter Tailor's encode.py prints (first-seen order); {} for other formats."""
         return self._filter.counter() if self.format == "tailor" else {}
 
+    def __repr__(self) -> str:
+        state = "finished" if self.eof else f"{self.bytes_in:,} bytes in, {self.bytes_out:,} out"
+        return f"<hprofkit.Encoder format={self.format!r}, {state}>"
+
 
 def sniff(head: bytes) -> str | None:
     """What a compressed dump starts with: 'zlib', 'gzip', 'mini' (bare Tailor stream) or None."""
@@ -258,3 +262,7 @@ class Decoder:
     def counter(self) -> dict[str, int]:
         """The tag counter Tailor's decode.py prints ({} for a pack)."""
         return {} if self._pack is not None else self._filter.counter()
+
+    def __repr__(self) -> str:
+        state = "finished" if self.eof else f"{self.bytes_in:,} bytes in, {self.bytes_out:,} out"
+        return f"<hprofkit.Decoder kind={self.kind!r}, {state}>"
