@@ -602,6 +602,13 @@ static PyMethodDef heap_methods[] = {
       "object(id, /)\n--\n\nThe HeapObject of that id; KeyError if the dump has none." },
     { "objects", (PyCFunction)heap_objects_iter, METH_NOARGS,
       "objects($self, /)\n--\n\nIterate over every object, in id order." },
+    { "tables", (PyCFunction)(void (*)(void))heap_tables, METH_VARARGS | METH_KEYWORDS,
+      "tables($self, /)\n--\n\nThe heap as Arrow tables (needs pyarrow): {'objects', 'references', 'classes',\n"
+      "'roots'}, shaped like Perfetto's heap_graph_* tables.  See hprofkit._tables." },
+    { "to_parquet", (PyCFunction)(void (*)(void))heap_to_parquet, METH_VARARGS | METH_KEYWORDS,
+      "to_parquet($self, directory, /)\n--\n\nWrites heap.tables() as directory/<table>.parquet (atomically)." },
+    { "_columns", (PyCFunction)heap_columns, METH_O,
+      "_columns($self, table, /)\n--\n\nThe column buffers of heap.tables()'s `table` (internal)." },
     { "close", (PyCFunction)heap_close, METH_NOARGS,
       "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },
     { "__enter__", (PyCFunction)heap_enter_ctx, METH_NOARGS, NULL },

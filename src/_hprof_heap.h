@@ -59,6 +59,11 @@ PyObject *heap_root_kind(int tag);
 /* heap.objects(): an iterator over every object (_hprof_heap_object.c). */
 PyObject *heap_objects_iter(HeapIndex *heap, PyObject *unused);
 
+/* heap._columns(table), heap.tables(), heap.to_parquet(dir) (_hprof_heap_tables.c). */
+PyObject *heap_columns(HeapIndex *heap, PyObject *table);
+PyObject *heap_tables(HeapIndex *heap, PyObject *args, PyObject *kwargs);
+PyObject *heap_to_parquet(HeapIndex *heap, PyObject *args, PyObject *kwargs);
+
 /* Enters / leaves a stretch that may run without the GIL. */
 static inline void heap_enter(HeapIndex *heap) { heap->busy++; }
 void heap_leave(HeapIndex *heap);

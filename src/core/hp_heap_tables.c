@@ -1,0 +1,108 @@
+/* The heap index as columns (hp_heap_tables.h). */
+#include "hp_heap_tables.h"
+
+static void set_bit(uint8_t *bitmap, uint32_t i, int on)
+{
+    uint8_t mask = (uint8_t)(1u << (i & 7));
+    if (on)
+        bitmap[i >> 3] |= mask;
+    else
+        bitmap[i >> 3] &= (uint8_t)~mask;
+}
+
+void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_object_columns *c)
+{
+    uint32_t i;
+    for (i = start; i < end; i++) {
+        hp_object obj;
+        int16_t heap = -1;
+        hp_heap_object(h, i, &obj);
+        c->id[i] = obj.id;
+        c->class_id[i] = obj.class_ord == HP_NONE ? 0 : c->class_ids[obj.class_ord];
+        set_bit(c->class_valid, i, obj.class_ord != HP_NONE);
+        c->kind[i] = (int8_t)obj.kind;
+        c->shallow_size[i] = hp_heap_shallow_size(h, i);
+        if (obj.heap >= 0 && obj.heap < 256)
+            heap = c->heap_codes[obj.heap];
+        c->heap[i] = heap < 0 ? 0 : heap;
+        set_bit(c->heap_valid, i, heap >= 0);
+    }
+}
+
+uint64_t hp_tables_count_refs(const hp_heap *h, uint32_t start, uint32_t end, uint32_t *max_element)
+{
+    uint64_t count = 0;
+    uint32_t i;
+    for (i = start; i < end; i++) {
+        hp_ref_iter it;
+        hp_ref r;
+        hp_ref_iter_init(&it, h, i);
+        while (hp_ref_next(&it, &r)) {
+            count++;
+            if (r.kind == HP_REF_ELEMENT && r.slot >= *max_element)
+                *max_element = r.slot + 1;
+        }
+    }
+    return count;
+}
+
+/* The class ordinal whose name tables name the references of `obj`. */
+static uint32_t naming_class(const hp_object *obj)
+{
+    return obj->kind == HP_KIND_CLASS ? obj->self_ord : obj->class_ord;
+}
+
+void hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_ref_names *names, uint64_t row,
+                    const hp_ref_columns *c)
+{
+    uint32_t i;
+    for (i = start; i < end; i++) {
+        hp_object obj;
+        hp_ref_iter it;
+        hp_ref r;
+        uint32_t ord;
+        hp_heap_object(h, i, &obj);
+        ord = naming_class(&obj);
+        hp_ref_iter_init(&it, h, i);
+        while (hp_ref_next(&it, &r)) {
+            uint32_t code;
+            switch (r.kind) {
+            case HP_REF_ELEMENT: code = names->element_base + r.slot; break;
+            case HP_REF_LOADER: code = names->loader_code; break;
+            case HP_REF_STATIC: code = names->static_codes[names->static_base[ord] + r.slot]; break;
+            default: code = names->field_codes[names->field_base[ord] + r.slot]; break;
+            }
+            c->source_id[row] = obj.id;
+            c->target_id[row] = r.target_id;
+            c->name[row] = (int32_t)code;
+            row++;
+        }
+    }
+}
+
+uint64_t hp_tables_code_validity(int32_t *codes, uint64_t n, uint8_t *valid)
+{
+    uint64_t i, nulls = 0;
+    for (i = 0; i < n; i++) {
+        uint8_t mask = (uint8_t)(1u << (i & 7));
+        if (codes[i] >= 0) {
+            valid[i >> 3] |= mask;
+        } else {
+            valid[i >> 3] &= (uint8_t)~mask;
+            codes[i] = 0;
+            nulls++;
+        }
+    }
+    return nulls;
+}
+
+void hp_tables_roots(const hp_heap *h, const hp_root_columns *c)
+{
+    uint32_t i, n = hp_heap_root_count(h);
+    for (i = 0; i < n; i++) {
+        hp_root r;
+        hp_heap_root(h, i, &r);
+        c->object_id[i] = r.id;
+        c->kind[i] = c->kind_codes[r.kind & 0xFF];
+    }
+}
