@@ -18,6 +18,9 @@ from .writer import HprofWriter
 from .sample import write_sample_dump
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
+from ._tables import sql
+from .batch import BatchResult, BatchRow, ClassTotal, LeakGroup
+from .batch import batch  # the function; the module stays importable as hprofkit.batch's sys.modules entry
 
 __version__ = "0.1.0"
 
@@ -26,5 +29,5 @@ __all__ = [
     "ClassRow", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "open_heap", "Heap", "HeapObject", "HeapClass", "Reference", "Referrer",
-    "Field", "GcRoot", "StackFrame", "match",
+    "Field", "GcRoot", "StackFrame", "match", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
 ]

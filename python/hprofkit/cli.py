@@ -237,6 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="write a sample dump and run the workflow on it")
     p.set_defaults(func=cmd_demo)
+
+    from . import _cli_batch
+    _cli_batch.add_commands(sub)
     return parser
 
 
