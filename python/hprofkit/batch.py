@@ -143,6 +143,7 @@ def _output_path(path: Any, options: Mapping[str, Any], suffix: str) -> str:
         if base.endswith(old):
             base = base[: -len(old)]
     directory = options.get("output_dir") or os.path.dirname(os.path.abspath(source))
+    os.makedirs(directory, exist_ok=True)  # on the worker: a cluster's output_dir is the workers' path
     return os.path.join(os.fspath(directory), base + suffix)
 
 
