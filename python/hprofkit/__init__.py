@@ -18,6 +18,7 @@ from .writer import HprofWriter
 from .sample import write_sample_dump
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
+from ._reach import Hop, Path
 from ._tables import sql
 from .batch import BatchResult, BatchRow, ClassTotal, LeakGroup
 from .batch import batch  # the function; the module stays importable as hprofkit.batch's sys.modules entry
@@ -29,5 +30,6 @@ __all__ = [
     "ClassRow", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "open_heap", "Heap", "HeapObject", "HeapClass", "Reference", "Referrer",
-    "Field", "GcRoot", "StackFrame", "match", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
+    "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup",
+    "ClassTotal",
 ]
