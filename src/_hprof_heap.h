@@ -71,6 +71,9 @@ PyObject *heap_stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root 
 PyObject *heap_ref_name(const hp_heap *index, uint32_t source, const hp_ref *ref);
 
 /* _hprof_reach.c: the Heap's reachability methods and getters. */
+/* The heap's hp_reach, built (with its dominators when asked) on first
+ * use; NULL with an exception set. */
+hp_reach *heap_reach(HeapIndex *heap, int dominators);
 PyObject *reach_retained_size(HeapIndex *heap, PyObject *obj);
 PyObject *reach_retained_count(HeapIndex *heap, PyObject *obj);
 PyObject *reach_dominator(HeapIndex *heap, PyObject *obj);

@@ -174,6 +174,36 @@ done:
     return out;
 }
 
+/* ---- retained sizes and dominators ------------------------------------------ */
+
+typedef struct {
+    const hp_reach *reach;
+    hp_retained_columns columns;
+} retained_pass;
+
+static void fill_retained(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+{
+    retained_pass *p = ctx;
+    hp_tables_retained(p->reach, h, start, end, &p->columns);
+}
+
+static PyObject *retained_columns(HeapIndex *heap, const hp_heap *h)
+{
+    static const char *const names[] = { "retained_size", "dominator_id", "dominator_valid" };
+    uint32_t n = hp_heap_object_count(h);
+    retained_pass pass;
+    PyObject *columns[3], *out;
+    if (!(pass.reach = heap_reach(heap, 1))) /* computes the dominator tree on first use */
+        return NULL;
+    columns[0] = new_column((uint64_t)n * 8, 0, &pass.columns.retained_size);
+    columns[1] = new_column((uint64_t)n * 8, 0, &pass.columns.dominator_id);
+    columns[2] = new_column(bitmap_size(n), 1, &pass.columns.dominator_valid);
+    out = PyDict_New();
+    if (put_all(out, names, columns, 3) < 0 || run_slices(heap, n, fill_retained, &pass) < 0)
+        Py_CLEAR(out);
+    return out;
+}
+
 /* ---- references -------------------------------------------------------------- */
 
 /* Dictionary codes of every reference name (hp_ref_names), by class. */
@@ -420,12 +450,14 @@ PyObject *heap_columns(HeapIndex *heap, PyObject *table)
     }
     if (PyUnicode_CompareWithASCIIString(table, "objects") == 0)
         out = object_columns(heap, h);
+    else if (PyUnicode_CompareWithASCIIString(table, "retained") == 0)
+        out = retained_columns(heap, h);
     else if (PyUnicode_CompareWithASCIIString(table, "references") == 0)
         out = reference_columns(heap, h);
     else if (PyUnicode_CompareWithASCIIString(table, "roots") == 0)
         out = root_columns(h);
     else {
-        PyErr_Format(PyExc_ValueError, "no table %R: 'objects', 'references' or 'roots'", table);
+        PyErr_Format(PyExc_ValueError, "no table %R: 'objects', 'retained', 'references' or 'roots'", table);
         return NULL;
     }
     return out;

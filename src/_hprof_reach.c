@@ -36,9 +36,7 @@ static int reach_ready(HeapIndex *heap, int dominators)
     return ready;
 }
 
-/* The heap's hp_reach, built (with its dominators when asked) on first
- * use; NULL with an exception set. */
-static hp_reach *heap_reach(HeapIndex *heap, int dominators)
+hp_reach *heap_reach(HeapIndex *heap, int dominators)
 {
     const hp_heap *index = heap_index(heap);
     hp_checkpoint cp = { heap_interrupted, NULL };

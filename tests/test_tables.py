@@ -37,7 +37,8 @@ def test_tables_hold_what_the_api_answers(heap_and_tables):
         table.validate(full=True)
     objects = tables["objects"]
     assert objects.column_names == ["id", "class_id", "kind", "shallow_size", "retained_size", "heap", "dominator_id"]
-    expected = {"id": [], "class_id": [], "kind": [], "shallow_size": [], "heap": []}
+    expected = {"id": [], "class_id": [], "kind": [], "shallow_size": [], "heap": [], "retained_size": [],
+                "dominator_id": []}
     references = []
     for obj in heap.objects():
         expected["id"].append(obj.id)
@@ -45,6 +46,9 @@ def test_tables_hold_what_the_api_answers(heap_and_tables):
         expected["kind"].append(obj.kind)
         expected["shallow_size"].append(obj.shallow_size)
         expected["heap"].append(obj.heap_name)
+        expected["retained_size"].append(heap.retained_size(obj))
+        dominator = heap.dominator(obj)
+        expected["dominator_id"].append(dominator.id if dominator is not None else None)
         references += [(obj.id, r.target_id, r.name) for r in obj.references()]
     for name, values in expected.items():
         assert objects.column(name).to_pylist() == values, name
@@ -67,6 +71,11 @@ def test_sql_answers_what_the_api_answers(heap_and_tables):
         group by c.id""").to_pylist()
     assert {row["id"]: row["n"] for row in counts} == {c.class_id: c.instance_count for c in heap.classes}
 
+    # Retained sizes: the top retainers (ties by id, as the API orders them).
+    top = hprofkit.sql(tables, "select id, retained_size from objects order by retained_size desc, id limit 10")
+    assert [(r["id"], r["retained_size"]) for r in top.to_pylist()] == [
+        (obj.id, size) for obj, size in heap.top_retainers(10)]
+
     # Referrers: the most referenced objects and a seeded sample of the others.
     top = hprofkit.sql(tables, '''select target_id from "references" r join objects o on o.id = r.target_id
                                   group by 1 order by count(*) desc, 1 limit 5''')
@@ -77,6 +86,17 @@ def test_sql_answers_what_the_api_answers(heap_and_tables):
         want = [{"source_id": r.source_id, "name": r.name} for r in heap.object(object_id).referrers()]
         key = lambda row: (row["source_id"], str(row["name"]))  # noqa: E731
         assert sorted(got, key=key) == sorted(want, key=key), hex(object_id)
+
+
+@pytest.mark.parametrize("name", [JDK8, "leakcanary__leak_service_binder.hprof"])
+def test_retained_columns_follow_the_semantics(name):
+    with hprofkit.open_heap(dump_path(name), semantics="visualvm") as heap:
+        objects = heap.tables()["objects"]
+        assert objects.column("retained_size").to_pylist() == [heap.retained_size(o) for o in heap.objects()]
+        doms = [heap.dominator(o) for o in heap.objects()]
+        assert objects.column("dominator_id").to_pylist() == [d.id if d is not None else None for d in doms]
+        lean = heap.tables(retained=False)["objects"]
+        assert lean.column("retained_size").null_count == lean.num_rows == objects.num_rows
 
 
 def test_sql_on_a_heap_and_parameters():

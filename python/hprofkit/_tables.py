@@ -9,8 +9,10 @@ The tables follow Perfetto's ``heap_graph_*`` tables:
 - ``objects(id, class_id, kind, shallow_size, retained_size, heap, dominator_id)``: one row per object in
   id order; ``kind`` is "instance", "class", "object_array" or "primitive_array" (HeapObject.kind);
   ``class_id`` is the id of HeapObject.class_ (java.lang.Class for class objects), null when the dump lacks
-  it; ``heap`` the Android heap name or null; ``retained_size`` and ``dominator_id`` are null until the
-  reachability layer lands (then: under the heap's default semantics; null for unreachable objects).
+  it; ``heap`` the Android heap name or null; ``retained_size`` is heap.retained_size(obj) (int64: 0 for
+  an unreachable object; under semantics="visualvm" VisualVM's value) and ``dominator_id`` the id of
+  heap.dominator(obj), null for a GC root, an object no single object dominates or an unreachable one
+  (both computed under the heap's semantics; tables(retained=False) leaves them null).
 - ``references(source_id, target_id, name)``: every outbound reference (HeapObject.references(), in
   source id order); ``name`` is the field name, "[i]" for an array element, the static's name or
   "<loader>"; ``target_id`` may name an object absent from the dump (a dangling reference).
@@ -64,18 +66,23 @@ def _dictionary(pa, index_type, rows: int, codes: bytes, names, valid: bytes | N
     return pa.DictionaryArray.from_arrays(indices, values)
 
 
-def _objects(pa, heap: Heap):
+def _objects(pa, heap: Heap, retained: bool):
     c = heap._columns("objects")
     n = len(c["id"]) // 8
-    nulls = pa.nulls(n, pa.uint64())
+    if retained:
+        r = heap._columns("retained")
+        retained_size = _fixed(pa, pa.int64(), n, r["retained_size"])
+        dominator_id = _fixed(pa, pa.uint64(), n, r["dominator_id"], r["dominator_valid"])
+    else:
+        retained_size, dominator_id = pa.nulls(n, pa.int64()), pa.nulls(n, pa.uint64())
     return pa.table({
         "id": _fixed(pa, pa.uint64(), n, c["id"]),
         "class_id": _fixed(pa, pa.uint64(), n, c["class_id"], c["class_valid"]),
         "kind": _dictionary(pa, pa.int8(), n, c["kind"], KINDS),
         "shallow_size": _fixed(pa, pa.uint64(), n, c["shallow_size"]),
-        "retained_size": nulls,  # reachability layer (issue 12)
+        "retained_size": retained_size,
         "heap": _dictionary(pa, pa.int16(), n, c["heap"], c["heap_names"], c["heap_valid"]),
-        "dominator_id": nulls,
+        "dominator_id": dominator_id,
     })
 
 
@@ -114,10 +121,11 @@ def _roots(pa, heap: Heap):
     })
 
 
-def tables(heap: Heap) -> dict[str, pyarrow.Table]:
-    """heap.tables(): {"objects", "references", "classes", "roots"} as pyarrow Tables (module doc)."""
+def tables(heap: Heap, *, retained: bool = True) -> dict[str, pyarrow.Table]:
+    """heap.tables(): {"objects", "references", "classes", "roots"} as pyarrow Tables (module doc).
+    retained=False leaves retained_size and dominator_id null and skips the dominator tree."""
     pa = _pa()
-    return {"objects": _objects(pa, heap), "references": _references(pa, heap), "classes": _classes(pa, heap),
+    return {"objects": _objects(pa, heap, retained), "references": _references(pa, heap), "classes": _classes(pa, heap),
             "roots": _roots(pa, heap)}
 
 

@@ -29,6 +29,18 @@ void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_
     }
 }
 
+void hp_tables_retained(const hp_reach *r, const hp_heap *h, uint32_t start, uint32_t end,
+                        const hp_retained_columns *c)
+{
+    uint32_t i;
+    for (i = start; i < end; i++) {
+        uint32_t d = hp_reach_idom(r, i);
+        c->retained_size[i] = hp_reach_retained(r, i);
+        c->dominator_id[i] = d == HP_NONE ? 0 : hp_heap_object_id(h, d);
+        set_bit(c->dominator_valid, i, d != HP_NONE);
+    }
+}
+
 uint64_t hp_tables_count_refs(const hp_heap *h, uint32_t start, uint32_t end, uint32_t *max_element)
 {
     uint64_t count = 0;

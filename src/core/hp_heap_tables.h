@@ -9,6 +9,7 @@
 #define HP_HEAP_TABLES_H
 
 #include "hp_heap.h"
+#include "hp_reach.h"
 
 /* ---- objects: one row per object index ---- */
 typedef struct hp_object_columns {
@@ -25,6 +26,17 @@ typedef struct hp_object_columns {
 
 /* Fills rows [start, end) of the object columns; start % 8 == 0. */
 void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_object_columns *c);
+
+/* ---- objects' retained sizes and dominators (after hp_reach_dominators) ---- */
+typedef struct hp_retained_columns {
+    int64_t *retained_size;     /* hp_reach_retained */
+    uint64_t *dominator_id;
+    uint8_t *dominator_valid;   /* bitmap: the object has an immediate dominator */
+} hp_retained_columns;
+
+/* Fills rows [start, end); start % 8 == 0. */
+void hp_tables_retained(const hp_reach *r, const hp_heap *h, uint32_t start, uint32_t end,
+                        const hp_retained_columns *c);
 
 /* ---- references: one row per outbound reference, in source index order ---- */
 
