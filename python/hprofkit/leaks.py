@@ -304,7 +304,8 @@ def _inspect_jdk(report: Report) -> None:
 
 
 def _destroyed_label(activity) -> str:
-    return f"instance of {activity.class_name} with mDestroyed = {_field(activity, _ACTIVITY, 'mDestroyed')}"
+    destroyed = _field(activity, _ACTIVITY, "mDestroyed")
+    return f"instance of {activity.class_name} with mDestroyed = {str(destroyed).lower()}"
 
 
 def _inspect_android_components(report: Report) -> None:
