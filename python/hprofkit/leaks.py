@@ -271,13 +271,22 @@ def _inspect_watched(report: Report) -> None:
     if watched is None:
         watched = report.cache["watched"] = {}
         for ref, referent, reason in _watched(report.heap):
-            watched[referent.id] = (_text(_field(ref, ref.class_.name, "key")), reason)
+            labels = []
+            key = _text(_field(ref, ref.class_.name, "key"))
+            if key is not None:
+                labels.append(f"key = {key}")
+            # LeakCanary 2 records when the watch started and expired, and when the heap was dumped.
+            dumped = _static(ref.class_, "heapDumpUptimeMillis")
+            for name, label in (("watchUptimeMillis", "watchDurationMillis"),
+                                ("retainedUptimeMillis", "retainedDurationMillis")):
+                since = _field(ref, ref.class_.name, name)
+                if type(dumped) is int and type(since) is int and 0 < since <= dumped:
+                    labels.append(f"{label} = {dumped - since}")
+            watched.setdefault(referent.id, (reason, labels))
     entry = watched.get(report.object.id)
     if entry is not None:
-        key, reason = entry
-        report.leaking_reasons.append(reason)
-        if key is not None:
-            report.labels.append(f"key = {key}")
+        report.leaking_reasons.append(entry[0])
+        report.labels.extend(entry[1])
 
 
 def _inspect_jdk(report: Report) -> None:
