@@ -688,12 +688,8 @@ def find_leaks(heap, exclude: Optional[Iterable[match.Matcher]] = None,
     is one leak (the first key found wins).  inspectors: callables
     ``inspect(report)`` filling a Report per path node.  Leaks come in the
     finders' order, each finder's in id order."""
-    matchers = tuple(default_exclude(heap) if exclude is None else exclude)
-    for m in matchers:
-        if not isinstance(m, match.Matcher):
-            raise TypeError(f"exclude must hold hprofkit.match matchers, not {type(m).__name__}")
     sdk, manufacturer = android_build(heap)
-    matchers = match.applicable(matchers, sdk, manufacturer)
+    matchers = match.applicable(default_exclude(heap) if exclude is None else exclude, sdk, manufacturer)
     inspectors = tuple(inspectors)
 
     candidates: dict[int, Candidate] = {}

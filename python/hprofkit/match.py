@@ -137,4 +137,10 @@ def applicable(matchers: Iterable[Matcher], sdk: Optional[int] = None,
                manufacturer: Optional[str] = None) -> tuple[Matcher, ...]:
     """The matchers that apply to an Android build of that SDK level and maker
     (None: unknown, keeps every matcher gated on it)."""
-    return tuple(m for m in matchers if m.applies_to(sdk, manufacturer))
+    kept = []
+    for m in matchers:
+        if not isinstance(m, Matcher):
+            raise TypeError(f"exclude must hold hprofkit.match matchers, not {type(m).__name__}")
+        if m.applies_to(sdk, manufacturer):
+            kept.append(m)
+    return tuple(kept)
