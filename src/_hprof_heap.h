@@ -71,6 +71,9 @@ PyObject *heap_stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root 
 PyObject *heap_ref_name(const hp_heap *index, uint32_t source, const hp_ref *ref);
 
 /* _hprof_reach.c: the Heap's reachability methods and getters. */
+/* module_name.function(heap, *args, **kwargs): methods written in Python. */
+PyObject *heap_call_python(HeapIndex *heap, const char *module_name, const char *function, PyObject *args,
+                           PyObject *kwargs);
 /* The heap's hp_reach, built (with its dominators when asked) on first
  * use; NULL with an exception set. */
 hp_reach *heap_reach(HeapIndex *heap, int dominators);
@@ -81,6 +84,7 @@ PyObject *reach_top_retainers(HeapIndex *heap, PyObject *args, PyObject *kwargs)
 PyObject *reach_paths(HeapIndex *heap, PyObject *args);
 PyObject *reach_path_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs);
 PyObject *reach_paths_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs);
+PyObject *reach_find_leaks(HeapIndex *heap, PyObject *args, PyObject *kwargs);
 PyObject *reach_compute(HeapIndex *heap, PyObject *unused);
 #define HEAP_REACH_METHODS \
     { "retained_size", (PyCFunction)reach_retained_size, METH_O, \

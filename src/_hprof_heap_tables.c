@@ -464,34 +464,12 @@ PyObject *heap_columns(HeapIndex *heap, PyObject *table)
 }
 
 /* heap.tables() and heap.to_parquet() live in Python (hprofkit._tables). */
-static PyObject *call_tables_module(const char *function, PyObject *heap, PyObject *args, PyObject *kwargs)
-{
-    PyObject *module = PyImport_ImportModule("hprofkit._tables"), *fn, *full_args, *out = NULL;
-    if (!module)
-        return NULL;
-    fn = PyObject_GetAttrString(module, function);
-    Py_DECREF(module);
-    if (!fn)
-        return NULL;
-    full_args = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
-    if (full_args) {
-        Py_ssize_t k;
-        PyTuple_SET_ITEM(full_args, 0, Py_NewRef(heap));
-        for (k = 0; k < PyTuple_GET_SIZE(args); k++)
-            PyTuple_SET_ITEM(full_args, k + 1, Py_NewRef(PyTuple_GET_ITEM(args, k)));
-        out = PyObject_Call(fn, full_args, kwargs);
-        Py_DECREF(full_args);
-    }
-    Py_DECREF(fn);
-    return out;
-}
-
 PyObject *heap_tables(HeapIndex *heap, PyObject *args, PyObject *kwargs)
 {
-    return call_tables_module("tables", (PyObject *)heap, args, kwargs);
+    return heap_call_python(heap, "hprofkit._tables", "tables", args, kwargs);
 }
 
 PyObject *heap_to_parquet(HeapIndex *heap, PyObject *args, PyObject *kwargs)
 {
-    return call_tables_module("to_parquet", (PyObject *)heap, args, kwargs);
+    return heap_call_python(heap, "hprofkit._tables", "to_parquet", args, kwargs);
 }

@@ -1,4 +1,4 @@
-"""Command line: python -m hprofkit info|stats|show|encode|decode|convert|demo ...
+"""Command line: python -m hprofkit info|stats|show|encode|decode|convert|leaks|demo ...
 
 Every failure prints one line on stderr and exits with status 1."""
 
@@ -11,6 +11,7 @@ import sys
 import tempfile
 from typing import Sequence
 
+from . import _cli_batch, _cli_leaks
 from ._codec import FORMATS
 from ._dump import Dump
 from ._errors import HprofError
@@ -238,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="write a sample dump and run the workflow on it")
     p.set_defaults(func=cmd_demo)
 
-    from . import _cli_batch
+    _cli_leaks.add_commands(sub)
     _cli_batch.add_commands(sub)
     return parser
 
