@@ -131,3 +131,30 @@ def test_cli_local_and_scheduler(tmp_path, inputs, client):
     proc = run_cli("histogram", *paths[:2], "--jobs", "1")
     assert proc.returncode == 0 and proc.stdout.startswith("histogram: 2 inputs, 2 ok, 0 failed")
     assert "java.lang.String" in proc.stdout
+
+
+def test_leak_groups_count_copies(tmp_path, client):
+    """Copies of LeakCanary's dump (plain and gzipped) among leak-free and broken dumps: the groups
+    count each copy once and add up what find_leaks reports on one copy."""
+    import gzip
+    source = dump_path("leakcanary__leak_service_binder.hprof")
+    copies = [tmp_path / f"phone{k}.hprof" for k in range(3)]
+    for copy in copies:
+        copy.write_bytes(source.read_bytes())
+    zipped = tmp_path / "phone3.hprof.gz"
+    zipped.write_bytes(gzip.compress(source.read_bytes(), 1))
+    broken = tmp_path / "broken.hprof"
+    broken.write_bytes(source.read_bytes()[:500_000])
+    inputs = copies[:2] + [dump_path("mat__oracle_jdk8_05_x64.hprof"), broken, copies[2], zipped]
+    with hprofkit.open_heap(source) as heap:
+        leaks = heap.find_leaks()
+        expected = {leak.fingerprint: (sum(l.retained_size for l in leaks if l.fingerprint == leak.fingerprint),
+                                       str(leak)) for leak in reversed(leaks)}
+    assert expected, "the LeakCanary dump has leaks"
+    local = hprofkit.batch("leaks", inputs, jobs=2)
+    remote = hprofkit.batch("leaks", inputs, executor=client)
+    assert remote.rows == local.rows and remote.leak_groups == local.leak_groups
+    assert [row.ok for row in local.rows] == [True, True, True, False, True, True]
+    assert local.rows[2].value == []  # the JDK 8 dump watches nothing
+    assert {g.fingerprint: (g.dumps, g.retained_size, g.example) for g in local.leak_groups} == {
+        fp: (4, 4 * retained, example) for fp, (retained, example) in expected.items()}
