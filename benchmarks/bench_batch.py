@@ -41,7 +41,8 @@ def report(label: str, n: int, seconds: float, result: hprofkit.BatchResult) -> 
 
 def bench_batches(task: str, inputs: list[Path], size: int) -> None:
     cpus = os.cpu_count() or 1
-    print(f"task {task!r} over {len(inputs)} copies of a {size / 1e6:.0f} MB dump, {cpus} CPUs")
+    print(f"task {task!r} over {len(inputs)} copies of a {size / 1e6:.0f} MB dump, {cpus} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f}")
     for jobs in sorted({1, cpus}):
         start = time.perf_counter()
         result = hprofkit.batch(task, inputs, jobs=jobs)
@@ -56,31 +57,34 @@ def bench_batches(task: str, inputs: list[Path], size: int) -> None:
         report(f"LocalCluster, {cpus} worker(s)", len(inputs), time.perf_counter() - start, result)
 
 
+def timed(fn):
+    """(result, wall seconds, CPU seconds of this process: the fills run in the calling thread)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def line(label: str, wall: float, cpu: float, size: int) -> None:
+    print(f"{label:<34}{wall:>8.2f} s  {size / wall / 1e6:>6.0f} MB/s   (CPU {cpu:.2f} s, {size / cpu / 1e6:.0f} MB/s)")
+
+
 def bench_tables(dump: Path) -> None:
     size = dump.stat().st_size
     warm(dump)
-    start = time.perf_counter()
-    heap = hprofkit.open_heap(dump)
-    opened = time.perf_counter() - start
     import pyarrow  # noqa: F401 - imported before timing
+    heap, open_wall, open_cpu = timed(lambda: hprofkit.open_heap(dump))
     with heap:
-        start = time.perf_counter()
-        lean = heap.tables(retained=False)
-        lean_s = time.perf_counter() - start
-        start = time.perf_counter()
-        heap.compute_retained()
-        dominators_s = time.perf_counter() - start
-        start = time.perf_counter()
-        full = heap.tables()
-        full_s = time.perf_counter() - start
+        _, lean_wall, lean_cpu = timed(lambda: heap.tables(retained=False))
+        _, dom_wall, dom_cpu = timed(heap.compute_retained)
+        full, full_wall, full_cpu = timed(heap.tables)
     rows = {name: table.num_rows for name, table in full.items()}
-    arrow = sum(table.nbytes for table in lean.values())
+    arrow = sum(table.nbytes for table in full.values())
     print(f"tables of a {size / 1e6:.0f} MB dump: {rows['objects']:,} objects, {rows['references']:,} references, "
-          f"{arrow / 1e6:.0f} MB of Arrow columns")
-    print(f"{'open_heap (index build)':<34}{opened:>8.2f} s  {size / opened / 1e6:>8.0f} MB/s")
-    print(f"{'tables(retained=False)':<34}{lean_s:>8.2f} s  {size / lean_s / 1e6:>8.0f} MB/s")
-    print(f"{'dominator tree (compute_retained)':<34}{dominators_s:>8.2f} s")
-    print(f"{'tables() once dominators exist':<34}{full_s:>8.2f} s  {size / full_s / 1e6:>8.0f} MB/s")
+          f"{arrow / 1e6:.0f} MB of Arrow columns; load average {os.getloadavg()[0]:.1f}")
+    line("open_heap (index build)", open_wall, open_cpu, size)
+    line("tables(retained=False)", lean_wall, lean_cpu, size)
+    print(f"{'dominator tree (compute_retained)':<34}{dom_wall:>8.2f} s  (CPU {dom_cpu:.2f} s)")
+    line("tables() once dominators exist", full_wall, full_cpu, size)
     start = time.perf_counter()
     out = hprofkit.sql(full, "select c.name, count(*) n, sum(o.retained_size) r from objects o join classes c "
                              "on c.id = o.class_id group by 1 order by r desc limit 5")

@@ -40,10 +40,14 @@ static int run_slices(HeapIndex *heap, uint32_t n, slice_fn fn, void *ctx)
 }
 
 /* A new bytes object of `size` bytes for the core to fill (zeroed when
- * `zero`: bitmaps, whose padding bits must be defined); its data in *data. */
+ * `zero`: bitmaps, whose padding bits must be defined); its data in *data.
+ * NULL at once if an earlier column failed, so callers allocate them all
+ * and check once (making their dict only if no exception is set). */
 static PyObject *new_column(uint64_t size, int zero, void *data)
 {
     PyObject *b;
+    if (PyErr_Occurred())
+        return NULL;
     if (size > (uint64_t)PY_SSIZE_T_MAX)
         return PyErr_NoMemory();
     b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
@@ -164,7 +168,7 @@ static PyObject *object_columns(HeapIndex *heap, const hp_heap *h)
     columns[4] = new_column((uint64_t)n * 8, 0, &c.shallow_size);
     columns[5] = new_column((uint64_t)n * 2, 0, &c.heap);
     columns[6] = new_column(bitmap_size(n), 1, &c.heap_valid);
-    out = PyDict_New();
+    out = PyErr_Occurred() ? NULL : PyDict_New();
     if (put_all(out, names, columns, 7) < 0 || run_slices(heap, n, fill_objects, &c) < 0 ||
         PyDict_SetItemString(out, "heap_names", heaps.texts) < 0)
         Py_CLEAR(out);
@@ -198,7 +202,7 @@ static PyObject *retained_columns(HeapIndex *heap, const hp_heap *h)
     columns[0] = new_column((uint64_t)n * 8, 0, &pass.columns.retained_size);
     columns[1] = new_column((uint64_t)n * 8, 0, &pass.columns.dominator_id);
     columns[2] = new_column(bitmap_size(n), 1, &pass.columns.dominator_valid);
-    out = PyDict_New();
+    out = PyErr_Occurred() ? NULL : PyDict_New();
     if (put_all(out, names, columns, 3) < 0 || run_slices(heap, n, fill_retained, &pass) < 0)
         Py_CLEAR(out);
     return out;
@@ -326,10 +330,11 @@ static int dictionary_buffers(PyObject *out, PyObject *texts, uint32_t elements)
 }
 
 typedef struct {
-    uint64_t *slice_rows;  /* rows of each slice; then where each slice starts */
+    uint64_t *slice_rows;  /* rows of each slice; then where each slice starts (and the end) */
     uint32_t max_element;
     const hp_ref_names *names;
     hp_ref_columns columns;
+    uint32_t changed;      /* a slice whose references changed between the passes: its first object + 1 */
 } ref_pass;
 
 static void count_refs(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
@@ -341,13 +346,35 @@ static void count_refs(const hp_heap *h, uint32_t start, uint32_t end, void *ctx
 static void fill_refs(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
 {
     ref_pass *p = ctx;
-    hp_tables_refs(h, start, end, p->names, p->slice_rows[start / SLICE_ROWS], &p->columns);
+    uint64_t row = p->slice_rows[start / SLICE_ROWS], row_end = p->slice_rows[start / SLICE_ROWS + 1];
+    if (!hp_tables_refs(h, start, end, p->names, row, row_end, &p->columns) && !p->changed)
+        p->changed = start + 1;
+}
+
+/* The references of the slice from object `first` changed between the two
+ * passes over the mapping: the file was rewritten while read. */
+static void raise_changed(HeapIndex *heap, const hp_heap *h, uint32_t first)
+{
+    static const int tags[4] = { HP_SUB_INSTANCE_DUMP, HP_SUB_CLASS_DUMP, HP_SUB_OBJ_ARRAY_DUMP,
+                                 HP_SUB_PRIM_ARRAY_DUMP };
+    hp_object obj;
+    hp_error err;
+    hp_heap_object(h, first, &obj);
+    memset(&err, 0, sizeof err);
+    err.code = HP_E_CORRUPT;
+    err.offset = obj.offset;
+    err.tag = tags[obj.kind];
+    err.is_sub = 1;
+    err.detail = "the dump changed while it was read (its references differ between two passes)";
+    /* e.g. a reference field turned non-null, an array grew, a class gained statics */
+    hprof_raise(heap->st, &err);
 }
 
 static PyObject *reference_columns(HeapIndex *heap, const hp_heap *h)
 {
     static const char *const names[] = { "source_id", "target_id", "name", "name_valid" };
     uint32_t n = hp_heap_object_count(h), slices = n / SLICE_ROWS + 1, s;
+    /* slices + 1 entries: each slice's rows (then its first row) and the end */
     uint64_t rows = 0;
     ref_pass pass;
     ref_name_tables tables;
@@ -357,7 +384,7 @@ static PyObject *reference_columns(HeapIndex *heap, const hp_heap *h)
 
     memset(&pass, 0, sizeof pass);
     memset(&tables, 0, sizeof tables);
-    pass.slice_rows = PyMem_Calloc(slices, sizeof(uint64_t));
+    pass.slice_rows = PyMem_Calloc((size_t)slices + 1, sizeof(uint64_t));
     if (!pass.slice_rows) {
         PyErr_NoMemory();
         return NULL;
@@ -370,22 +397,31 @@ static PyObject *reference_columns(HeapIndex *heap, const hp_heap *h)
         pass.slice_rows[s] = rows;
         rows += count;
     }
+    pass.slice_rows[slices] = rows;
+    tables.names.element_count = pass.max_element;
     pass.names = &tables.names;
     columns[0] = new_column(rows * 8, 0, &pass.columns.source_id);
     columns[1] = new_column(rows * 8, 0, &pass.columns.target_id);
     columns[2] = new_column(rows * 4, 0, &pass.columns.name);
     columns[3] = tables.has_null ? new_column(bitmap_size(rows), 1, &valid) : Py_NewRef(Py_None);
-    out = PyDict_New();
-    if (put_all(out, names, columns, 4) < 0 || run_slices(heap, n, fill_refs, &pass) < 0 ||
-        dictionary_buffers(out, dict.texts, pass.max_element) < 0) {
-        Py_CLEAR(out);
-        goto done;
+    out = PyErr_Occurred() ? NULL : PyDict_New();
+    if (put_all(out, names, columns, 4) < 0 || run_slices(heap, n, fill_refs, &pass) < 0)
+        goto fail;
+    if (pass.changed) {
+        if ((h = heap_index(heap)))
+            raise_changed(heap, h, pass.changed - 1);
+        goto fail;
     }
+    if (dictionary_buffers(out, dict.texts, pass.max_element) < 0)
+        goto fail;
     if (valid) {
         Py_BEGIN_ALLOW_THREADS
         hp_tables_code_validity(pass.columns.name, rows, valid);
         Py_END_ALLOW_THREADS
     }
+    goto done;
+fail:
+    Py_CLEAR(out);
 done:
     PyMem_Free(pass.slice_rows);
     ref_name_tables_free(&tables);
@@ -429,7 +465,7 @@ static PyObject *root_columns(const hp_heap *h)
     c.kind_codes = kind_codes;
     columns[0] = new_column((uint64_t)n * 8, 0, &c.object_id);
     columns[1] = new_column(n, 0, &c.kind);
-    out = PyDict_New();
+    out = PyErr_Occurred() ? NULL : PyDict_New();
     if (put_all(out, names, columns, 2) < 0 || PyDict_SetItemString(out, "kind_names", kinds) < 0)
         Py_CLEAR(out);
     else

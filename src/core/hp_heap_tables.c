@@ -64,8 +64,25 @@ static uint32_t naming_class(const hp_object *obj)
     return obj->kind == HP_KIND_CLASS ? obj->self_ord : obj->class_ord;
 }
 
-void hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_ref_names *names, uint64_t row,
-                    const hp_ref_columns *c)
+/* The dictionary code of reference `r` of an object whose names are those
+ * of class `ord`; -1 for a slot the name tables do not have. */
+static int64_t ref_code(const hp_ref_names *names, uint32_t ord, const hp_ref *r)
+{
+    if (r->kind == HP_REF_ELEMENT)
+        return r->slot < names->element_count ? (int64_t)names->element_base + r->slot : -1;
+    if (r->kind == HP_REF_LOADER)
+        return names->loader_code;
+    if (ord == HP_NONE)
+        return -1;
+    if (r->kind == HP_REF_STATIC)
+        return r->slot < names->static_base[ord + 1] - names->static_base[ord]
+                   ? (int64_t)names->static_codes[names->static_base[ord] + r->slot] : -1;
+    return r->slot < names->field_base[ord + 1] - names->field_base[ord]
+               ? (int64_t)names->field_codes[names->field_base[ord] + r->slot] : -1;
+}
+
+int hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_ref_names *names, uint64_t row,
+                   uint64_t row_end, const hp_ref_columns *c)
 {
     uint32_t i;
     for (i = start; i < end; i++) {
@@ -77,19 +94,16 @@ void hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_ref
         ord = naming_class(&obj);
         hp_ref_iter_init(&it, h, i);
         while (hp_ref_next(&it, &r)) {
-            uint32_t code;
-            switch (r.kind) {
-            case HP_REF_ELEMENT: code = names->element_base + r.slot; break;
-            case HP_REF_LOADER: code = names->loader_code; break;
-            case HP_REF_STATIC: code = names->static_codes[names->static_base[ord] + r.slot]; break;
-            default: code = names->field_codes[names->field_base[ord] + r.slot]; break;
-            }
+            int64_t code = ref_code(names, ord, &r);
+            if (row >= row_end || code < 0)
+                return 0;
             c->source_id[row] = obj.id;
             c->target_id[row] = r.target_id;
             c->name[row] = (int32_t)code;
             row++;
         }
     }
+    return row == row_end;
 }
 
 uint64_t hp_tables_code_validity(int32_t *codes, uint64_t n, uint8_t *valid)

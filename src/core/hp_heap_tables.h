@@ -41,12 +41,13 @@ void hp_tables_retained(const hp_reach *r, const hp_heap *h, uint32_t start, uin
 /* ---- references: one row per outbound reference, in source index order ---- */
 
 /* Dictionary codes of reference names: for class ordinal c, its k-th
- * reference field is field_codes[field_base[c] + k], its k-th static
- * static_codes[static_base[c] + k]; a class loader reference is loader_code,
- * array element i element_base + i. */
+ * reference field is field_codes[field_base[c] + k] (k < field_base[c + 1]
+ * - field_base[c]; the bases have one entry per class and one more), its
+ * k-th static static_codes[static_base[c] + k]; a class loader reference is
+ * loader_code, array element i < element_count element_base + i. */
 typedef struct hp_ref_names {
     const uint32_t *field_base, *field_codes, *static_base, *static_codes;
-    uint32_t loader_code, element_base;
+    uint32_t loader_code, element_base, element_count;
 } hp_ref_names;
 
 typedef struct hp_ref_columns {
@@ -59,9 +60,14 @@ typedef struct hp_ref_columns {
  * the largest array index among them (so the caller can size the element
  * names of the dictionary). */
 uint64_t hp_tables_count_refs(const hp_heap *h, uint32_t start, uint32_t end, uint32_t *max_element);
-/* Fills the references of objects [start, end) from row `row` on. */
-void hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_ref_names *names, uint64_t row,
-                    const hp_ref_columns *c);
+/* Fills the references of objects [start, end) into rows [row, row_end),
+ * the rows hp_tables_count_refs counted for them: 1.  0 when the mapping
+ * changed since that count or since the name tables were made (a dump
+ * rewritten while read): more or fewer references, or a slot the names do
+ * not have; nothing is written outside the rows, and the caller must not
+ * use them. */
+int hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_ref_names *names, uint64_t row,
+                   uint64_t row_end, const hp_ref_columns *c);
 /* Name codes may be -1 (a field whose name the dump lacks): sets bit i of
  * `valid` when codes[i] >= 0, turns the others into 0, and returns how many
  * there were. */

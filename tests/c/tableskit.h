@@ -89,13 +89,16 @@ static inline void tk_tables_fill(tk_tables *t, const hp_heap *h)
         hp_tables_objects(h, i, end, &t->objects);
         t->n_refs += hp_tables_count_refs(h, i, end, &t->max_element);
     }
+    t->names.element_count = t->max_element;
     t->refs.source_id = tk_alloc(t->n_refs, 8);
     t->refs.target_id = tk_alloc(t->n_refs, 8);
     t->refs.name = tk_alloc(t->n_refs, 4);
     for (i = 0; i < t->n_objects; i += 8) {
         uint32_t end = t->n_objects - i > 8 ? i + 8 : t->n_objects, ignored = 0;
-        hp_tables_refs(h, i, end, &t->names, row, &t->refs);
-        row += hp_tables_count_refs(h, i, end, &ignored);
+        uint64_t count = hp_tables_count_refs(h, i, end, &ignored);
+        if (!hp_tables_refs(h, i, end, &t->names, row, row + count, &t->refs))
+            abort(); /* the input did not change between the passes */
+        row += count;
     }
     t->roots.kind_codes = t->kind_codes;
     t->roots.object_id = tk_alloc(t->n_roots, 8);

@@ -111,6 +111,45 @@ static void test_crafted(void)
         }
 }
 
+/* A dump rewritten between the passes: an object array's null element
+ * turned into a reference (one row more than counted) or a reference into
+ * null (one fewer); the fill reports it and writes inside its rows only
+ * (ASan watches the exact-size columns). */
+static void test_changed_mapping(void)
+{
+    int id, more;
+    for (id = 4; id <= 8; id += 4)
+        for (more = 0; more <= 1; more++) {
+            bb b;
+            hp_heap_options opt;
+            hp_heap *h = NULL;
+            hp_error err;
+            hp_object arr;
+            tk_tables t;
+            uint32_t n, element = more ? 1 : 0;
+            uint64_t count, row = 0;
+            hk_dump(&b, id, 0);
+            memset(&opt, 0, sizeof opt);
+            CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
+            if (!h) {
+                free(b.d);
+                continue;
+            }
+            tk_tables_fill(&t, h);
+            n = hp_heap_object_count(h);
+            hp_heap_object(h, hp_heap_find(h, HK_ARR1), &arr);
+            /* ARR1 is {A1, null, B1}: fill the null, or empty the first. */
+            memset((uint8_t *)arr.data + (size_t)element * (size_t)id, 0, (size_t)id);
+            if (more)
+                ((uint8_t *)arr.data)[(size_t)element * (size_t)id + (size_t)id - 1] = (uint8_t)HK_A1;
+            count = t.n_refs;
+            CHECK(hp_tables_refs(h, 0, n, &t.names, row, row + count, &t.refs) == 0);
+            tk_tables_free(&t);
+            hp_heap_free(h);
+            free(b.d);
+        }
+}
+
 static void test_validity(void)
 {
     int32_t codes[19];
@@ -161,6 +200,7 @@ int main(void)
 {
     test_crafted();
     test_validity();
+    test_changed_mapping();
     test_shared_dumps();
     return check_report("test_tables");
 }
