@@ -19,7 +19,7 @@ from pathlib import Path
 
 import hprofkit
 
-from _common import heapgen, warm
+from _common import heapgen, timed, warm
 
 
 def copies_of(dump: Path, n: int, folder: Path) -> list[Path]:
@@ -55,13 +55,6 @@ def bench_batches(task: str, inputs: list[Path], size: int) -> None:
         start = time.perf_counter()
         result = hprofkit.batch(task, inputs, executor=client)
         report(f"LocalCluster, {cpus} worker(s)", len(inputs), time.perf_counter() - start, result)
-
-
-def timed(fn):
-    """(result, wall seconds, CPU seconds of this process: the fills run in the calling thread)."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = fn()
-    return result, time.perf_counter() - wall, time.process_time() - cpu
 
 
 def line(label: str, wall: float, cpu: float, size: int) -> None:
