@@ -77,14 +77,16 @@ static int reserve(const hp_alloc *alloc, void **items, size_t *cap, size_t coun
 static class_entry *class_of(hp_stats *s, uint64_t class_id)
 {
     int inserted;
-    uint32_t *slot = hp_idmap_put(&s->class_index, class_id, (uint32_t)s->n_classes, &inserted);
+    uint32_t *slot;
     class_entry *e;
+    /* Room for the row first: the map must never name a row that does not exist. */
+    if (reserve(&s->alloc, (void **)&s->classes, &s->cap_classes, s->n_classes, sizeof *e) < 0)
+        return NULL;
+    slot = hp_idmap_put(&s->class_index, class_id, (uint32_t)s->n_classes, &inserted);
     if (!slot)
         return NULL;
     if (!inserted)
         return &s->classes[*slot];
-    if (reserve(&s->alloc, (void **)&s->classes, &s->cap_classes, s->n_classes, sizeof *e) < 0)
-        return NULL;
     e = &s->classes[s->n_classes++];
     memset(e, 0, sizeof *e);
     e->class_id = class_id;
