@@ -152,10 +152,12 @@ def test_a_fifo_output_is_written_into(tmp_path):
 
 def test_dev_stdout_is_standard_output(tmp_path):
     """-o /dev/stdout goes where the shell pointed standard output, and the
-    report goes to stderr so as not to mix with it."""
+    report goes to stderr so as not to mix with it.  (/proc/self/fd/1, which
+    /dev/stdout links to: a build without the fix would replace the machine's
+    /dev/stdout with a regular file.)"""
     out = tmp_path / "out.hprof"
     with open(out, "wb") as f:
-        proc = subprocess.run([sys.executable, "-m", "hprofkit", "convert", "-i", str(ANDROID), "-o", "/dev/stdout"],
+        proc = subprocess.run([sys.executable, "-m", "hprofkit", "convert", "-i", str(ANDROID), "-o", "/proc/self/fd/1"],
                               stdout=f, stderr=subprocess.PIPE, text=True)
     assert proc.returncode == 0 and proc.stderr.startswith("COMPLETE: ")
     expected = tmp_path / "expected.hprof"
