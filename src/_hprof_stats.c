@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "core/hp_heap.h"
 #include "core/hp_stats.h"
 
 /* Holds the buffer and the parser of one pass. */
@@ -163,6 +164,52 @@ static void run_stats(void *ctx)
     c->rc = hp_stats_run(c->stats, c->parser, c->done, c->err);
 }
 
+typedef struct {
+    hp_stats *stats;
+    const pass *ps;
+    hp_size_model model;
+} model_call;
+
+/* The histogram's size model: VisualVM's, whose guess of compressed oops on
+ * 64-bit HotSpot dumps needs the object graph (system properties), so those
+ * dumps are indexed (hp_heap) for it.  A dump the index refuses keeps
+ * references at id size.  Reads the buffer: run it guarded. */
+static void find_model(void *ctx)
+{
+    model_call *c = ctx;
+    const hp_header *h = hp_parser_header(c->ps->parser);
+    const uint8_t *buf = c->ps->view.buf;
+    uint64_t len = (uint64_t)c->ps->view.len;
+    hp_stats_model(c->stats, buf, len, &c->model);
+    if (h->id_size == 8 && !c->model.raw) {
+        hp_heap_options opt;
+        hp_heap *heap = NULL;
+        hp_error err;
+        memset(&opt, 0, sizeof opt);
+        opt.alloc = &hprof_raw_alloc;
+        opt.size_model = HP_SIZES_VISUALVM;
+        if (hp_heap_build(buf, len, &opt, &heap, &err) == HP_OK)
+            c->model = *hp_heap_size_model(heap);
+        hp_heap_free(heap);
+    }
+}
+
+/* Sets the histogram's size model; -1 with an exception (Ctrl-C,
+ * FileChangedError) on failure. */
+static int size_histogram(hp_stats *stats, pass *ps, hprof_state *st)
+{
+    model_call call;
+    if (!hp_parser_header(ps->parser))
+        return 0;
+    memset(&call, 0, sizeof call);
+    call.stats = stats;
+    call.ps = ps;
+    if (pass_run(ps, st, (size_t)ps->view.len, find_model, &call) < 0 || PyErr_CheckSignals() < 0)
+        return -1;
+    hp_stats_set_model(stats, &call.model);
+    return 0;
+}
+
 PyDoc_STRVAR(stats_doc,
 "stats($module, buffer, /, progress=None)\n--\n\n"
 "Count records and sub-records per tag and build the class histogram of a\n"
@@ -199,6 +246,8 @@ static PyObject *hprof_stats(PyObject *module, PyObject *args, PyObject *kwargs)
         if (pass_checkpoint(&ps, progress) < 0)
             goto done;
     }
+    if (size_histogram(stats, &ps, st) < 0)
+        goto done;
     {
         const hp_header *h = hp_parser_header(ps.parser);
         PyObject *records = tallies(hp_stats_records(stats));

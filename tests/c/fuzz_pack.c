@@ -33,6 +33,7 @@
 #include "hp_common.h"
 #include "hp_header.h"
 #include "hp_pack.h"
+#include "countalloc.h"
 
 static const unsigned strip_masks[8] = {
     0, HP_PACK_STRIP_TAILOR, HP_PACK_STRIP_ALL, 1u << HP_T_INT, 1u << HP_T_CHAR, 1u << HP_T_BYTE, 1u << HP_T_LONG, 0,
@@ -49,50 +50,10 @@ static hp_pack_policy control_policy(unsigned c0)
 
 #ifndef HP_FUZZ_SEEDGEN
 
-/* ---- an allocator with a budget ---- */
+/* ---- an allocator with a budget (countalloc.h) ---- */
 
 #define BUDGET ((size_t)256 << 20)
 #define SINK_MAX ((uint64_t)64 << 20)
-
-typedef union { size_t size; long double align_ld; void *align_p; } block_head; /* keeps what follows aligned */
-static size_t allocated;
-
-static void *budget_malloc(size_t size)
-{
-    block_head *h;
-    if (size > BUDGET - allocated || !(h = malloc(sizeof *h + size)))
-        return NULL;
-    h->size = size;
-    allocated += size;
-    return h + 1;
-}
-
-static void budget_free(void *p)
-{
-    block_head *h;
-    if (!p)
-        return;
-    h = (block_head *)p - 1;
-    allocated -= h->size;
-    free(h);
-}
-
-static void *budget_realloc(void *p, size_t size)
-{
-    block_head *h, *n;
-    if (!p)
-        return budget_malloc(size);
-    h = (block_head *)p - 1;
-    if (size > h->size && size - h->size > BUDGET - allocated)
-        return NULL;
-    if (!(n = realloc(h, sizeof *n + size)))
-        return NULL;
-    allocated = allocated - n->size + size;
-    n->size = size;
-    return n + 1;
-}
-
-static const hp_alloc budget = { budget_malloc, budget_realloc, budget_free };
 
 static int count_sink(void *ctx, const uint8_t *data, size_t len)
 {
@@ -129,7 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     header.version = (data[0] >> 1) & 3;
     header.timestamp = 0x0123456789ABCDEFu;
     pol = control_policy(data[0]);
-    d = hp_pack_decoder_new(&budget, &header, &pol);
+    countalloc_budget = BUDGET;
+    d = hp_pack_decoder_new(&countalloc, &header, &pol);
     if (!d)
         return 0;
     while (rc == HP_OK && pos + 2 * HP_PACK_NSTREAMS <= size) {
@@ -151,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_error(rc, &err);
     }
     hp_pack_decoder_free(d);
-    if (allocated != 0)
+    if (countalloc_live != 0)
         abort(); /* everything the decoder took is given back */
     return 0;
 }
