@@ -77,6 +77,12 @@ int hprof_add_types(PyObject *module, PyType_Spec *specs, const char *const *nam
  * Needs no GIL; guards nest. */
 int hprof_guard_call(const void *buf, size_t len, void (*fn)(void *ctx), void *ctx, uint64_t *fault);
 
+/* Runs the Python signal handlers from C code, taking the GIL if the caller
+ * released it, with this thread's guards off meanwhile (the handlers are
+ * Python code): the way for a guarded core call's interrupt callback to
+ * honour Ctrl-C.  -1 when one raised (its exception is then set). */
+int hprof_run_signal_handlers(void);
+
 /* Raises FileChangedError for a fault at `offset` of the file; returns NULL. */
 PyObject *hprof_raise_changed(hprof_state *st, uint64_t offset);
 

@@ -143,6 +143,19 @@ int hprof_guard_call(const void *buf, size_t len, void (*fn)(void *ctx), void *c
     return 0;
 }
 
+int hprof_run_signal_handlers(void)
+{
+    guard *walk = guard_top;
+    PyGILState_STATE gil;
+    int rc;
+    guard_top = NULL; /* Python code runs here: a fault in it is not the walk's to catch */
+    gil = PyGILState_Ensure();
+    rc = PyErr_CheckSignals();
+    PyGILState_Release(gil);
+    guard_top = walk;
+    return rc;
+}
+
 PyObject *hprof_raise_changed(hprof_state *st, uint64_t offset)
 {
     char message[200];
@@ -257,16 +270,6 @@ void hprof_lock_leave(hprof_lock *lock)
 
 /* ---- output to a file descriptor ---- */
 
-/* Runs the Python signal handlers, taking the GIL if the caller released it;
- * -1 when one raised (its exception is then set). */
-static int run_signal_handlers(void)
-{
-    PyGILState_STATE gil = PyGILState_Ensure();
-    int rc = PyErr_CheckSignals();
-    PyGILState_Release(gil);
-    return rc;
-}
-
 /* A signal that arrives while write(2) waits on a full pipe makes it return:
  * with EINTR if nothing was written yet, else with a short count.  Either
  * way the Python handlers get their turn (the GIL may have been released),
@@ -281,7 +284,7 @@ static int fd_write_all(void *ctx, const uint8_t *data, size_t len)
             out->error = errno;
             return -1;
         }
-        if ((size_t)n != want && run_signal_handlers() < 0) {
+        if ((size_t)n != want && hprof_run_signal_handlers() < 0) {
             out->interrupted = 1;
             return -1;
         }

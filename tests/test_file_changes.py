@@ -17,6 +17,8 @@ import pytest
 
 import hprofkit
 
+from conftest import raw_bytes
+
 pytestmark = pytest.mark.sanitize
 
 SHRUNK = 1 << 20  # the size the dump is truncated to
@@ -68,6 +70,16 @@ with hprofkit.open(path) as dump:
     shrink()
     for sub in heap.subrecords():
         pass
+""",
+    # The heap build has no progress callback, but it runs the Python signal
+    # handlers every 16 MiB of input (for Ctrl-C): an alarm set just before
+    # it is handled, and truncates the dump, at the build's first check.
+    "heap build": """
+import signal
+signal.signal(signal.SIGALRM, lambda *args: shrink())
+with hprofkit.open(path) as dump:
+    signal.setitimer(signal.ITIMER_REAL, 0.001)
+    dump.heap()
 """,
     "walk": """
 from hprofkit import _hprof
@@ -147,6 +159,35 @@ with hprofkit.open(path) as dump:
         proc = run_job("class dump getter", path)
     finally:
         del JOBS["class dump getter"]
+    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    assert proc.stderr.startswith("FileChangedError ")
+
+
+# Walks of a built heap: each reads the objects' bytes from the mapping.
+HEAP_WALKS = {
+    "referrer index": "heap.object(heap.find_class('java.lang.String').id).referrers()",
+    "dangling count": "heap.dangling_count",
+    "stats of a 64-bit dump (its size model indexes the heap)": "dump.stats(progress=progress)",
+}
+
+
+@pytest.mark.parametrize("walk", list(HEAP_WALKS))
+def test_a_heap_walk_after_the_file_shrank(walk, tmp_path):
+    path = tmp_path / "x64.hprof"
+    path.write_bytes(raw_bytes("mat__sun_jdk6_18_x64.hprof"))
+    job = f"""
+with hprofkit.open(path) as dump:
+    heap = dump.heap()
+    progress = lambda done, total: done == total and shrink()  # after the last slice, before the model
+    if "progress" not in {HEAP_WALKS[walk]!r}:
+        shrink()
+    {HEAP_WALKS[walk]}
+"""
+    JOBS[walk] = job
+    try:
+        proc = run_job(walk, path)
+    finally:
+        del JOBS[walk]
     assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
     assert proc.stderr.startswith("FileChangedError ")
 
