@@ -33,11 +33,12 @@ PEERS = {
     "hprof-conv": lambda: shutil.which(HPROF_CONV),
     "java": lambda: shutil.which("java"),
     "oracle": lambda: shutil.which("java") and ORACLE_SCRIPT.is_file() and str(ORACLE_SCRIPT),
+    "strace": lambda: shutil.which("strace"),
 }
 
 
 def peer(name: str) -> str:
-    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle).
+    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace).
     A test that needs a missing one is skipped on a developer's machine and
     fails under CI=true, where .ci/run installs every peer."""
     path = PEERS[name]()

@@ -21,7 +21,7 @@ import pytest
 
 import hprofkit
 from hprofkit.cli import main
-from conftest import dump_path, raw_bytes
+from conftest import dump_path, peer, raw_bytes
 
 pytestmark = pytest.mark.sanitize
 
@@ -189,6 +189,35 @@ print(calls)
     proc = subprocess.run([sys.executable, "-c", code, str(HOTSPOT), str(tmp_path / "x.hpk")],
                           capture_output=True, text=True, check=True)
     assert proc.stdout == "[]\n"
+
+
+@pytest.mark.parametrize("how", ["tmpfile", "named"])
+@pytest.mark.parametrize("existing", [False, True])
+def test_the_output_is_synced_before_it_gets_its_name(tmp_path, how, existing):
+    """A crash after the name appears must not leave an empty or short file
+    under it: the data reaches the disk (fsync) before linkat/rename."""
+    strace = peer("strace")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "out.hprof"
+    if existing:
+        out.write_bytes(b"previous")
+    log = tmp_path / "strace.log"
+    with open(ANDROID, "rb") as stdin:
+        subprocess.run([strace, "-f", "-qq", "-o", str(log), "-e", "trace=openat,fsync,fdatasync,link,linkat,"
+                        "rename,renameat,renameat2", sys.executable, "-c", CHILD, how, str(out)],
+                       stdin=stdin, capture_output=True, check=True)
+    calls = [line.split(None, 1)[1] for line in log.read_text().splitlines() if " " in line]
+    created = [c for c in calls if c.startswith("openat(") and (str(out_dir) in c or '"."' in c or ".partial" in c)
+               and ("O_TMPFILE" in c or "O_CREAT" in c)]
+    assert len(created) == 1, calls
+    assert ("O_TMPFILE" in created[0]) == (how == "tmpfile"), created
+    fd = created[0].rsplit("= ", 1)[1].strip()
+    naming = [i for i, c in enumerate(calls) if c.startswith(("link", "rename")) and "= 0" in c]
+    assert naming, calls
+    synced = [i for i, c in enumerate(calls) if c.startswith((f"fsync({fd})", f"fdatasync({fd})"))]
+    assert synced and synced[0] < naming[0], calls
+    assert out.read_bytes()[:18] == b"JAVA PROFILE 1.0.2"  # the new file, under its name
 
 
 # ---- nothing is left behind --------------------------------------------------------------------
