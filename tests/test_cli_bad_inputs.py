@@ -86,6 +86,8 @@ COMMANDS = {
     "encode hprof": lambda src, dst: ["encode", "--format", "hprof", "--app-only", "-i", src, "-o", dst],
     "decode": lambda src, dst: ["decode", "-i", src, "-o", dst],
     "convert": lambda src, dst: ["convert", "-i", src, "-o", dst],
+    "show class": lambda src, dst: ["show", src, "java.lang.String"],
+    "show object": lambda src, dst: ["show", src, "0x1"],
 }
 
 
