@@ -5,7 +5,8 @@
  *
  * The fills run without the GIL in slices of rows, checking for Ctrl-C
  * between them; the heap is marked busy meanwhile, so close() from another
- * thread frees it only after the slice (and the next slice then raises). */
+ * thread frees it only after the slice (and the next slice then raises).  A
+ * file that shrinks or changes under them is a FileChangedError. */
 #include "_hprof_heap.h"
 
 #include <stdio.h>
@@ -17,25 +18,45 @@
 
 typedef void (*slice_fn)(const hp_heap *h, uint32_t start, uint32_t end, void *ctx);
 
-/* Runs fn over objects [0, n) in slices without the GIL; 0, or -1 with an
- * exception (KeyboardInterrupt, or ValueError when the heap was closed). */
+typedef struct {
+    slice_fn fn;
+    const hp_heap *h;
+    uint32_t start, end;
+    void *ctx;
+} slice_call;
+
+static void run_slice(void *ctx)
+{
+    slice_call *c = ctx;
+    c->fn(c->h, c->start, c->end, c->ctx);
+}
+
+/* Runs fn over objects [0, n) in slices without the GIL and under the
+ * SIGBUS guard (the dump is a mapping whose file may shrink); 0, or -1 with
+ * an exception: KeyboardInterrupt, FileChangedError, or ValueError when the
+ * heap was closed.  The fills allocate nothing, so a fault leaks nothing. */
 static int run_slices(HeapIndex *heap, uint32_t n, slice_fn fn, void *ctx)
 {
-    uint32_t start = 0;
+    slice_call call = { fn, NULL, 0, 0, ctx };
     do {
-        const hp_heap *h = heap_index(heap);
-        uint32_t end = n - start > SLICE_ROWS ? start + SLICE_ROWS : n;
-        if (!h)
+        uint64_t fault;
+        int rc;
+        if (!(call.h = heap_index(heap)))
             return -1;
+        call.end = n - call.start > SLICE_ROWS ? call.start + SLICE_ROWS : n;
         heap_enter(heap);
         Py_BEGIN_ALLOW_THREADS
-        fn(h, start, end, ctx);
+        rc = hprof_guard_call(heap->view.buf, (size_t)heap->view.len, run_slice, &call, &fault);
         Py_END_ALLOW_THREADS
         heap_leave(heap);
+        if (rc < 0) {
+            hprof_raise_changed(heap->st, fault);
+            return -1;
+        }
         if (PyErr_CheckSignals() < 0)
             return -1;
-        start = end;
-    } while (start < n);
+        call.start = call.end;
+    } while (call.start < n);
     return 0;
 }
 
@@ -355,19 +376,18 @@ static void fill_refs(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
  * passes over the mapping: the file was rewritten while read. */
 static void raise_changed(HeapIndex *heap, const hp_heap *h, uint32_t first)
 {
-    static const int tags[4] = { HP_SUB_INSTANCE_DUMP, HP_SUB_CLASS_DUMP, HP_SUB_OBJ_ARRAY_DUMP,
-                                 HP_SUB_PRIM_ARRAY_DUMP };
     hp_object obj;
-    hp_error err;
+    char message[200];
+    PyObject *exc;
     hp_heap_object(h, first, &obj);
-    memset(&err, 0, sizeof err);
-    err.code = HP_E_CORRUPT;
-    err.offset = obj.offset;
-    err.tag = tags[obj.kind];
-    err.is_sub = 1;
-    err.detail = "the dump changed while it was read (its references differ between two passes)";
-    /* e.g. a reference field turned non-null, an array grew, a class gained statics */
-    hprof_raise(heap->st, &err);
+    PyOS_snprintf(message, sizeof message,
+                  "the file changed while it was read: the references of the objects from offset %llu (0x%llx) "
+                  "on differ between two passes", (unsigned long long)obj.offset, (unsigned long long)obj.offset);
+    exc = PyObject_CallFunction(heap->st->changed_error, "sK", message, (unsigned long long)obj.offset);
+    if (exc) {
+        PyErr_SetObject(heap->st->changed_error, exc);
+        Py_DECREF(exc);
+    }
 }
 
 static PyObject *reference_columns(HeapIndex *heap, const hp_heap *h)
