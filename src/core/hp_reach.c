@@ -271,8 +271,10 @@ void hp_reach_free(hp_reach *r)
 {
     if (!r)
         return;
-    hp_graph_free(&r->graph);
-    hp_dominators_free(&r->dom);
+    if (r->graph.alloc.free_fn) /* built, or failed after starting */
+        hp_graph_free(&r->graph);
+    if (r->dom.alloc.free_fn)
+        hp_dominators_free(&r->dom);
     r->alloc.free_fn(r->roots);
     r->alloc.free_fn(r->root_records);
     r->alloc.free_fn(r->threads);
