@@ -14,7 +14,7 @@ import pytest
 import hprofkit
 from hprofkit import leaks, match
 from conftest import HPROF_CONV, HPROF_DIR
-from leaky_heap import android_app, watch
+from leaky_heap import LeakyHeap, android_app, watch
 
 SERVICE_BINDER = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
 # LeakCanary's own test (ServiceBinderLeakTest.realBinderLeak) watches this key in that dump.
@@ -219,6 +219,42 @@ def test_custom_finder(app_dump):
     found = hprofkit.open_heap(path).find_leaks(finders=(presenters,))
     # The watched presenter (through the destroyed activity); the other is only weakly reachable.
     assert [(leak.object.id, leak.key) for leak in found] == [(ids["presenter"], None)]
+
+
+def test_hostile_field_types_and_cycles(tmp_path):
+    # Fields the finders read, declared with the wrong types; a wrapper wrapping itself; a
+    # parent cycle between two views on the path.
+    heap = LeakyHeap()
+    heap.cls("leakcanary.KeyedWeakReference", "java.lang.ref.WeakReference",
+             fields=[("key", "int"), ("description", "int"), ("retainedUptimeMillis", "object")])
+    heap.cls("android.content.ContextWrapper", fields=[("mBase", "object")])
+    heap.cls("android.app.Activity", "android.content.ContextWrapper",
+             fields=[("mDestroyed", "int"), ("mFinished", "object")])
+    heap.cls("android.view.View", fields=[("mContext", "object"), ("mParent", "object"), ("mAttachInfo", "int"),
+                                          ("mWindowAttachCount", "object"), ("mTag", "object")])
+    heap.cls("androidx.fragment.app.Fragment", fields=[("mFragmentManager", "object"), ("mTag", "int")])
+    heap.cls("com.example.Holder", statics={"sView": ("object", None), "sFragment": ("object", None),
+                                            "sWatches": ("object", None)})
+    wrapper = heap.new("android.content.ContextWrapper")
+    heap.set(wrapper, mBase=wrapper)
+    activity = heap.new("android.app.Activity", mDestroyed=1, mFinished=wrapper, mBase=wrapper)
+    watched = heap.new("java.lang.Object")
+    v1, v2 = heap.new("android.view.View", mContext=wrapper, mTag=watched), heap.new("android.view.View")
+    heap.set(v1, mParent=v2)
+    heap.set(v2, mParent=v1, mContext=activity)
+    heap.set_static("com.example.Holder", "sView", "object", v1)
+    fragment = heap.new("androidx.fragment.app.Fragment", mTag=7)
+    heap.set_static("com.example.Holder", "sFragment", "object", fragment)
+    ref = heap.new("leakcanary.KeyedWeakReference", referent=watched, key=5, description=6,
+                   retainedUptimeMillis=activity)
+    heap.set_static("com.example.Holder", "sWatches", "object", heap.array([ref]))
+    heap.write(tmp_path / "hostile.hprof")
+    found = hprofkit.open_heap(tmp_path / "hostile.hprof").find_leaks()
+    assert [(leak.object.id, leak.key) for leak in found] == [(watched, None), (fragment, None)]
+    assert trace(found[0])[-2:] == [("android.view.View", "UNKNOWN"), ("java.lang.Object", "LEAKING")]
+    assert found[1].nodes[-1].reason == "Fragment.mFragmentManager is null"
+    with pytest.raises(TypeError):
+        hprofkit.open_heap(tmp_path / "hostile.hprof").find_leaks(finders=(lambda h: [42],))
 
 
 # ---- LeakCanary's dump ----------------------------------------------------------

@@ -31,6 +31,7 @@ import hashlib
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional
 
 from . import match
+from ._hprof import HeapObject
 from ._reach import _thread_name
 from ._units import human_size
 
@@ -70,9 +71,9 @@ def _static(cls, name: str, default: Any = None) -> Any:
         return default
 
 
-def _text(obj) -> Optional[str]:
-    """A String object's text (None for null or a non-String)."""
-    return obj.as_str() if obj is not None else None
+def _text(value) -> Optional[str]:
+    """A String object's text (None for null, a non-String or a primitive)."""
+    return value.as_str() if isinstance(value, HeapObject) else None
 
 
 def _instances(heap, class_name: str) -> Iterator:
@@ -89,9 +90,10 @@ class _Ancestry:
         self._names: dict[int, frozenset[str]] = {}
 
     def names(self, obj) -> frozenset[str]:
-        cls = obj.class_
-        if cls is None or obj.kind != "instance":
+        """Empty for anything but an instance (a class, an array, a primitive)."""
+        if not isinstance(obj, HeapObject) or obj.kind != "instance" or obj.class_ is None:
             return frozenset()
+        cls = obj.class_
         names = self._names.get(cls.index)
         if names is None:
             chain = []
@@ -105,12 +107,9 @@ class _Ancestry:
 def android_build(heap) -> tuple[Optional[int], Optional[str]]:
     """(SDK_INT, MANUFACTURER) of an Android heap, from android.os.Build's
     statics; (None, None) when the dump is not Android's or lacks them."""
-    sdk = manufacturer = None
     value = _static(heap.find_class("android.os.Build$VERSION"), "SDK_INT")
     sdk = value if type(value) is int else None
-    value = _static(heap.find_class("android.os.Build"), "MANUFACTURER")
-    manufacturer = _text(value) if value is not None and not isinstance(value, (int, float)) else None
-    return sdk, manufacturer
+    return sdk, _text(_static(heap.find_class("android.os.Build"), "MANUFACTURER"))
 
 
 def default_exclude(heap) -> tuple[match.Matcher, ...]:
@@ -151,7 +150,7 @@ def _watched(heap) -> Iterator[tuple[Any, Any, str]]:
         legacy = class_name.startswith("com.")
         for ref in _instances(heap, class_name):
             referent = _field(ref, _REFERENCE, "referent")
-            if referent is None:
+            if not isinstance(referent, HeapObject):
                 continue
             # LeakCanary 2 sets retainedUptimeMillis when the watch expires;
             # -1 means the object was still within its grace period.
@@ -192,7 +191,7 @@ def _find_detached_fragments(heap) -> Iterator[Candidate]:
 def _activity_of(context, ancestry: _Ancestry):
     """The Activity a Context is or wraps (ContextWrapper.mBase chains), or None."""
     seen = set()
-    while context is not None and context.id not in seen:
+    while isinstance(context, HeapObject) and context.id not in seen:
         seen.add(context.id)
         names = ancestry.names(context)
         if _ACTIVITY in names:
@@ -394,7 +393,8 @@ def _inspect_views(report: Report) -> None:
             while parent is not None and _VIEW in report._ancestry.names(parent) and hops < 10_000:
                 root, parent, hops = parent, _field(parent, _VIEW, "mParent"), hops + 1
             in_window = parent is not None or root.class_name == "com.android.internal.policy.DecorView"
-            if in_window and (_field(obj, _VIEW, "mWindowAttachCount", 0) or 0) > 0:
+            attach_count = _field(obj, _VIEW, "mWindowAttachCount")
+            if in_window and type(attach_count) is int and attach_count > 0:
                 if not attached:
                     report.leaking_reasons.append("View detached yet still part of window view hierarchy")
                 else:
@@ -697,6 +697,8 @@ def find_leaks(heap, exclude: Optional[Iterable[match.Matcher]] = None,
     for finder in finders:
         for found in finder(heap):
             candidate = found if isinstance(found, Candidate) else Candidate(found)
+            if not isinstance(candidate.object, HeapObject):
+                raise TypeError(f"finder {finder!r} gave {type(candidate.object).__name__}, not a HeapObject")
             known = candidates.get(candidate.object.id)
             if known is None:
                 candidates[candidate.object.id] = candidate
