@@ -38,7 +38,7 @@ from ._units import human_size
 __all__ = [
     "find_leaks", "Leak", "TraceNode", "Candidate", "Finder", "Report", "LEAKING", "NOT_LEAKING", "UNKNOWN",
     "KEYED_WEAK_REFERENCE", "DESTROYED_ACTIVITY", "DETACHED_FRAGMENT", "DETACHED_VIEW", "DESTROYED_WINDOW",
-    "DEFAULT_FINDERS", "DEFAULT_INSPECTORS", "default_exclude", "android_build",
+    "DEFAULT_FINDERS", "DEFAULT_INSPECTORS", "default_exclude", "android_build", "leaks_of_paths", "fingerprint",
 ]
 
 LEAKING, NOT_LEAKING, UNKNOWN = "LEAKING", "NOT_LEAKING", "UNKNOWN"
@@ -691,7 +691,6 @@ def find_leaks(heap, exclude: Optional[Iterable[match.Matcher]] = None,
     finders' order, each finder's in id order."""
     sdk, manufacturer = android_build(heap)
     matchers = match.applicable(default_exclude(heap) if exclude is None else exclude, sdk, manufacturer)
-    inspectors = tuple(inspectors)
 
     candidates: dict[int, Candidate] = {}
     for finder in finders:
@@ -706,9 +705,16 @@ def find_leaks(heap, exclude: Optional[Iterable[match.Matcher]] = None,
                 candidates[candidate.object.id] = known._replace(key=candidate.key)
     if not candidates:
         return []
-    objects = [c.object for c in candidates.values()]
-    paths = heap.paths_to_root(objects, exclude=matchers)
-    reached = [(candidate, path) for candidate, path in zip(candidates.values(), paths) if path is not None]
+    paths = heap.paths_to_root([c.object for c in candidates.values()], exclude=matchers)
+    return leaks_of_paths(heap, list(candidates.values()), paths, inspectors)
+
+
+def leaks_of_paths(heap, candidates: list[Candidate], paths: list, inspectors: Iterable[Callable[[Report], None]]
+                   = DEFAULT_INSPECTORS) -> list[Leak]:
+    """The Leaks of candidates whose paths (aligned, None for no path) were
+    searched already: statuses, suspects, fingerprints, retained sizes."""
+    inspectors = tuple(inspectors)
+    reached = [(candidate, path) for candidate, path in zip(candidates, paths) if path is not None]
     ancestry, cache = _Ancestry(), {}
     traces = [(c, p, _trace_nodes(heap, p, inspectors, ancestry, cache)) for c, p in reached]
     retained = _retained(heap, {n.object.id: n.object for _, _, nodes in traces for n in nodes
