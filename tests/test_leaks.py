@@ -356,7 +356,9 @@ def test_cli_report_json_and_matchers(app_dump):
     assert [leak["key"] for leak in ignored["leaks"]] == ["k-imm", "k-cycle", None]
     library = json.loads(run_cli(path, "--json", "--library", "com.example.Leaks.sLoop").stdout)
     cycle = [leak for leak in library["leaks"] if leak["key"] == "k-cycle"][0]
-    assert cycle["library"] and cycle["pattern"] == "<Matcher static_field com.example.Leaks.sLoop library>"
+    assert cycle["library"] and cycle["pattern"] == {
+        "pattern": "static_field", "class_name": "com.example.Leaks", "name": "sLoop", "kind": "library",
+        "description": "--library com.example.Leaks.sLoop", "sdk": None, "manufacturer": None}
 
 
 def test_cli_errors_are_one_line(tmp_path):

@@ -452,9 +452,9 @@ def _resolve(report: Report, leaking_wins: bool) -> tuple[str, str]:
     return status, reason
 
 
-def _simple_name(obj) -> str:
-    name = obj.name if obj.kind == "class" else obj.class_name
-    return name.rsplit(".", 1)[-1]
+def _class_name(obj) -> str:
+    """The class a trace names for an object: a class object's own name."""
+    return obj.name if obj.kind == "class" else obj.class_name
 
 
 def _statuses(reports: list[Report]) -> list[tuple[str, str]]:
@@ -473,7 +473,7 @@ def _statuses(reports: list[Report]) -> list[tuple[str, str]]:
             last_not_leaking, first_leaking = i, last
         elif status == LEAKING and first_leaking == last:
             first_leaking = i
-    names = [_simple_name(r.object) for r in reports]
+    names = [_class_name(r.object).rsplit(".", 1)[-1] for r in reports]
     for i in range(last_not_leaking):
         status, reason = result[i]
         below = next(j for j in range(i + 1, last_not_leaking + 1) if result[j][0] == NOT_LEAKING)
@@ -535,7 +535,7 @@ class TraceNode(NamedTuple):
 
     @property
     def class_name(self) -> str:
-        return self.object.name if self.object.kind == "class" else self.object.class_name
+        return _class_name(self.object)
 
     @property
     def reference_name(self) -> str:
@@ -545,10 +545,8 @@ class TraceNode(NamedTuple):
 
     @property
     def reference_display(self) -> str:
-        ref = self.reference
-        if ref.ref_type == "LOCAL":
-            return "<Java Local>"
-        return ref.name if ref.ref_type != "ARRAY_ENTRY" or ref.name.startswith("[") else f"[{ref.name}]"
+        """The reference as the trace shows it: the field, "[3]", "<Java Local>"."""
+        return "<Java Local>" if self.reference.ref_type == "LOCAL" else self.reference.name
 
 
 def fingerprint(nodes: Iterable[TraceNode]) -> str:
@@ -575,7 +573,7 @@ class Leak:
         self.key = key
         self.path = path
         self.library = bool(path.library)
-        self.pattern = getattr(path, "library_matcher", None) if self.library else None
+        self.pattern = path.library_matcher
         self.nodes = tuple(nodes)
         self.fingerprint = fingerprint(self.nodes)
         self.retained_size, self.retained_count = retained.get(obj.id, (None, None))
@@ -607,7 +605,7 @@ class Leak:
     def __str__(self) -> str:
         lines = []
         if self.library:
-            lines.append(f"Library leak match: {self.pattern!r}" if self.pattern is not None else "Library leak")
+            lines.append(f"Library leak match: {self.pattern!r}")
             if self.description:
                 lines.append(f"Description: {self.description}")
         lines += [f"Signature: {self.fingerprint}", "┬───",
@@ -637,7 +635,7 @@ class Leak:
                                     "name": node.reference.name, "suspect": node.suspect}
             return out
         return {"object": {"id": self.object.id, "class": self.nodes[-1].class_name}, "key": self.key,
-                "library": self.library, "pattern": repr(self.pattern) if self.pattern is not None else None,
+                "library": self.library, "pattern": self.pattern._asdict() if self.pattern is not None else None,
                 "description": self.description, "fingerprint": self.fingerprint,
                 "retained_size": self.retained_size, "retained_count": self.retained_count,
                 "root": self.root_kind, "trace": [node_dict(n) for n in self.nodes]}
@@ -659,7 +657,7 @@ def _trace_nodes(heap, path, inspectors, ancestry: _Ancestry, cache: dict) -> li
             if reference.ref_type == "INSTANCE_FIELD":
                 owner = _declaring_class(obj, reference.name)
             else:
-                owner = obj.name if obj.kind == "class" else obj.class_name
+                owner = _class_name(obj)
         # A reference is suspect from the last not-leaking node to the first leaking one.
         suspect = reference is not None and (
             status == UNKNOWN or (status == NOT_LEAKING and found[i + 1][0] != NOT_LEAKING))
@@ -667,13 +665,9 @@ def _trace_nodes(heap, path, inspectors, ancestry: _Ancestry, cache: dict) -> li
     return nodes
 
 
-def _retained(heap, objects) -> dict[int, tuple[Optional[int], Optional[int]]]:
-    """Retained size and count of each object, when the heap computes them."""
-    size_of = getattr(heap, "retained_size", None)
-    count_of = getattr(heap, "retained_count", None)
-    if size_of is None or count_of is None:
-        return {}
-    return {obj.id: (size_of(obj), count_of(obj)) for obj in objects}
+def _retained(heap, objects) -> dict[int, tuple[int, int]]:
+    """Retained size and count of each object (the first call computes the dominators)."""
+    return {obj.id: (heap.retained_size(obj), heap.retained_count(obj)) for obj in objects}
 
 
 def find_leaks(heap, exclude: Optional[Iterable[match.Matcher]] = None,
