@@ -117,6 +117,31 @@ def test_destroyed_activity_finder(app_dump):
     assert found == [(ids[name], "Activity#mDestroyed is true") for name in ("act1", "act2", "act3")]
 
 
+def test_detached_view_and_destroyed_window_finders(tmp_path):
+    heap = android_app()
+    heap.cls("android.view.Window", fields=[("mDestroyed", "boolean")])
+    heap.cls("com.example.Holder", statics={"sViews": ("object", None), "sWindows": ("object", None)})
+    activity = heap.new("com.example.MainActivity", mDestroyed=True)
+    themed = heap.new("android.content.ContextWrapper", mBase=activity)
+    detached = heap.new("android.view.View", mContext=themed)                   # a root, detached: found
+    child = heap.new("android.view.View", mContext=themed, mParent=detached)    # not a root
+    attached = heap.new("android.view.View", mContext=activity, mAttachInfo=heap.new("com.example.Node"))
+    live = heap.new("android.view.View", mContext=heap.new("com.example.MainActivity"))
+    heap.set_static("com.example.Holder", "sViews", "object", heap.array([detached, child, attached, live]))
+    window, open_window = heap.new("android.view.Window", mDestroyed=True), heap.new("android.view.Window")
+    heap.set_static("com.example.Holder", "sWindows", "object", heap.array([window, open_window]))
+    heap.write(tmp_path / "components.hprof")
+    with hprofkit.open_heap(tmp_path / "components.hprof") as h:
+        assert [c.object.id for c in leaks.DETACHED_VIEW(h)] == [detached]
+        assert [c.object.id for c in leaks.DESTROYED_WINDOW(h)] == [window]
+        found = h.find_leaks()
+        # The detached view is a leaf of the search: the activity's path goes through the attached view.
+        assert [leak.object.id for leak in found] == [activity, detached, window]
+        assert [n.object.id for n in found[0].nodes[-2:]] == [attached, activity]
+        assert [leak.nodes[-1].reason for leak in found] == [
+            "Activity#mDestroyed is true", "View.mContext references a destroyed activity", "Window#mDestroyed is true"]
+
+
 # ---- statuses, suspects, fingerprints -------------------------------------------
 
 def test_application_leak_statuses_and_suspects(app_leaks):
