@@ -386,6 +386,14 @@ def test_cli_report_json_and_matchers(app_dump):
         "description": "--library com.example.Leaks.sLoop", "sdk": None, "manufacturer": None}
 
 
+def test_cli_ignore_root_reproduces_leakcanarys_binder_test():
+    report = json.loads(run_cli(SERVICE_BINDER, "--json", "--ignore-root", "android.os.Binder").stdout)
+    (leak,) = report["leaks"]
+    assert leak["key"] == SERVICE_BINDER_KEY and leak["root"] == "STICKY_CLASS" and not leak["library"]
+    assert leak["trace"][0]["class"] == "com.example.leakcanary.LeakyService"
+    assert leak["trace"][0]["reference"]["type"] == "STATIC_FIELD"
+
+
 def test_cli_errors_are_one_line(tmp_path):
     bad = tmp_path / "bad.hprof"
     bad.write_bytes(b"JAVA PROFILE 1.0.2\0\0\0\0\4")

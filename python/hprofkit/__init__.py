@@ -19,6 +19,7 @@ from .sample import write_sample_dump
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
 from ._reach import Hop, Path
+from . import leaks
 
 __version__ = "0.1.0"
 
@@ -27,5 +28,5 @@ __all__ = [
     "ClassRow", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "open_heap", "Heap", "HeapObject", "HeapClass", "Reference", "Referrer",
-    "Field", "GcRoot", "StackFrame", "match", "Hop", "Path",
+    "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "leaks",
 ]
