@@ -369,7 +369,8 @@ PyObject *reach_paths(HeapIndex *heap, PyObject *args)
         PyList_SET_ITEM(out, k, item);
     }
 done:
-    hp_bfs_free(&bfs);
+    if (bfs.alloc.free_fn) /* the search ran */
+        hp_bfs_free(&bfs);
     hp_reach_matcher_free(m);
     PyMem_Free(rules);
     PyMem_Free(targets);
