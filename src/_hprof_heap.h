@@ -28,6 +28,7 @@ typedef struct {
     PyObject *field_maps;     /* list of per-class field maps by ordinal (None until asked) */
     int semantics;            /* HP_REACH_*: the graph behind paths and retained sizes */
     hp_reach *reach;          /* built on first use, under the lock (_hprof_reach.c) */
+    int reach_level;          /* how far `reach` is computed (written under the lock) */
     hprof_state *st;
     PyObject *module;
 } HeapIndex;

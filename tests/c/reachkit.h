@@ -5,9 +5,7 @@
 #ifndef REACHKIT_H
 #define REACHKIT_H
 
-#include "testkit.h"
-
-#include "hp_header.h"
+#include "heapkit.h"
 
 #define RK_NULL (-1)
 #define RK_MISSING (-2) /* an id absent from the dump */
@@ -41,24 +39,6 @@ static inline uint64_t rk_node_id(int node)
     return node == RK_NULL ? 0 : node == RK_MISSING ? RK_MISSING_ID : RK_NODES + 8 * (uint64_t)node;
 }
 
-static inline void rk_string(bb *b, uint64_t sid, const char *text)
-{
-    bb_rec_begin(b, HP_TAG_UTF8);
-    bb_id(b, sid);
-    bb_raw(b, text, strlen(text));
-    bb_rec_end(b);
-}
-
-static inline void rk_load_class(bb *b, uint32_t serial, uint64_t id, uint64_t name_sid)
-{
-    bb_rec_begin(b, HP_TAG_LOAD_CLASS);
-    bb_u4(b, serial);
-    bb_id(b, id);
-    bb_u4(b, 0);
-    bb_id(b, name_sid);
-    bb_rec_end(b);
-}
-
 static inline void rk_class_dump(bb *b, uint64_t id, uint64_t super, uint32_t size, int nfields, const uint64_t *names,
                                  const int *types)
 {
@@ -79,15 +59,6 @@ static inline void rk_class_dump(bb *b, uint64_t id, uint64_t super, uint32_t si
     }
 }
 
-static inline void rk_instance(bb *b, uint64_t id, uint64_t class_id, uint32_t bytes)
-{
-    bb_u1(b, HP_SUB_INSTANCE_DUMP);
-    bb_id(b, id);
-    bb_u4(b, 1);
-    bb_id(b, class_id);
-    bb_u4(b, bytes);
-}
-
 static inline uint64_t rk_root_id(int node)
 {
     return node == RK_ROOT_WEAK ? RK_WEAK : node == RK_ROOT_ARRAY ? RK_ARRAY : rk_node_id(node);
@@ -103,20 +74,20 @@ static inline void rk_dump(bb *b, const rk_graph *g)
     memset(b, 0, sizeof *b);
     b->id = 4;
     bb_raw(b, header, hp_header_write(header, 2, 4, 1700000000000ULL));
-    rk_string(b, 1, "java/lang/Object");
-    rk_string(b, 2, "java/lang/ref/Reference");
-    rk_string(b, 3, "java/lang/ref/WeakReference");
-    rk_string(b, 4, "Node");
-    rk_string(b, 5, "[Ljava/lang/Object;");
-    rk_string(b, 6, "referent");
-    rk_string(b, 7, "next");
-    rk_string(b, 8, "other");
-    rk_string(b, 9, "value");
-    rk_load_class(b, 1, RK_C_OBJECT, 1);
-    rk_load_class(b, 2, RK_C_REF, 2);
-    rk_load_class(b, 3, RK_C_WEAK, 3);
-    rk_load_class(b, 4, RK_C_NODE, 4);
-    rk_load_class(b, 5, RK_C_ARRAY, 5);
+    hk_string(b, 1, "java/lang/Object");
+    hk_string(b, 2, "java/lang/ref/Reference");
+    hk_string(b, 3, "java/lang/ref/WeakReference");
+    hk_string(b, 4, "Node");
+    hk_string(b, 5, "[Ljava/lang/Object;");
+    hk_string(b, 6, "referent");
+    hk_string(b, 7, "next");
+    hk_string(b, 8, "other");
+    hk_string(b, 9, "value");
+    hk_load(b, 1, RK_C_OBJECT, 1);
+    hk_load(b, 2, RK_C_REF, 2);
+    hk_load(b, 3, RK_C_WEAK, 3);
+    hk_load(b, 4, RK_C_NODE, 4);
+    hk_load(b, 5, RK_C_ARRAY, 5);
     bb_rec_begin(b, HP_TAG_HEAP_DUMP_SEGMENT);
     for (k = 0; k < g->nroots; k++) {
         const rk_root *r = &g->roots[k];
@@ -135,7 +106,7 @@ static inline void rk_dump(bb *b, const rk_graph *g)
     rk_class_dump(b, RK_C_WEAK, RK_C_REF, 4, 0, NULL, NULL);
     rk_class_dump(b, RK_C_NODE, RK_C_OBJECT, 12, 3, node_names, node_types);
     rk_class_dump(b, RK_C_ARRAY, RK_C_OBJECT, 0, 0, NULL, NULL);
-    rk_instance(b, RK_WEAK, RK_C_WEAK, 4);
+    hk_instance_head(b, RK_WEAK, RK_C_WEAK, 4);
     bb_id(b, rk_node_id(g->referent));
     bb_u1(b, HP_SUB_OBJ_ARRAY_DUMP);
     bb_id(b, RK_ARRAY);
@@ -145,7 +116,7 @@ static inline void rk_dump(bb *b, const rk_graph *g)
     for (k = 0; k < g->nitems; k++)
         bb_id(b, rk_node_id(g->items[k]));
     for (k = 0; k < g->n; k++) {
-        rk_instance(b, rk_node_id(k), RK_C_NODE, 12);
+        hk_instance_head(b, rk_node_id(k), RK_C_NODE, 12);
         bb_id(b, rk_node_id(g->next[k]));
         bb_id(b, rk_node_id(g->other[k]));
         bb_u4(b, (uint32_t)k);
