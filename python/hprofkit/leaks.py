@@ -262,6 +262,10 @@ class Report:
     def instance_of(self, class_name: str) -> bool:
         return class_name in self.names
 
+    def names_of(self, obj) -> frozenset[str]:
+        """Another object's class and superclasses' names (empty for a non-instance)."""
+        return self._ancestry.names(obj)
+
     def activity_of(self, context):
         return _activity_of(context, self._ancestry)
 
@@ -390,7 +394,7 @@ def _inspect_views(report: Report) -> None:
         else:
             # Walk up to the root view: a hierarchy under a ViewRootImpl is in a window.
             root, parent, hops = obj, _field(obj, _VIEW, "mParent"), 0
-            while parent is not None and _VIEW in report._ancestry.names(parent) and hops < 10_000:
+            while parent is not None and _VIEW in report.names_of(parent) and hops < 10_000:
                 root, parent, hops = parent, _field(parent, _VIEW, "mParent"), hops + 1
             in_window = parent is not None or root.class_name == "com.android.internal.policy.DecorView"
             attach_count = _field(obj, _VIEW, "mWindowAttachCount")
