@@ -22,6 +22,7 @@ static void heap_release(HeapIndex *heap)
 {
     hp_reach_free(heap->reach);
     heap->reach = NULL;
+    heap->reach_level = 0;
     hp_heap_free(heap->index);
     heap->index = NULL;
     if (heap->has_view) {

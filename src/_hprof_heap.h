@@ -28,6 +28,7 @@ typedef struct {
     PyObject *field_maps;     /* list of per-class field maps by ordinal (None until asked) */
     int semantics;            /* HP_REACH_*: the graph behind paths and retained sizes */
     hp_reach *reach;          /* built on first use, under the lock (_hprof_reach.c) */
+    int reach_level;          /* how far `reach` is computed (written under the lock) */
     hprof_state *st;
     PyObject *module;
 } HeapIndex;
@@ -74,9 +75,11 @@ PyObject *heap_ref_name(const hp_heap *index, uint32_t source, const hp_ref *ref
 /* module_name.function(heap, *args, **kwargs): methods written in Python. */
 PyObject *heap_call_python(HeapIndex *heap, const char *module_name, const char *function, PyObject *args,
                            PyObject *kwargs);
-/* The heap's hp_reach, built (with its dominators when asked) on first
- * use; NULL with an exception set. */
-hp_reach *heap_reach(HeapIndex *heap, int dominators);
+/* How far the heap's reachability is computed (HeapIndex.reach_level). */
+enum { REACH_GRAPH = 1, REACH_DOMINATORS, REACH_CLASSES };
+/* The heap's hp_reach computed up to `level` on first use, without the GIL
+ * and under the lock; NULL with an exception set. */
+hp_reach *heap_reach(HeapIndex *heap, int level);
 PyObject *reach_retained_size(HeapIndex *heap, PyObject *obj);
 PyObject *reach_retained_count(HeapIndex *heap, PyObject *obj);
 PyObject *reach_dominator(HeapIndex *heap, PyObject *obj);

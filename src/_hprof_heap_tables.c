@@ -218,7 +218,7 @@ static PyObject *retained_columns(HeapIndex *heap, const hp_heap *h)
     uint32_t n = hp_heap_object_count(h);
     retained_pass pass;
     PyObject *columns[3], *out;
-    if (!(pass.reach = heap_reach(heap, 1))) /* computes the dominator tree on first use */
+    if (!(pass.reach = heap_reach(heap, REACH_DOMINATORS)))
         return NULL;
     columns[0] = new_column((uint64_t)n * 8, 0, &pass.columns.retained_size);
     columns[1] = new_column((uint64_t)n * 8, 0, &pass.columns.dominator_id);

@@ -24,35 +24,40 @@ int heap_semantics_of(PyObject *name)
 
 PyObject *heap_semantics_name(HeapIndex *heap) { return PyUnicode_FromString(semantics_names[heap->semantics]); }
 
-/* Whether the graph (and the dominators, if asked) are ready; read under
- * the lock, not waiting for it (a thread holding it is building). */
-static int reach_ready(HeapIndex *heap, int dominators)
+/* Whether `level` is reached; read under the lock, not waiting for it (a
+ * thread holding it is computing). */
+static int reach_ready(HeapIndex *heap, int level)
 {
     int ready = 0;
     if (PyThread_acquire_lock(heap->lock, NOWAIT_LOCK)) {
-        ready = heap->reach && (!dominators || hp_reach_has_dominators(heap->reach));
+        ready = heap->reach_level >= level;
         PyThread_release_lock(heap->lock);
     }
     return ready;
 }
 
-hp_reach *heap_reach(HeapIndex *heap, int dominators)
+hp_reach *heap_reach(HeapIndex *heap, int level)
 {
     const hp_heap *index = heap_index(heap);
     hp_checkpoint cp = { heap_interrupted, NULL };
+    const uint64_t *by_class;
     hp_error err;
     hp_code rc = HP_OK;
     if (!index)
         return NULL;
-    if (reach_ready(heap, dominators))
+    if (reach_ready(heap, level))
         return heap->reach;
     heap_enter(heap);
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(heap->lock, WAIT_LOCK);
     if (!heap->reach)
         rc = hp_reach_build(index, heap->semantics, &hprof_raw_alloc, &cp, &heap->reach, &err);
-    if (rc == HP_OK && dominators)
+    if (rc == HP_OK && level >= REACH_DOMINATORS)
         rc = hp_reach_dominators(heap->reach, 1, &cp, &err);
+    if (rc == HP_OK && level >= REACH_CLASSES)
+        rc = hp_reach_class_retained(heap->reach, &cp, &by_class, &err);
+    if (rc == HP_OK && heap->reach_level < level)
+        heap->reach_level = level;
     PyThread_release_lock(heap->lock);
     Py_END_ALLOW_THREADS
     heap_leave(heap);
@@ -85,7 +90,7 @@ static int object_index(HeapIndex *heap, PyObject *obj, uint32_t *out)
 
 static PyObject *retained(HeapIndex *heap, uint32_t index, int count)
 {
-    hp_reach *r = heap_reach(heap, 1);
+    hp_reach *r = heap_reach(heap, REACH_DOMINATORS);
     if (!r)
         return NULL;
     if (count)
@@ -111,7 +116,7 @@ PyObject *reach_dominator(HeapIndex *heap, PyObject *obj)
 {
     uint32_t index, d;
     hp_reach *r;
-    if (object_index(heap, obj, &index) < 0 || !(r = heap_reach(heap, 1)))
+    if (object_index(heap, obj, &index) < 0 || !(r = heap_reach(heap, REACH_DOMINATORS)))
         return NULL;
     d = hp_reach_idom(r, index);
     return d == HP_NONE ? Py_NewRef(Py_None) : heap_handle(heap, d);
@@ -120,7 +125,7 @@ PyObject *reach_dominator(HeapIndex *heap, PyObject *obj)
 PyObject *reach_compute(HeapIndex *heap, PyObject *unused)
 {
     (void)unused;
-    if (!heap_reach(heap, 1))
+    if (!heap_reach(heap, REACH_DOMINATORS))
         return NULL;
     Py_RETURN_NONE;
 }
@@ -138,7 +143,7 @@ PyObject *reach_top_retainers(HeapIndex *heap, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_ValueError, "n must be >= 0");
         return NULL;
     }
-    if (!(r = heap_reach(heap, 1)))
+    if (!(r = heap_reach(heap, REACH_DOMINATORS)))
         return NULL;
     if ((uint64_t)n > hp_heap_object_count(heap->index))
         n = (Py_ssize_t)hp_heap_object_count(heap->index);
@@ -160,28 +165,12 @@ PyObject *reach_top_retainers(HeapIndex *heap, PyObject *args, PyObject *kwargs)
 
 PyObject *reach_class_retained(HeapHandle *c)
 {
-    HeapIndex *heap = c->heap;
-    hp_checkpoint cp = { heap_interrupted, NULL };
-    const uint64_t *by_class = NULL;
-    hp_reach *r = heap_reach(heap, 1);
+    const uint64_t *by_class;
     hp_error err;
-    hp_code rc;
+    hp_reach *r = heap_reach(c->heap, REACH_CLASSES);
     if (!r)
         return NULL;
-    heap_enter(heap);
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(heap->lock, WAIT_LOCK);
-    rc = hp_reach_class_retained(r, &cp, &by_class, &err);
-    PyThread_release_lock(heap->lock);
-    Py_END_ALLOW_THREADS
-    heap_leave(heap);
-    if (rc != HP_OK) {
-        if (!PyErr_Occurred())
-            hprof_raise(heap->st, &err);
-        return NULL;
-    }
-    if (!heap_index(heap))
-        return NULL;
+    hp_reach_class_retained(r, NULL, &by_class, &err); /* computed: returns it at once */
     return PyLong_FromUnsignedLongLong(by_class[c->ord]);
 }
 
@@ -311,7 +300,7 @@ PyObject *reach_paths(HeapIndex *heap, PyObject *args)
     memset(&bfs, 0, sizeof bfs);
     if (!PyArg_ParseTuple(args, "O!O!:_paths", &PyList_Type, &targets_list, &PyList_Type, &rules_list))
         return NULL;
-    if (!(r = heap_reach(heap, 0)) || !(rules = parse_rules(rules_list, &nrules)))
+    if (!(r = heap_reach(heap, REACH_GRAPH)) || !(rules = parse_rules(rules_list, &nrules)))
         goto done;
     ntargets = PyList_GET_SIZE(targets_list);
     targets = PyMem_Malloc((size_t)(ntargets ? ntargets : 1) * 4);
@@ -367,7 +356,8 @@ PyObject *reach_paths(HeapIndex *heap, PyObject *args)
         PyList_SET_ITEM(out, k, item);
     }
 done:
-    hp_bfs_free(&bfs);
+    if (bfs.alloc.free_fn) /* the search ran */
+        hp_bfs_free(&bfs);
     hp_reach_matcher_free(m);
     PyMem_Free(rules);
     PyMem_Free(targets);

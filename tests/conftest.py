@@ -138,10 +138,11 @@ class GraphOracle:
         self.script = SHARED_TOOLS / "oracle" / "graph.sh"
         self.cache: dict[tuple[str, tuple[str, ...]], list[dict]] = {}
 
-    def run(self, path: Path, mode: str, *args: str) -> list[dict]:
-        key = (str(path), (mode,) + args)
+    def run(self, path: Path, mode: str, *args: str, retained: bool = False) -> list[dict]:
+        """retained=True: with retained sizes (slower), a cache entry of its own."""
+        key = (str(path), (mode,) + args + (("retained",) if retained else ()))
         if key not in self.cache:
-            cmd = ["bash", str(self.script), str(path), mode, *args, "--no-retained"]
+            cmd = ["bash", str(self.script), str(path), mode, *args] + ([] if retained else ["--no-retained"])
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
             if proc.returncode != 0:
                 raise RuntimeError(f"graph oracle failed on {path}: {proc.stderr[-2000:]}")

@@ -88,6 +88,7 @@ COMMANDS = {
     "convert": lambda src, dst: ["convert", "-i", src, "-o", dst],
     "show class": lambda src, dst: ["show", src, "java.lang.String"],
     "show object": lambda src, dst: ["show", src, "0x1"],
+    "leaks": lambda src, dst: ["leaks", src],
 }
 
 

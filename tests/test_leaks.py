@@ -14,7 +14,7 @@ import pytest
 import hprofkit
 from hprofkit import leaks, match
 from conftest import HPROF_CONV, HPROF_DIR
-from leaky_heap import android_app, watch
+from leaky_heap import LeakyHeap, android_app, watch
 
 SERVICE_BINDER = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
 # LeakCanary's own test (ServiceBinderLeakTest.realBinderLeak) watches this key in that dump.
@@ -115,6 +115,31 @@ def test_destroyed_activity_finder(app_dump):
     with hprofkit.open_heap(path) as heap:
         found = [(c.object.id, c.reason) for c in leaks.DESTROYED_ACTIVITY(heap)]
     assert found == [(ids[name], "Activity#mDestroyed is true") for name in ("act1", "act2", "act3")]
+
+
+def test_detached_view_and_destroyed_window_finders(tmp_path):
+    heap = android_app()
+    heap.cls("android.view.Window", fields=[("mDestroyed", "boolean")])
+    heap.cls("com.example.Holder", statics={"sViews": ("object", None), "sWindows": ("object", None)})
+    activity = heap.new("com.example.MainActivity", mDestroyed=True)
+    themed = heap.new("android.content.ContextWrapper", mBase=activity)
+    detached = heap.new("android.view.View", mContext=themed)                   # a root, detached: found
+    child = heap.new("android.view.View", mContext=themed, mParent=detached)    # not a root
+    attached = heap.new("android.view.View", mContext=activity, mAttachInfo=heap.new("com.example.Node"))
+    live = heap.new("android.view.View", mContext=heap.new("com.example.MainActivity"))
+    heap.set_static("com.example.Holder", "sViews", "object", heap.array([detached, child, attached, live]))
+    window, open_window = heap.new("android.view.Window", mDestroyed=True), heap.new("android.view.Window")
+    heap.set_static("com.example.Holder", "sWindows", "object", heap.array([window, open_window]))
+    heap.write(tmp_path / "components.hprof")
+    with hprofkit.open_heap(tmp_path / "components.hprof") as h:
+        assert [c.object.id for c in leaks.DETACHED_VIEW(h)] == [detached]
+        assert [c.object.id for c in leaks.DESTROYED_WINDOW(h)] == [window]
+        found = h.find_leaks()
+        # The detached view is a leaf of the search: the activity's path goes through the attached view.
+        assert [leak.object.id for leak in found] == [activity, detached, window]
+        assert [n.object.id for n in found[0].nodes[-2:]] == [attached, activity]
+        assert [leak.nodes[-1].reason for leak in found] == [
+            "Activity#mDestroyed is true", "View.mContext references a destroyed activity", "Window#mDestroyed is true"]
 
 
 # ---- statuses, suspects, fingerprints -------------------------------------------
@@ -221,6 +246,42 @@ def test_custom_finder(app_dump):
     assert [(leak.object.id, leak.key) for leak in found] == [(ids["presenter"], None)]
 
 
+def test_hostile_field_types_and_cycles(tmp_path):
+    # Fields the finders read, declared with the wrong types; a wrapper wrapping itself; a
+    # parent cycle between two views on the path.
+    heap = LeakyHeap()
+    heap.cls("leakcanary.KeyedWeakReference", "java.lang.ref.WeakReference",
+             fields=[("key", "int"), ("description", "int"), ("retainedUptimeMillis", "object")])
+    heap.cls("android.content.ContextWrapper", fields=[("mBase", "object")])
+    heap.cls("android.app.Activity", "android.content.ContextWrapper",
+             fields=[("mDestroyed", "int"), ("mFinished", "object")])
+    heap.cls("android.view.View", fields=[("mContext", "object"), ("mParent", "object"), ("mAttachInfo", "int"),
+                                          ("mWindowAttachCount", "object"), ("mTag", "object")])
+    heap.cls("androidx.fragment.app.Fragment", fields=[("mFragmentManager", "object"), ("mTag", "int")])
+    heap.cls("com.example.Holder", statics={"sView": ("object", None), "sFragment": ("object", None),
+                                            "sWatches": ("object", None)})
+    wrapper = heap.new("android.content.ContextWrapper")
+    heap.set(wrapper, mBase=wrapper)
+    activity = heap.new("android.app.Activity", mDestroyed=1, mFinished=wrapper, mBase=wrapper)
+    watched = heap.new("java.lang.Object")
+    v1, v2 = heap.new("android.view.View", mContext=wrapper, mTag=watched), heap.new("android.view.View")
+    heap.set(v1, mParent=v2)
+    heap.set(v2, mParent=v1, mContext=activity)
+    heap.set_static("com.example.Holder", "sView", "object", v1)
+    fragment = heap.new("androidx.fragment.app.Fragment", mTag=7)
+    heap.set_static("com.example.Holder", "sFragment", "object", fragment)
+    ref = heap.new("leakcanary.KeyedWeakReference", referent=watched, key=5, description=6,
+                   retainedUptimeMillis=activity)
+    heap.set_static("com.example.Holder", "sWatches", "object", heap.array([ref]))
+    heap.write(tmp_path / "hostile.hprof")
+    found = hprofkit.open_heap(tmp_path / "hostile.hprof").find_leaks()
+    assert [(leak.object.id, leak.key) for leak in found] == [(watched, None), (fragment, None)]
+    assert trace(found[0])[-2:] == [("android.view.View", "UNKNOWN"), ("java.lang.Object", "LEAKING")]
+    assert found[1].nodes[-1].reason == "Fragment.mFragmentManager is null"
+    with pytest.raises(TypeError):
+        hprofkit.open_heap(tmp_path / "hostile.hprof").find_leaks(finders=(lambda h: [42],))
+
+
 # ---- LeakCanary's dump ----------------------------------------------------------
 
 def service_binder_leak(path, exclude=match.ANDROID_DEFAULTS + (BINDER_ROOTS,)):
@@ -320,7 +381,17 @@ def test_cli_report_json_and_matchers(app_dump):
     assert [leak["key"] for leak in ignored["leaks"]] == ["k-imm", "k-cycle", None]
     library = json.loads(run_cli(path, "--json", "--library", "com.example.Leaks.sLoop").stdout)
     cycle = [leak for leak in library["leaks"] if leak["key"] == "k-cycle"][0]
-    assert cycle["library"] and cycle["pattern"] == "<Matcher static_field com.example.Leaks.sLoop library>"
+    assert cycle["library"] and cycle["pattern"] == {
+        "pattern": "static_field", "class_name": "com.example.Leaks", "name": "sLoop", "kind": "library",
+        "description": "--library com.example.Leaks.sLoop", "sdk": None, "manufacturer": None}
+
+
+def test_cli_ignore_root_reproduces_leakcanarys_binder_test():
+    report = json.loads(run_cli(SERVICE_BINDER, "--json", "--ignore-root", "android.os.Binder").stdout)
+    (leak,) = report["leaks"]
+    assert leak["key"] == SERVICE_BINDER_KEY and leak["root"] == "STICKY_CLASS" and not leak["library"]
+    assert leak["trace"][0]["class"] == "com.example.leakcanary.LeakyService"
+    assert leak["trace"][0]["reference"]["type"] == "STATIC_FIELD"
 
 
 def test_cli_errors_are_one_line(tmp_path):

@@ -19,6 +19,7 @@ from .sample import write_sample_dump
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
 from ._reach import Hop, Path
+from . import leaks
 from ._tables import sql
 from .batch import BatchResult, BatchRow, ClassTotal, LeakGroup
 from .batch import batch  # the function; the module stays importable as hprofkit.batch's sys.modules entry
@@ -30,6 +31,6 @@ __all__ = [
     "ClassRow", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
-    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "sql", "batch", "BatchResult",
-    "BatchRow", "LeakGroup", "ClassTotal",
+    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "leaks", "sql", "batch",
+    "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
 ]

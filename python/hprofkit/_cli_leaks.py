@@ -1,4 +1,5 @@
 """Command line: python -m hprofkit leaks FILE [--json] [--ignore CLASS.FIELD] [--library CLASS.FIELD]
+[--ignore-root CLASS]
 
 Prints the leak traces of a dump (LeakCanary's and Android's leak finders,
 hprofkit.leaks) and exits 0 whether or not there are leaks: the report is the
@@ -32,7 +33,8 @@ def cmd_leaks(args: argparse.Namespace) -> int:
     with open_heap(args.file) as heap:
         exclude = default_exclude(heap) + tuple(
             _matcher(heap, spec, kind) for kind, specs in (("ignore", args.ignore), ("library", args.library))
-            for spec in specs)
+            for spec in specs) + tuple(
+            match.root_class(name, description=f"--ignore-root {name}") for name in args.ignore_root)
         leaks = find_leaks(heap, exclude=exclude)
         library = sum(leak.library for leak in leaks)
         if args.json:
@@ -58,4 +60,6 @@ def add_commands(sub) -> None:
     p.add_argument("--library", action="append", default=[], metavar="CLASS.FIELD",
                    help="a known library leak: followed last, and a path through it is a library leak "
                         "(repeatable)")
+    p.add_argument("--ignore-root", action="append", default=[], metavar="CLASS",
+                   help="GC roots holding an instance of CLASS (or a subclass) are not roots (repeatable)")
     p.set_defaults(func=cmd_leaks)

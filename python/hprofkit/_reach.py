@@ -59,6 +59,13 @@ class Path:
     def __len__(self) -> int:
         return len(self.hops)
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Path):
+            return NotImplemented
+        return self.hops == other.hops and self.library_matcher == other.library_matcher
+
+    __hash__ = None  # type: ignore[assignment]  # mutable hop list
+
     def __iter__(self) -> Iterator[Hop]:
         return iter(self.hops)
 

@@ -31,13 +31,14 @@ import hashlib
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional
 
 from . import match
+from ._hprof import HeapObject
 from ._reach import _thread_name
 from ._units import human_size
 
 __all__ = [
     "find_leaks", "Leak", "TraceNode", "Candidate", "Finder", "Report", "LEAKING", "NOT_LEAKING", "UNKNOWN",
     "KEYED_WEAK_REFERENCE", "DESTROYED_ACTIVITY", "DETACHED_FRAGMENT", "DETACHED_VIEW", "DESTROYED_WINDOW",
-    "DEFAULT_FINDERS", "DEFAULT_INSPECTORS", "default_exclude", "android_build",
+    "DEFAULT_FINDERS", "DEFAULT_INSPECTORS", "default_exclude", "android_build", "leaks_of_paths", "fingerprint",
 ]
 
 LEAKING, NOT_LEAKING, UNKNOWN = "LEAKING", "NOT_LEAKING", "UNKNOWN"
@@ -70,9 +71,9 @@ def _static(cls, name: str, default: Any = None) -> Any:
         return default
 
 
-def _text(obj) -> Optional[str]:
-    """A String object's text (None for null or a non-String)."""
-    return obj.as_str() if obj is not None else None
+def _text(value) -> Optional[str]:
+    """A String object's text (None for null, a non-String or a primitive)."""
+    return value.as_str() if isinstance(value, HeapObject) else None
 
 
 def _instances(heap, class_name: str) -> Iterator:
@@ -89,9 +90,10 @@ class _Ancestry:
         self._names: dict[int, frozenset[str]] = {}
 
     def names(self, obj) -> frozenset[str]:
-        cls = obj.class_
-        if cls is None or obj.kind != "instance":
+        """Empty for anything but an instance (a class, an array, a primitive)."""
+        if not isinstance(obj, HeapObject) or obj.kind != "instance" or obj.class_ is None:
             return frozenset()
+        cls = obj.class_
         names = self._names.get(cls.index)
         if names is None:
             chain = []
@@ -105,12 +107,9 @@ class _Ancestry:
 def android_build(heap) -> tuple[Optional[int], Optional[str]]:
     """(SDK_INT, MANUFACTURER) of an Android heap, from android.os.Build's
     statics; (None, None) when the dump is not Android's or lacks them."""
-    sdk = manufacturer = None
     value = _static(heap.find_class("android.os.Build$VERSION"), "SDK_INT")
     sdk = value if type(value) is int else None
-    value = _static(heap.find_class("android.os.Build"), "MANUFACTURER")
-    manufacturer = _text(value) if value is not None and not isinstance(value, (int, float)) else None
-    return sdk, manufacturer
+    return sdk, _text(_static(heap.find_class("android.os.Build"), "MANUFACTURER"))
 
 
 def default_exclude(heap) -> tuple[match.Matcher, ...]:
@@ -151,7 +150,7 @@ def _watched(heap) -> Iterator[tuple[Any, Any, str]]:
         legacy = class_name.startswith("com.")
         for ref in _instances(heap, class_name):
             referent = _field(ref, _REFERENCE, "referent")
-            if referent is None:
+            if not isinstance(referent, HeapObject):
                 continue
             # LeakCanary 2 sets retainedUptimeMillis when the watch expires;
             # -1 means the object was still within its grace period.
@@ -192,7 +191,7 @@ def _find_detached_fragments(heap) -> Iterator[Candidate]:
 def _activity_of(context, ancestry: _Ancestry):
     """The Activity a Context is or wraps (ContextWrapper.mBase chains), or None."""
     seen = set()
-    while context is not None and context.id not in seen:
+    while isinstance(context, HeapObject) and context.id not in seen:
         seen.add(context.id)
         names = ancestry.names(context)
         if _ACTIVITY in names:
@@ -262,6 +261,10 @@ class Report:
 
     def instance_of(self, class_name: str) -> bool:
         return class_name in self.names
+
+    def names_of(self, obj) -> frozenset[str]:
+        """Another object's class and superclasses' names (empty for a non-instance)."""
+        return self._ancestry.names(obj)
 
     def activity_of(self, context):
         return _activity_of(context, self._ancestry)
@@ -391,10 +394,11 @@ def _inspect_views(report: Report) -> None:
         else:
             # Walk up to the root view: a hierarchy under a ViewRootImpl is in a window.
             root, parent, hops = obj, _field(obj, _VIEW, "mParent"), 0
-            while parent is not None and _VIEW in report._ancestry.names(parent) and hops < 10_000:
+            while parent is not None and _VIEW in report.names_of(parent) and hops < 10_000:
                 root, parent, hops = parent, _field(parent, _VIEW, "mParent"), hops + 1
             in_window = parent is not None or root.class_name == "com.android.internal.policy.DecorView"
-            if in_window and (_field(obj, _VIEW, "mWindowAttachCount", 0) or 0) > 0:
+            attach_count = _field(obj, _VIEW, "mWindowAttachCount")
+            if in_window and type(attach_count) is int and attach_count > 0:
                 if not attached:
                     report.leaking_reasons.append("View detached yet still part of window view hierarchy")
                 else:
@@ -452,9 +456,9 @@ def _resolve(report: Report, leaking_wins: bool) -> tuple[str, str]:
     return status, reason
 
 
-def _simple_name(obj) -> str:
-    name = obj.name if obj.kind == "class" else obj.class_name
-    return name.rsplit(".", 1)[-1]
+def _class_name(obj) -> str:
+    """The class a trace names for an object: a class object's own name."""
+    return obj.name if obj.kind == "class" else obj.class_name
 
 
 def _statuses(reports: list[Report]) -> list[tuple[str, str]]:
@@ -473,7 +477,7 @@ def _statuses(reports: list[Report]) -> list[tuple[str, str]]:
             last_not_leaking, first_leaking = i, last
         elif status == LEAKING and first_leaking == last:
             first_leaking = i
-    names = [_simple_name(r.object) for r in reports]
+    names = [_class_name(r.object).rsplit(".", 1)[-1] for r in reports]
     for i in range(last_not_leaking):
         status, reason = result[i]
         below = next(j for j in range(i + 1, last_not_leaking + 1) if result[j][0] == NOT_LEAKING)
@@ -535,7 +539,7 @@ class TraceNode(NamedTuple):
 
     @property
     def class_name(self) -> str:
-        return self.object.name if self.object.kind == "class" else self.object.class_name
+        return _class_name(self.object)
 
     @property
     def reference_name(self) -> str:
@@ -545,10 +549,8 @@ class TraceNode(NamedTuple):
 
     @property
     def reference_display(self) -> str:
-        ref = self.reference
-        if ref.ref_type == "LOCAL":
-            return "<Java Local>"
-        return ref.name if ref.ref_type != "ARRAY_ENTRY" or ref.name.startswith("[") else f"[{ref.name}]"
+        """The reference as the trace shows it: the field, "[3]", "<Java Local>"."""
+        return "<Java Local>" if self.reference.ref_type == "LOCAL" else self.reference.name
 
 
 def fingerprint(nodes: Iterable[TraceNode]) -> str:
@@ -575,7 +577,7 @@ class Leak:
         self.key = key
         self.path = path
         self.library = bool(path.library)
-        self.pattern = getattr(path, "library_matcher", None) if self.library else None
+        self.pattern = path.library_matcher
         self.nodes = tuple(nodes)
         self.fingerprint = fingerprint(self.nodes)
         self.retained_size, self.retained_count = retained.get(obj.id, (None, None))
@@ -607,7 +609,7 @@ class Leak:
     def __str__(self) -> str:
         lines = []
         if self.library:
-            lines.append(f"Library leak match: {self.pattern!r}" if self.pattern is not None else "Library leak")
+            lines.append(f"Library leak match: {self.pattern!r}")
             if self.description:
                 lines.append(f"Description: {self.description}")
         lines += [f"Signature: {self.fingerprint}", "┬───",
@@ -637,7 +639,7 @@ class Leak:
                                     "name": node.reference.name, "suspect": node.suspect}
             return out
         return {"object": {"id": self.object.id, "class": self.nodes[-1].class_name}, "key": self.key,
-                "library": self.library, "pattern": repr(self.pattern) if self.pattern is not None else None,
+                "library": self.library, "pattern": self.pattern._asdict() if self.pattern is not None else None,
                 "description": self.description, "fingerprint": self.fingerprint,
                 "retained_size": self.retained_size, "retained_count": self.retained_count,
                 "root": self.root_kind, "trace": [node_dict(n) for n in self.nodes]}
@@ -659,7 +661,7 @@ def _trace_nodes(heap, path, inspectors, ancestry: _Ancestry, cache: dict) -> li
             if reference.ref_type == "INSTANCE_FIELD":
                 owner = _declaring_class(obj, reference.name)
             else:
-                owner = obj.name if obj.kind == "class" else obj.class_name
+                owner = _class_name(obj)
         # A reference is suspect from the last not-leaking node to the first leaking one.
         suspect = reference is not None and (
             status == UNKNOWN or (status == NOT_LEAKING and found[i + 1][0] != NOT_LEAKING))
@@ -667,13 +669,9 @@ def _trace_nodes(heap, path, inspectors, ancestry: _Ancestry, cache: dict) -> li
     return nodes
 
 
-def _retained(heap, objects) -> dict[int, tuple[Optional[int], Optional[int]]]:
-    """Retained size and count of each object, when the heap computes them."""
-    size_of = getattr(heap, "retained_size", None)
-    count_of = getattr(heap, "retained_count", None)
-    if size_of is None or count_of is None:
-        return {}
-    return {obj.id: (size_of(obj), count_of(obj)) for obj in objects}
+def _retained(heap, objects) -> dict[int, tuple[int, int]]:
+    """Retained size and count of each object (the first call computes the dominators)."""
+    return {obj.id: (heap.retained_size(obj), heap.retained_count(obj)) for obj in objects}
 
 
 def find_leaks(heap, exclude: Optional[Iterable[match.Matcher]] = None,
@@ -691,12 +689,13 @@ def find_leaks(heap, exclude: Optional[Iterable[match.Matcher]] = None,
     finders' order, each finder's in id order."""
     sdk, manufacturer = android_build(heap)
     matchers = match.applicable(default_exclude(heap) if exclude is None else exclude, sdk, manufacturer)
-    inspectors = tuple(inspectors)
 
     candidates: dict[int, Candidate] = {}
     for finder in finders:
         for found in finder(heap):
             candidate = found if isinstance(found, Candidate) else Candidate(found)
+            if not isinstance(candidate.object, HeapObject):
+                raise TypeError(f"finder {finder!r} gave {type(candidate.object).__name__}, not a HeapObject")
             known = candidates.get(candidate.object.id)
             if known is None:
                 candidates[candidate.object.id] = candidate
@@ -704,9 +703,16 @@ def find_leaks(heap, exclude: Optional[Iterable[match.Matcher]] = None,
                 candidates[candidate.object.id] = known._replace(key=candidate.key)
     if not candidates:
         return []
-    objects = [c.object for c in candidates.values()]
-    paths = heap.paths_to_root(objects, exclude=matchers)
-    reached = [(candidate, path) for candidate, path in zip(candidates.values(), paths) if path is not None]
+    paths = heap.paths_to_root([c.object for c in candidates.values()], exclude=matchers)
+    return leaks_of_paths(heap, list(candidates.values()), paths, inspectors)
+
+
+def leaks_of_paths(heap, candidates: list[Candidate], paths: list, inspectors: Iterable[Callable[[Report], None]]
+                   = DEFAULT_INSPECTORS) -> list[Leak]:
+    """The Leaks of candidates whose paths (aligned, None for no path) were
+    searched already: statuses, suspects, fingerprints, retained sizes."""
+    inspectors = tuple(inspectors)
+    reached = [(candidate, path) for candidate, path in zip(candidates, paths) if path is not None]
     ancestry, cache = _Ancestry(), {}
     traces = [(c, p, _trace_nodes(heap, p, inspectors, ancestry, cache)) for c, p in reached]
     retained = _retained(heap, {n.object.id: n.object for _, _, nodes in traces for n in nodes

@@ -23,6 +23,7 @@ from typing import Iterable, NamedTuple, Optional
 
 from . import _android_leaks
 
+SdkRange = Optional[tuple[Optional[int], Optional[int]]]
 KINDS = ("ignore", "library")
 PATTERNS = ("instance_field", "static_field", "thread_local", "root_class")
 
@@ -45,7 +46,7 @@ class Matcher(NamedTuple):
     name: Optional[str]
     kind: str = "ignore"
     description: str = ""
-    sdk: Optional[tuple[Optional[int], Optional[int]]] = None
+    sdk: SdkRange = None
     manufacturer: Optional[str] = None
 
     def applies_to(self, sdk: Optional[int], manufacturer: Optional[str]) -> bool:
@@ -63,8 +64,8 @@ class Matcher(NamedTuple):
         return f"<Matcher {self.pattern} {target} {self.kind}>"
 
 
-def _matcher(pattern: str, class_name, name, kind: str, description: str, sdk=None,
-             manufacturer=None) -> Matcher:
+def _matcher(pattern: str, class_name, name, kind: str, description: str, sdk: SdkRange = None,
+             manufacturer: Optional[str] = None) -> Matcher:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     for label, value in (("class name", class_name), ("name", name)):
@@ -81,26 +82,26 @@ def _matcher(pattern: str, class_name, name, kind: str, description: str, sdk=No
 
 
 def instance_field(class_name: str, field_name: str, *, kind: str = "ignore", description: str = "",
-                   sdk=None, manufacturer: Optional[str] = None) -> Matcher:
+                   sdk: SdkRange = None, manufacturer: Optional[str] = None) -> Matcher:
     """References held by instance field `field_name` declared by `class_name`
     (so in instances of its subclasses too)."""
     return _matcher("instance_field", class_name, field_name, kind, description, sdk, manufacturer)
 
 
 def static_field(class_name: str, field_name: str, *, kind: str = "ignore", description: str = "",
-                 sdk=None, manufacturer: Optional[str] = None) -> Matcher:
+                 sdk: SdkRange = None, manufacturer: Optional[str] = None) -> Matcher:
     """The reference held by static field `field_name` of class `class_name`."""
     return _matcher("static_field", class_name, field_name, kind, description, sdk, manufacturer)
 
 
 def thread_local(thread_name: str, *, kind: str = "ignore", description: str = "",
-                 sdk=None, manufacturer: Optional[str] = None) -> Matcher:
+                 sdk: SdkRange = None, manufacturer: Optional[str] = None) -> Matcher:
     """References from the stack frames (Java locals) of the thread named `thread_name`."""
     return _matcher("thread_local", None, thread_name, kind, description, sdk, manufacturer)
 
 
 def root_class(class_name: str, *, kind: str = "ignore", description: str = "",
-               sdk=None, manufacturer: Optional[str] = None) -> Matcher:
+               sdk: SdkRange = None, manufacturer: Optional[str] = None) -> Matcher:
     """GC roots whose object is an instance of `class_name` or of a subclass."""
     return _matcher("root_class", class_name, None, kind, description, sdk, manufacturer)
 
@@ -119,7 +120,6 @@ JDK_DEFAULTS: tuple[Matcher, ...] = (
     thread_local("FinalizerWatchdogDaemon", description="the finalizer watchdog holds the object being finalized"),
     thread_local("main", description="the main thread's locals are transient while a heap dump is taken"),
 )
-
 
 
 def _android(rows: tuple[tuple, ...], kind: str) -> tuple[Matcher, ...]:

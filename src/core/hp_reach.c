@@ -271,8 +271,10 @@ void hp_reach_free(hp_reach *r)
 {
     if (!r)
         return;
-    hp_graph_free(&r->graph);
-    hp_dominators_free(&r->dom);
+    if (r->graph.alloc.free_fn) /* built, or failed after starting */
+        hp_graph_free(&r->graph);
+    if (r->dom.alloc.free_fn)
+        hp_dominators_free(&r->dom);
     r->alloc.free_fn(r->roots);
     r->alloc.free_fn(r->root_records);
     r->alloc.free_fn(r->threads);
@@ -294,19 +296,6 @@ const hp_graph *hp_reach_graph(const hp_reach *r) { return &r->graph; }
 size_t hp_reach_root_count(const hp_reach *r) { return r->nroots; }
 const uint32_t *hp_reach_roots(const hp_reach *r) { return r->roots; }
 uint32_t hp_reach_root_record(const hp_reach *r, size_t i) { return r->root_records[i]; }
-
-uint64_t hp_reach_memory(const hp_reach *r)
-{
-    uint64_t n = r->n, bytes = hp_graph_bytes(&r->graph) + (uint64_t)r->nroots * 8 + r->nthreads * 8 +
-                              (uint64_t)r->nclasses * 8;
-    if (r->has_dominators)
-        bytes += n * (r->dom.retained ? 16 : 8);
-    if (r->retained)
-        bytes += n * 8 + 3 * hp_bits_bytes(n);
-    if (r->class_retained)
-        bytes += (uint64_t)r->nclasses * 8;
-    return bytes;
-}
 
 /* ---- dominators ---- */
 

@@ -58,8 +58,6 @@ void hp_reach_free(hp_reach *r);
 
 int hp_reach_semantics(const hp_reach *r);
 const hp_graph *hp_reach_graph(const hp_reach *r);
-/* Bytes held (graph, roots, dominators and the rest). */
-uint64_t hp_reach_memory(const hp_reach *r);
 
 /* The roots in search order: vertices, and the hp_heap_root number each
  * comes from. */
