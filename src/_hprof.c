@@ -26,8 +26,9 @@ static int load_errors(hprof_state *st)
             return -1;
         }
     }
+    st->changed_error = PyObject_GetAttrString(errors, "FileChangedError");
     Py_DECREF(errors);
-    return 0;
+    return st->changed_error ? 0 : -1;
 }
 
 static int module_exec(PyObject *module)
@@ -71,6 +72,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
         Py_VISIT(st->event_types[i]);
     for (i = 0; i < 4; i++)
         Py_VISIT(st->event_kinds[i]);
+    Py_VISIT(st->changed_error);
     return 0;
 }
 
@@ -96,6 +98,7 @@ static int module_clear(PyObject *module)
         Py_CLEAR(st->event_types[i]);
     for (i = 0; i < 4; i++)
         Py_CLEAR(st->event_kinds[i]);
+    Py_CLEAR(st->changed_error);
     return 0;
 }
 

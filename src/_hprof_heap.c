@@ -20,6 +20,9 @@ const hp_heap *heap_index(HeapIndex *heap)
 
 static void heap_release(HeapIndex *heap)
 {
+    hp_reach_free(heap->reach);
+    heap->reach = NULL;
+    heap->reach_level = 0;
     hp_heap_free(heap->index);
     heap->index = NULL;
     if (heap->has_view) {
@@ -34,14 +37,62 @@ void heap_leave(HeapIndex *heap)
         heap_release(heap);
 }
 
-/* Ctrl-C between slices of a core call running without the GIL. */
-static int interrupted(void *ctx)
+int heap_interrupted(void *ctx)
 {
-    PyGILState_STATE gil = PyGILState_Ensure();
-    int stop = PyErr_CheckSignals() < 0;
     (void)ctx;
-    PyGILState_Release(gil);
-    return stop;
+    return hprof_run_signal_handlers() < 0;
+}
+
+/* The long walks over the dump run under the SIGBUS guard (_hprof.h): the
+ * buffer is a mapping, and the file may shrink under them. */
+typedef struct {
+    const HeapIndex *heap;
+    const hp_heap_options *opt;
+    hp_heap *index;
+    hp_heap *referrers_of;
+    uint64_t dangling;
+    int stopped;
+    hp_error err;
+    hp_code rc;
+} heap_call;
+
+static void build_index(void *ctx)
+{
+    heap_call *c = ctx;
+    c->rc = hp_heap_build(c->heap->view.buf, (uint64_t)c->heap->view.len, c->opt, &c->index, &c->err);
+}
+
+static void build_referrers(void *ctx)
+{
+    heap_call *c = ctx;
+    c->rc = hp_heap_build_referrers(c->referrers_of, heap_interrupted, NULL, &c->err);
+}
+
+static void count_dangling(void *ctx)
+{
+    heap_call *c = ctx;
+    c->dangling = hp_heap_count_dangling(c->heap->index, heap_interrupted, NULL, &c->stopped);
+}
+
+/* Runs fn(call) over the heap's buffer with the GIL released; 0, or -1 when
+ * the file shrank under it (FileChangedError set).  Takes the heap's lock
+ * when `locked`. */
+static int heap_walk(HeapIndex *heap, void (*fn)(void *ctx), heap_call *call, int locked)
+{
+    uint64_t fault;
+    int rc;
+    call->heap = heap;
+    call->rc = HP_OK;
+    Py_BEGIN_ALLOW_THREADS
+    if (locked)
+        PyThread_acquire_lock(heap->lock, WAIT_LOCK);
+    rc = hprof_guard_call(heap->view.buf, (size_t)heap->view.len, fn, call, &fault);
+    if (locked)
+        PyThread_release_lock(heap->lock);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        hprof_raise_changed(heap->st, fault);
+    return rc;
 }
 
 static int size_model_of(PyObject *name)
@@ -60,19 +111,19 @@ static int size_model_of(PyObject *name)
 
 static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "", "heap_dump", "size_model", NULL };
-    PyObject *buffer, *model_name = NULL;
+    static char *keywords[] = { "", "heap_dump", "size_model", "semantics", NULL };
+    PyObject *buffer, *model_name = NULL, *semantics_name = NULL;
     Py_ssize_t heap_dump = 0;
     hprof_state *st = hprof_state_of_type(type);
     hp_heap_options opt;
-    hp_error err;
-    hp_code rc;
+    heap_call call;
     HeapIndex *heap;
-    int model;
+    int model, semantics;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nU:Heap", keywords, &buffer, &heap_dump, &model_name))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nUU:Heap", keywords, &buffer, &heap_dump, &model_name,
+                                     &semantics_name))
         return NULL;
-    if ((model = size_model_of(model_name)) < 0)
+    if ((model = size_model_of(model_name)) < 0 || (semantics = heap_semantics_of(semantics_name)) < 0)
         return NULL;
     if (heap_dump < 0 || heap_dump > 0xFFFFFFFF) {
         PyErr_SetString(PyExc_ValueError, "heap_dump must be a heap dump number (0 for the first)");
@@ -82,6 +133,7 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!heap)
         return NULL;
     heap->dangling = -1;
+    heap->semantics = semantics;
     heap->st = st;
     heap->module = Py_NewRef(PyType_GetModule(type));
     heap->lock = PyThread_allocate_lock();
@@ -98,20 +150,24 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     opt.alloc = &hprof_raw_alloc;
     opt.heap_dump = (uint32_t)heap_dump;
     opt.size_model = model;
-    opt.interrupt = interrupted;
-    Py_BEGIN_ALLOW_THREADS
-    rc = hp_heap_build(heap->view.buf, (uint64_t)heap->view.len, &opt, &heap->index, &err);
-    Py_END_ALLOW_THREADS
-    if (rc != HP_OK) {
+    opt.interrupt = heap_interrupted;
+    memset(&call, 0, sizeof call);
+    call.opt = &opt;
+    if (heap_walk(heap, build_index, &call, 0) < 0) {
+        Py_DECREF(heap);
+        return NULL;
+    }
+    if (call.rc != HP_OK) {
         if (!PyErr_Occurred()) {
-            if (rc == HP_E_USAGE && err.detail && strstr(err.detail, "heap dump"))
-                PyErr_SetString(PyExc_IndexError, err.detail);
+            if (call.rc == HP_E_USAGE && call.err.detail && strstr(call.err.detail, "heap dump"))
+                PyErr_SetString(PyExc_IndexError, call.err.detail);
             else
-                hprof_raise(st, &err);
+                hprof_raise(st, &call.err);
         }
         Py_DECREF(heap);
         return NULL;
     }
+    heap->index = call.index;
     return (PyObject *)heap;
 }
 
@@ -377,27 +433,20 @@ static PyObject *heap_object(HeapIndex *heap, PyObject *arg)
 /* Ensures the lazy dangling count exists. */
 static PyObject *heap_get_dangling(HeapIndex *heap, void *closure)
 {
-    const hp_heap *index = heap_index(heap);
-    unsigned long long count = 0;
-    int stopped = 0;
+    heap_call call;
+    int rc;
     (void)closure;
-    if (!index)
+    if (!heap_index(heap))
         return NULL;
     if (heap->dangling >= 0)
         return PyLong_FromLongLong(heap->dangling);
+    memset(&call, 0, sizeof call);
     heap_enter(heap);
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(heap->lock, WAIT_LOCK);
-    if (heap->dangling < 0) {
-        count = hp_heap_count_dangling(index, interrupted, NULL, &stopped);
-        if (!stopped)
-            heap->dangling = (long long)count;
-    }
-    PyThread_release_lock(heap->lock);
-    Py_END_ALLOW_THREADS
+    rc = heap_walk(heap, count_dangling, &call, 1);
     heap_leave(heap);
-    if (stopped)
+    if (rc < 0 || call.stopped)
         return NULL;
+    heap->dangling = (long long)call.dangling;
     return PyLong_FromLongLong(heap->dangling);
 }
 
@@ -417,23 +466,22 @@ static int referrers_ready(HeapIndex *heap, const hp_heap *index)
 int heap_ensure_referrers(HeapIndex *heap)
 {
     const hp_heap *index = heap_index(heap);
-    hp_error err;
-    hp_code rc = HP_OK;
+    heap_call call;
+    int rc;
     if (!index)
         return -1;
     if (referrers_ready(heap, index))
         return 0;
+    memset(&call, 0, sizeof call);
+    call.referrers_of = (hp_heap *)index;
     heap_enter(heap);
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(heap->lock, WAIT_LOCK);
-    if (!hp_heap_has_referrers(index))
-        rc = hp_heap_build_referrers((hp_heap *)index, interrupted, NULL, &err);
-    PyThread_release_lock(heap->lock);
-    Py_END_ALLOW_THREADS
+    rc = heap_walk(heap, build_referrers, &call, 1); /* a second caller finds them built */
     heap_leave(heap);
-    if (rc != HP_OK) {
+    if (rc < 0)
+        return -1;
+    if (call.rc != HP_OK) {
         if (!PyErr_Occurred())
-            hprof_raise(heap->st, &err);
+            hprof_raise(heap->st, &call.err);
         return -1;
     }
     return 0;
@@ -449,7 +497,7 @@ static const char *root_kind_name(int tag)
 
 PyObject *heap_root_kind(int tag) { return PyUnicode_FromString(root_kind_name(tag)); }
 
-static PyObject *stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root *r)
+PyObject *heap_stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root *r)
 {
     hp_frame f;
     PyObject *item;
@@ -498,7 +546,7 @@ static PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i)
     values[3] = r.thread_serial || r.kind == HP_SUB_ROOT_THREAD_OBJECT || r.frame >= 0 ||
                         r.kind == HP_SUB_ROOT_NATIVE_STACK || r.kind == HP_SUB_ROOT_THREAD_BLOCK
                     ? PyLong_FromUnsignedLong(r.thread_serial) : Py_NewRef(Py_None);
-    values[4] = stack_frame(heap, index, &r);
+    values[4] = heap_stack_frame(heap, index, &r);
     for (k = 0; k < 5; k++) {
         if (!values[k]) {
             for (; k < 5; k++)
@@ -532,7 +580,7 @@ static PyObject *heap_get_gc_roots(HeapIndex *heap, void *closure)
     return list;
 }
 
-enum { G_OBJECTS, G_CLASSES_N, G_DUPLICATES, G_DUMPS, G_ID_SIZE, G_MEMORY, G_OOP, G_MODEL, G_CLOSED };
+enum { G_OBJECTS, G_CLASSES_N, G_DUPLICATES, G_DUMPS, G_ID_SIZE, G_MEMORY, G_OOP, G_MODEL, G_CLOSED, G_SEMANTICS };
 
 static PyObject *heap_get(HeapIndex *heap, void *closure)
 {
@@ -540,6 +588,8 @@ static PyObject *heap_get(HeapIndex *heap, void *closure)
     const hp_heap *index;
     if (what == G_CLOSED)
         return PyBool_FromLong(!heap->index || heap->closing);
+    if (what == G_SEMANTICS)
+        return heap_semantics_name(heap);
     if (!(index = heap_index(heap)))
         return NULL;
     switch (what) {
@@ -597,6 +647,7 @@ static PyGetSetDef heap_getset[] = {
     GET("memory", G_MEMORY, "Bytes of memory the index holds."),
     GET("reference_size", G_OOP, "Bytes of a reference under the size model (4 with compressed oops)."),
     GET("closed", G_CLOSED, "Whether close() was called."),
+    GET("semantics", G_SEMANTICS, "The reference graph of paths and retained sizes: 'hprofkit' or 'visualvm'."),
     { "dangling_count", (getter)heap_get_dangling, NULL,
       "References to ids absent from the dump (counted on first use).", NULL },
     { "classes", (getter)heap_get_classes, NULL, "Every HeapClass, in id order.", NULL },
@@ -615,6 +666,11 @@ static PyMethodDef heap_methods[] = {
       "object($self, id, /)\n--\n\nThe HeapObject of that id; KeyError if the dump has none." },
     { "objects", (PyCFunction)heap_objects_iter, METH_NOARGS,
       "objects($self, /)\n--\n\nIterate over every object, in id order." },
+    HEAP_REACH_METHODS
+    { "find_leaks", (PyCFunction)(void (*)(void))reach_find_leaks, METH_VARARGS | METH_KEYWORDS,
+      "find_leaks($self, /, exclude=None, finders=DEFAULT_FINDERS, *, inspectors=DEFAULT_INSPECTORS)\n--\n\n"
+      "The leaks of this heap (a list of hprofkit.leaks.Leak): see hprofkit.leaks.find_leaks." },
+    HEAP_TABLE_METHODS
     { "close", (PyCFunction)heap_close, METH_NOARGS,
       "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },
     { "__enter__", (PyCFunction)heap_enter_ctx, METH_NOARGS, NULL },
@@ -623,7 +679,7 @@ static PyMethodDef heap_methods[] = {
 };
 
 static PyType_Slot heap_slots[] = {
-    { Py_tp_doc, "Heap(buffer, /, *, heap_dump=0, size_model='visualvm')\n--\n\n"
+    { Py_tp_doc, "Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit')\n--\n\n"
                  "The object graph of one heap dump of the HPROF file in buffer." },
     { Py_tp_new, heap_new },
     { Py_tp_getset, heap_getset },

@@ -9,6 +9,7 @@
 typedef struct {
     PyObject_HEAD
     hp_parser *parser;
+    hprof_lock lock; /* one feed() or finish() at a time */
     int subrecords;
     int finished;
 } Parser;
@@ -104,7 +105,12 @@ static int drain(Parser *self, hprof_state *st, chunk *c, PyObject *out)
         hp_error err;
         PyObject *item = NULL;
         const hp_header *h;
-        hp_code rc = hp_parser_next(self->parser, &ev, &err);
+        hp_code rc;
+        uint64_t fault;
+        if (hprof_parser_next(self->parser, c->view->buf, (size_t)c->view->len, &ev, &err, &rc, &fault) < 0) {
+            hprof_raise_changed(st, fault);
+            return -1;
+        }
         if (rc != HP_OK) {
             hprof_raise(st, &err);
             return -1;
@@ -157,9 +163,9 @@ static int drain(Parser *self, hprof_state *st, chunk *c, PyObject *out)
     }
 }
 
-static PyObject *parser_push(Parser *self, PyObject *data, int last)
+/* The parser's lock is held. */
+static PyObject *parser_push_locked(Parser *self, hprof_state *st, PyObject *data, int last)
 {
-    hprof_state *st = hprof_state_of_type(Py_TYPE(self));
     Py_buffer view;
     PyObject *out;
     chunk c;
@@ -182,6 +188,17 @@ static PyObject *parser_push(Parser *self, PyObject *data, int last)
     PyBuffer_Release(&view);
     if (last || !out)
         self->finished = 1; /* errors are sticky in the core too */
+    return out;
+}
+
+static PyObject *parser_push(Parser *self, PyObject *data, int last)
+{
+    hprof_state *st = hprof_state_of_type(Py_TYPE(self));
+    PyObject *out;
+    if (!st || hprof_lock_enter(&self->lock, (PyObject *)self) < 0)
+        return NULL;
+    out = parser_push_locked(self, st, data, last);
+    hprof_lock_leave(&self->lock);
     return out;
 }
 
@@ -230,6 +247,10 @@ static PyObject *parser_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     self = (Parser *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
+    if (hprof_lock_alloc(&self->lock) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     self->subrecords = subrecords;
     self->parser = hp_parser_new(&hprof_raw_alloc, subrecords ? HP_PARSE_SUBRECORDS : 0);
     if (!self->parser) {
@@ -254,6 +275,7 @@ static void parser_dealloc(Parser *self)
 {
     PyTypeObject *type = Py_TYPE(self);
     hp_parser_free(self->parser);
+    hprof_lock_free(&self->lock);
     type->tp_free(self);
     Py_DECREF(type);
 }
@@ -273,7 +295,7 @@ static PyGetSetDef parser_getset[] = {
 static PyType_Slot parser_slots[] = {
     { Py_tp_doc, "Parser(*, subrecords=True)\n--\n\n"
                  "Push parser: feed HPROF chunks of any size, get the records and\n"
-                 "sub-records they complete.  Not thread-safe: use one per thread." },
+                 "sub-records they complete.  Calls from several threads take turns." },
     { Py_tp_new, parser_new },
     { Py_tp_methods, parser_methods },
     { Py_tp_getset, parser_getset },

@@ -114,6 +114,46 @@ class Record:
         self.cls: ClassInfo | None = None     # class of the object VisualVM enumerates (or None)
 
 
+def iterative_dominators(succ, preds, root):
+    """Immediate dominators of every node reachable from `root` (root itself excluded), by
+    Cooper, Harvey and Kennedy's iterative data-flow algorithm: a naive reference, quadratic
+    at worst. `succ` and `preds` map a node to its successors and predecessors."""
+    post, seen, stack = [], {root}, [(root, iter(succ[root]))]
+    while stack:                                   # iterative depth-first post-order
+        node, it = stack[-1]
+        for nxt in it:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, iter(succ[nxt])))
+                break
+        else:
+            stack.pop()
+            post.append(node)
+    number = {node: i for i, node in enumerate(post)}
+    idom = {root: root}
+
+    def intersect(a, b):
+        while a != b:
+            while number[a] < number[b]:
+                a = idom[a]
+            while number[b] < number[a]:
+                b = idom[b]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for node in reversed(post[:-1]):          # reverse post-order, the root excluded
+            new = None
+            for p in preds[node]:
+                if p in idom:
+                    new = p if new is None else intersect(p, new)
+            if idom.get(node) != new:
+                idom[node], changed = new, True
+    del idom[root]
+    return idom
+
+
 class Model:
     """VisualVM's view of the first heap dump of a file."""
 
@@ -586,39 +626,7 @@ class Model:
                 preds[oid].append(root)
             for p in preds[oid]:
                 succ[p].append(oid)
-        post, seen, stack = [], {root}, [(root, iter(succ[root]))]
-        while stack:                                   # iterative depth-first post-order
-            node, it = stack[-1]
-            for nxt in it:
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append((nxt, iter(succ[nxt])))
-                    break
-            else:
-                stack.pop()
-                post.append(node)
-        number = {node: i for i, node in enumerate(post)}
-        idom = {root: root}
-
-        def intersect(a: int, b: int) -> int:
-            while a != b:
-                while number[a] < number[b]:
-                    a = idom[a]
-                while number[b] < number[a]:
-                    b = idom[b]
-            return a
-
-        changed = True
-        while changed:
-            changed = False
-            for node in reversed(post[:-1]):          # reverse post-order, the root excluded
-                new = None
-                for p in preds[node]:
-                    if p in idom:
-                        new = p if new is None else intersect(p, new)
-                if idom.get(node) != new:
-                    idom[node], changed = new, True
-        del idom[root]
+        idom = iterative_dominators(succ, preds, root)
         self.idom = idom
         self.children: dict[int, list[int]] = collections.defaultdict(list)
         for node, parent in idom.items():

@@ -8,8 +8,8 @@
 """
 
 from ._hprof import Parser, Record, SubRecord
-from ._errors import (CorruptError, FormatError, HprofError, OverrunError, TruncatedError,
-                      UnsupportedError)
+from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, OverrunError,
+                      TruncatedError, UnsupportedError)
 from ._dump import Dump, iter_records, iter_subrecords, open, stats
 from ._stats import ClassRow, HeapDump, Stats, Tally
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
@@ -19,6 +19,11 @@ from .writer import HprofWriter
 from .sample import write_sample_dump
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
+from ._reach import Hop, Path
+from . import leaks
+from ._tables import sql
+from .batch import BatchResult, BatchRow, ClassTotal, LeakGroup
+from .batch import batch  # the function; the module stays importable as hprofkit.batch's sys.modules entry
 
 __version__ = "0.1.0"
 
@@ -26,6 +31,7 @@ __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
     "ClassRow", "HeapDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
-    "OverrunError", "UnsupportedError", "open_heap", "Heap", "HeapObject", "HeapClass", "Reference", "Referrer",
-    "Field", "GcRoot", "StackFrame", "match",
+    "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
+    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "leaks", "sql", "batch",
+    "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
 ]

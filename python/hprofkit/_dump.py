@@ -14,33 +14,45 @@ are streamed into an anonymous temporary file the same way."""
 from __future__ import annotations
 
 import builtins
-import bz2
 import datetime as _dt
-import gzip
+import errno
 import io
 import mmap
 import os
 import shutil
 import stat
 import tempfile
-import zlib
+import threading
 from typing import IO, Any, Callable, Iterator, Protocol
 
 from . import _hprof
-from ._errors import FormatError, TruncatedError
+from ._compressed import decompressed, detect_compression  # noqa: F401 - detect_compression is re-exported
+from ._errors import FormatError
 from ._stats import VERSION_NAMES, HeapDump, Stats, heap_dumps_of
 
 _COPY_CHUNK = 1 << 20
 MAGIC_LENGTH = 4  # bytes detect_compression needs
+_FILE_KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO",
+               stat.S_IFSOCK: "a socket"}
 
 
-def detect_compression(head: bytes) -> str | None:
-    """'gzip', 'bzip2' or None, from the first bytes of a file."""
-    if head.startswith(b"\x1f\x8b"):
-        return "gzip"
-    if head.startswith(b"BZh"):
-        return "bzip2"
-    return None
+def _open_regular(path: str) -> IO[bytes]:
+    """The file at path, opened for reading; FormatError (without blocking
+    on a FIFO) unless it is a regular file, which is what gets mapped."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        if not stat.S_ISREG(mode):
+            kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise FormatError(f"not an HPROF file: {path} is {kind}, not a regular file (stream it into "
+                              f"encode/convert with -i -, or save it to a file first)", 0)
+        os.set_blocking(fd, True)
+        return builtins.open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class Readable(Protocol):
@@ -80,7 +92,8 @@ class Rewound(io.RawIOBase):
             view[:n] = self._head[:n]
             self._head = self._head[n:]
         else:
-            data = self._rest.read(len(view))
+            read = getattr(self._rest, "read1", None) or self._rest.read  # one system call: see _files._read_chunks
+            data = read(len(view))
             n = len(data or b"")
             view[:n] = data or b""
         self._pos += n
@@ -90,27 +103,29 @@ class Rewound(io.RawIOBase):
         return self._pos
 
 
-def _decompress_to_temp(f: Any, kind: str) -> IO[bytes]:
-    """Streams a compressed file into an anonymous temporary file."""
+def _decompress_to_temp(f: IO[bytes], kind: str, path: str) -> IO[bytes]:
+    """Streams a compressed file into an anonymous temporary file.  A failed
+    write there is an OSError about that disk, not about the input."""
     tmp = tempfile.TemporaryFile(prefix="hprofkit-")
     try:
-        src_file = gzip.GzipFile(fileobj=f, mode="rb") if kind == "gzip" else bz2.BZ2File(f, mode="rb")
-        with src_file as src:
-            shutil.copyfileobj(src, tmp, _COPY_CHUNK)
-    except EOFError as exc:
+        for piece in decompressed(f, kind):
+            try:
+                tmp.write(piece)
+            except OSError as exc:
+                raise OSError(exc.errno, f"{exc.strerror or exc} while unpacking {path} into a temporary "
+                                         f"file in {tempfile.gettempdir()} (set TMPDIR elsewhere?)") from None
+        tmp.flush()
+    except BaseException:
         tmp.close()
-        raise TruncatedError(f"truncated {kind} stream: {exc}", f.tell()) from None
-    except (OSError, zlib.error, ValueError) as exc:
-        tmp.close()
-        raise FormatError(f"corrupt {kind} stream: {exc}", f.tell()) from None
-    tmp.flush()
+        raise
     return tmp
 
 
-def _spool(f: Any, kind: str | None) -> IO[bytes]:
-    """The rest of stream f (whose compression is `kind`) in an anonymous temporary file."""
+def _spool(f: Any, kind: str | None, name: str) -> IO[bytes]:
+    """The rest of stream f (whose compression is `kind`, named `name` in
+    errors) in an anonymous temporary file."""
     if kind:
-        return _decompress_to_temp(f, kind)
+        return _decompress_to_temp(f, kind, name)
     tmp = tempfile.TemporaryFile(prefix="hprofkit-")
     try:
         shutil.copyfileobj(f, tmp, _COPY_CHUNK)
@@ -159,13 +174,17 @@ class Dump:
     (``dump.buffer.close()`` raises BufferError), so nothing can read freed
     memory.  ``Dump.close()`` then hands the buffer over to them: it is
     released when the last of them is freed.  A file object passed in is
-    never closed by the Dump."""
+    never closed by the Dump.
+
+    A Dump may be shared by threads; close() waits for no walk: walks under
+    way keep the buffer until they end."""
 
     def __init__(self, source: Any) -> None:
         self.path: str | None = None
         self.compression: str | None = None
         self._file: IO[bytes] | None = None  # a file the Dump opened or spooled, closed with it
         self._map: Any = None
+        self._lock = threading.Lock()  # between taking a view of the buffer and close()
         self._heap_dumps: list[HeapDump] | None = None
         try:
             self._map = self._open(source)
@@ -187,7 +206,7 @@ class Dump:
             return source.getvalue()[source.tell():] if source.tell() else source.getvalue()
         if isinstance(source, (str, os.PathLike)):
             self.path = os.fspath(source)
-            f: IO[bytes] = builtins.open(self.path, "rb")
+            f: IO[bytes] = _open_regular(self.path)
             self._file = f
         else:
             f = source
@@ -200,7 +219,7 @@ class Dump:
                 return _map_file(f)
         head = read_head(f)
         self.compression = detect_compression(head)
-        spooled = _spool(Rewound(head, f), self.compression)
+        spooled = _spool(Rewound(head, f), self.compression, self.path or "the stream")
         if self._file is not None:
             self._file.close()
         self._file = spooled
@@ -209,9 +228,18 @@ class Dump:
     @property
     def buffer(self) -> Any:
         """The dump's bytes (decompressed): an mmap, or the buffer given."""
-        if self._map is None:
-            raise ValueError("I/O operation on a closed Dump")
-        return self._map
+        with self._lock:
+            if self._map is None:
+                raise ValueError("I/O operation on a closed Dump")
+            return self._map
+
+    def _view(self) -> memoryview:
+        """A view of the buffer: its export keeps the mapping until released,
+        even if another thread closes the Dump meanwhile."""
+        with self._lock:
+            if self._map is None:
+                raise ValueError("I/O operation on a closed Dump")
+            return memoryview(self._map)
 
     @property
     def datetime(self) -> _dt.datetime:
@@ -224,7 +252,8 @@ class Dump:
         offset, end, records, bytes and counts).  Found by one pass over the
         dump the first time (or taken from an earlier stats())."""
         if self._heap_dumps is None:
-            self._heap_dumps = heap_dumps_of(_hprof.stats(self.buffer, heap_dump=-1))
+            with self._view() as view:
+                self._heap_dumps = heap_dumps_of(_hprof.stats(view, heap_dump=-1))
         return self._heap_dumps
 
     def _heap_dump_index(self, heap_dump: int) -> int:
@@ -239,14 +268,17 @@ class Dump:
 
     def records(self) -> Iterator[Any]:
         """Top-level records in file order (hprofkit.Record), zero-copy."""
-        return _hprof.records(self.buffer)
+        with self._view() as view:
+            return _hprof.records(view)
 
     def subrecords(self, heap_dump: int | None = None) -> Iterator[Any]:
         """The heap sub-records (hprofkit.SubRecord) of every heap dump, or of
         heap dump number heap_dump only (from 0; negative counts from the end)."""
-        if heap_dump is None:
-            return _hprof.subrecords(self.buffer)
-        return _hprof.subrecords(self.buffer, heap_dump=self._heap_dump_index(heap_dump))
+        index = None if heap_dump is None else self._heap_dump_index(heap_dump)
+        with self._view() as view:
+            if index is None:
+                return _hprof.subrecords(view)
+            return _hprof.subrecords(view, heap_dump=index)
 
     def stats(self, progress: Callable[[int, int], object] | None = None, *,
               heap_dump: int | None = None) -> Stats:
@@ -254,30 +286,36 @@ class Dump:
         number heap_dump (from 0; negative counts from the end), or of the
         first when None."""
         index = 0 if heap_dump is None else self._heap_dump_index(heap_dump)
-        stats = Stats(_hprof.stats(self.buffer, progress=progress, heap_dump=index), index)
+        with self._view() as view:
+            stats = Stats(_hprof.stats(view, progress=progress, heap_dump=index), index)
         self._heap_dumps = stats.heap_dumps
         return stats
 
-    def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm") -> Any:
+    def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit") -> Any:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
         which (0, the first, as VisualVM); size_model is 'visualvm' (its
         shallow sizes, compressed oops guessed on 64-bit dumps) or
-        'uncompressed' (references at id size).  The heap keeps the mapping
-        alive: it stays usable after the Dump is closed."""
-        return _hprof.Heap(self.buffer, heap_dump=heap_dump, size_model=size_model)
+        'uncompressed' (references at id size).  semantics is the reference
+        graph behind paths and retained sizes: 'hprofkit' (Reference
+        referents are not strong; no instance-to-class edges; see
+        docs/reachability.md) or 'visualvm' (VisualVM's graph, roots and
+        retained sizes exactly).  The heap keeps the mapping alive: it stays
+        usable after the Dump is closed."""
+        return _hprof.Heap(self.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
 
     def close(self) -> None:
         """Closes the dump.  The buffer is released now, or, while records
         still point into it, when the last of them is freed."""
-        if isinstance(self._map, mmap.mmap):
+        with self._lock:
+            mapping, self._map = self._map, None
+            file, self._file = self._file, None
+        if isinstance(mapping, mmap.mmap):
             try:
-                self._map.close()
+                mapping.close()
             except BufferError:
                 pass  # live views keep the mmap object, which unmaps itself when freed
-        self._map = None
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        if file is not None:
+            file.close()
 
     @property
     def closed(self) -> bool:

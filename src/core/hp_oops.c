@@ -36,9 +36,9 @@ static int static_named(const hp_oops_source *src, uint64_t class_id, const char
     hp_class_layout lay;
     const uint8_t *p;
     uint16_t k;
-    if (!subrecord_at(src, off, &sub) || sub.tag != HP_SUB_CLASS_DUMP)
+    if (!subrecord_at(src, off, &sub) || sub.tag != HP_SUB_CLASS_DUMP ||
+        hp_class_layout_decode(src->buf + off, (size_t)sub.head_len, src->id_size, &lay) != HP_OK)
         return 0;
-    hp_class_layout_decode(src->buf + off, src->id_size, &lay);
     p = src->buf + off + lay.statics_off + 2;
     for (k = 0; k < lay.n_statics; k++) {
         /* Entries are (id name, u1 type, value); the decoder checked the table. */
@@ -67,9 +67,9 @@ static int field_named(const hp_oops_source *src, uint64_t off, const hp_subreco
         hp_class_layout lay;
         const uint8_t *p;
         uint16_t k;
-        if (!subrecord_at(src, coff, &csub) || csub.tag != HP_SUB_CLASS_DUMP)
+        if (!subrecord_at(src, coff, &csub) || csub.tag != HP_SUB_CLASS_DUMP ||
+            hp_class_layout_decode(src->buf + coff, (size_t)csub.head_len, src->id_size, &lay) != HP_OK)
             return 0;
-        hp_class_layout_decode(src->buf + coff, src->id_size, &lay);
         p = src->buf + coff + lay.fields_off + 2;
         for (k = 0; k < lay.n_fields; k++, p += src->id_size + 1) {
             int t = p[src->id_size], size = hp_type_size(t, src->id_size);

@@ -270,7 +270,7 @@ static void describe_class(class_entry *e, const hp_event *ev, int id_size)
         hp_class_layout lay;
         const uint8_t *p;
         uint16_t k;
-        hp_class_layout_decode(ev->data, id_size, &lay);
+        (void)hp_class_layout_decode(ev->data, sub->head_len, id_size, &lay); /* the parser checked the head */
         p = ev->data + lay.fields_off + 2;
         for (k = 0; k < lay.n_fields; k++) {
             int type = p[(size_t)k * (id_size + 1) + id_size];

@@ -227,10 +227,10 @@ static void test_synthetic(int id_size, int version)
     hp_stats *s;
     hp_parser *p;
     hp_error err;
-    int done = 0, k;
-    hp_class_row row;
+    int done = 0, k, tries;
+    hp_class_row row, whole[9];
     const uint8_t *name;
-    size_t name_len, first_segment;
+    size_t name_len, first_segment, i;
     uint32_t heap_id, header = 2 * (uint32_t)id_size;
     const hp_heap_dump_info *dump;
 
@@ -339,11 +339,16 @@ static void test_synthetic(int id_size, int version)
     CHECK(dump && dump->complete && dump->records == 3 && dump->instances == 5 && dump->object_arrays == 2 &&
           dump->primitive_arrays == 4 && dump->classes == 2 && dump->gc_roots == 0 && dump->subrecords == 14);
     CHECK(dump && dump->end == b.len && dump->offset == first_segment);
+    CHECK_EQ_U64(hp_stats_row_count(s), 9);
+    for (i = 0; i < 9; i++)
+        hp_stats_row(s, i, &whole[i]);
     hp_stats_free(s);
     hp_parser_free(p);
 
-    /* Out of memory at every allocation: HP_E_NOMEM (or success), never a crash. */
-    for (k = 0; k < 12; k++) {
+    /* Out of memory at every allocation: HP_E_NOMEM (or success), never a
+     * crash; and the accumulator stays sound: the walk can go on after the
+     * failed event (a failed row must leave no trace in the class map). */
+    for (k = 0; k < 24; k++) {
         hp_code rc;
         fail_budget = k;
         s = hp_stats_new(&fail_alloc);
@@ -354,6 +359,22 @@ static void test_synthetic(int id_size, int version)
             CHECK(rc == HP_OK || rc == HP_E_NOMEM);
             if (rc == HP_OK)
                 CHECK(done && hp_stats_row_count(s) == 9);
+            fail_budget = -1;
+            for (tries = 0; rc == HP_E_NOMEM && tries < 100; tries++)
+                rc = hp_stats_run(s, p, &done, &err); /* resumes after the event it could not count */
+            if (rc == HP_OK) {
+                /* Each row counts only its own class and heap: at most what the whole walk counts. */
+                CHECK(done && hp_stats_row_count(s) <= 9);
+                for (i = 0; i < hp_stats_row_count(s); i++) {
+                    size_t j;
+                    hp_stats_row(s, i, &row);
+                    for (j = 0; j < 9; j++)
+                        if (whole[j].class_id == row.class_id && whole[j].elem_type == row.elem_type &&
+                            whole[j].heap_id == row.heap_id)
+                            break;
+                    CHECK(j < 9 && row.instances <= whole[j].instances);
+                }
+            }
         }
         fail_budget = -1;
         hp_stats_free(s);
