@@ -8,8 +8,8 @@
 """
 
 from ._hprof import Parser, Record, SubRecord
-from ._errors import (CorruptError, FormatError, HprofError, OverrunError, TruncatedError,
-                      UnsupportedError)
+from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, OverrunError,
+                      TruncatedError, UnsupportedError)
 from ._dump import Dump, iter_records, iter_subrecords, open, stats
 from ._stats import ClassRow, Stats, Tally
 from ._codec import Converter, Decoder, Encoder
@@ -26,6 +26,6 @@ __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
     "ClassRow", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
-    "OverrunError", "UnsupportedError", "open_heap", "Heap", "HeapObject", "HeapClass", "Reference", "Referrer",
-    "Field", "GcRoot", "StackFrame", "match", "Hop", "Path",
+    "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
+    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path",
 ]
