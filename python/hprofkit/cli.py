@@ -11,6 +11,7 @@ import sys
 import tempfile
 from typing import Sequence
 
+from . import _cli_diff
 from ._codec import FORMATS
 from ._dump import Dump
 from ._errors import HprofError
@@ -237,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="write a sample dump and run the workflow on it")
     p.set_defaults(func=cmd_demo)
+    _cli_diff.add_commands(sub)
     return parser
 
 
