@@ -111,7 +111,8 @@ def retained_by_class(heap: Heap, names: Iterable[str] | None = None) -> dict[st
     (its instances without an instance of the same class above them in the
     dominator tree), classes of the same name summed.  `names` limits the
     classes (default: every class with instances)."""
-    classes = (c for name in names for c in heap.classes_named(name)) if names is not None else heap.classes
+    names = list(names) if names is not None else None
+    classes = [c for name in names for c in heap.classes_named(name)] if names is not None else heap.classes
     out: dict[str, int] = {}
     for cls in classes:
         if cls.instance_count:
