@@ -89,7 +89,9 @@ def _plural(n: int, word: str) -> str:
 
 def _keepers(heap: Heap, objects: Sequence[HeapObject], exclude: Any = None) -> list[str]:
     """The paths from GC roots of the first objects: what keeps them alive."""
-    lines = []
+    lines: list[str] = []
+    if not hasattr(heap, "path_to_root"):  # TEMP until issue 12 lands
+        return lines
     for obj in objects[:_SHOWN_PATHS]:
         path = heap.path_to_root(obj) if exclude is None else heap.path_to_root(obj, exclude=exclude)
         lines += ["", f"what keeps {obj!r} alive:",
