@@ -20,6 +20,8 @@ const hp_heap *heap_index(HeapIndex *heap)
 
 static void heap_release(HeapIndex *heap)
 {
+    hp_reach_free(heap->reach);
+    heap->reach = NULL;
     hp_heap_free(heap->index);
     heap->index = NULL;
     if (heap->has_view) {
@@ -34,8 +36,7 @@ void heap_leave(HeapIndex *heap)
         heap_release(heap);
 }
 
-/* Ctrl-C between slices of a core call running without the GIL. */
-static int interrupted(void *ctx)
+int heap_interrupted(void *ctx)
 {
     PyGILState_STATE gil = PyGILState_Ensure();
     int stop = PyErr_CheckSignals() < 0;
@@ -60,19 +61,20 @@ static int size_model_of(PyObject *name)
 
 static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "", "heap_dump", "size_model", NULL };
-    PyObject *buffer, *model_name = NULL;
+    static char *keywords[] = { "", "heap_dump", "size_model", "semantics", NULL };
+    PyObject *buffer, *model_name = NULL, *semantics_name = NULL;
     Py_ssize_t heap_dump = 0;
     hprof_state *st = hprof_state_of_type(type);
     hp_heap_options opt;
     hp_error err;
     hp_code rc;
     HeapIndex *heap;
-    int model;
+    int model, semantics;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nU:Heap", keywords, &buffer, &heap_dump, &model_name))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nUU:Heap", keywords, &buffer, &heap_dump, &model_name,
+                                     &semantics_name))
         return NULL;
-    if ((model = size_model_of(model_name)) < 0)
+    if ((model = size_model_of(model_name)) < 0 || (semantics = heap_semantics_of(semantics_name)) < 0)
         return NULL;
     if (heap_dump < 0 || heap_dump > 0xFFFFFFFF) {
         PyErr_SetString(PyExc_ValueError, "heap_dump must be a heap dump number (0 for the first)");
@@ -82,6 +84,7 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!heap)
         return NULL;
     heap->dangling = -1;
+    heap->semantics = semantics;
     heap->st = st;
     heap->module = Py_NewRef(PyType_GetModule(type));
     heap->lock = PyThread_allocate_lock();
@@ -98,7 +101,7 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     opt.alloc = &hprof_raw_alloc;
     opt.heap_dump = (uint32_t)heap_dump;
     opt.size_model = model;
-    opt.interrupt = interrupted;
+    opt.interrupt = heap_interrupted;
     Py_BEGIN_ALLOW_THREADS
     rc = hp_heap_build(heap->view.buf, (uint64_t)heap->view.len, &opt, &heap->index, &err);
     Py_END_ALLOW_THREADS
@@ -389,7 +392,7 @@ static PyObject *heap_get_dangling(HeapIndex *heap, void *closure)
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(heap->lock, WAIT_LOCK);
     if (heap->dangling < 0) {
-        count = hp_heap_count_dangling(index, interrupted, NULL, &stopped);
+        count = hp_heap_count_dangling(index, heap_interrupted, NULL, &stopped);
         if (!stopped)
             heap->dangling = (long long)count;
     }
@@ -414,7 +417,7 @@ int heap_ensure_referrers(HeapIndex *heap)
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(heap->lock, WAIT_LOCK);
     if (!hp_heap_has_referrers(index))
-        rc = hp_heap_build_referrers((hp_heap *)index, interrupted, NULL, &err);
+        rc = hp_heap_build_referrers((hp_heap *)index, heap_interrupted, NULL, &err);
     PyThread_release_lock(heap->lock);
     Py_END_ALLOW_THREADS
     heap_leave(heap);
@@ -436,7 +439,7 @@ static const char *root_kind_name(int tag)
 
 PyObject *heap_root_kind(int tag) { return PyUnicode_FromString(root_kind_name(tag)); }
 
-static PyObject *stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root *r)
+PyObject *heap_stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root *r)
 {
     hp_frame f;
     PyObject *item;
@@ -485,7 +488,7 @@ static PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i)
     values[3] = r.thread_serial || r.kind == HP_SUB_ROOT_THREAD_OBJECT || r.frame >= 0 ||
                         r.kind == HP_SUB_ROOT_NATIVE_STACK || r.kind == HP_SUB_ROOT_THREAD_BLOCK
                     ? PyLong_FromUnsignedLong(r.thread_serial) : Py_NewRef(Py_None);
-    values[4] = stack_frame(heap, index, &r);
+    values[4] = heap_stack_frame(heap, index, &r);
     for (k = 0; k < 5; k++) {
         if (!values[k]) {
             for (; k < 5; k++)
@@ -519,7 +522,7 @@ static PyObject *heap_get_gc_roots(HeapIndex *heap, void *closure)
     return list;
 }
 
-enum { G_OBJECTS, G_CLASSES_N, G_DUPLICATES, G_DUMPS, G_ID_SIZE, G_MEMORY, G_OOP, G_MODEL, G_CLOSED };
+enum { G_OBJECTS, G_CLASSES_N, G_DUPLICATES, G_DUMPS, G_ID_SIZE, G_MEMORY, G_OOP, G_MODEL, G_CLOSED, G_SEMANTICS };
 
 static PyObject *heap_get(HeapIndex *heap, void *closure)
 {
@@ -527,6 +530,8 @@ static PyObject *heap_get(HeapIndex *heap, void *closure)
     const hp_heap *index;
     if (what == G_CLOSED)
         return PyBool_FromLong(!heap->index || heap->closing);
+    if (what == G_SEMANTICS)
+        return heap_semantics_name(heap);
     if (!(index = heap_index(heap)))
         return NULL;
     switch (what) {
@@ -584,6 +589,7 @@ static PyGetSetDef heap_getset[] = {
     GET("memory", G_MEMORY, "Bytes of memory the index holds."),
     GET("reference_size", G_OOP, "Bytes of a reference under the size model (4 with compressed oops)."),
     GET("closed", G_CLOSED, "Whether close() was called."),
+    GET("semantics", G_SEMANTICS, "The reference graph of paths and retained sizes: 'hprofkit' or 'visualvm'."),
     { "dangling_count", (getter)heap_get_dangling, NULL,
       "References to ids absent from the dump (counted on first use).", NULL },
     { "classes", (getter)heap_get_classes, NULL, "Every HeapClass, in id order.", NULL },
@@ -602,6 +608,7 @@ static PyMethodDef heap_methods[] = {
       "object(id, /)\n--\n\nThe HeapObject of that id; KeyError if the dump has none." },
     { "objects", (PyCFunction)heap_objects_iter, METH_NOARGS,
       "objects($self, /)\n--\n\nIterate over every object, in id order." },
+    HEAP_REACH_METHODS
     { "close", (PyCFunction)heap_close, METH_NOARGS,
       "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },
     { "__enter__", (PyCFunction)heap_enter_ctx, METH_NOARGS, NULL },

@@ -7,6 +7,7 @@
 #include <pythread.h>
 
 #include "core/hp_heap.h"
+#include "core/hp_reach.h"
 
 /* A heap index over a buffer export (the dump's mmap).  Handles hold a
  * strong reference to it; close() frees the index at once, or, while a
@@ -25,6 +26,8 @@ typedef struct {
     PyObject *by_name;        /* dict: name -> list of ordinals */
     PyObject *classes;        /* list of HeapClass handles by ordinal */
     PyObject *field_maps;     /* list of per-class field maps by ordinal (None until asked) */
+    int semantics;            /* HP_REACH_*: the graph behind paths and retained sizes */
+    hp_reach *reach;          /* built on first use, under the lock (_hprof_reach.c) */
     hprof_state *st;
     PyObject *module;
 } HeapIndex;
@@ -58,6 +61,51 @@ int heap_ensure_referrers(HeapIndex *heap);
 PyObject *heap_root_kind(int tag);
 /* heap.objects(): an iterator over every object (_hprof_heap_object.c). */
 PyObject *heap_objects_iter(HeapIndex *heap, PyObject *unused);
+
+/* Ctrl-C between slices of a core call running without the GIL. */
+int heap_interrupted(void *ctx);
+/* The StackFrame of a JAVA_FRAME / JNI_LOCAL root, or None. */
+PyObject *heap_stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root *r);
+/* The name of reference `ref` of object `index`: the field or static's
+ * name, "[i]" or "<loader>" (as HeapObject.references() names it). */
+PyObject *heap_ref_name(const hp_heap *index, uint32_t source, const hp_ref *ref);
+
+/* _hprof_reach.c: the Heap's reachability methods and getters. */
+PyObject *reach_retained_size(HeapIndex *heap, PyObject *obj);
+PyObject *reach_retained_count(HeapIndex *heap, PyObject *obj);
+PyObject *reach_dominator(HeapIndex *heap, PyObject *obj);
+PyObject *reach_top_retainers(HeapIndex *heap, PyObject *args, PyObject *kwargs);
+PyObject *reach_paths(HeapIndex *heap, PyObject *args);
+PyObject *reach_path_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs);
+PyObject *reach_paths_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs);
+PyObject *reach_compute(HeapIndex *heap, PyObject *unused);
+#define HEAP_REACH_METHODS \
+    { "retained_size", (PyCFunction)reach_retained_size, METH_O, \
+      "retained_size(obj, /)\n--\n\nBytes that would be freed with obj: the shallow sizes of everything it\n" \
+      "dominates, itself included (0 if unreachable).  The first call computes the dominator tree." }, \
+    { "retained_count", (PyCFunction)reach_retained_count, METH_O, \
+      "retained_count(obj, /)\n--\n\nObjects obj dominates, itself included (0 if unreachable)." }, \
+    { "dominator", (PyCFunction)reach_dominator, METH_O, \
+      "dominator(obj, /)\n--\n\nobj's immediate dominator, or None for a GC root, an object no single\n" \
+      "object dominates, or an unreachable one." }, \
+    { "top_retainers", (PyCFunction)(void (*)(void))reach_top_retainers, METH_VARARGS | METH_KEYWORDS, \
+      "top_retainers($self, /, n=20)\n--\n\nThe n objects of largest retained size as (obj, retained_size),\n" \
+      "largest first, ties by id." }, \
+    { "path_to_root", (PyCFunction)(void (*)(void))reach_path_to_root, METH_VARARGS | METH_KEYWORDS, \
+      "path_to_root($self, obj, /, exclude=())\n--\n\nThe shortest path from a GC root to obj as a\n" \
+      "hprofkit.Path, or None if no strong path reaches it; exclude: hprofkit.match matchers." }, \
+    { "paths_to_root", (PyCFunction)(void (*)(void))reach_paths_to_root, METH_VARARGS | METH_KEYWORDS, \
+      "paths_to_root($self, objs, /, exclude=())\n--\n\nOne search for many objects: a list of Path or None\n" \
+      "aligned with objs; a path to one never passes through another." }, \
+    { "compute_retained", (PyCFunction)reach_compute, METH_NOARGS, \
+      "compute_retained($self, /)\n--\n\nComputes the dominator tree now (otherwise on first use)." }, \
+    { "_paths", (PyCFunction)reach_paths, METH_VARARGS, NULL },
+PyObject *heap_semantics_name(HeapIndex *heap);
+int heap_semantics_of(PyObject *name);
+/* obj.retained_size (count = 0) or obj.retained_count (count = 1). */
+PyObject *reach_object_retained(HeapHandle *o, int count);
+/* cls.retained_size. */
+PyObject *reach_class_retained(HeapHandle *c);
 
 /* Enters / leaves a stretch that may run without the GIL. */
 static inline void heap_enter(HeapIndex *heap) { heap->busy++; }

@@ -136,6 +136,16 @@ static PyObject *slot_names(const hp_heap *h, uint32_t index)
     return PyList_New(0);
 }
 
+PyObject *heap_ref_name(const hp_heap *index, uint32_t source, const hp_ref *ref)
+{
+    PyObject *names = slot_names(index, source), *name;
+    if (!names)
+        return NULL;
+    name = ref_name(ref, names);
+    Py_DECREF(names);
+    return name;
+}
+
 /* ---- HeapObject ------------------------------------------------------------ */
 
 static PyObject *obj_references(HeapHandle *o, PyObject *unused)
@@ -533,7 +543,7 @@ static PyObject *obj_values(HeapHandle *o, PyObject *unused)
     return PyMemoryView_FromObject((PyObject *)o);
 }
 
-enum { O_ID, O_KIND, O_CLASS, O_CLASS_NAME, O_SIZE, O_HEAP_NAME, O_ROOTS, O_INDEX };
+enum { O_ID, O_KIND, O_CLASS, O_CLASS_NAME, O_SIZE, O_HEAP_NAME, O_ROOTS, O_INDEX, O_RETAINED, O_RETAINED_COUNT };
 
 static PyObject *obj_get(HeapHandle *o, void *closure)
 {
@@ -556,6 +566,8 @@ static PyObject *obj_get(HeapHandle *o, void *closure)
             return PyUnicode_FromFormat("%s[]", type_names[obj.elem_type]);
         return PyUnicode_FromString(obj.kind == HP_KIND_CLASS ? "java.lang.Class" : "<unknown class>");
     case O_SIZE: return PyLong_FromUnsignedLongLong(hp_heap_shallow_size(h, o->index));
+    case O_RETAINED: return reach_object_retained(o, 0);
+    case O_RETAINED_COUNT: return reach_object_retained(o, 1);
     case O_HEAP_NAME: {
         const uint8_t *name;
         size_t len;
@@ -668,7 +680,7 @@ static int class_info(HeapHandle *c, hp_class_info *info)
 
 static int is_array_class(const hp_class_info *info) { return info->elem_type != 0; }
 
-enum { C_NAME, C_SUPER, C_LOADER, C_INSTANCE_SIZE, C_COUNT, C_FIELDS, C_ID, C_ORD };
+enum { C_NAME, C_SUPER, C_LOADER, C_INSTANCE_SIZE, C_COUNT, C_FIELDS, C_ID, C_ORD, C_RETAINED };
 
 static PyObject *class_get(HeapHandle *c, void *closure)
 {
@@ -688,6 +700,7 @@ static PyObject *class_get(HeapHandle *c, void *closure)
             Py_RETURN_NONE;
         return PyLong_FromUnsignedLongLong(info.instance_size);
     case C_COUNT: return PyLong_FromUnsignedLongLong(info.instances);
+    case C_RETAINED: return reach_class_retained(c);
     case C_FIELDS: {
         hp_field_iter it;
         hp_field f;
@@ -904,6 +917,8 @@ static PyGetSetDef obj_getset[] = {
     OGET("class_name", O_CLASS_NAME, "Java name of the object's class: 'java.lang.String', 'byte[]'..."),
     OGET("shallow_size", O_SIZE, "Bytes of the object itself under the heap's size model."),
     OGET("heap_name", O_HEAP_NAME, "Android heap ('app', 'zygote', 'image'...), or None."),
+    OGET("retained_size", O_RETAINED, "Bytes freed with the object: heap.retained_size(obj)."),
+    OGET("retained_count", O_RETAINED_COUNT, "Objects freed with the object, itself included: heap.retained_count(obj)."),
     OGET("root_kinds", O_ROOTS, "Kinds of the GC roots holding the object, e.g. ('JNI_GLOBAL',); () if none."),
     { NULL, NULL, NULL, NULL, NULL },
 };
@@ -957,6 +972,8 @@ static PyGetSetDef class_getset[] = {
     CGET("loader", C_LOADER, "The class loader object, or None for the boot loader."),
     CGET("instance_size", C_INSTANCE_SIZE, "Shallow size of an instance under the size model (None for arrays)."),
     CGET("instance_count", C_COUNT, "Objects whose class this is."),
+    CGET("retained_size", C_RETAINED, "Retained size of the class's instances and arrays that no object of the\n"
+                                      "same class dominates (VisualVM's retained size by class)."),
     CGET("fields", C_FIELDS, "Declared instance fields as Field(declaring_class, name, type, None)."),
     { NULL, NULL, NULL, NULL, NULL },
 };

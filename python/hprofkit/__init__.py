@@ -18,6 +18,7 @@ from .writer import HprofWriter
 from .sample import write_sample_dump
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
+from ._reach import Hop, Path
 
 __version__ = "0.1.0"
 
@@ -26,5 +27,5 @@ __all__ = [
     "ClassRow", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "open_heap", "Heap", "HeapObject", "HeapClass", "Reference", "Referrer",
-    "Field", "GcRoot", "StackFrame", "match",
+    "Field", "GcRoot", "StackFrame", "match", "Hop", "Path",
 ]

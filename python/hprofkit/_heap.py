@@ -21,19 +21,24 @@ from . import _hprof
 from ._hprof import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame
 
 __all__ = ["Heap", "HeapObject", "HeapClass", "Reference", "Referrer", "Field", "GcRoot", "StackFrame",
-           "open_heap", "SIZE_MODELS"]
+           "open_heap", "SIZE_MODELS", "SEMANTICS"]
 
 SIZE_MODELS = ("visualvm", "uncompressed")
+SEMANTICS = ("hprofkit", "visualvm")
 
 
-def open_heap(path: str | os.PathLike[str], *, heap_dump: int = 0, size_model: str = "visualvm") -> Heap:
+def open_heap(path: str | os.PathLike[str], *, heap_dump: int = 0, size_model: str = "visualvm",
+              semantics: str = "hprofkit") -> Heap:
     """Opens a dump (plain, .gz or .bz2) and indexes one of its heap dumps.
+
+    semantics picks the reference graph of paths and retained sizes (see
+    Dump.heap).
 
     The dump stays mapped while the Heap or any handle on it lives."""
     from ._dump import Dump
     dump = Dump(path)
     try:
-        heap = _hprof.Heap(dump.buffer, heap_dump=heap_dump, size_model=size_model)
+        heap = _hprof.Heap(dump.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
     finally:
         # The heap holds its own export of the mapping: closing the Dump now
         # leaves the mapping to it (unmapped when the heap goes).

@@ -1,0 +1,412 @@
+/* The Heap's reachability: paths from GC roots, dominators and retained
+ * sizes (core/hp_reach.h), computed on first use without the GIL, under
+ * the heap's lock so that concurrent first calls compute once, with Ctrl-C
+ * checked between slices.  Path objects are made in hprofkit._reach from
+ * the raw hops heap._paths() gives. */
+#include "_hprof_heap.h"
+#include "_hprof_parts.h"
+
+#include <string.h>
+
+static const char *const semantics_names[] = { "hprofkit", "visualvm" };
+
+int heap_semantics_of(PyObject *name)
+{
+    int k;
+    if (name == NULL)
+        return HP_REACH_HPROFKIT;
+    for (k = 0; k < 2; k++)
+        if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, semantics_names[k]) == 0)
+            return k;
+    PyErr_SetString(PyExc_ValueError, "semantics must be 'hprofkit' or 'visualvm'");
+    return -1;
+}
+
+PyObject *heap_semantics_name(HeapIndex *heap) { return PyUnicode_FromString(semantics_names[heap->semantics]); }
+
+/* Whether the graph (and the dominators, if asked) are ready; read under
+ * the lock, not waiting for it (a thread holding it is building). */
+static int reach_ready(HeapIndex *heap, int dominators)
+{
+    int ready = 0;
+    if (PyThread_acquire_lock(heap->lock, NOWAIT_LOCK)) {
+        ready = heap->reach && (!dominators || hp_reach_has_dominators(heap->reach));
+        PyThread_release_lock(heap->lock);
+    }
+    return ready;
+}
+
+/* The heap's hp_reach, built (with its dominators when asked) on first
+ * use; NULL with an exception set. */
+static hp_reach *heap_reach(HeapIndex *heap, int dominators)
+{
+    const hp_heap *index = heap_index(heap);
+    hp_checkpoint cp = { heap_interrupted, NULL };
+    hp_error err;
+    hp_code rc = HP_OK;
+    if (!index)
+        return NULL;
+    if (reach_ready(heap, dominators))
+        return heap->reach;
+    heap_enter(heap);
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(heap->lock, WAIT_LOCK);
+    if (!heap->reach)
+        rc = hp_reach_build(index, heap->semantics, &hprof_raw_alloc, &cp, &heap->reach, &err);
+    if (rc == HP_OK && dominators)
+        rc = hp_reach_dominators(heap->reach, 1, &cp, &err);
+    PyThread_release_lock(heap->lock);
+    Py_END_ALLOW_THREADS
+    heap_leave(heap);
+    if (rc != HP_OK) {
+        if (!PyErr_Occurred())
+            hprof_raise(heap->st, &err);
+        return NULL;
+    }
+    if (!heap_index(heap))
+        return NULL;
+    return heap->reach;
+}
+
+/* The index of a HeapObject / HeapClass of this heap; -1 with TypeError or
+ * ValueError. */
+static int object_index(HeapIndex *heap, PyObject *obj, uint32_t *out)
+{
+    hprof_state *st = heap->st;
+    if (!PyObject_TypeCheck(obj, st->heap_object_type) && !PyObject_TypeCheck(obj, st->heap_class_type)) {
+        PyErr_Format(PyExc_TypeError, "expected a HeapObject, not %.100s", Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (((HeapHandle *)obj)->heap != heap) {
+        PyErr_SetString(PyExc_ValueError, "the object belongs to another heap");
+        return -1;
+    }
+    *out = ((HeapHandle *)obj)->index;
+    return 0;
+}
+
+static PyObject *retained(HeapIndex *heap, uint32_t index, int count)
+{
+    hp_reach *r = heap_reach(heap, 1);
+    if (!r)
+        return NULL;
+    if (count)
+        return PyLong_FromUnsignedLong(hp_reach_retained_count(r, index));
+    return PyLong_FromLongLong(hp_reach_retained(r, index));
+}
+
+PyObject *reach_retained_size(HeapIndex *heap, PyObject *obj)
+{
+    uint32_t index;
+    return object_index(heap, obj, &index) < 0 ? NULL : retained(heap, index, 0);
+}
+
+PyObject *reach_retained_count(HeapIndex *heap, PyObject *obj)
+{
+    uint32_t index;
+    return object_index(heap, obj, &index) < 0 ? NULL : retained(heap, index, 1);
+}
+
+PyObject *reach_object_retained(HeapHandle *o, int count) { return retained(o->heap, o->index, count); }
+
+PyObject *reach_dominator(HeapIndex *heap, PyObject *obj)
+{
+    uint32_t index, d;
+    hp_reach *r;
+    if (object_index(heap, obj, &index) < 0 || !(r = heap_reach(heap, 1)))
+        return NULL;
+    d = hp_reach_idom(r, index);
+    return d == HP_NONE ? Py_NewRef(Py_None) : heap_handle(heap, d);
+}
+
+PyObject *reach_compute(HeapIndex *heap, PyObject *unused)
+{
+    (void)unused;
+    if (!heap_reach(heap, 1))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+PyObject *reach_top_retainers(HeapIndex *heap, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = { "n", NULL };
+    Py_ssize_t n = 20, k, got;
+    uint32_t *top;
+    PyObject *list;
+    hp_reach *r;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|n:top_retainers", keywords, &n))
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "n must be >= 0");
+        return NULL;
+    }
+    if (!(r = heap_reach(heap, 1)))
+        return NULL;
+    if ((uint64_t)n > hp_heap_object_count(heap->index))
+        n = (Py_ssize_t)hp_heap_object_count(heap->index);
+    top = PyMem_Malloc((size_t)(n ? n : 1) * 4);
+    if (!top)
+        return PyErr_NoMemory();
+    got = (Py_ssize_t)hp_reach_top(r, (size_t)n, top);
+    list = PyList_New(got);
+    for (k = 0; list && k < got; k++) {
+        PyObject *item = Py_BuildValue("(NL)", heap_handle(heap, top[k]), (long long)hp_reach_retained(r, top[k]));
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, k, item);
+    }
+    PyMem_Free(top);
+    return list;
+}
+
+PyObject *reach_class_retained(HeapHandle *c)
+{
+    HeapIndex *heap = c->heap;
+    hp_checkpoint cp = { heap_interrupted, NULL };
+    const uint64_t *by_class = NULL;
+    hp_reach *r = heap_reach(heap, 1);
+    hp_error err;
+    hp_code rc;
+    if (!r)
+        return NULL;
+    heap_enter(heap);
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(heap->lock, WAIT_LOCK);
+    rc = hp_reach_class_retained(r, &cp, &by_class, &err);
+    PyThread_release_lock(heap->lock);
+    Py_END_ALLOW_THREADS
+    heap_leave(heap);
+    if (rc != HP_OK) {
+        if (!PyErr_Occurred())
+            hprof_raise(heap->st, &err);
+        return NULL;
+    }
+    if (!heap_index(heap))
+        return NULL;
+    return PyLong_FromUnsignedLongLong(by_class[c->ord]);
+}
+
+/* ---- paths ---- */
+
+static const char *const ref_types[] = { "INSTANCE_FIELD", "ARRAY_ENTRY", "STATIC_FIELD", "STATIC_FIELD",
+                                         "INSTANCE_FIELD" };
+
+/* One hop (ref_type, holder, name, target) as a tuple; steals the references. */
+static PyObject *make_hop(const char *type, PyObject *holder, PyObject *name, PyObject *target)
+{
+    PyObject *kind = PyUnicode_FromString(type), *t = NULL;
+    if (kind && holder && name && target)
+        t = PyTuple_Pack(4, kind, holder, name, target);
+    Py_XDECREF(kind);
+    Py_XDECREF(holder);
+    Py_XDECREF(name);
+    Py_XDECREF(target);
+    return t;
+}
+
+/* The hops of one path found by the search: a list of tuples, root first. */
+static PyObject *path_hops(HeapIndex *heap, const hp_reach *r, const uint32_t *vertices, const uint32_t *edges,
+                           uint32_t len)
+{
+    const hp_heap *index = heap->index;
+    PyObject *hops = PyList_New(0), *item;
+    hp_root root;
+    uint32_t thread, i;
+    if (!hops)
+        return NULL;
+    hp_heap_root(index, hp_reach_root_record(r, edges[0]), &root);
+    thread = root.kind == HP_SUB_ROOT_JAVA_FRAME || root.kind == HP_SUB_ROOT_JNI_LOCAL
+                 ? hp_reach_thread_object(r, root.thread_serial) : HP_NONE;
+    if (thread != HP_NONE && thread != vertices[0]) {
+        /* A local: the thread holds it, as LeakCanary prints it. */
+        item = make_hop("ROOT", Py_NewRef(Py_None), heap_root_kind(root.kind), heap_handle(heap, thread));
+        if (!item || PyList_Append(hops, item) < 0)
+            goto fail;
+        Py_DECREF(item);
+        item = make_hop("LOCAL", heap_handle(heap, thread), heap_stack_frame(heap, index, &root),
+                        heap_handle(heap, vertices[0]));
+    } else {
+        item = make_hop("ROOT", Py_NewRef(Py_None), heap_root_kind(root.kind), heap_handle(heap, vertices[0]));
+    }
+    if (!item || PyList_Append(hops, item) < 0)
+        goto fail;
+    Py_DECREF(item);
+    for (i = 1; i < len; i++) {
+        hp_ref ref;
+        PyObject *name;
+        if (!hp_reach_edge(r, vertices[i - 1], edges[i], &ref)) {
+            PyErr_SetString(PyExc_SystemError, "a path edge is missing from the graph");
+            item = NULL;
+            goto fail;
+        }
+        name = ref.kind == HP_REF_CLASS ? PyUnicode_FromString("<class>") : heap_ref_name(index, vertices[i - 1], &ref);
+        item = make_hop(ref_types[ref.kind], heap_handle(heap, vertices[i - 1]), name, heap_handle(heap, vertices[i]));
+        if (!item || PyList_Append(hops, item) < 0)
+            goto fail;
+        Py_DECREF(item);
+    }
+    return hops;
+fail:
+    Py_XDECREF(item);
+    Py_DECREF(hops);
+    return NULL;
+}
+
+/* The rule a LOW path crosses first, or -1. */
+static int library_rule(hp_reach_matcher *m, const hp_reach_rule *rules, const uint32_t *vertices,
+                        const uint32_t *edges, uint32_t len)
+{
+    uint32_t i;
+    for (i = 0; i < len; i++) {
+        int rule = hp_reach_matcher_rule(m, i == 0 ? HP_MARK : vertices[i - 1], edges[i]);
+        if (rule >= 0 && rules[rule].edge == HP_EDGE_LOW)
+            return rule;
+    }
+    return -1;
+}
+
+/* Rules from tuples (pattern, edge, class ordinal, thread serial, name
+ * bytes or None); the names stay owned by `spec`. */
+static hp_reach_rule *parse_rules(PyObject *spec, Py_ssize_t *count)
+{
+    Py_ssize_t n = PyList_GET_SIZE(spec), k;
+    hp_reach_rule *rules = PyMem_Calloc((size_t)(n ? n : 1), sizeof *rules);
+    if (!rules) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (k = 0; k < n; k++) {
+        PyObject *name = NULL;
+        unsigned int cls = 0, serial = 0;
+        char *text = NULL;
+        Py_ssize_t len = 0;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(spec, k), "iiIIO:rule", &rules[k].pattern, &rules[k].edge, &cls,
+                              &serial, &name) ||
+            (name != Py_None && PyBytes_AsStringAndSize(name, &text, &len) < 0)) {
+            PyMem_Free(rules);
+            return NULL;
+        }
+        rules[k].cls = cls;
+        rules[k].thread_serial = serial;
+        rules[k].name = text;
+        rules[k].name_len = (size_t)len;
+    }
+    *count = n;
+    return rules;
+}
+
+/* heap._paths(objects, rules): [(hops, library rule) or None], aligned with
+ * objects; one search for all. */
+PyObject *reach_paths(HeapIndex *heap, PyObject *args)
+{
+    PyObject *targets_list, *rules_list, *out = NULL;
+    hp_checkpoint cp = { heap_interrupted, NULL };
+    hp_reach_matcher *m = NULL;
+    hp_reach_rule *rules = NULL;
+    uint32_t *targets = NULL, *vertices = NULL, *edges = NULL, cap = 0;
+    Py_ssize_t ntargets, nrules = 0, k;
+    hp_bfs bfs;
+    hp_error err;
+    hp_code rc;
+    hp_reach *r;
+    memset(&bfs, 0, sizeof bfs);
+    if (!PyArg_ParseTuple(args, "O!O!:_paths", &PyList_Type, &targets_list, &PyList_Type, &rules_list))
+        return NULL;
+    if (!(r = heap_reach(heap, 0)) || !(rules = parse_rules(rules_list, &nrules)))
+        goto done;
+    ntargets = PyList_GET_SIZE(targets_list);
+    targets = PyMem_Malloc((size_t)(ntargets ? ntargets : 1) * 4);
+    if (!targets) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (k = 0; k < ntargets; k++)
+        if (object_index(heap, PyList_GET_ITEM(targets_list, k), &targets[k]) < 0)
+            goto done;
+    heap_enter(heap);
+    Py_BEGIN_ALLOW_THREADS
+    rc = hp_reach_matcher_new(r, rules, (size_t)nrules, &m, &err);
+    if (rc == HP_OK)
+        rc = hp_reach_paths(r, m, targets, (size_t)ntargets, &cp, &bfs, &err);
+    Py_END_ALLOW_THREADS
+    heap_leave(heap);
+    if (rc != HP_OK) {
+        if (!PyErr_Occurred())
+            hprof_raise(heap->st, &err);
+        goto done;
+    }
+    if (!heap_index(heap) || !(out = PyList_New(ntargets)))
+        goto done;
+    for (k = 0; k < ntargets; k++) {
+        uint32_t len = hp_bfs_path(&bfs, targets[k], vertices, edges, cap);
+        PyObject *item, *hops;
+        if (len > cap) {
+            PyMem_Free(vertices);
+            PyMem_Free(edges);
+            cap = len * 2;
+            vertices = PyMem_Malloc((size_t)cap * 4);
+            edges = PyMem_Malloc((size_t)cap * 4);
+            if (!vertices || !edges) {
+                PyErr_NoMemory();
+                Py_CLEAR(out);
+                goto done;
+            }
+            len = hp_bfs_path(&bfs, targets[k], vertices, edges, cap);
+        }
+        if (len == 0) {
+            PyList_SET_ITEM(out, k, Py_NewRef(Py_None));
+            continue;
+        }
+        hops = path_hops(heap, r, vertices, edges, len);
+        item = hops ? Py_BuildValue("(Ni)", hops,
+                                    hp_bit(bfs.low, targets[k]) ? library_rule(m, rules, vertices, edges, len) : -1)
+                    : NULL;
+        if (!item) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, k, item);
+    }
+done:
+    hp_bfs_free(&bfs);
+    hp_reach_matcher_free(m);
+    PyMem_Free(rules);
+    PyMem_Free(targets);
+    PyMem_Free(vertices);
+    PyMem_Free(edges);
+    return out;
+}
+
+/* heap.path_to_root / paths_to_root: hprofkit._reach makes the Path objects. */
+static PyObject *call_reach(HeapIndex *heap, const char *function, PyObject *args, PyObject *kwargs)
+{
+    PyObject *module = PyImport_ImportModule("hprofkit._reach"), *fn, *full, *result = NULL;
+    if (!module)
+        return NULL;
+    fn = PyObject_GetAttrString(module, function);
+    Py_DECREF(module);
+    if (!fn)
+        return NULL;
+    full = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
+    if (full) {
+        Py_ssize_t k;
+        PyTuple_SET_ITEM(full, 0, Py_NewRef(heap));
+        for (k = 0; k < PyTuple_GET_SIZE(args); k++)
+            PyTuple_SET_ITEM(full, k + 1, Py_NewRef(PyTuple_GET_ITEM(args, k)));
+        result = PyObject_Call(fn, full, kwargs);
+        Py_DECREF(full);
+    }
+    Py_DECREF(fn);
+    return result;
+}
+
+PyObject *reach_path_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs)
+{
+    return call_reach(heap, "path_to_root", args, kwargs);
+}
+
+PyObject *reach_paths_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs)
+{
+    return call_reach(heap, "paths_to_root", args, kwargs);
+}

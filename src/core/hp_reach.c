@@ -1,0 +1,559 @@
+/* Reachability: the graph of a heap index, its roots, dominators and
+ * retained sizes (hp_reach.h).  Paths are in hp_reach_match.c, VisualVM's
+ * search and tree objects in hp_reach_visualvm.c. */
+#include "hp_reach_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- edges ---- */
+
+void reach_cursor_init(const hp_reach *r, reach_cursor *c, uint32_t v)
+{
+    c->v = v;
+    c->next = 0;
+    c->class_done = 0;
+    hp_ref_iter_init(&c->it, r->heap, v);
+}
+
+int reach_cursor_step(const hp_reach *r, reach_cursor *c, hp_ref *out)
+{
+    uint32_t cls = c->it.cls;
+    while (hp_ref_next(&c->it, out)) {
+        if (out->target == HP_NONE)
+            continue;
+        if (r->semantics == HP_REACH_HPROFKIT && reach_is_referent(r, cls, out))
+            continue;
+        c->last = *out;
+        c->next++;
+        return 1;
+    }
+    if (r->claims && !c->class_done && hp_bit(r->claims, c->v)) {
+        uint32_t own = hp_heap_object_class(r->heap, c->v);
+        c->class_done = 1;
+        out->kind = HP_REF_CLASS;
+        out->slot = 0;
+        out->target = r->class_object[own];
+        out->target_id = hp_heap_object_id(r->heap, out->target);
+        c->last = *out;
+        c->next++;
+        return 1;
+    }
+    return 0;
+}
+
+int hp_reach_edge(const hp_reach *r, uint32_t v, uint32_t pos, hp_ref *out)
+{
+    reach_cursor c;
+    if (v >= r->n)
+        return 0;
+    reach_cursor_init(r, &c, v);
+    while (c.next <= pos)
+        if (!reach_cursor_step(r, &c, out))
+            return 0;
+    *out = c.last;
+    return 1;
+}
+
+static int put_edges(void *ctx, uint32_t first, uint32_t count, hp_edge_sink *sink)
+{
+    const hp_reach *r = ctx;
+    uint32_t v;
+    for (v = first; v < first + count; v++) {
+        reach_cursor c;
+        hp_ref ref;
+        reach_cursor_init(r, &c, v);
+        while (reach_cursor_step(r, &c, &ref))
+            hp_edge_put(sink, ref.target);
+        hp_edge_end_vertex(sink);
+    }
+    return 0;
+}
+
+static int put_sizes(void *ctx, uint32_t first, uint32_t count, uint64_t *sizes)
+{
+    const hp_reach *r = ctx;
+    uint32_t k;
+    for (k = 0; k < count; k++)
+        sizes[k] = hp_heap_shallow_size(r->heap, first + k);
+    return 0;
+}
+
+/* ---- classes ---- */
+
+/* The reference slot of field `name` declared by class `declaring` in the
+ * layout of class `cls`, or HP_NONE.  Slots number the object fields in
+ * layout order (hp_ref.slot). */
+static uint32_t field_slot(const hp_heap *h, uint32_t cls, uint32_t declaring, const char *name, size_t len)
+{
+    hp_field_iter it;
+    hp_field f;
+    uint32_t slot = 0;
+    hp_field_iter_init(&it, h, cls);
+    while (hp_field_next(&it, &f)) {
+        const uint8_t *text;
+        size_t n;
+        if (f.type != HP_T_OBJECT)
+            continue;
+        if (f.declaring == declaring && hp_heap_utf8(h, f.name_sid, &text, &n) && n == len &&
+            memcmp(text, name, len) == 0)
+            return slot;
+        slot++;
+    }
+    return HP_NONE;
+}
+
+static uint32_t find_class(const hp_heap *h, const char *name)
+{
+    return hp_heap_find_class_name(h, name, strlen(name), 0);
+}
+
+int reach_extends(const hp_heap *h, uint32_t cls, uint32_t base)
+{
+    uint32_t steps = hp_heap_class_count(h);
+    while (cls != HP_NONE && steps--) {
+        hp_class_info ci;
+        if (cls == base)
+            return 1;
+        hp_heap_class(h, cls, &ci);
+        cls = ci.super_ord;
+    }
+    return 0;
+}
+
+/* Which classes' referent is not strong (see referent_slot). */
+static void find_referents(hp_reach *r)
+{
+    static const char *const kinds[] = { "java.lang.ref.WeakReference", "java.lang.ref.SoftReference",
+                                         "java.lang.ref.FinalReference", "java.lang.ref.PhantomReference" };
+    const hp_heap *h = r->heap;
+    uint32_t reference = find_class(h, "java.lang.ref.Reference"), bases[4], c;
+    size_t nbases = 0, k;
+    for (c = 0; c < r->nclasses; c++)
+        r->referent_slot[c] = HP_NONE;
+    if (reference == HP_NONE)
+        return;
+    if (r->semantics == HP_REACH_HPROFKIT)
+        bases[nbases++] = reference;
+    else
+        for (k = 0; k < 4; k++)
+            if ((bases[nbases] = find_class(h, kinds[k])) != HP_NONE)
+                nbases++;
+    for (c = 0; c < r->nclasses; c++)
+        for (k = 0; k < nbases; k++)
+            if (reach_extends(h, c, bases[k])) {
+                r->referent_slot[c] = field_slot(h, c, reference, "referent", 8);
+                break;
+            }
+}
+
+/* ---- roots ---- */
+
+/* Position of a root kind in the search order, or -1: not a root. */
+static int root_rank(int kind, int semantics)
+{
+    static const uint8_t order[] = { 0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+                                     0x08, 0x89, 0x8A, 0x8B, 0x8C, 0x8D, 0x8E };
+    int k;
+    if (semantics == HP_REACH_HPROFKIT && kind == HP_SUB_ROOT_THREAD_OBJECT)
+        return 0;
+    for (k = 0; k < (int)sizeof order; k++)
+        if (order[k] == kind)
+            return k + 1;
+    return -1;
+}
+
+static int by_serial(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static hp_code collect_roots(hp_reach *r, hp_error *err)
+{
+    const hp_heap *h = r->heap;
+    uint32_t total = hp_heap_root_count(h), i;
+    int rank;
+    size_t k = 0;
+    r->roots = hp_array_new(&r->alloc, total, 4);
+    r->root_records = hp_array_new(&r->alloc, total, 4);
+    r->threads = hp_array_new(&r->alloc, (uint64_t)total * 2, 4);
+    if (!r->roots || !r->root_records || !r->threads)
+        return hp_graph_stop(err, HP_E_NOMEM);
+    /* A stable bucket pass per rank: a handful of ranks, so no sort. */
+    for (rank = 0; rank <= 16; rank++)
+        for (i = 0; i < total; i++) {
+            hp_root root;
+            hp_heap_root(h, i, &root);
+            if (root.index == HP_NONE || root_rank(root.kind, r->semantics) != rank)
+                continue;
+            r->roots[k] = root.index;
+            r->root_records[k++] = i;
+        }
+    r->nroots = k;
+    for (i = 0; i < total; i++) {
+        hp_root root;
+        hp_heap_root(h, i, &root);
+        if (root.kind == HP_SUB_ROOT_THREAD_OBJECT && root.index != HP_NONE) {
+            r->threads[2 * r->nthreads] = root.thread_serial;
+            r->threads[2 * r->nthreads++ + 1] = root.index;
+        }
+    }
+    qsort(r->threads, r->nthreads, 8, by_serial);
+    return HP_OK;
+}
+
+uint32_t hp_reach_thread_object(const hp_reach *r, uint32_t serial)
+{
+    size_t lo = 0, hi = r->nthreads;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->threads[2 * mid] < serial)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->nthreads && r->threads[2 * lo] == serial ? r->threads[2 * lo + 1] : HP_NONE;
+}
+
+/* ---- build ---- */
+
+hp_code hp_reach_build(const hp_heap *h, int semantics, const hp_alloc *alloc, const hp_checkpoint *cp,
+                       hp_reach **out, hp_error *err)
+{
+    hp_alloc a = alloc ? *alloc : hp_default_alloc;
+    hp_graph_source source;
+    hp_reach *r;
+    hp_code rc;
+    uint32_t c;
+    *out = NULL;
+    if (semantics != HP_REACH_HPROFKIT && semantics != HP_REACH_VISUALVM)
+        return hp_vertex_fail(err, HP_E_USAGE, UINT64_MAX, "unknown reachability semantics");
+    r = a.malloc_fn(sizeof *r);
+    if (!r)
+        return hp_graph_stop(err, HP_E_NOMEM);
+    memset(r, 0, sizeof *r);
+    r->heap = h;
+    r->semantics = semantics;
+    r->alloc = a;
+    r->n = hp_heap_object_count(h);
+    r->nclasses = hp_heap_class_count(h);
+    r->class_object = hp_array_new(&a, r->nclasses, 4);
+    r->referent_slot = hp_array_new(&a, r->nclasses, 4);
+    if (!r->class_object || !r->referent_slot) {
+        hp_reach_free(r);
+        return hp_graph_stop(err, HP_E_NOMEM);
+    }
+    for (c = 0; c < r->nclasses; c++) {
+        hp_class_info ci;
+        hp_heap_class(h, c, &ci);
+        r->class_object[c] = ci.object_index;
+    }
+    find_referents(r);
+    rc = collect_roots(r, err);
+    if (rc == HP_OK && semantics == HP_REACH_VISUALVM)
+        rc = reach_vv_search(r, cp, err);
+    if (rc == HP_OK) {
+        source.edges = put_edges;
+        source.ctx = r;
+        source.threads = 2;
+        rc = hp_graph_build(&r->graph, r->n, &source, &a, cp, err);
+    }
+    if (rc != HP_OK) {
+        hp_reach_free(r);
+        return rc;
+    }
+    *out = r;
+    return HP_OK;
+}
+
+void hp_reach_free(hp_reach *r)
+{
+    if (!r)
+        return;
+    hp_graph_free(&r->graph);
+    hp_dominators_free(&r->dom);
+    r->alloc.free_fn(r->roots);
+    r->alloc.free_fn(r->root_records);
+    r->alloc.free_fn(r->threads);
+    r->alloc.free_fn(r->class_object);
+    r->alloc.free_fn(r->referent_slot);
+    r->alloc.free_fn(r->is_root);
+    r->alloc.free_fn(r->claims);
+    r->alloc.free_fn(r->parent);
+    r->alloc.free_fn(r->leaves);
+    r->alloc.free_fn(r->retained);
+    r->alloc.free_fn(r->minus_one);
+    r->alloc.free_fn(r->tree);
+    r->alloc.free_fn(r->class_retained);
+    r->alloc.free_fn(r);
+}
+
+int hp_reach_semantics(const hp_reach *r) { return r->semantics; }
+const hp_graph *hp_reach_graph(const hp_reach *r) { return &r->graph; }
+size_t hp_reach_root_count(const hp_reach *r) { return r->nroots; }
+const uint32_t *hp_reach_roots(const hp_reach *r) { return r->roots; }
+uint32_t hp_reach_root_record(const hp_reach *r, size_t i) { return r->root_records[i]; }
+
+uint64_t hp_reach_memory(const hp_reach *r)
+{
+    uint64_t n = r->n, bytes = hp_graph_bytes(&r->graph) + (uint64_t)r->nroots * 8 + r->nthreads * 8 +
+                              (uint64_t)r->nclasses * 8;
+    if (r->has_dominators)
+        bytes += n * (r->dom.retained ? 16 : 8);
+    if (r->retained)
+        bytes += n * 8 + 3 * hp_bits_bytes(n);
+    if (r->class_retained)
+        bytes += (uint64_t)r->nclasses * 8;
+    return bytes;
+}
+
+/* ---- dominators ---- */
+
+/* The roots of the dominator graph: the search roots, and under visualvm
+ * every object its search did not reach too. */
+static uint32_t *dominator_roots(hp_reach *r, size_t *count)
+{
+    size_t extra = 0, k;
+    uint32_t v, *roots;
+    if (r->semantics == HP_REACH_VISUALVM)
+        for (v = 0; v < r->n; v++)
+            extra += r->parent[v] == HP_NONE && !hp_bit(r->is_root, v);
+    roots = hp_array_new(&r->alloc, r->nroots + extra, 4);
+    if (!roots)
+        return NULL;
+    memcpy(roots, r->roots, r->nroots * 4);
+    k = r->nroots;
+    if (r->semantics == HP_REACH_VISUALVM)
+        for (v = 0; v < r->n; v++)
+            if (r->parent[v] == HP_NONE && !hp_bit(r->is_root, v))
+                roots[k++] = v;
+    *count = k;
+    return roots;
+}
+
+/* Walks the dominator tree depth first.  On leaving a vertex (after all it
+ * dominates): visualvm accumulation when `accumulate`; retained by class
+ * into `by_class` when non-NULL. */
+static hp_code walk_dominator_tree(hp_reach *r, int accumulate, uint64_t *by_class, const hp_checkpoint *cp,
+                                   hp_error *err);
+
+hp_code hp_reach_dominators(hp_reach *r, int lean, const hp_checkpoint *cp, hp_error *err)
+{
+    hp_dominators_spec spec;
+    uint32_t *roots;
+    size_t nroots = 0;
+    hp_code rc;
+    if (r->has_dominators)
+        return HP_OK;
+    if (r->semantics == HP_REACH_VISUALVM && (rc = reach_vv_tree_objects(r, cp, err)) != HP_OK)
+        return rc;
+    roots = dominator_roots(r, &nroots);
+    if (!roots)
+        return hp_graph_stop(err, HP_E_NOMEM);
+    memset(&spec, 0, sizeof spec);
+    spec.roots = roots;
+    spec.nroots = nroots;
+    spec.sizes = r->semantics == HP_REACH_HPROFKIT ? put_sizes : NULL;
+    spec.sizes_ctx = r;
+    spec.lean = lean;
+    spec.threads = 2;
+    rc = hp_dominators_build(&r->dom, &r->graph, &spec, cp, err);
+    r->alloc.free_fn(roots);
+    if (rc == HP_OK && r->semantics == HP_REACH_VISUALVM) {
+        r->class_retained = hp_array_new(&r->alloc, r->nclasses, 8);
+        rc = r->class_retained ? walk_dominator_tree(r, 1, r->class_retained, cp, err)
+                               : hp_graph_stop(err, HP_E_NOMEM);
+        if (rc == HP_OK) {
+            r->alloc.free_fn(r->parent);
+            r->alloc.free_fn(r->leaves);
+            r->parent = r->leaves = NULL;
+        }
+    }
+    if (rc != HP_OK) {
+        hp_dominators_free(&r->dom);
+        r->alloc.free_fn(r->class_retained);
+        r->class_retained = NULL;
+        return rc;
+    }
+    r->has_dominators = 1;
+    return HP_OK;
+}
+
+int hp_reach_has_dominators(const hp_reach *r) { return r->has_dominators; }
+
+uint32_t hp_reach_idom(const hp_reach *r, uint32_t v)
+{
+    uint32_t d = r->dom.idom[v];
+    return d == HP_DOM_VIRTUAL ? HP_NONE : d;
+}
+
+int64_t hp_reach_retained(const hp_reach *r, uint32_t v)
+{
+    uint64_t size;
+    if (r->semantics == HP_REACH_VISUALVM) {
+        if (hp_bit(r->minus_one, v))
+            return -1;
+        size = r->retained[v];
+    } else {
+        size = r->dom.retained[v];
+    }
+    return size > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)size;
+}
+
+uint32_t hp_reach_retained_count(const hp_reach *r, uint32_t v) { return r->dom.count[v]; }
+
+size_t hp_reach_top(const hp_reach *r, size_t k, uint32_t *out)
+{
+    if (r->semantics == HP_REACH_VISUALVM)
+        return hp_top_values(r->retained, NULL, r->n, k, out);
+    return hp_top_values(r->dom.retained, r->dom.idom, r->n, k, out);
+}
+
+hp_code hp_reach_class_retained(hp_reach *r, const hp_checkpoint *cp, const uint64_t **out, hp_error *err)
+{
+    hp_code rc;
+    *out = NULL;
+    if (!r->has_dominators)
+        return hp_vertex_fail(err, HP_E_USAGE, UINT64_MAX, "dominators not computed");
+    if (!r->class_retained) {
+        uint64_t *by_class = hp_array_new(&r->alloc, r->nclasses, 8);
+        if (!by_class)
+            return hp_graph_stop(err, HP_E_NOMEM);
+        rc = walk_dominator_tree(r, 0, by_class, cp, err);
+        if (rc != HP_OK) {
+            r->alloc.free_fn(by_class);
+            return rc;
+        }
+        r->class_retained = by_class;
+    }
+    *out = r->class_retained;
+    return HP_OK;
+}
+
+/* VisualVM's test (getRetainedSizeByClass) for the classes whose instances
+ * it checks for a dominator of their own class: classes with two instances
+ * or more and an object field somewhere in their chain, except the four it
+ * names. */
+static int can_contain_itself(const hp_heap *h, uint32_t cls)
+{
+    static const char *const never[] = { "java.lang.String", "java.lang.StringBuffer", "java.lang.StringBuilder",
+                                         "java.io.File" };
+    hp_class_info ci;
+    hp_field_iter it;
+    hp_field f;
+    size_t k;
+    hp_heap_class(h, cls, &ci);
+    if (ci.instances < 2)
+        return 0;
+    for (k = 0; k < 4; k++)
+        if (hp_heap_find_class_name(h, never[k], strlen(never[k]), cls) == cls)
+            return 0;
+    hp_field_iter_init(&it, h, cls);
+    while (hp_field_next(&it, &f))
+        if (f.type == HP_T_OBJECT)
+            return 1;
+    return 0;
+}
+
+/* Adds v's retained size to its class unless an object of that class
+ * dominates it; `on_path` counts the classes of v and its dominators. */
+static void add_by_class(hp_reach *r, uint32_t v, uint32_t cls, const uint32_t *on_path, const uint8_t *checked,
+                         uint64_t *by_class)
+{
+    hp_kind kind = hp_heap_object_kind(r->heap, v);
+    int64_t size;
+    if (kind == HP_KIND_CLASS || cls == HP_NONE)
+        return;
+    if (on_path[cls] > 1 && (r->semantics == HP_REACH_HPROFKIT || kind == HP_KIND_OBJ_ARRAY ||
+                             (kind == HP_KIND_INSTANCE && checked[cls])))
+        return;
+    size = hp_reach_retained(r, v);
+    by_class[cls] += size > 0 ? (uint64_t)size : 0;
+}
+
+static hp_code walk_dominator_tree(hp_reach *r, int accumulate, uint64_t *by_class, const hp_checkpoint *cp,
+                                   hp_error *err)
+{
+    const uint32_t n = r->n, *idom = r->dom.idom;
+    uint32_t *start = hp_array_new(&r->alloc, (uint64_t)n + 2, 4);
+    uint32_t *kids = hp_array_new(&r->alloc, n ? n : 1, 4);
+    uint32_t *on_path = hp_array_new(&r->alloc, r->nclasses + 1, 4);
+    uint8_t *checked = hp_array_new(&r->alloc, r->nclasses + 1, 1);
+    uint64_t *entered = hp_bits_new(&r->alloc, n);
+    uint32_t *stack = NULL, v, c, x, cls;
+    size_t top = 0, cap = 1024;
+    hp_pacer pacer = { cp, 0 };
+    hp_code rc = HP_OK;
+    stack = hp_array_new(&r->alloc, cap, 4);
+    if (!start || !kids || !on_path || !checked || !entered || !stack) {
+        rc = hp_graph_stop(err, HP_E_NOMEM);
+        goto done;
+    }
+    memset(start, 0, ((size_t)n + 2) * 4);
+    memset(on_path, 0, ((size_t)r->nclasses + 1) * 4);
+    if (by_class)
+        memset(by_class, 0, (size_t)r->nclasses * 8);
+    for (c = 0; c < r->nclasses; c++)
+        checked[c] = (uint8_t)(r->semantics == HP_REACH_VISUALVM && can_contain_itself(r->heap, c));
+    /* Children of each vertex (slot n: the virtual root's) as CSR: count,
+     * prefix, fill moving each start to its end, shift back. */
+    for (v = 0; v < n; v++)
+        if (idom[v] != HP_NONE)
+            start[(idom[v] == HP_DOM_VIRTUAL ? n : idom[v]) + 1]++;
+    for (v = 0; v <= n; v++)
+        start[v + 1] += start[v];
+    for (v = 0; v < n; v++)
+        if (idom[v] != HP_NONE)
+            kids[start[idom[v] == HP_DOM_VIRTUAL ? n : idom[v]]++] = v;
+    for (v = n + 1; v > 0; v--)
+        start[v] = start[v - 1];
+    start[0] = 0;
+    x = n; /* the virtual root: only its children are pushed */
+    for (;;) {
+        uint32_t k, width = start[x + 1] - start[x];
+        if (top + width > cap) {
+            size_t want = cap * 2 > top + width ? cap * 2 : top + width;
+            uint32_t *bigger = r->alloc.realloc_fn(stack, want * 4);
+            if (!bigger) {
+                rc = hp_graph_stop(err, HP_E_NOMEM);
+                goto done;
+            }
+            stack = bigger;
+            cap = want;
+        }
+        for (k = start[x]; k < start[x + 1]; k++)
+            stack[top++] = kids[k];
+        if (hp_pace(&pacer, 1 + width)) {
+            rc = hp_graph_stop(err, HP_E_ABORTED);
+            goto done;
+        }
+        /* Leave every vertex on top whose children are done; enter the next. */
+        for (;;) {
+            if (top == 0)
+                goto done;
+            x = stack[top - 1];
+            cls = hp_heap_object_class(r->heap, x);
+            if (!hp_bit(entered, x))
+                break;
+            top--;
+            if (accumulate)
+                reach_vv_accumulate(r, x);
+            if (by_class)
+                add_by_class(r, x, cls, on_path, checked, by_class);
+            if (cls != HP_NONE)
+                on_path[cls]--;
+        }
+        hp_bit_set(entered, x);
+        if (cls != HP_NONE)
+            on_path[cls]++;
+    }
+done:
+    r->alloc.free_fn(start);
+    r->alloc.free_fn(kids);
+    r->alloc.free_fn(on_path);
+    r->alloc.free_fn(checked);
+    r->alloc.free_fn(entered);
+    r->alloc.free_fn(stack);
+    return rc;
+}

@@ -1,0 +1,133 @@
+/* Reachability over a heap index: the strong-reference graph of a dump, its
+ * GC roots, shortest paths from them, dominators and retained sizes.
+ *
+ * Vertex v is the object of heap index v (id order).  The graph is built
+ * once (hp_graph, 4 bytes an edge) under one of two semantics:
+ *
+ * HP_REACH_HPROFKIT (the default of the Python API)
+ *   - an instance holds its non-null reference fields, an object array its
+ *     elements, a class object its reference statics and its class loader;
+ *   - the field `referent` declared by java.lang.ref.Reference is not a
+ *     strong reference (weak, soft, phantom and final referents, as Shark
+ *     and LeakCanary read them), so only weakly reachable objects are
+ *     unreachable and retain nothing;
+ *   - no instance -> class edge and no class -> superclass edge: a class
+ *     is held by its loader's class table, its GC root or a static, as in
+ *     the running VM; Shark's paths never go through them either, so leak
+ *     traces name real fields (MAT adds both; the retained sizes of class
+ *     objects are the ones that move);
+ *   - roots: every GC root record naming an object of the dump, thread
+ *     objects first (so a frame's locals hang from their thread), then in
+ *     VisualVM's order of kinds, each kind in file order; ROOT_UNREACHABLE
+ *     is not a root; roots naming missing objects are skipped.
+ *
+ * HP_REACH_VISUALVM: VisualVM's heap library exactly (docs/heap-model.md):
+ *   its nearest-GC-root search (which skips the referents of the four
+ *   reference kinds and adds an instance -> class edge for the first
+ *   object of each class), its dominator graph (every reference, referents
+ *   included, the claimed class edges, and the virtual root holding every
+ *   GC root and every object the search did not reach), its "tree object"
+ *   shortcut and its accumulation of retained sizes, and its retained size
+ *   by class.  Paths under it follow the search's edges, so a path's length
+ *   is the search depth.
+ *
+ * An hp_reach is built from one thread; afterwards the lazy parts
+ * (dominators, retained by class) must be serialised by the caller, and
+ * the read functions may run from any thread once they are built. */
+#ifndef HP_REACH_H
+#define HP_REACH_H
+
+#include "hp_dominators.h"
+#include "hp_graph.h"
+#include "hp_heap.h"
+#include "hp_paths.h"
+
+enum { HP_REACH_HPROFKIT = 0, HP_REACH_VISUALVM = 1 };
+
+/* hp_ref.kind of VisualVM's instance -> class edge (HP_REACH_VISUALVM). */
+#define HP_REF_CLASS (HP_REF_LOADER + 1)
+
+typedef struct hp_reach hp_reach;
+
+/* Builds the graph and the roots (under HP_REACH_VISUALVM, after its
+ * search).  `h` must outlive the result.  Errors: HP_E_NOMEM,
+ * HP_E_ABORTED (the checkpoint), HP_E_USAGE (a bad semantics). */
+hp_code hp_reach_build(const hp_heap *h, int semantics, const hp_alloc *alloc, const hp_checkpoint *cp,
+                       hp_reach **out, hp_error *err);
+void hp_reach_free(hp_reach *r);
+
+int hp_reach_semantics(const hp_reach *r);
+const hp_graph *hp_reach_graph(const hp_reach *r);
+/* Bytes held (graph, roots, dominators and the rest). */
+uint64_t hp_reach_memory(const hp_reach *r);
+
+/* The roots in search order: vertices, and the hp_heap_root number each
+ * comes from. */
+size_t hp_reach_root_count(const hp_reach *r);
+const uint32_t *hp_reach_roots(const hp_reach *r);
+uint32_t hp_reach_root_record(const hp_reach *r, size_t i);
+
+/* The object of the ROOT_THREAD_OBJECT record of thread `serial`, or HP_NONE. */
+uint32_t hp_reach_thread_object(const hp_reach *r, uint32_t serial);
+
+/* The reference behind edge `pos` of v's row: 1 and *out filled (kind
+ * HP_REF_* or HP_REF_CLASS), or 0 when v has no such edge. */
+int hp_reach_edge(const hp_reach *r, uint32_t v, uint32_t pos, hp_ref *out);
+
+/* ---- paths ---- */
+
+enum { HP_RULE_FIELD, HP_RULE_STATIC, HP_RULE_THREAD, HP_RULE_ROOT_CLASS };
+
+/* A reference pattern (hprofkit.match, resolved to the dump's classes). */
+typedef struct hp_reach_rule {
+    int pattern;            /* HP_RULE_* */
+    int edge;               /* HP_EDGE_LOW ("library") or HP_EDGE_IGNORE */
+    uint32_t cls;           /* FIELD: the declaring class; STATIC: the class; ROOT_CLASS: the class
+                             * (its subclasses match too) */
+    uint32_t thread_serial; /* THREAD: Java-frame and JNI-local roots of this thread */
+    const char *name;       /* FIELD, STATIC: the field's name (modified UTF-8) */
+    size_t name_len;
+} hp_reach_rule;
+
+/* Rules compiled against one hp_reach.  Not thread-safe (it caches the
+ * reference it last named); one per search. */
+typedef struct hp_reach_matcher hp_reach_matcher;
+
+/* Errors: HP_E_NOMEM, HP_E_USAGE (a rule naming no class of the dump). */
+hp_code hp_reach_matcher_new(const hp_reach *r, const hp_reach_rule *rules, size_t nrules,
+                             hp_reach_matcher **out, hp_error *err);
+void hp_reach_matcher_free(hp_reach_matcher *m);
+/* The rule matching edge `pos` of v (v = HP_MARK: root number pos), or -1. */
+int hp_reach_matcher_rule(hp_reach_matcher *m, uint32_t v, uint32_t pos);
+
+/* One breadth-first search (hp_paths.h) from the roots over the graph,
+ * with the matcher's rules (NULL: none) as edge classes; the targets are
+ * leaves (a path to one never passes another) and the search stops once
+ * all have their path (ntargets = 0: a full search). */
+hp_code hp_reach_paths(const hp_reach *r, hp_reach_matcher *m, const uint32_t *targets, size_t ntargets,
+                       const hp_checkpoint *cp, hp_bfs *out, hp_error *err);
+
+/* ---- dominators and retained sizes ---- */
+
+/* Computes the dominator tree and retained sizes once (later calls return
+ * HP_OK at once).  lean: the dominators' lean option. */
+hp_code hp_reach_dominators(hp_reach *r, int lean, const hp_checkpoint *cp, hp_error *err);
+int hp_reach_has_dominators(const hp_reach *r);
+
+/* After hp_reach_dominators: v's immediate dominator, or HP_NONE for a
+ * root, an object only the virtual root dominates, or an unreachable one. */
+uint32_t hp_reach_idom(const hp_reach *r, uint32_t v);
+/* Retained size (0 when unreachable; under HP_REACH_VISUALVM VisualVM's
+ * value, -1 included) and count of objects retained, itself included. */
+int64_t hp_reach_retained(const hp_reach *r, uint32_t v);
+uint32_t hp_reach_retained_count(const hp_reach *r, uint32_t v);
+/* The k largest retainers, largest first, ties by lower index. */
+size_t hp_reach_top(const hp_reach *r, size_t k, uint32_t *out);
+
+/* Retained size by class: for each class ordinal, the retained sizes of
+ * its instances and arrays that no object of the same class dominates
+ * (VisualVM's getRetainedSizeByClass; class objects count for none).
+ * Computed once, after hp_reach_dominators; *out stays owned by r. */
+hp_code hp_reach_class_retained(hp_reach *r, const hp_checkpoint *cp, const uint64_t **out, hp_error *err);
+
+#endif
