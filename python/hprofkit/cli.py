@@ -1,4 +1,4 @@
-"""Command line: python -m hprofkit info|stats|show|encode|decode|convert|demo ...
+"""Command line: python -m hprofkit info|stats|show|encode|decode|convert|leaks|demo ...
 
 Every failure prints one line on stderr and exits with status 1."""
 
@@ -12,6 +12,7 @@ import tempfile
 from typing import Sequence
 
 from . import _cli_diff
+from . import _cli_leaks
 from ._codec import FORMATS
 from ._dump import Dump
 from ._errors import HprofError
@@ -239,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="write a sample dump and run the workflow on it")
     p.set_defaults(func=cmd_demo)
     _cli_diff.add_commands(sub)
+    _cli_leaks.add_commands(sub)
     return parser
 
 

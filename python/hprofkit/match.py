@@ -12,12 +12,16 @@ only when nothing else reaches the object, and a path that must cross it is a
     ))
 
 JDK_DEFAULTS and ANDROID_DEFAULTS are plain tuples of matchers: data, easy to
-extend by concatenation.
+extend by concatenation.  A matcher may be gated on the Android SDK level and
+the device maker (``sdk``, ``manufacturer``): ``applicable()`` keeps the ones
+that apply to a heap's build; ``heap.find_leaks`` applies it for you.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Iterable, NamedTuple, Optional
+
+from . import _android_leaks
 
 KINDS = ("ignore", "library")
 PATTERNS = ("instance_field", "static_field", "thread_local", "root_class")
@@ -29,7 +33,11 @@ class Matcher(NamedTuple):
     pattern: one of PATTERNS.  class_name: the class declaring the field
     (instance_field, static_field) or the root object's class, subclasses
     included (root_class); None for thread_local.  name: the field name, or
-    the thread name for thread_local; None for root_class.
+    the thread name for thread_local; None for root_class.  sdk: the
+    inclusive (low, high) range of Android SDK levels it applies to, either
+    end None for open; None for every level (and for non-Android heaps).
+    manufacturer: the android.os.Build.MANUFACTURER it applies to (case
+    ignored); None for every maker.
     """
 
     pattern: str
@@ -37,13 +45,26 @@ class Matcher(NamedTuple):
     name: Optional[str]
     kind: str = "ignore"
     description: str = ""
+    sdk: Optional[tuple[Optional[int], Optional[int]]] = None
+    manufacturer: Optional[str] = None
+
+    def applies_to(self, sdk: Optional[int], manufacturer: Optional[str]) -> bool:
+        """Whether the matcher applies to a build (None: unknown, always applies)."""
+        if self.sdk is not None and sdk is not None:
+            low, high = self.sdk
+            if (low is not None and sdk < low) or (high is not None and sdk > high):
+                return False
+        if self.manufacturer is not None and manufacturer is not None:
+            return self.manufacturer.lower() == manufacturer.lower()
+        return True
 
     def __repr__(self) -> str:
         target = ".".join(part for part in (self.class_name, self.name) if part)
         return f"<Matcher {self.pattern} {target} {self.kind}>"
 
 
-def _matcher(pattern: str, class_name, name, kind: str, description: str) -> Matcher:
+def _matcher(pattern: str, class_name, name, kind: str, description: str, sdk=None,
+             manufacturer=None) -> Matcher:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     for label, value in (("class name", class_name), ("name", name)):
@@ -51,28 +72,37 @@ def _matcher(pattern: str, class_name, name, kind: str, description: str) -> Mat
             raise TypeError(f"the {label} must be a non-empty str, not {value!r}")
     if not isinstance(description, str):
         raise TypeError(f"description must be a str, not {type(description).__name__}")
-    return Matcher(pattern, class_name, name, kind, description)
+    if sdk is not None and (not isinstance(sdk, tuple) or len(sdk) != 2
+                            or not all(end is None or type(end) is int for end in sdk)):
+        raise TypeError(f"sdk must be None or a (low, high) tuple of ints or None, not {sdk!r}")
+    if manufacturer is not None and (not isinstance(manufacturer, str) or not manufacturer):
+        raise TypeError(f"manufacturer must be None or a non-empty str, not {manufacturer!r}")
+    return Matcher(pattern, class_name, name, kind, description, sdk, manufacturer)
 
 
-def instance_field(class_name: str, field_name: str, *, kind: str = "ignore", description: str = "") -> Matcher:
+def instance_field(class_name: str, field_name: str, *, kind: str = "ignore", description: str = "",
+                   sdk=None, manufacturer: Optional[str] = None) -> Matcher:
     """References held by instance field `field_name` declared by `class_name`
     (so in instances of its subclasses too)."""
-    return _matcher("instance_field", class_name, field_name, kind, description)
+    return _matcher("instance_field", class_name, field_name, kind, description, sdk, manufacturer)
 
 
-def static_field(class_name: str, field_name: str, *, kind: str = "ignore", description: str = "") -> Matcher:
+def static_field(class_name: str, field_name: str, *, kind: str = "ignore", description: str = "",
+                 sdk=None, manufacturer: Optional[str] = None) -> Matcher:
     """The reference held by static field `field_name` of class `class_name`."""
-    return _matcher("static_field", class_name, field_name, kind, description)
+    return _matcher("static_field", class_name, field_name, kind, description, sdk, manufacturer)
 
 
-def thread_local(thread_name: str, *, kind: str = "ignore", description: str = "") -> Matcher:
+def thread_local(thread_name: str, *, kind: str = "ignore", description: str = "",
+                 sdk=None, manufacturer: Optional[str] = None) -> Matcher:
     """References from the stack frames (Java locals) of the thread named `thread_name`."""
-    return _matcher("thread_local", None, thread_name, kind, description)
+    return _matcher("thread_local", None, thread_name, kind, description, sdk, manufacturer)
 
 
-def root_class(class_name: str, *, kind: str = "ignore", description: str = "") -> Matcher:
+def root_class(class_name: str, *, kind: str = "ignore", description: str = "",
+               sdk=None, manufacturer: Optional[str] = None) -> Matcher:
     """GC roots whose object is an instance of `class_name` or of a subclass."""
-    return _matcher("root_class", class_name, None, kind, description)
+    return _matcher("root_class", class_name, None, kind, description, sdk, manufacturer)
 
 
 # Shark's JdkReferenceMatchers: Reference referents are not strong, finalizer
@@ -90,5 +120,27 @@ JDK_DEFAULTS: tuple[Matcher, ...] = (
     thread_local("main", description="the main thread's locals are transient while a heap dump is taken"),
 )
 
-# Known Android framework and vendor leaks: completed by the leak finders' work.
-ANDROID_DEFAULTS: tuple[Matcher, ...] = JDK_DEFAULTS
+
+
+def _android(rows: tuple[tuple, ...], kind: str) -> tuple[Matcher, ...]:
+    return tuple(_matcher(pattern, class_name, name, kind, description, sdk, manufacturer)
+                 for pattern, class_name, name, sdk, manufacturer, description in rows)
+
+
+# LeakCanary's Android reference matchers: the JDK's, references LeakCanary
+# itself holds, and the known framework and vendor leaks (library kind).
+ANDROID_DEFAULTS: tuple[Matcher, ...] = (JDK_DEFAULTS + _android(_android_leaks.IGNORED, "ignore")
+                                         + _android(_android_leaks.KNOWN_LEAKS, "library"))
+
+
+def applicable(matchers: Iterable[Matcher], sdk: Optional[int] = None,
+               manufacturer: Optional[str] = None) -> tuple[Matcher, ...]:
+    """The matchers that apply to an Android build of that SDK level and maker
+    (None: unknown, keeps every matcher gated on it)."""
+    kept = []
+    for m in matchers:
+        if not isinstance(m, Matcher):
+            raise TypeError(f"exclude must hold hprofkit.match matchers, not {type(m).__name__}")
+        if m.applies_to(sdk, manufacturer):
+            kept.append(m)
+    return tuple(kept)

@@ -1,0 +1,63 @@
+"""find_leaks on a big dump: what the Python layer costs on top of the C search.
+
+    python benchmarks/bench_leaks.py [--dump FILE] [--mb 300] [--watch 1000]
+
+Without --dump it writes a fresh HeapGen dump into a temporary folder.  HeapGen
+heaps hold no Android component, so the run times: the default finders
+scanning the heap (they find nothing), then a finder "watching" --watch
+objects spread over the heap, split into the one path search
+(heap.paths_to_root) and the rest of find_leaks (inspectors, statuses,
+fingerprints, retained sizes), and the leaks per second."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import hprofkit
+from hprofkit import leaks
+
+from _common import heapgen, warm
+
+
+def timed(fn):
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dump", type=Path, help="an existing dump (default: generate one)")
+    parser.add_argument("--mb", type=int, default=300, help="HeapGen heap size when generating (default 300)")
+    parser.add_argument("--watch", type=int, default=1000, help="objects the benchmark finder names")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hprofkit-bench-leaks-") as tmp:
+        path = args.dump or heapgen(Path(tmp) / "heapgen.hprof", args.mb)
+        warm(path)
+        heap, seconds = timed(lambda: hprofkit.open_heap(path))
+        print(f"{'index build':<44}{seconds:>8.2f} s  ({heap.object_count:,} objects)")
+        found, seconds = timed(lambda: heap.find_leaks())
+        print(f"{'default finders (no Android classes)':<44}{seconds:>8.2f} s  ({len(found)} leaks)")
+
+        step = max(1, heap.object_count // args.watch)
+        watched = [obj for i, obj in enumerate(heap.objects()) if i % step == 0 and obj.kind == "instance"]
+        watched = watched[:args.watch]
+        exclude = hprofkit.match.JDK_DEFAULTS
+        paths, search = timed(lambda: heap.paths_to_root(watched, exclude=exclude))
+        reached = sum(p is not None for p in paths)
+        print(f"{'paths_to_root':<44}{search:>8.2f} s  ({reached:,} of {len(watched):,} objects reached)")
+        found, total = timed(lambda: heap.find_leaks(exclude=exclude, finders=(lambda h: watched,)))
+        rest = max(total - search, 1e-9)
+        print(f"{'find_leaks':<44}{total:>8.2f} s  ({len(found):,} leaks, "
+              f"{sum(len(leak.nodes) for leak in found):,} trace nodes)")
+        print(f"{'  of which traces (total - search)':<44}{rest:>8.2f} s  ({len(found) / rest:,.0f} leaks/s)")
+        if found:
+            print(f"\nthe deepest trace:\n{max(found, key=lambda leak: len(leak.nodes))}")
+        heap.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,713 @@
+"""Leak traces: what leaked, what keeps it, and which references to suspect.
+
+    import hprofkit
+    heap = hprofkit.open_heap("app.hprof")
+    for leak in heap.find_leaks():          # = hprofkit.leaks.find_leaks(heap)
+        print(leak)                         # a LeakCanary 2-style trace
+        leak.fingerprint                    # groups the same leak across dumps
+
+It works as LeakCanary's analyzer (Shark) does:
+
+1. *Finders* name the objects that should be gone (``DEFAULT_FINDERS``):
+   LeakCanary's ``KeyedWeakReference`` referents, destroyed activities,
+   fragments without a FragmentManager, detached root views of destroyed
+   activities, destroyed windows.  A finder is any callable ``finder(heap)``
+   yielding ``Candidate``s (or HeapObjects): pass your own in ``finders=``.
+2. One shortest-path search from the GC roots finds a path to each of them
+   (``heap.paths_to_root``, with the reference matchers of ``exclude``);
+   objects that are not strongly reachable are not leaks.
+3. *Inspectors* (``DEFAULT_INSPECTORS``) give each object on a path reasons to
+   be leaking or not (an Activity's ``mDestroyed``, a class is never
+   leaking...), then statuses propagate along the path: above the last node
+   known not leaking, nothing leaks; below the first leaking node, everything
+   does.  The references between those two nodes are the *suspects*: the
+   leak's cause is one of them, and the SHA-1 of their class and field names
+   is the leak's fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional
+
+from . import match
+from ._units import human_size
+
+__all__ = [
+    "find_leaks", "Leak", "TraceNode", "Candidate", "Finder", "Report", "LEAKING", "NOT_LEAKING", "UNKNOWN",
+    "KEYED_WEAK_REFERENCE", "DESTROYED_ACTIVITY", "DETACHED_FRAGMENT", "DETACHED_VIEW", "DESTROYED_WINDOW",
+    "DEFAULT_FINDERS", "DEFAULT_INSPECTORS", "default_exclude", "android_build",
+]
+
+LEAKING, NOT_LEAKING, UNKNOWN = "LEAKING", "NOT_LEAKING", "UNKNOWN"
+
+KEYED_WEAK_REFERENCE_CLASSES = ("leakcanary.KeyedWeakReference", "com.squareup.leakcanary.KeyedWeakReference")
+FRAGMENT_CLASSES = ("android.app.Fragment", "android.support.v4.app.Fragment", "androidx.fragment.app.Fragment")
+_REFERENCE = "java.lang.ref.Reference"
+_ACTIVITY = "android.app.Activity"
+_VIEW = "android.view.View"
+
+
+# ---- heap helpers ------------------------------------------------------------
+
+def _field(obj, declaring_class: str, name: str, default: Any = None) -> Any:
+    """The value of `name` as declared by `declaring_class`, or default when
+    the object has no such field (an older or newer framework)."""
+    try:
+        return obj[declaring_class, name]
+    except (KeyError, TypeError):
+        return default
+
+
+def _static(cls, name: str, default: Any = None) -> Any:
+    """A static field's value, or default when the class (or the field) is missing."""
+    if cls is None:
+        return default
+    try:
+        return cls[name]
+    except KeyError:
+        return default
+
+
+def _text(obj) -> Optional[str]:
+    """A String object's text (None for null or a non-String)."""
+    return obj.as_str() if obj is not None else None
+
+
+def _instances(heap, class_name: str) -> Iterator:
+    """Instances of every class of that name (a dump may hold duplicates) and their subclasses."""
+    for cls in heap.classes_named(class_name):
+        yield from cls.instances(subclasses=True)
+
+
+class _Ancestry:
+    """Class names of an object's class and superclasses, cached per class:
+    the inspectors ask "instance of X?" for every node of every path."""
+
+    def __init__(self) -> None:
+        self._names: dict[int, frozenset[str]] = {}
+
+    def names(self, obj) -> frozenset[str]:
+        cls = obj.class_
+        if cls is None or obj.kind != "instance":
+            return frozenset()
+        names = self._names.get(cls.index)
+        if names is None:
+            chain = []
+            while cls is not None and len(chain) < 256:     # a hostile superclass cycle ends
+                chain.append(cls.name)
+                cls = cls.superclass
+            names = self._names[obj.class_.index] = frozenset(chain)
+        return names
+
+
+def android_build(heap) -> tuple[Optional[int], Optional[str]]:
+    """(SDK_INT, MANUFACTURER) of an Android heap, from android.os.Build's
+    statics; (None, None) when the dump is not Android's or lacks them."""
+    sdk = manufacturer = None
+    value = _static(heap.find_class("android.os.Build$VERSION"), "SDK_INT")
+    sdk = value if type(value) is int else None
+    value = _static(heap.find_class("android.os.Build"), "MANUFACTURER")
+    manufacturer = _text(value) if value is not None and not isinstance(value, (int, float)) else None
+    return sdk, manufacturer
+
+
+def default_exclude(heap) -> tuple[match.Matcher, ...]:
+    """ANDROID_DEFAULTS for an Android heap (one with android.os.Build),
+    JDK_DEFAULTS otherwise."""
+    return match.ANDROID_DEFAULTS if heap.find_class("android.os.Build") is not None else match.JDK_DEFAULTS
+
+
+# ---- finders -----------------------------------------------------------------
+
+class Candidate(NamedTuple):
+    """An object a finder holds for leaking: its watch key (LeakCanary's
+    KeyedWeakReference key) if any, and why."""
+
+    object: Any
+    key: Optional[str] = None
+    reason: str = ""
+
+
+class Finder(NamedTuple):
+    """A named leak finder: ``find(heap)`` yields Candidates."""
+
+    name: str
+    description: str
+    find: Callable[[Any], Iterable[Candidate]]
+
+    def __call__(self, heap) -> Iterable[Candidate]:
+        return self.find(heap)
+
+    def __repr__(self) -> str:
+        return f"<Finder {self.name}>"
+
+
+def _watched(heap) -> Iterator[tuple[Any, Any, str]]:
+    """(reference, referent, reason) for every KeyedWeakReference still
+    watching an object that was not collected."""
+    for class_name in KEYED_WEAK_REFERENCE_CLASSES:
+        legacy = class_name.startswith("com.")
+        for ref in _instances(heap, class_name):
+            referent = _field(ref, _REFERENCE, "referent")
+            if referent is None:
+                continue
+            # LeakCanary 2 sets retainedUptimeMillis when the watch expires;
+            # -1 means the object was still within its grace period.
+            if _field(ref, class_name, "retainedUptimeMillis", 0) == -1:
+                continue
+            why = _text(_field(ref, class_name, "description")) or _text(_field(ref, class_name, "name"))
+            watcher = "RefWatcher" if legacy else "ObjectWatcher"
+            yield ref, referent, f"{watcher} was watching this" + (f" because {why}" if why else "")
+
+
+def _find_keyed_weak_references(heap) -> Iterator[Candidate]:
+    for ref, referent, reason in _watched(heap):
+        yield Candidate(referent, _text(_field(ref, ref.class_.name, "key")), reason)
+
+
+def _destroyed_activity_reason(activity) -> Optional[str]:
+    if _field(activity, _ACTIVITY, "mDestroyed") is True:
+        return "Activity#mDestroyed is true"
+    if _field(activity, _ACTIVITY, "mFinished") is True:
+        return "Activity#mFinished is true"
+    return None
+
+
+def _find_destroyed_activities(heap) -> Iterator[Candidate]:
+    for activity in _instances(heap, _ACTIVITY):
+        reason = _destroyed_activity_reason(activity)
+        if reason:
+            yield Candidate(activity, None, reason)
+
+
+def _find_detached_fragments(heap) -> Iterator[Candidate]:
+    for class_name in FRAGMENT_CLASSES:
+        for fragment in _instances(heap, class_name):
+            if _field(fragment, class_name, "mFragmentManager", False) is None:
+                yield Candidate(fragment, None, "Fragment.mFragmentManager is null")
+
+
+def _activity_of(context, ancestry: _Ancestry):
+    """The Activity a Context is or wraps (ContextWrapper.mBase chains), or None."""
+    seen = set()
+    while context is not None and context.id not in seen:
+        seen.add(context.id)
+        names = ancestry.names(context)
+        if _ACTIVITY in names:
+            return context
+        if "android.content.ContextWrapper" not in names:
+            return None
+        context = _field(context, "android.content.ContextWrapper", "mBase")
+    return None
+
+
+def _find_detached_views(heap) -> Iterator[Candidate]:
+    # Root views only (no parent, or a ViewRootImpl parent): one per hierarchy.
+    ancestry = _Ancestry()
+    for view in _instances(heap, _VIEW):
+        parent = _field(view, _VIEW, "mParent")
+        if parent is not None and _VIEW in ancestry.names(parent):
+            continue
+        if _field(view, _VIEW, "mAttachInfo", False) is not None:
+            continue
+        activity = _activity_of(_field(view, _VIEW, "mContext"), ancestry)
+        if activity is not None and _destroyed_activity_reason(activity):
+            yield Candidate(view, None, "View detached and View.mContext references a destroyed activity")
+
+
+def _find_destroyed_windows(heap) -> Iterator[Candidate]:
+    for window in _instances(heap, "android.view.Window"):
+        if _field(window, "android.view.Window", "mDestroyed") is True:
+            yield Candidate(window, None, "Window#mDestroyed is true")
+
+
+KEYED_WEAK_REFERENCE = Finder(
+    "KEYED_WEAK_REFERENCE", "referents of LeakCanary's KeyedWeakReference (leakcanary. and com.squareup.leakcanary.) "
+    "that were not collected", _find_keyed_weak_references)
+DESTROYED_ACTIVITY = Finder(
+    "DESTROYED_ACTIVITY", "android.app.Activity instances with mDestroyed (or mFinished) set",
+    _find_destroyed_activities)
+DETACHED_FRAGMENT = Finder(
+    "DETACHED_FRAGMENT", "fragments (android.app, support, androidx) with no FragmentManager",
+    _find_detached_fragments)
+DETACHED_VIEW = Finder(
+    "DETACHED_VIEW", "detached root views whose context is a destroyed activity", _find_detached_views)
+DESTROYED_WINDOW = Finder("DESTROYED_WINDOW", "android.view.Window instances with mDestroyed set",
+                          _find_destroyed_windows)
+DEFAULT_FINDERS: tuple[Finder, ...] = (
+    KEYED_WEAK_REFERENCE, DESTROYED_ACTIVITY, DETACHED_FRAGMENT, DETACHED_VIEW, DESTROYED_WINDOW)
+
+
+# ---- inspectors ----------------------------------------------------------------
+
+class Report:
+    """What inspectors say about one object of a path: labels shown under it,
+    and reasons it is leaking or not.  ``names`` are its class and
+    superclasses' names; ``cache`` is shared by every report of one
+    find_leaks call (for heap-wide facts an inspector computes once)."""
+
+    __slots__ = ("heap", "object", "names", "labels", "leaking_reasons", "not_leaking_reasons", "cache", "_ancestry")
+
+    def __init__(self, heap, obj, ancestry: _Ancestry, cache: dict) -> None:
+        self.heap = heap
+        self.object = obj
+        self._ancestry = ancestry
+        self.names = ancestry.names(obj)
+        self.labels: list[str] = []
+        self.leaking_reasons: list[str] = []
+        self.not_leaking_reasons: list[str] = []
+        self.cache = cache
+
+    def instance_of(self, class_name: str) -> bool:
+        return class_name in self.names
+
+    def activity_of(self, context):
+        return _activity_of(context, self._ancestry)
+
+
+def _inspect_watched(report: Report) -> None:
+    watched = report.cache.get("watched")
+    if watched is None:
+        watched = report.cache["watched"] = {}
+        for ref, referent, reason in _watched(report.heap):
+            labels = []
+            key = _text(_field(ref, ref.class_.name, "key"))
+            if key is not None:
+                labels.append(f"key = {key}")
+            # LeakCanary 2 records when the watch started and expired, and when the heap was dumped.
+            dumped = _static(ref.class_, "heapDumpUptimeMillis")
+            for name, label in (("watchUptimeMillis", "watchDurationMillis"),
+                                ("retainedUptimeMillis", "retainedDurationMillis")):
+                since = _field(ref, ref.class_.name, name)
+                if type(dumped) is int and type(since) is int and 0 < since <= dumped:
+                    labels.append(f"{label} = {dumped - since}")
+            watched.setdefault(referent.id, (reason, labels))
+    entry = watched.get(report.object.id)
+    if entry is not None:
+        report.leaking_reasons.append(entry[0])
+        report.labels.extend(entry[1])
+
+
+def _inspect_jdk(report: Report) -> None:
+    obj = report.object
+    if obj.kind == "class":
+        report.not_leaking_reasons.append("a class is never leaking")
+    elif report.instance_of("java.lang.ClassLoader"):
+        report.not_leaking_reasons.append("A ClassLoader is never leaking")
+    elif report.instance_of("java.lang.Thread"):
+        name = _text(_field(obj, "java.lang.Thread", "name"))
+        if name is not None:
+            report.labels.append(f"Thread name: '{name}'")
+        if name == "main":
+            report.not_leaking_reasons.append("the main thread always runs")
+    if obj.kind == "instance":
+        class_name = obj.class_name
+        tail = class_name.rsplit("$", 1)[-1]
+        if "$" in class_name and tail.isdigit():
+            superclass = obj.class_.superclass
+            if superclass is not None and superclass.name != "java.lang.Object":
+                report.labels.append(f"Anonymous subclass of {superclass.name}")
+            else:
+                report.labels.append("Anonymous class")
+
+
+def _destroyed_label(activity) -> str:
+    destroyed = _field(activity, _ACTIVITY, "mDestroyed")
+    return f"instance of {activity.class_name} with mDestroyed = {str(destroyed).lower()}"
+
+
+def _inspect_android_components(report: Report) -> None:
+    obj = report.object
+    if report.instance_of(_ACTIVITY):
+        destroyed = _field(obj, _ACTIVITY, "mDestroyed")
+        reason = _destroyed_activity_reason(obj)
+        if reason:
+            report.leaking_reasons.append(reason)
+        elif destroyed is False:
+            report.not_leaking_reasons.append("Activity#mDestroyed is false")
+    elif report.instance_of("android.app.Application"):
+        report.not_leaking_reasons.append("Application is a singleton")
+    elif report.instance_of("android.app.ActivityThread"):
+        report.not_leaking_reasons.append("ActivityThread is a singleton")
+    elif report.instance_of("android.view.inputmethod.InputMethodManager"):
+        report.not_leaking_reasons.append("InputMethodManager is a singleton")
+    elif report.instance_of("android.content.ContextWrapper"):
+        activity = report.activity_of(_field(obj, "android.content.ContextWrapper", "mBase"))
+        if activity is not None:
+            if _destroyed_activity_reason(activity):
+                report.leaking_reasons.append(f"{obj.class_name.rsplit('.', 1)[-1]} wraps an Activity with "
+                                              "Activity.mDestroyed true")
+            else:
+                report.labels.append(f"{obj.class_name.rsplit('.', 1)[-1]} wraps an {_destroyed_label(activity)}")
+    elif report.instance_of("android.app.ContextImpl"):
+        outer = _field(obj, "android.app.ContextImpl", "mOuterContext")
+        activity = report.activity_of(outer) if outer is not None and outer.id != obj.id else None
+        if activity is not None and _destroyed_activity_reason(activity):
+            report.leaking_reasons.append("ContextImpl.mOuterContext is an instance of a destroyed Activity")
+    if report.instance_of("android.app.Service"):
+        services = report.cache.get("services")
+        if services is None:
+            services = report.cache["services"] = _running_services(report.heap)
+        if obj.id in services:
+            report.not_leaking_reasons.append("Service held by ActivityThread")
+        elif services:
+            report.leaking_reasons.append("Service not held by ActivityThread")
+    for class_name in FRAGMENT_CLASSES:
+        if report.instance_of(class_name):
+            manager = _field(obj, class_name, "mFragmentManager", False)
+            if manager is None:
+                report.leaking_reasons.append("Fragment.mFragmentManager is null")
+            elif manager is not False:
+                report.not_leaking_reasons.append("Fragment.mFragmentManager is not null")
+            tag = _text(_field(obj, class_name, "mTag"))
+            if tag:
+                report.labels.append(f"Fragment.mTag={tag}")
+            break
+
+
+def _running_services(heap) -> frozenset[int]:
+    """Ids of the services ActivityThread.mServices holds (a map: its entries
+    are at most three references away)."""
+    thread = _static(heap.find_class("android.app.ActivityThread"), "sCurrentActivityThread")
+    services = _field(thread, "android.app.ActivityThread", "mServices") if thread is not None else None
+    found, frontier = set(), [services] if services is not None else []
+    for _ in range(3):
+        frontier = [ref.target for obj in frontier for ref in obj.references()
+                    if ref.target is not None and ref.name != "<loader>"]
+        found.update(o.id for o in frontier if o.kind == "instance")
+    return frozenset(found)
+
+
+def _inspect_views(report: Report) -> None:
+    obj = report.object
+    if report.instance_of(_VIEW):
+        context = _field(obj, _VIEW, "mContext")
+        activity = report.activity_of(context)
+        attached = _field(obj, _VIEW, "mAttachInfo", False) is not None
+        if activity is not None and _destroyed_activity_reason(activity):
+            report.leaking_reasons.append("View.mContext references a destroyed activity")
+        else:
+            # Walk up to the root view: a hierarchy under a ViewRootImpl is in a window.
+            root, parent, hops = obj, _field(obj, _VIEW, "mParent"), 0
+            while parent is not None and _VIEW in report._ancestry.names(parent) and hops < 10_000:
+                root, parent, hops = parent, _field(parent, _VIEW, "mParent"), hops + 1
+            in_window = parent is not None or root.class_name == "com.android.internal.policy.DecorView"
+            if in_window and (_field(obj, _VIEW, "mWindowAttachCount", 0) or 0) > 0:
+                if not attached:
+                    report.leaking_reasons.append("View detached yet still part of window view hierarchy")
+                else:
+                    report.not_leaking_reasons.append("View is part of a window view hierarchy")
+        report.labels.append("View#mAttachInfo is " + ("not null (view attached)" if attached else
+                                                       "null (view detached)"))
+        if context is not None:
+            report.labels.append(f"View.mContext references {_destroyed_label(activity)}" if activity is not None
+                                 else f"View.mContext references an instance of {context.class_name}")
+    elif report.instance_of("android.view.Window"):
+        destroyed = _field(obj, "android.view.Window", "mDestroyed")
+        if destroyed is True:
+            report.leaking_reasons.append("Window#mDestroyed is true")
+        elif destroyed is False:
+            report.not_leaking_reasons.append("Window#mDestroyed is false")
+    elif report.instance_of("android.view.ViewRootImpl"):
+        view = _field(obj, "android.view.ViewRootImpl", "mView", False)
+        if view is None:
+            report.leaking_reasons.append("ViewRootImpl#mView is null")
+        elif view is not False:
+            report.not_leaking_reasons.append("ViewRootImpl#mView is not null")
+    elif report.instance_of("android.os.MessageQueue"):
+        quitting = _field(obj, "android.os.MessageQueue", "mQuitting")
+        if quitting is None:
+            quitting = _field(obj, "android.os.MessageQueue", "mQuiting")     # its name before API 21
+        if quitting is True:
+            report.leaking_reasons.append("MessageQueue#mQuitting is true")
+        elif quitting is False:
+            report.not_leaking_reasons.append("MessageQueue#mQuitting is false")
+    elif report.instance_of("android.os.Message"):
+        for name in ("what", "when"):
+            value = _field(obj, "android.os.Message", name)
+            if value is not None:
+                report.labels.append(f"Message.{name} = {value}")
+
+
+DEFAULT_INSPECTORS: tuple[Callable[[Report], None], ...] = (
+    _inspect_watched, _inspect_jdk, _inspect_android_components, _inspect_views)
+
+
+# ---- statuses ------------------------------------------------------------------
+
+def _resolve(report: Report, leaking_wins: bool) -> tuple[str, str]:
+    """One node's status from its own reasons (a conflict is told, not hidden)."""
+    status, reason = UNKNOWN, ""
+    if report.not_leaking_reasons:
+        status, reason = NOT_LEAKING, " and ".join(report.not_leaking_reasons)
+    if report.leaking_reasons:
+        leaking = " and ".join(report.leaking_reasons)
+        if status == NOT_LEAKING and not leaking_wins:
+            reason += f". Conflicts with {leaking}"
+        else:
+            reason = f"{leaking}. Conflicts with {reason}" if status == NOT_LEAKING else leaking
+            status = LEAKING
+    return status, reason
+
+
+def _simple_name(obj) -> str:
+    name = obj.name if obj.kind == "class" else obj.class_name
+    return name.rsplit(".", 1)[-1]
+
+
+def _statuses(reports: list[Report]) -> list[tuple[str, str]]:
+    """Each path node's (status, reason), LeakCanary's way: the last node is
+    leaking; nodes above the last not-leaking one are not leaking; nodes below
+    the first leaking one are leaking."""
+    last = len(reports) - 1
+    result, last_not_leaking, first_leaking = [], -1, last
+    for i, report in enumerate(reports):
+        status, reason = _resolve(report, leaking_wins=i == last)
+        if i == last and status != LEAKING:
+            reason = "This is the leaking object" + (f". Conflicts with {reason}" if status == NOT_LEAKING else "")
+            status = LEAKING
+        result.append((status, reason))
+        if status == NOT_LEAKING:
+            last_not_leaking, first_leaking = i, last
+        elif status == LEAKING and first_leaking == last:
+            first_leaking = i
+    names = [_simple_name(r.object) for r in reports]
+    for i in range(last_not_leaking):
+        status, reason = result[i]
+        below = next(j for j in range(i + 1, last_not_leaking + 1) if result[j][0] == NOT_LEAKING)
+        cause = f"{names[below]}↓ is not leaking"
+        result[i] = (NOT_LEAKING, cause if status == UNKNOWN else
+                     f"{cause} and {reason}" if status == NOT_LEAKING else f"{cause}. Conflicts with {reason}")
+    for i in range(last - 1, first_leaking, -1):
+        status, reason = result[i]
+        above = next(j for j in range(i - 1, first_leaking - 1, -1) if result[j][0] == LEAKING)
+        cause = f"{names[above]}↑ is leaking"
+        result[i] = (LEAKING, cause if status == UNKNOWN else f"{cause} and {reason}")
+    return result
+
+
+# ---- the leak ------------------------------------------------------------------
+
+_ROOT_DESCRIPTIONS = {
+    "JNI_GLOBAL": "Global variable in native code", "JNI_LOCAL": "Local variable in native code",
+    "JAVA_FRAME": "Java local variable", "NATIVE_STACK": "Input or output parameters in native code",
+    "STICKY_CLASS": "System class", "THREAD_BLOCK": "Thread block",
+    "MONITOR_USED": "Monitor (anything that called the wait() or notify() methods, or that is synchronized.)",
+    "THREAD_OBJECT": "Thread object", "JNI_MONITOR": "Root JNI monitor",
+    "INTERNED_STRING": "Interned string", "FINALIZING": "Object waiting for finalization",
+    "DEBUGGER": "Debugger", "VM_INTERNAL": "VM internal", "REFERENCE_CLEANUP": "Reference cleanup",
+    "UNREACHABLE": "Unreachable", "UNKNOWN": "Unknown",
+}
+
+
+def _type_name(obj) -> str:
+    return {"class": "class", "instance": "instance"}.get(obj.kind, "array")
+
+
+def _declaring_class(holder, field_name: str) -> str:
+    """The class declaring `field_name` nearest to the holder's class (what
+    holder[field_name] reads)."""
+    cls = holder.class_
+    while cls is not None:
+        if any(f.name == field_name for f in cls.fields):
+            return cls.name
+        cls = cls.superclass
+    return holder.class_name
+
+
+class TraceNode(NamedTuple):
+    """One object of a leak trace, root first, the leaking object last.
+
+    reference: the Hop leaving this node toward the leak (None on the last).
+    owner: the class name shown with that reference (the field's declaring
+    class, the array class, the static's class, the thread's class).
+    suspect: whether that reference is in the suspect span."""
+
+    object: Any
+    status: str
+    reason: str
+    labels: tuple[str, ...]
+    reference: Any
+    owner: Optional[str]
+    suspect: bool
+
+    @property
+    def class_name(self) -> str:
+        return self.object.name if self.object.kind == "class" else self.object.class_name
+
+    @property
+    def reference_name(self) -> str:
+        """The reference as the fingerprint names it: array indexes as [x]."""
+        ref = self.reference
+        return {"ARRAY_ENTRY": "[x]", "LOCAL": "<Java Local>"}.get(ref.ref_type, ref.name)
+
+    @property
+    def reference_display(self) -> str:
+        ref = self.reference
+        if ref.ref_type == "LOCAL":
+            return "<Java Local>"
+        return ref.name if ref.ref_type != "ARRAY_ENTRY" or ref.name.startswith("[") else f"[{ref.name}]"
+
+
+def fingerprint(nodes: Iterable[TraceNode]) -> str:
+    """SHA-1 (hex) over the suspect references' class name + reference name,
+    array indexes as [x]: no addresses, so the same leak groups across dumps."""
+    text = "".join(node.class_name + node.reference_name for node in nodes if node.suspect)
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class Leak:
+    """One leaking object and the shortest strong path that keeps it.
+
+    object: the leaking HeapObject; key: its LeakCanary watch key or None;
+    path: the Path from its GC root; library: True when the path must cross a
+    "library" matcher (a known framework or vendor leak), pattern: that
+    matcher; nodes: the TraceNodes; fingerprint: the SHA-1 grouping the same
+    leak across dumps; retained_size / retained_count: what it keeps alive."""
+
+    __slots__ = ("object", "key", "path", "library", "pattern", "nodes", "fingerprint", "retained_size",
+                 "retained_count", "_retained")
+
+    def __init__(self, obj, key, path, nodes, retained: dict) -> None:
+        self.object = obj
+        self.key = key
+        self.path = path
+        self.library = bool(path.library)
+        self.pattern = getattr(path, "library_matcher", None) if self.library else None
+        self.nodes = tuple(nodes)
+        self.fingerprint = fingerprint(self.nodes)
+        self.retained_size, self.retained_count = retained.get(obj.id, (None, None))
+        self._retained = retained
+
+    @property
+    def root_kind(self) -> str:
+        return self.path.hops[0].name
+
+    @property
+    def description(self) -> str:
+        """The library matcher's description, "" for an application leak."""
+        return self.pattern.description if self.pattern is not None else ""
+
+    def __repr__(self) -> str:
+        kind = "library leak" if self.library else "leak"
+        return f"<{kind} {self.object!r} {self.fingerprint[:12]}>"
+
+    def _node_lines(self, node: TraceNode, first: str, rest: str) -> list[str]:
+        lines = [f"{first}{node.class_name} {_type_name(node.object)}"]
+        status = {LEAKING: "YES", NOT_LEAKING: "NO"}.get(node.status, "UNKNOWN")
+        lines.append(f"{rest}Leaking: {status}" + (f" ({node.reason})" if node.status != UNKNOWN else ""))
+        size, count = self._retained.get(node.object.id, (None, None))
+        if node.status == LEAKING and size is not None:
+            lines.append(f"{rest}Retaining {human_size(size)} in {count:,} objects")
+        lines.extend(rest + label for label in node.labels)
+        return lines
+
+    def __str__(self) -> str:
+        lines = []
+        if self.library:
+            lines.append(f"Library leak match: {self.pattern!r}" if self.pattern is not None else "Library leak")
+            if self.description:
+                lines.append(f"Description: {self.description}")
+        lines += [f"Signature: {self.fingerprint}", "┬───",
+                  f"│ GC Root: {_ROOT_DESCRIPTIONS.get(self.root_kind, self.root_kind)}", "│"]
+        for node in self.nodes[:-1]:
+            lines += self._node_lines(node, "├─ ", "│    ")
+            static = " static" if node.reference.ref_type == "STATIC_FIELD" else ""
+            dot = "" if node.reference.ref_type == "LOCAL" else "."
+            owner = node.owner.rsplit(".", 1)[-1]
+            prefix = f"    ↓{static} {owner}{dot}"
+            lines.append(f"│{prefix}{node.reference_display}")
+            if node.suspect:
+                lines.append("│" + " " * len(prefix) + "~" * len(node.reference_display))
+        lines += self._node_lines(self.nodes[-1], "╰→ ", "     ")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """The leak as JSON-ready data."""
+        def node_dict(node: TraceNode) -> dict:
+            out = {"id": node.object.id, "class": node.class_name, "type": _type_name(node.object),
+                   "status": node.status, "reason": node.reason, "labels": list(node.labels)}
+            size, count = self._retained.get(node.object.id, (None, None))
+            if size is not None:
+                out["retained_size"], out["retained_count"] = size, count
+            if node.reference is not None:
+                out["reference"] = {"type": node.reference.ref_type, "owner": node.owner,
+                                    "name": node.reference.name, "suspect": node.suspect}
+            return out
+        return {"object": {"id": self.object.id, "class": self.nodes[-1].class_name}, "key": self.key,
+                "library": self.library, "pattern": repr(self.pattern) if self.pattern is not None else None,
+                "description": self.description, "fingerprint": self.fingerprint,
+                "retained_size": self.retained_size, "retained_count": self.retained_count,
+                "root": self.root_kind, "trace": [node_dict(n) for n in self.nodes]}
+
+
+def _trace_nodes(heap, path, inspectors, ancestry: _Ancestry, cache: dict) -> list[TraceNode]:
+    hops = path.hops
+    objects = [hop.target for hop in hops]
+    reports = [Report(heap, obj, ancestry, cache) for obj in objects]
+    for report in reports:
+        for inspect in inspectors:
+            inspect(report)
+    found = _statuses(reports)
+    nodes = []
+    for i, (obj, report, (status, reason)) in enumerate(zip(objects, reports, found)):
+        reference = hops[i + 1] if i + 1 < len(hops) else None
+        owner = None
+        if reference is not None:
+            if reference.ref_type == "INSTANCE_FIELD":
+                owner = _declaring_class(obj, reference.name)
+            else:
+                owner = obj.name if obj.kind == "class" else obj.class_name
+        # A reference is suspect from the last not-leaking node to the first leaking one.
+        suspect = reference is not None and (
+            status == UNKNOWN or (status == NOT_LEAKING and found[i + 1][0] != NOT_LEAKING))
+        nodes.append(TraceNode(obj, status, reason, tuple(report.labels), reference, owner, suspect))
+    return nodes
+
+
+def _retained(heap, objects) -> dict[int, tuple[Optional[int], Optional[int]]]:
+    """Retained size and count of each object, when the heap computes them."""
+    size_of = getattr(heap, "retained_size", None)
+    count_of = getattr(heap, "retained_count", None)
+    if size_of is None or count_of is None:
+        return {}
+    return {obj.id: (size_of(obj), count_of(obj)) for obj in objects}
+
+
+def find_leaks(heap, exclude: Optional[Iterable[match.Matcher]] = None,
+               finders: Iterable[Callable] = DEFAULT_FINDERS, *,
+               inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS) -> list[Leak]:
+    """The leaks of a heap: each candidate the finders name that is strongly
+    reachable, with its shortest path from a GC root, statuses and fingerprint.
+
+    exclude: reference matchers for the path search (default: ANDROID_DEFAULTS
+    for an Android heap, JDK_DEFAULTS otherwise); those gated on an SDK level
+    or maker that is not the heap's are dropped.  finders: callables
+    ``finder(heap)`` yielding Candidates or HeapObjects; an object found twice
+    is one leak (the first key found wins).  inspectors: callables
+    ``inspect(report)`` filling a Report per path node.  Leaks come in the
+    finders' order, each finder's in id order."""
+    sdk, manufacturer = android_build(heap)
+    matchers = match.applicable(default_exclude(heap) if exclude is None else exclude, sdk, manufacturer)
+    inspectors = tuple(inspectors)
+
+    candidates: dict[int, Candidate] = {}
+    for finder in finders:
+        for found in finder(heap):
+            candidate = found if isinstance(found, Candidate) else Candidate(found)
+            known = candidates.get(candidate.object.id)
+            if known is None:
+                candidates[candidate.object.id] = candidate
+            elif known.key is None and candidate.key is not None:
+                candidates[candidate.object.id] = known._replace(key=candidate.key)
+    if not candidates:
+        return []
+    objects = [c.object for c in candidates.values()]
+    paths = heap.paths_to_root(objects, exclude=matchers)
+    reached = [(candidate, path) for candidate, path in zip(candidates.values(), paths) if path is not None]
+    ancestry, cache = _Ancestry(), {}
+    traces = [(c, p, _trace_nodes(heap, p, inspectors, ancestry, cache)) for c, p in reached]
+    retained = _retained(heap, {n.object.id: n.object for _, _, nodes in traces for n in nodes
+                                if n.status == LEAKING}.values())
+    return [Leak(candidate.object, candidate.key, path, nodes, retained) for candidate, path, nodes in traces]
