@@ -272,7 +272,8 @@ void hp_reach_free(hp_reach *r)
     if (!r)
         return;
     hp_graph_free(&r->graph);
-    hp_dominators_free(&r->dom);
+    if (r->dom.idom) /* built on first use of retained sizes only */
+        hp_dominators_free(&r->dom);
     r->alloc.free_fn(r->roots);
     r->alloc.free_fn(r->root_records);
     r->alloc.free_fn(r->threads);
