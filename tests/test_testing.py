@@ -19,7 +19,9 @@ from hprofkit._units import human_size, parse_size
 from hprofkit.testing import (CheckSettings, HeapCheckFailed, assert_max_instances, assert_no_growth,
                               assert_roundtrip)
 from hprofkit import match
-from conftest import dump_path
+from hprofkit.diff import diff
+from conftest import SHARED_TOOLS, dump_path
+from leaky_heap import LeakyHeap
 
 pytest_plugins = ["pytester"]
 
@@ -274,3 +276,178 @@ def test_roundtrip_tailor():
     assert_roundtrip(LEAKCANARY, format="tailor")
     with pytest.raises(ValueError):
         assert_roundtrip(LEAKCANARY, format="tailor", keep_all=True)
+
+
+# -- leaks (LeakCanary's own test dump: its ServiceBinderLeak test expects
+#    LeakyService held through LeakyService$MyBinder.service from a native global) --
+
+LEAKY_SERVICE = "com.example.leakcanary.LeakyService"
+BINDER_FIELD = ("com.example.leakcanary.LeakyService$MyBinder", "service")
+
+
+def test_no_leaks_fails_on_leakcanarys_dump_with_the_trace(pytester):
+    pytester.makepyfile(f"""
+        from hprofkit import match
+        from hprofkit.testing import assert_no_leaks
+
+        DUMP = {str(LEAKCANARY)!r}
+        MINI = {str(MINI)!r}
+        AS_LIBRARY = match.ANDROID_DEFAULTS + (
+            match.instance_field(*{BINDER_FIELD!r}, kind="library", description="the binder outlives the service"),)
+
+        def test_leaks(hprof_heap):
+            assert_no_leaks(hprof_heap(DUMP))
+
+        def test_leaks_in_the_mini(hprof_heap):
+            assert_no_leaks(hprof_heap(MINI))
+
+        def test_library_leak_passes(hprof_heap):
+            assert_no_leaks(hprof_heap(DUMP), exclude=AS_LIBRARY)
+
+        def test_library_leak_fails_when_asked(hprof_heap):
+            assert_no_leaks(hprof_heap(DUMP), exclude=AS_LIBRARY, fail_on_library=True)
+    """)
+    result = pytester.runpytest("-rP")
+    result.assert_outcomes(passed=1, failed=3)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines([
+        f"E * 1 leak (1 distinct trace): {LEAKY_SERVICE}",
+        "*- hprofkit -*",
+        "1 application leak, 0 library leaks",
+        "APPLICATION LEAK 1: 1 object, retaining *, fingerprint *",
+        "*GC Root: Global variable in native code*",
+        "*LeakyService$MyBinder.service*",
+        f"*{LEAKY_SERVICE} instance*",
+    ])
+    # The passing test's library leak is reported, not failed.
+    passed = out[out.index("_ test_library_leak_passes _"):]
+    assert "1 library leak (library leaks do not fail" in passed and "LIBRARY LEAK 1" in passed
+    assert "Description: the binder outlives the service" in passed
+
+
+def test_no_leaks_when_the_reference_is_ignored():
+    from hprofkit.testing import assert_no_leaks
+    ignore = match.ANDROID_DEFAULTS + (match.instance_field(*BINDER_FIELD),)
+    assert_no_leaks(LEAKCANARY, exclude=ignore)
+    with pytest.raises(HeapCheckFailed, match=LEAKY_SERVICE.replace(".", r"\.")):
+        assert_no_leaks(LEAKCANARY)
+
+
+def test_hprof_check_runs_the_leak_check_by_default(pytester):
+    dumps = pytester.mkdir("dumps")
+    shutil.copy(LEAKCANARY, dumps / "leaky.hprof")
+    shutil.copy(dump_path("platform_tools_base__dialer.android-hprof"), dumps / "dialer.hprof")
+    result = pytester.runpytest("--hprof-check", "dumps", "-v")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines_random(["dumps/leaky.hprof::hprof-check FAILED*",
+                                        "dumps/dialer.hprof::hprof-check PASSED*",
+                                        f"*leaky.hprof: 1 leak (1 distinct trace): {LEAKY_SERVICE}"])
+    pytester.makepyprojecttoml(f"""
+        [tool.hprofkit]
+        exclude = [{{ instance_field = "{'.'.join(BINDER_FIELD)}", kind = "library" }}]
+    """)
+    pytester.runpytest("--hprof-check", "dumps").assert_outcomes(passed=2)
+
+
+# -- growth along reference paths, on dumps whose growth is known by construction ------------
+
+def growth_dump(path, listeners: int, nodes: int) -> None:
+    """Registry.sListeners: an Object[] of `listeners` Listeners; Other.sKept:
+    three more, in every dump; Chain.sHead: a list of `nodes` Nodes."""
+    heap = LeakyHeap()
+    heap.cls("com.example.Listener")
+    heap.cls("com.example.Node", fields=[("next", "object")])
+    heap.cls("com.example.Registry", statics={"sListeners": ("object", None)})
+    heap.cls("com.example.Other", statics={"sKept": ("object", None)})
+    heap.cls("com.example.Chain", statics={"sHead": ("object", None)})
+    heap.set_static("com.example.Registry", "sListeners", "object",
+                    heap.array([heap.new("com.example.Listener") for _ in range(listeners)]))
+    heap.set_static("com.example.Other", "sKept", "object",
+                    heap.array([heap.new("com.example.Listener") for _ in range(3)]))
+    head = None
+    for _ in range(nodes):
+        head = heap.new("com.example.Node", next=head)
+    heap.set_static("com.example.Chain", "sHead", "object", head)
+    heap.write(path)
+
+
+def test_growth_paths_name_where_objects_were_added(tmp_path):
+    a, b = tmp_path / "a.hprof", tmp_path / "b.hprof"
+    growth_dump(a, listeners=2, nodes=2)
+    growth_dump(b, listeners=5, nodes=4)
+    result = diff(a, b, paths=True)
+    assert {r.name: (r.count_a, r.count_b) for r in result.rows if r.count_delta} == {
+        "com.example.Listener": (5, 8), "com.example.Node": (2, 4)}
+    listeners = [p for p in result.paths if p.name == "com.example.Listener"]
+    assert [(p.count_a, p.count_b) for p in listeners] == [(2, 5)]
+    assert listeners[0].path == ("ROOT STICKY_CLASS -> class com.example.Registry",
+                                 "STATIC_FIELD com.example.Registry.sListeners -> java.lang.Object[]",
+                                 "ARRAY_ENTRY java.lang.Object[].[x] -> com.example.Listener")
+    # The list grew at its head: the two new Nodes hang one and two hops deeper than before.
+    nodes = sorted((p for p in result.paths if p.name == "com.example.Node"), key=lambda p: len(p.path))
+    assert [(p.count_a, p.count_b) for p in nodes] == [(0, 1), (0, 1)]
+    head = ("ROOT STICKY_CLASS -> class com.example.Chain", "STATIC_FIELD com.example.Chain.sHead -> com.example.Node")
+    step = "INSTANCE_FIELD com.example.Node.next -> com.example.Node"
+    assert [p.path for p in nodes] == [head + (step,) * 2, head + (step,) * 3]
+    with pytest.raises(HeapCheckFailed) as info:
+        assert_no_growth(a, b, classes=["com.example.Listener"], allow=2)
+    assert "com.example.Listener 5 -> 8 instances" in info.value.summary
+    assert "+3 com.example.Listener (2 -> 5) along:" in info.value.report
+    assert "STATIC_FIELD com.example.Registry.sListeners -> java.lang.Object[]" in info.value.report
+    assert_no_growth(a, b, classes=["com.example.Listener"], allow=3)
+
+
+# -- retained sizes (VisualVM's, from the oracle, under semantics="visualvm") -----------------
+
+def oracle_retained(oracle, path, name: str) -> tuple[int, int]:
+    """(instances, retained bytes) of class `name` in VisualVM's histogram."""
+    rows = [v for k, v in oracle.retained_by_class(path).items() if k.rsplit("@", 1)[0] == name]
+    return sum(r[0] for r in rows), sum(r[1] for r in rows)
+
+
+def oracle_object_retained(heap, name: str) -> list[int]:
+    """VisualVM's retained size of each instance of `name` (graph.sh object ID...)."""
+    ids = [hex(obj.id) for obj in heap.find_class(name).instances()]
+    proc = subprocess.run(["bash", str(SHARED_TOOLS / "oracle" / "graph.sh"), str(LEAKCANARY), "object", *ids],
+                          capture_output=True, text=True, timeout=900, check=True)
+    return [json.loads(line)["retained"] for line in proc.stdout.splitlines() if line.strip()]
+
+
+def test_retained_below_follows_visualvms_retained_sizes(oracle):
+    from hprofkit.testing import assert_retained_below
+    count, retained = oracle_retained(oracle, LEAKCANARY, "android.graphics.Bitmap")
+    with hprofkit.open_heap(LEAKCANARY, semantics="visualvm") as heap:
+        each = sorted(oracle_object_retained(heap, "android.graphics.Bitmap"), reverse=True)
+        assert_retained_below(heap, "android.graphics.Bitmap", retained + 1)
+        with pytest.raises(HeapCheckFailed) as info:
+            assert_retained_below(heap, "android.graphics.Bitmap", retained)
+        assert f"android.graphics.Bitmap retains {human_size(retained)} ({retained:,} B)" in info.value.report
+        assert f"its {count} instances, largest first:" in info.value.report
+        assert "what keeps <Bitmap@0x" in info.value.report
+        assert len(each) == count
+        assert_retained_below(heap, "android.graphics.Bitmap", each[0] + 1, per_instance=True)
+        with pytest.raises(HeapCheckFailed) as info:
+            assert_retained_below(heap, "android.graphics.Bitmap", "1 B", per_instance=True)
+        over = sum(1 for r in each if r >= 1)
+        assert info.value.summary == (f"android.graphics.Bitmap: {over} instances over 1 B, the largest retains "
+                                      f"{human_size(each[0])}")
+    with pytest.raises(ValueError):
+        assert_retained_below(LEAKCANARY, "android.graphics.Bitmap", "2 parsecs")
+
+
+def test_baseline_holds_retained_sizes(pytester, oracle):
+    _, retained = oracle_retained(oracle, LEAKCANARY, "android.graphics.Bitmap")
+    pytester.makepyfile(test_snap=f"""
+        def test_snapshot(hprof_heap, hprof_baseline):
+            heap = hprof_heap({str(LEAKCANARY)!r}, semantics="visualvm")
+            hprof_baseline.check(heap, retained=["android.graphics.Bitmap"], name="after")
+    """)
+    pytester.runpytest("--hprof-update-baselines").assert_outcomes(passed=1)
+    path = pytester.path / "__hprof_baselines__" / "test_snap" / "test_snapshot.after.json"
+    stored = json.loads(path.read_text())
+    assert stored["retained"] == {"android.graphics.Bitmap": retained}
+    stored["retained"]["android.graphics.Bitmap"] -= 100
+    path.write_text(json.dumps(stored))
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*heap differs from its baseline in 1 class: android.graphics.Bitmap*"])

@@ -20,7 +20,9 @@ not only which class grew."""
 from __future__ import annotations
 
 import html
+import itertools
 import os
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
@@ -28,6 +30,7 @@ from typing import Any, Iterable, Sequence
 from ._heap import Heap, HeapObject
 from ._heapfile import open_any
 from ._units import human_size
+from .leaks import default_exclude
 
 __all__ = ["diff", "HeapDiff", "DiffRow", "PathGrowth", "class_histogram", "retained_by_class", "growth_paths"]
 
@@ -144,19 +147,45 @@ def hop_name(hop: Any) -> str:
     return f"{hop.ref_type} {owner}.{hop.name} -> {target}"
 
 
+_INDEX = re.compile(r"\[\d+\]")
+
+
 def _path_counts(heap: Heap, name: str, exclude: Any, sample: int) -> tuple[Counter, bool]:
-    """{named path: objects of class `name` on it}, and whether it is a sample."""
-    counts: Counter = Counter()
-    traced = 0
+    """{named path: objects of class `name` on it}, and whether it is a sample.
+
+    One search finds the paths of all the objects; it treats them as leaves,
+    so an object reached only through another of the same class (a chained
+    hash bucket, a linked list) is named by that one's path plus the hop
+    between them, as a search through it would have found it."""
+    objects = []
     for cls in heap.classes_named(name):
-        for obj in cls.instances():
-            if traced == sample:
-                return counts, True
-            traced += 1
-            path = heap.path_to_root(obj, exclude=exclude) if exclude is not None else heap.path_to_root(obj)
-            key = tuple(hop_name(h) for h in path.hops) if path is not None else ("(not strongly reachable)",)
-            counts[key] += 1
-    return counts, False
+        objects += itertools.islice(cls.instances(), sample - len(objects))
+    sampled = len(objects) == sample and sum(c.instance_count for c in heap.classes_named(name)) > sample
+    names: dict[int, tuple[str, ...]] = {}
+    pending = []
+    for obj, path in zip(objects, heap.paths_to_root(objects, exclude=exclude)):
+        if path is None:
+            pending.append(obj)
+        else:
+            names[obj.id] = tuple(hop_name(h) for h in path.hops)
+    while pending:
+        left = []
+        for obj in pending:
+            via = next((r for r in obj.referrers() if r.source_id in names), None)
+            if via is None:
+                left.append(obj)
+                continue
+            holder = via.source
+            hop = (f"ARRAY_ENTRY {holder.class_name}.[x]" if holder.kind == "object_array"
+                   else f"INSTANCE_FIELD {holder.class_name}.{_INDEX.sub('[x]', via.name)}")
+            names[obj.id] = names[via.source_id] + (f"{hop} -> {_target_name(obj)}",)
+        if len(left) == len(pending):
+            break
+        pending = left
+    counts: Counter = Counter(names.values())
+    if pending:
+        counts[("(not strongly reachable)",)] += len(pending)
+    return counts, sampled
 
 
 def growth_paths(a: Heap, b: Heap, names: Iterable[str], *, exclude: Any = None,
@@ -166,11 +195,9 @@ def growth_paths(a: Heap, b: Heap, names: Iterable[str], *, exclude: Any = None,
     from a sample (more than `sample` instances of a class)."""
     grown: list[PathGrowth] = []
     sampled = False
-    if not hasattr(a, "path_to_root"):  # TEMP until issue 12 lands
-        return grown, sampled
     for name in names:
-        counts_a, cut_a = _path_counts(a, name, exclude, sample)
-        counts_b, cut_b = _path_counts(b, name, exclude, sample)
+        counts_a, cut_a = _path_counts(a, name, default_exclude(a) if exclude is None else exclude, sample)
+        counts_b, cut_b = _path_counts(b, name, default_exclude(b) if exclude is None else exclude, sample)
         sampled = sampled or cut_a or cut_b
         for key, count_b in counts_b.items():
             if count_b > counts_a.get(key, 0):

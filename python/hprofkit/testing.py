@@ -36,6 +36,7 @@ from ._files import decode, encode
 from ._heap import Heap, HeapObject
 from ._heapfile import open_any
 from ._units import human_size, parse_size
+from .leaks import default_exclude
 from .diff import HeapDiff, class_histogram, diff, growth_paths, retained_by_class
 
 __all__ = ["HeapCheckFailed", "assert_no_leaks", "assert_max_instances", "assert_retained_below",
@@ -90,10 +91,9 @@ def _plural(n: int, word: str) -> str:
 def _keepers(heap: Heap, objects: Sequence[HeapObject], exclude: Any = None) -> list[str]:
     """The paths from GC roots of the first objects: what keeps them alive."""
     lines: list[str] = []
-    if not hasattr(heap, "path_to_root"):  # TEMP until issue 12 lands
-        return lines
+    exclude = default_exclude(heap) if exclude is None else exclude
     for obj in objects[:_SHOWN_PATHS]:
-        path = heap.path_to_root(obj) if exclude is None else heap.path_to_root(obj, exclude=exclude)
+        path = heap.path_to_root(obj, exclude=exclude)
         lines += ["", f"what keeps {obj!r} alive:",
                   str(path) if path is not None else "  (not strongly reachable: only weak references hold it)"]
     return lines
@@ -127,20 +127,20 @@ def assert_no_leaks(heap: Heap | str | os.PathLike[str], exclude: Any = None, fa
     reported in the "hprofkit" section, as LeakCanary's
     DetectLeaksAfterTestSuccess logs them.  exclude: reference matchers
     (hprofkit.match), default find_leaks's."""
-    with _heap(heap) as h:
+    with _heap(heap) as h:  # the report reads the heap: built before a path's heap closes
         leaks = h.find_leaks() if exclude is None else h.find_leaks(exclude=exclude)
-    app = [x for x in leaks if not x.library]
-    library = [x for x in leaks if x.library]
-    failing = app + (library if fail_on_library else [])
-    head = (f"{_plural(len(app), 'application leak')}, {_plural(len(library), 'library leak')}"
-            + ("" if fail_on_library or not library else " (library leaks do not fail: fail_on_library=False)"))
-    lines = [head] + _leak_report("APPLICATION LEAK", app) + _leak_report("LIBRARY LEAK", library)
+        app = [x for x in leaks if not x.library]
+        library = [x for x in leaks if x.library]
+        failing = app + (library if fail_on_library else [])
+        head = (f"{_plural(len(app), 'application leak')}, {_plural(len(library), 'library leak')}"
+                + ("" if fail_on_library or not library else " (library leaks do not fail: fail_on_library=False)"))
+        report = "\n".join([head] + _leak_report("APPLICATION LEAK", app) + _leak_report("LIBRARY LEAK", library))
+        culprits = ", ".join(sorted({x.object.class_name for x in failing}))
     if failing:
         kinds = len(_leak_groups(failing))
-        _fail(f"{_plural(len(failing), 'leak')} ({_plural(kinds, 'distinct trace')}): "
-              + ", ".join(sorted({x.object.class_name for x in failing})), "\n".join(lines))
+        _fail(f"{_plural(len(failing), 'leak')} ({_plural(kinds, 'distinct trace')}): {culprits}", report)
     if library:
-        _note("\n".join(lines))
+        _note(report)
 
 
 # -- budgets --------------------------------------------------------------------
