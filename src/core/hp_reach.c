@@ -271,8 +271,9 @@ void hp_reach_free(hp_reach *r)
 {
     if (!r)
         return;
-    hp_graph_free(&r->graph);
-    if (r->dom.idom) /* built on first use of retained sizes only */
+    if (r->graph.alloc.free_fn) /* built, or failed after starting */
+        hp_graph_free(&r->graph);
+    if (r->dom.alloc.free_fn)
         hp_dominators_free(&r->dom);
     r->alloc.free_fn(r->roots);
     r->alloc.free_fn(r->root_records);

@@ -247,6 +247,7 @@ hp_code hp_reach_paths(const hp_reach *r, hp_reach_matcher *m, const uint32_t *t
     hp_code rc;
     size_t k;
     memset(out, 0, sizeof *out);
+    out->alloc = r->alloc; /* hp_bfs_free is safe whatever fails */
     if (!m) {
         if ((rc = hp_reach_matcher_new(r, NULL, 0, &own, err)) != HP_OK)
             return rc;
