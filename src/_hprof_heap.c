@@ -598,34 +598,6 @@ static PyGetSetDef heap_getset[] = {
     { NULL, NULL, NULL, NULL, NULL },
 };
 
-/* Heap.find_leaks: the leak finders, statuses and traces are Python
-   (hprofkit.leaks); the search they stand on is the C path search. */
-static PyObject *heap_find_leaks(HeapIndex *heap, PyObject *args, PyObject *kwargs)
-{
-    PyObject *mod, *func, *call_args, *out = NULL;
-    mod = PyImport_ImportModule("hprofkit.leaks");
-    if (!mod)
-        return NULL;
-    func = PyObject_GetAttrString(mod, "find_leaks");
-    Py_DECREF(mod);
-    if (!func)
-        return NULL;
-    call_args = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
-    if (call_args) {
-        Py_ssize_t i;
-        Py_INCREF(heap);
-        PyTuple_SET_ITEM(call_args, 0, (PyObject *)heap);
-        for (i = 0; i < PyTuple_GET_SIZE(args); i++) {
-            Py_INCREF(PyTuple_GET_ITEM(args, i));
-            PyTuple_SET_ITEM(call_args, i + 1, PyTuple_GET_ITEM(args, i));
-        }
-        out = PyObject_Call(func, call_args, kwargs);
-        Py_DECREF(call_args);
-    }
-    Py_DECREF(func);
-    return out;
-}
-
 static PyMethodDef heap_methods[] = {
     { "find_class", (PyCFunction)heap_find_class, METH_O,
       "find_class(name, /)\n--\n\nThe HeapClass named `name` ('java.lang.String', 'int[]'), or None.\n"
@@ -637,7 +609,7 @@ static PyMethodDef heap_methods[] = {
     { "objects", (PyCFunction)heap_objects_iter, METH_NOARGS,
       "objects($self, /)\n--\n\nIterate over every object, in id order." },
     HEAP_REACH_METHODS
-    { "find_leaks", (PyCFunction)(void (*)(void))heap_find_leaks, METH_VARARGS | METH_KEYWORDS,
+    { "find_leaks", (PyCFunction)(void (*)(void))reach_find_leaks, METH_VARARGS | METH_KEYWORDS,
       "find_leaks($self, /, exclude=None, finders=DEFAULT_FINDERS, *, inspectors=DEFAULT_INSPECTORS)\n--\n\n"
       "The leaks of this heap (a list of hprofkit.leaks.Leak): see hprofkit.leaks.find_leaks." },
     { "close", (PyCFunction)heap_close, METH_NOARGS,

@@ -78,6 +78,7 @@ PyObject *reach_top_retainers(HeapIndex *heap, PyObject *args, PyObject *kwargs)
 PyObject *reach_paths(HeapIndex *heap, PyObject *args);
 PyObject *reach_path_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs);
 PyObject *reach_paths_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs);
+PyObject *reach_find_leaks(HeapIndex *heap, PyObject *args, PyObject *kwargs);
 PyObject *reach_compute(HeapIndex *heap, PyObject *unused);
 #define HEAP_REACH_METHODS \
     { "retained_size", (PyCFunction)reach_retained_size, METH_O, \

@@ -378,10 +378,12 @@ done:
     return out;
 }
 
-/* heap.path_to_root / paths_to_root: hprofkit._reach makes the Path objects. */
-static PyObject *call_reach(HeapIndex *heap, const char *function, PyObject *args, PyObject *kwargs)
+/* heap.path_to_root / paths_to_root / find_leaks: Python makes the results
+   (hprofkit._reach the Path objects, hprofkit.leaks the leak traces). */
+static PyObject *call_python(HeapIndex *heap, const char *module_name, const char *function, PyObject *args,
+                             PyObject *kwargs)
 {
-    PyObject *module = PyImport_ImportModule("hprofkit._reach"), *fn, *full, *result = NULL;
+    PyObject *module = PyImport_ImportModule(module_name), *fn, *full, *result = NULL;
     if (!module)
         return NULL;
     fn = PyObject_GetAttrString(module, function);
@@ -403,10 +405,15 @@ static PyObject *call_reach(HeapIndex *heap, const char *function, PyObject *arg
 
 PyObject *reach_path_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs)
 {
-    return call_reach(heap, "path_to_root", args, kwargs);
+    return call_python(heap, "hprofkit._reach", "path_to_root", args, kwargs);
 }
 
 PyObject *reach_paths_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs)
 {
-    return call_reach(heap, "paths_to_root", args, kwargs);
+    return call_python(heap, "hprofkit._reach", "paths_to_root", args, kwargs);
+}
+
+PyObject *reach_find_leaks(HeapIndex *heap, PyObject *args, PyObject *kwargs)
+{
+    return call_python(heap, "hprofkit.leaks", "find_leaks", args, kwargs);
 }

@@ -31,6 +31,7 @@ import hashlib
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional
 
 from . import match
+from ._reach import _thread_name
 from ._units import human_size
 
 __all__ = [
@@ -296,7 +297,7 @@ def _inspect_jdk(report: Report) -> None:
     elif report.instance_of("java.lang.ClassLoader"):
         report.not_leaking_reasons.append("A ClassLoader is never leaking")
     elif report.instance_of("java.lang.Thread"):
-        name = _text(_field(obj, "java.lang.Thread", "name"))
+        name = _thread_name(obj)
         if name is not None:
             report.labels.append(f"Thread name: '{name}'")
         if name == "main":
