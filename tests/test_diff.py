@@ -159,3 +159,35 @@ def test_html_and_pandas():
     page = result._repr_html_()
     assert page.count("<tr>") == min(50, len(result.rows)) + 1
     assert result.rows[0].name in page
+
+
+def test_retained_columns_match_the_oracle(oracle):
+    a, b = (dump_path(n) for n in MAT_PAIR)
+
+    def retained(path) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for key, (_, size) in oracle.retained_by_class(path).items():
+            name = key.rsplit("@", 1)[0]
+            out[name] = out.get(name, 0) + size
+        return out
+
+    with hprofkit.open_heap(a, semantics="visualvm") as heap_a, hprofkit.open_heap(b, semantics="visualvm") as heap_b:
+        result = diff(heap_a, heap_b, retained=True)
+    side_a, side_b = retained(a), retained(b)
+    assert result.rows and all(r.retained_delta is not None for r in result.rows)
+    for row in result.rows:
+        assert (row.retained_a, row.retained_b) == (side_a.get(row.name, 0), side_b.get(row.name, 0)), row.name
+    changed = {n for n in side_a.keys() | side_b.keys() if side_a.get(n, 0) != side_b.get(n, 0)}
+    assert changed <= {r.name for r in result.rows}
+
+
+def test_cli_diff_paths(capsys, tmp_path):
+    from test_testing import growth_dump
+    a, b = tmp_path / "a.hprof", tmp_path / "b.hprof"
+    growth_dump(a, listeners=1, nodes=1)
+    growth_dump(b, listeners=4, nodes=1)
+    assert main(["diff", str(a), str(b), "--paths", "--retained"]) == 0
+    out = capsys.readouterr().out
+    assert "grown along reference paths:" in out and "Δ retained" in out
+    assert "+3 com.example.Listener (1 -> 4) along:" in out
+    assert "ARRAY_ENTRY java.lang.Object[].[x] -> com.example.Listener" in out

@@ -22,13 +22,13 @@ from __future__ import annotations
 import html
 import itertools
 import os
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ._heap import Heap, HeapObject
 from ._heapfile import open_any
+from ._reach import Hop
 from ._units import human_size
 from .leaks import default_exclude
 
@@ -147,9 +147,6 @@ def hop_name(hop: Any) -> str:
     return f"{hop.ref_type} {owner}.{hop.name} -> {target}"
 
 
-_INDEX = re.compile(r"\[\d+\]")
-
-
 def _path_counts(heap: Heap, name: str, exclude: Any, sample: int) -> tuple[Counter, bool]:
     """{named path: objects of class `name` on it}, and whether it is a sample.
 
@@ -175,10 +172,8 @@ def _path_counts(heap: Heap, name: str, exclude: Any, sample: int) -> tuple[Coun
             if via is None:
                 left.append(obj)
                 continue
-            holder = via.source
-            hop = (f"ARRAY_ENTRY {holder.class_name}.[x]" if holder.kind == "object_array"
-                   else f"INSTANCE_FIELD {holder.class_name}.{_INDEX.sub('[x]', via.name)}")
-            names[obj.id] = names[via.source_id] + (f"{hop} -> {_target_name(obj)}",)
+            ref_type = "ARRAY_ENTRY" if via.source.kind == "object_array" else "INSTANCE_FIELD"
+            names[obj.id] = names[via.source_id] + (hop_name(Hop(ref_type, via.source, via.name, obj)),)
         if len(left) == len(pending):
             break
         pending = left
