@@ -22,7 +22,7 @@ from __future__ import annotations
 import html
 import itertools
 import os
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -165,18 +165,23 @@ def _path_counts(heap: Heap, name: str, exclude: Any, sample: int) -> tuple[Coun
             pending.append(obj)
         else:
             names[obj.id] = tuple(hop_name(h) for h in path.hops)
-    while pending:
-        left = []
-        for obj in pending:
-            via = next((r for r in obj.referrers() if r.source_id in names), None)
-            if via is None:
-                left.append(obj)
+    # Breadth-first from the named objects over same-class references:
+    # linear, however long the chains.
+    pending_ids = {obj.id for obj in pending}
+    children: dict[int, list[tuple[Any, Any]]] = {}
+    for obj in pending:
+        for via in obj.referrers():
+            if via.source_id in names or via.source_id in pending_ids:
+                children.setdefault(via.source_id, []).append((via, obj))
+    queue = deque(names)
+    while queue:
+        for via, obj in children.pop(queue.popleft(), ()):
+            if obj.id in names:
                 continue
             ref_type = "ARRAY_ENTRY" if via.source.kind == "object_array" else "INSTANCE_FIELD"
             names[obj.id] = names[via.source_id] + (hop_name(Hop(ref_type, via.source, via.name, obj)),)
-        if len(left) == len(pending):
-            break
-        pending = left
+            queue.append(obj.id)
+    pending = [obj for obj in pending if obj.id not in names]
     counts: Counter = Counter(names.values())
     if pending:
         counts[("(not strongly reachable)",)] += len(pending)

@@ -85,7 +85,7 @@ def _heap(source: Heap | str | os.PathLike[str]) -> Iterator[Heap]:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}{'es' if word.endswith('s') else 's'}"
 
 
 def _keepers(heap: Heap, objects: Sequence[HeapObject], exclude: Any = None) -> list[str]:
