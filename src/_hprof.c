@@ -26,8 +26,9 @@ static int load_errors(hprof_state *st)
             return -1;
         }
     }
+    st->changed_error = PyObject_GetAttrString(errors, "FileChangedError");
     Py_DECREF(errors);
-    return 0;
+    return st->changed_error ? 0 : -1;
 }
 
 static int module_exec(PyObject *module)
@@ -67,6 +68,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->stack_frame_type);
     for (i = 0; i <= HP_E_LIMIT; i++)
         Py_VISIT(st->errors[i]);
+    Py_VISIT(st->changed_error);
     return 0;
 }
 
@@ -88,6 +90,7 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->stack_frame_type);
     for (i = 0; i <= HP_E_LIMIT; i++)
         Py_CLEAR(st->errors[i]);
+    Py_CLEAR(st->changed_error);
     return 0;
 }
 

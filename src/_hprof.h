@@ -7,6 +7,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pythread.h>
 
 #include "core/hp_common.h"
 #include "core/hp_parser.h"
@@ -20,6 +21,7 @@ typedef struct {
     PyTypeObject *heap_type, *heap_object_type, *heap_class_type, *heap_iter_type;
     PyTypeObject *reference_type, *referrer_type, *field_type, *gc_root_type, *stack_frame_type;
     PyObject *errors[HP_E_LIMIT + 1]; /* indexed by hp_code */
+    PyObject *changed_error;          /* FileChangedError: a mapping faulted (hprof_guard) */
 } hprof_state;
 
 /* Core allocations go through PyMem_Raw*: legal without the GIL, seen by tracemalloc. */
@@ -42,6 +44,78 @@ PyObject *hprof_raise(hprof_state *st, const hp_error *err);
 /* Creates the heap type of each spec and adds it to the module under the
  * matching name; -1 with an exception set on failure. */
 int hprof_add_types(PyObject *module, PyType_Spec *specs, const char *const *names, size_t n);
+
+/* ---- mapped files that shrink under a walk ----
+ *
+ * A read of a mapped page past the end of a file that was truncated after it
+ * was mapped raises SIGBUS, which would kill the interpreter.  A guard turns
+ * such a fault into an error: the extension's SIGBUS handler (installed on
+ * first use, chaining to the previous handler for every fault that is not
+ * ours) jumps back to the innermost guard of the faulting thread whose range
+ * holds the faulting address.  A guard costs one sigsetjmp without the signal
+ * mask (SA_NODEFER keeps SIGBUS unblocked after the jump), so short calls can
+ * be wrapped too.
+ *
+ * Wrap C code only (core calls), never a call that may run Python code, and
+ * in the GIL state the code runs in (inside Py_BEGIN/END_ALLOW_THREADS if it
+ * runs there):
+ *
+ *     typedef struct { hp_walker *w; hp_code rc; hp_error err; } walk_call;
+ *     static void walk(void *ctx) { walk_call *c = ctx; c->rc = hp_walk(c->w, &c->err); }
+ *     ...
+ *     walk_call call = { w };
+ *     if (hprof_guard_call(buf, len, walk, &call, &fault) < 0)
+ *         return hprof_raise_changed(st, fault);   (with the GIL held)
+ *
+ * What a fault interrupts (a parser, a table being filled) is left half
+ * updated and must be thrown away; memory the interrupted code had not linked
+ * anywhere yet leaks: a fault ends the walk for good.  Pointers that fn
+ * stores in ctx are seen by the caller, so it can free them. */
+
+/* Runs fn(ctx) with faults on buf[0:len] turned into a return of -1 (*fault
+ * then holds the faulting byte's offset from buf); 0 when fn returned.
+ * Needs no GIL; guards nest. */
+int hprof_guard_call(const void *buf, size_t len, void (*fn)(void *ctx), void *ctx, uint64_t *fault);
+
+/* Runs the Python signal handlers from C code, taking the GIL if the caller
+ * released it, with this thread's guards off meanwhile (the handlers are
+ * Python code): the way for a guarded core call's interrupt callback to
+ * honour Ctrl-C.  -1 when one raised (its exception is then set). */
+int hprof_run_signal_handlers(void);
+
+/* Raises FileChangedError for a fault at `offset` of the file; returns NULL. */
+PyObject *hprof_raise_changed(hprof_state *st, uint64_t offset);
+
+/* A bytes object copied from src[0:n], which lies in the buffer buf[0:len]
+ * (a mapping, maybe): NULL with FileChangedError set when it faulted (or
+ * MemoryError).  GIL held. */
+PyObject *hprof_guarded_bytes(hprof_state *st, const void *buf, size_t len, const void *src, size_t n);
+
+/* hp_parser_next under a guard of buf[0:len], the input fed to the parser:
+ * 0 with the core's code in *rc, or -1 when the input faulted (*fault set;
+ * the parser must then be freed). */
+int hprof_parser_next(hp_parser *parser, const void *buf, size_t len, hp_event *ev, hp_error *err,
+                      hp_code *rc, uint64_t *fault);
+
+/* ---- one caller at a time ----
+ *
+ * Objects with state (a parser, an iterator) take this lock in every method
+ * that uses the state.  A second thread waits for the first, with the GIL
+ * released; a call that re-enters the object on the thread already inside
+ * it (from a finalizer or a callback) gets RuntimeError instead of a
+ * deadlock or a corrupt state. */
+typedef struct hprof_lock {
+    PyThread_type_lock lock;
+    unsigned long owner; /* thread inside, 0 when none; changed with the GIL held */
+} hprof_lock;
+
+/* 0, or -1 with MemoryError set. */
+int hprof_lock_alloc(hprof_lock *lock);
+void hprof_lock_free(hprof_lock *lock);
+
+/* Enters `lock` for the object `self`; 0, or -1 with RuntimeError set. */
+int hprof_lock_enter(hprof_lock *lock, PyObject *self);
+void hprof_lock_leave(hprof_lock *lock);
 
 /* ---- output straight to a file descriptor ----
  *

@@ -1,11 +1,16 @@
 /* Helpers every glue file shares: the raw allocator, state lookup, error
- * translation, type registration and output to a file descriptor.
+ * translation, type registration, the SIGBUS guard of mapped reads, the
+ * per-object lock and output to a file descriptor.
  *
  * The glue never parses HPROF itself: it hands buffers to the core, turns
  * core events into Python objects and core errors into hprofkit exceptions. */
 #include "_hprof.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 static void *raw_malloc(size_t n) { return PyMem_RawMalloc(n); }
@@ -58,17 +63,212 @@ int hprof_add_types(PyObject *module, PyType_Spec *specs, const char *const *nam
     return 0;
 }
 
-/* ---- output to a file descriptor ---- */
+/* ---- the SIGBUS guard ---- */
 
-/* Runs the Python signal handlers, taking the GIL if the caller released it;
- * -1 when one raised (its exception is then set). */
-static int run_signal_handlers(void)
+typedef struct guard {
+    sigjmp_buf env;
+    uintptr_t lo, hi;     /* the guarded bytes: [lo, hi) */
+    struct guard *outer;  /* the guard this one nests in, on the same thread */
+} guard;
+
+/* The innermost guard of each thread.  Initial-exec TLS: the handler may be
+ * the first to touch it on a thread, and dynamic TLS may allocate. */
+static __thread guard *guard_top __attribute__((tls_model("initial-exec")));
+/* Where the last fault of the thread was, from the start of its guard (not
+ * in the guard itself: locals of hprof_guard_call are indeterminate after
+ * the jump back into it). */
+static __thread uint64_t fault_offset __attribute__((tls_model("initial-exec")));
+
+static struct sigaction previous_sigbus;
+static pthread_once_t sigbus_once = PTHREAD_ONCE_INIT;
+
+/* A SIGBUS that is not ours goes where it would have gone without us. */
+static void chain_sigbus(int sig, siginfo_t *info, void *context)
 {
-    PyGILState_STATE gil = PyGILState_Ensure();
-    int rc = PyErr_CheckSignals();
+    if (previous_sigbus.sa_flags & SA_SIGINFO) {
+        previous_sigbus.sa_sigaction(sig, info, context);
+        return;
+    }
+    if (previous_sigbus.sa_handler == SIG_IGN && info->si_code <= 0)
+        return; /* sent by kill(), and the process ignored it before us */
+    if (previous_sigbus.sa_handler == SIG_DFL || previous_sigbus.sa_handler == SIG_IGN) {
+        /* The default action (a fault cannot be ignored): die of SIGBUS. */
+        signal(SIGBUS, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    previous_sigbus.sa_handler(sig);
+}
+
+static void on_sigbus(int sig, siginfo_t *info, void *context)
+{
+    uintptr_t addr = (uintptr_t)info->si_addr;
+    guard *g;
+    if (info->si_code > 0) /* a fault of this thread (si_addr is meaningful), not a kill() */
+        for (g = guard_top; g; g = g->outer)
+            if (addr >= g->lo && addr < g->hi) {
+                fault_offset = addr - g->lo;
+                guard_top = g->outer;
+                siglongjmp(g->env, 1);
+            }
+    chain_sigbus(sig, info, context);
+}
+
+/* Installed on first use rather than at import, so that a handler set up
+ * before (faulthandler, a JVM) is chained to rather than chaining to us. */
+static void install_sigbus_handler(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_sigbus;
+    action.sa_flags = SA_SIGINFO | SA_NODEFER; /* NODEFER: the jump does not restore the mask */
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGBUS, &action, &previous_sigbus);
+}
+
+int hprof_guard_call(const void *buf, size_t len, void (*fn)(void *ctx), void *ctx, uint64_t *fault)
+{
+    guard g;
+    pthread_once(&sigbus_once, install_sigbus_handler);
+    if (sigsetjmp(g.env, 0) != 0) {
+        *fault = fault_offset; /* the handler took the guard off */
+        return -1;
+    }
+    g.lo = (uintptr_t)buf;
+    g.hi = g.lo + len;
+    g.outer = guard_top;
+    guard_top = &g;
+    fn(ctx);
+    guard_top = g.outer;
+    return 0;
+}
+
+int hprof_run_signal_handlers(void)
+{
+    guard *walk = guard_top;
+    PyGILState_STATE gil;
+    int rc;
+    guard_top = NULL; /* Python code runs here: a fault in it is not the walk's to catch */
+    gil = PyGILState_Ensure();
+    rc = PyErr_CheckSignals();
     PyGILState_Release(gil);
+    guard_top = walk;
     return rc;
 }
+
+PyObject *hprof_raise_changed(hprof_state *st, uint64_t offset)
+{
+    char message[200];
+    PyObject *exc;
+    PyOS_snprintf(message, sizeof message,
+                  "the file changed while it was read: the byte at offset %llu (0x%llx) is no longer "
+                  "in it (truncated by another program?)", (unsigned long long)offset,
+                  (unsigned long long)offset);
+    exc = PyObject_CallFunction(st->changed_error, "sK", message, (unsigned long long)offset);
+    if (exc) {
+        PyErr_SetObject(st->changed_error, exc);
+        Py_DECREF(exc);
+    }
+    return NULL;
+}
+
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t n;
+} copy_call;
+
+static void call_copy(void *ctx)
+{
+    copy_call *c = ctx;
+    memcpy(c->dst, c->src, c->n);
+}
+
+PyObject *hprof_guarded_bytes(hprof_state *st, const void *buf, size_t len, const void *src, size_t n)
+{
+    PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+    copy_call call;
+    uint64_t fault;
+    if (!bytes)
+        return NULL;
+    call.dst = PyBytes_AS_STRING(bytes);
+    call.src = src;
+    call.n = n;
+    if (hprof_guard_call(buf, len, call_copy, &call, &fault) < 0) {
+        Py_DECREF(bytes);
+        return hprof_raise_changed(st, fault);
+    }
+    return bytes;
+}
+
+typedef struct {
+    hp_parser *parser;
+    hp_event *ev;
+    hp_error *err;
+    hp_code rc;
+} next_call;
+
+static void call_parser_next(void *ctx)
+{
+    next_call *c = ctx;
+    c->rc = hp_parser_next(c->parser, c->ev, c->err);
+}
+
+int hprof_parser_next(hp_parser *parser, const void *buf, size_t len, hp_event *ev, hp_error *err,
+                      hp_code *rc, uint64_t *fault)
+{
+    next_call call = { parser, ev, err, HP_OK };
+    if (hprof_guard_call(buf, len, call_parser_next, &call, fault) < 0)
+        return -1;
+    *rc = call.rc;
+    return 0;
+}
+
+/* ---- the per-object lock ---- */
+
+int hprof_lock_alloc(hprof_lock *lock)
+{
+    lock->owner = 0;
+    lock->lock = PyThread_allocate_lock();
+    if (!lock->lock) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+void hprof_lock_free(hprof_lock *lock)
+{
+    if (lock->lock)
+        PyThread_free_lock(lock->lock);
+    lock->lock = NULL;
+}
+
+int hprof_lock_enter(hprof_lock *lock, PyObject *self)
+{
+    unsigned long me = PyThread_get_thread_ident();
+    if (!PyThread_acquire_lock(lock->lock, NOWAIT_LOCK)) {
+        if (lock->owner == me) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "%s re-entered: this thread is already inside one of its methods "
+                         "(called from a finalizer or a callback?)", Py_TYPE(self)->tp_name);
+            return -1;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(lock->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+    lock->owner = me;
+    return 0;
+}
+
+void hprof_lock_leave(hprof_lock *lock)
+{
+    lock->owner = 0;
+    PyThread_release_lock(lock->lock);
+}
+
+/* ---- output to a file descriptor ---- */
 
 /* A signal that arrives while write(2) waits on a full pipe makes it return:
  * with EINTR if nothing was written yet, else with a short count.  Either
@@ -84,7 +284,7 @@ static int fd_write_all(void *ctx, const uint8_t *data, size_t len)
             out->error = errno;
             return -1;
         }
-        if ((size_t)n != want && run_signal_handlers() < 0) {
+        if ((size_t)n != want && hprof_run_signal_handlers() < 0) {
             out->interrupted = 1;
             return -1;
         }

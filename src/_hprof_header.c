@@ -10,21 +10,37 @@ PyDoc_STRVAR(parse_header_doc,
 "Returns (magic, version, id_size, timestamp_ms, header_length); raises\n"
 "FormatError or TruncatedError.");
 
-static PyObject *parse_header(PyObject *module, PyObject *arg)
-{
-    Py_buffer view;
+typedef struct {
+    const Py_buffer *view;
     hp_header header;
     hp_error err;
     hp_code rc;
+} header_call;
+
+static void read_header(void *ctx)
+{
+    header_call *c = ctx;
+    c->rc = hp_header_parse(c->view->buf, (size_t)c->view->len, &c->header, &c->err);
+}
+
+static PyObject *parse_header(PyObject *module, PyObject *arg)
+{
+    Py_buffer view;
+    header_call call;
+    uint64_t fault;
+    int faulted;
 
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    rc = hp_header_parse(view.buf, (size_t)view.len, &header, &err);
+    call.view = &view;
+    faulted = hprof_guard_call(view.buf, (size_t)view.len, read_header, &call, &fault) < 0;
     PyBuffer_Release(&view);
-    if (rc != HP_OK)
-        return hprof_raise(hprof_get_state(module), &err);
-    return Py_BuildValue("siiKn", header.magic, header.version, header.id_size,
-                         (unsigned long long)header.timestamp, (Py_ssize_t)header.length);
+    if (faulted)
+        return hprof_raise_changed(hprof_get_state(module), fault);
+    if (call.rc != HP_OK)
+        return hprof_raise(hprof_get_state(module), &call.err);
+    return Py_BuildValue("siiKn", call.header.magic, call.header.version, call.header.id_size,
+                         (unsigned long long)call.header.timestamp, (Py_ssize_t)call.header.length);
 }
 
 PyDoc_STRVAR(tag_name_doc,

@@ -38,11 +38,60 @@ void heap_leave(HeapIndex *heap)
 
 int heap_interrupted(void *ctx)
 {
-    PyGILState_STATE gil = PyGILState_Ensure();
-    int stop = PyErr_CheckSignals() < 0;
     (void)ctx;
-    PyGILState_Release(gil);
-    return stop;
+    return hprof_run_signal_handlers() < 0;
+}
+
+/* The long walks over the dump run under the SIGBUS guard (_hprof.h): the
+ * buffer is a mapping, and the file may shrink under them. */
+typedef struct {
+    const HeapIndex *heap;
+    const hp_heap_options *opt;
+    hp_heap *index;
+    hp_heap *referrers_of;
+    uint64_t dangling;
+    int stopped;
+    hp_error err;
+    hp_code rc;
+} heap_call;
+
+static void build_index(void *ctx)
+{
+    heap_call *c = ctx;
+    c->rc = hp_heap_build(c->heap->view.buf, (uint64_t)c->heap->view.len, c->opt, &c->index, &c->err);
+}
+
+static void build_referrers(void *ctx)
+{
+    heap_call *c = ctx;
+    c->rc = hp_heap_build_referrers(c->referrers_of, heap_interrupted, NULL, &c->err);
+}
+
+static void count_dangling(void *ctx)
+{
+    heap_call *c = ctx;
+    c->dangling = hp_heap_count_dangling(c->heap->index, heap_interrupted, NULL, &c->stopped);
+}
+
+/* Runs fn(call) over the heap's buffer with the GIL released; 0, or -1 when
+ * the file shrank under it (FileChangedError set).  Takes the heap's lock
+ * when `locked`. */
+static int heap_walk(HeapIndex *heap, void (*fn)(void *ctx), heap_call *call, int locked)
+{
+    uint64_t fault;
+    int rc;
+    call->heap = heap;
+    call->rc = HP_OK;
+    Py_BEGIN_ALLOW_THREADS
+    if (locked)
+        PyThread_acquire_lock(heap->lock, WAIT_LOCK);
+    rc = hprof_guard_call(heap->view.buf, (size_t)heap->view.len, fn, call, &fault);
+    if (locked)
+        PyThread_release_lock(heap->lock);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        hprof_raise_changed(heap->st, fault);
+    return rc;
 }
 
 static int size_model_of(PyObject *name)
@@ -66,8 +115,7 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_ssize_t heap_dump = 0;
     hprof_state *st = hprof_state_of_type(type);
     hp_heap_options opt;
-    hp_error err;
-    hp_code rc;
+    heap_call call;
     HeapIndex *heap;
     int model, semantics;
 
@@ -102,19 +150,23 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     opt.heap_dump = (uint32_t)heap_dump;
     opt.size_model = model;
     opt.interrupt = heap_interrupted;
-    Py_BEGIN_ALLOW_THREADS
-    rc = hp_heap_build(heap->view.buf, (uint64_t)heap->view.len, &opt, &heap->index, &err);
-    Py_END_ALLOW_THREADS
-    if (rc != HP_OK) {
+    memset(&call, 0, sizeof call);
+    call.opt = &opt;
+    if (heap_walk(heap, build_index, &call, 0) < 0) {
+        Py_DECREF(heap);
+        return NULL;
+    }
+    if (call.rc != HP_OK) {
         if (!PyErr_Occurred()) {
-            if (rc == HP_E_USAGE && err.detail && strstr(err.detail, "heap dump"))
-                PyErr_SetString(PyExc_IndexError, err.detail);
+            if (call.rc == HP_E_USAGE && call.err.detail && strstr(call.err.detail, "heap dump"))
+                PyErr_SetString(PyExc_IndexError, call.err.detail);
             else
-                hprof_raise(st, &err);
+                hprof_raise(st, &call.err);
         }
         Py_DECREF(heap);
         return NULL;
     }
+    heap->index = call.index;
     return (PyObject *)heap;
 }
 
@@ -380,50 +432,55 @@ static PyObject *heap_object(HeapIndex *heap, PyObject *arg)
 /* Ensures the lazy dangling count exists. */
 static PyObject *heap_get_dangling(HeapIndex *heap, void *closure)
 {
-    const hp_heap *index = heap_index(heap);
-    unsigned long long count = 0;
-    int stopped = 0;
+    heap_call call;
+    int rc;
     (void)closure;
-    if (!index)
+    if (!heap_index(heap))
         return NULL;
     if (heap->dangling >= 0)
         return PyLong_FromLongLong(heap->dangling);
+    memset(&call, 0, sizeof call);
     heap_enter(heap);
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(heap->lock, WAIT_LOCK);
-    if (heap->dangling < 0) {
-        count = hp_heap_count_dangling(index, heap_interrupted, NULL, &stopped);
-        if (!stopped)
-            heap->dangling = (long long)count;
-    }
-    PyThread_release_lock(heap->lock);
-    Py_END_ALLOW_THREADS
+    rc = heap_walk(heap, count_dangling, &call, 1);
     heap_leave(heap);
-    if (stopped)
+    if (rc < 0 || call.stopped)
         return NULL;
+    heap->dangling = (long long)call.dangling;
     return PyLong_FromLongLong(heap->dangling);
+}
+
+/* Whether the referrer index is built.  The read is made under the lock (not
+ * waiting for it: a thread holding it is building) so that it is ordered
+ * after the building thread's writes. */
+static int referrers_ready(HeapIndex *heap, const hp_heap *index)
+{
+    int ready = 0;
+    if (PyThread_acquire_lock(heap->lock, NOWAIT_LOCK)) {
+        ready = hp_heap_has_referrers(index);
+        PyThread_release_lock(heap->lock);
+    }
+    return ready;
 }
 
 int heap_ensure_referrers(HeapIndex *heap)
 {
     const hp_heap *index = heap_index(heap);
-    hp_error err;
-    hp_code rc = HP_OK;
+    heap_call call;
+    int rc;
     if (!index)
         return -1;
-    if (hp_heap_has_referrers(index))
+    if (referrers_ready(heap, index))
         return 0;
+    memset(&call, 0, sizeof call);
+    call.referrers_of = (hp_heap *)index;
     heap_enter(heap);
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(heap->lock, WAIT_LOCK);
-    if (!hp_heap_has_referrers(index))
-        rc = hp_heap_build_referrers((hp_heap *)index, heap_interrupted, NULL, &err);
-    PyThread_release_lock(heap->lock);
-    Py_END_ALLOW_THREADS
+    rc = heap_walk(heap, build_referrers, &call, 1); /* a second caller finds them built */
     heap_leave(heap);
-    if (rc != HP_OK) {
+    if (rc < 0)
+        return -1;
+    if (call.rc != HP_OK) {
         if (!PyErr_Occurred())
-            hprof_raise(heap->st, &err);
+            hprof_raise(heap->st, &call.err);
         return -1;
     }
     return 0;

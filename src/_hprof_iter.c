@@ -3,7 +3,12 @@
  *
  * Lifetimes: the iterator takes one memoryview of the buffer (the export) and
  * shares it with everything it yields, so the buffer (an mmap) cannot be
- * closed under a live record: mmap.close() raises BufferError instead. */
+ * closed under a live record: mmap.close() raises BufferError instead.
+ *
+ * Every read of the buffer runs under a SIGBUS guard (a mapped file may
+ * shrink under us) and within the buffer's bounds, whatever its bytes say
+ * now: a Record or SubRecord re-reads the buffer later, when it may have
+ * changed. */
 #include "_hprof_parts.h"
 
 #include <stdio.h>
@@ -16,8 +21,10 @@ enum { MODE_RECORDS, MODE_SUBRECORDS };
 typedef struct {
     PyObject_HEAD
     PyObject *base;    /* memoryview of the whole file; NULL once exhausted */
-    hp_parser *parser;
+    hp_parser *parser; /* NULL once exhausted */
+    hprof_lock lock;   /* one next() at a time */
     int mode;
+    hp_record record;  /* the record being read: yielded (MODE_RECORDS) once its body is all there */
 } EventIter;
 
 typedef struct {
@@ -64,6 +71,12 @@ static PyObject *event_iter_new(hprof_state *st, PyObject *base, int mode, const
         return NULL;
     it->base = Py_NewRef(base);
     it->mode = mode;
+    it->parser = NULL;
+    if (hprof_lock_alloc(&it->lock) < 0) {
+        PyObject_GC_Track(it);
+        Py_DECREF(it);
+        return NULL;
+    }
     it->parser = hp_parser_new(&hprof_raw_alloc, mode == MODE_SUBRECORDS ? HP_PARSE_SUBRECORDS : 0);
     if (!it->parser) {
         PyObject_GC_Track(it);
@@ -107,24 +120,30 @@ static PyObject *new_subrecord(hprof_state *st, PyObject *base, const hp_event *
     return (PyObject *)s;
 }
 
-static PyObject *event_iter_next(EventIter *it)
+/* The next Record or SubRecord; NULL at the end (no exception set) or on
+ * an error (set).  The iterator's lock is held. */
+static PyObject *next_item(EventIter *it, hprof_state *st)
 {
-    hprof_state *st = hprof_state_of_type(Py_TYPE(it));
-    hp_event ev;
-    hp_error err;
-
-    if (!st || !it->parser)
-        return NULL;
     for (;;) {
-        hp_code rc = hp_parser_next(it->parser, &ev, &err);
+        hp_event ev;
+        hp_error err;
+        hp_code rc;
+        uint64_t fault;
+        if (hprof_parser_next(it->parser, base_bytes(it->base), base_len(it->base), &ev, &err, &rc, &fault) < 0) {
+            event_iter_finish(it);
+            return hprof_raise_changed(st, fault);
+        }
         if (rc != HP_OK) {
             event_iter_finish(it);
             return hprof_raise(st, &err);
         }
         switch (ev.kind) {
         case HP_EV_RECORD:
+            it->record = *ev.rec;
+            break;
+        case HP_EV_RECORD_END: /* the body is all there: its views and sub-records stay in the buffer */
             if (it->mode == MODE_RECORDS)
-                return new_record(st, it->base, hp_parser_header(it->parser), ev.rec);
+                return new_record(st, it->base, hp_parser_header(it->parser), &it->record);
             break;
         case HP_EV_SUBRECORD:
             return new_subrecord(st, it->base, &ev, hp_parser_header(it->parser)->id_size);
@@ -138,6 +157,17 @@ static PyObject *event_iter_next(EventIter *it)
     }
 }
 
+static PyObject *event_iter_next(EventIter *it)
+{
+    hprof_state *st = hprof_state_of_type(Py_TYPE(it));
+    PyObject *item;
+    if (!st || hprof_lock_enter(&it->lock, (PyObject *)it) < 0)
+        return NULL;
+    item = it->parser ? next_item(it, st) : NULL;
+    hprof_lock_leave(&it->lock);
+    return item;
+}
+
 static int event_iter_traverse(EventIter *it, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(it));
@@ -145,9 +175,10 @@ static int event_iter_traverse(EventIter *it, visitproc visit, void *arg)
     return 0;
 }
 
+/* The parser points into base's buffer: both go together. */
 static int event_iter_clear(EventIter *it)
 {
-    Py_CLEAR(it->base);
+    event_iter_finish(it);
     return 0;
 }
 
@@ -156,6 +187,7 @@ static void event_iter_dealloc(EventIter *it)
     PyTypeObject *type = Py_TYPE(it);
     PyObject_GC_UnTrack(it);
     event_iter_finish(it);
+    hprof_lock_free(&it->lock);
     PyObject_GC_Del(it);
     Py_DECREF(type);
 }
@@ -258,14 +290,20 @@ PyDoc_STRVAR(record_subrecords_doc,
 
 static PyObject *record_subrecords(Record *r, PyObject *unused)
 {
+    uint64_t len = base_len(r->base), start = r->rec.offset, end = start + 9 + (uint64_t)r->rec.length;
     (void)unused;
     if (!hp_is_heap_tag(r->rec.tag)) {
         PyErr_Format(PyExc_TypeError, "%s records hold no heap sub-records",
                      hp_tag_name(r->rec.tag) ? hp_tag_name(r->rec.tag) : "unknown");
         return NULL;
     }
-    return event_iter_new(hprof_state_of_type(Py_TYPE(r)), r->base, MODE_SUBRECORDS, &r->header,
-                          r->rec.offset, r->rec.offset + 9 + r->rec.length);
+    /* Never past the buffer, whatever the record says: the parser reports
+     * a record cut short as truncated. */
+    if (end > len)
+        end = len;
+    if (start > end)
+        start = end;
+    return event_iter_new(hprof_state_of_type(Py_TYPE(r)), r->base, MODE_SUBRECORDS, &r->header, start, end);
 }
 
 static PyMethodDef record_methods[] = {
@@ -328,50 +366,158 @@ static int has_thread(int tag)
     }
 }
 
-/* A field value of basic type `type` as a Python object. */
-static PyObject *value_of(const uint8_t *p, int type, int id_size)
+/* A field value of basic type `type`, read as `bits` (big-endian), as a Python object. */
+static PyObject *value_of(uint64_t bits, int type)
 {
     union { uint32_t u; float f; } f32;
     union { uint64_t u; double d; } f64;
     switch (type) {
-    case HP_T_OBJECT: return PyLong_FromUnsignedLongLong(hp_read_id(p, id_size));
-    case HP_T_BOOLEAN: return PyBool_FromLong(p[0] != 0);
-    case HP_T_CHAR: return PyUnicode_FromOrdinal(hp_be16(p));
-    case HP_T_FLOAT: f32.u = hp_be32(p); return PyFloat_FromDouble(f32.f);
-    case HP_T_DOUBLE: f64.u = hp_be64(p); return PyFloat_FromDouble(f64.d);
-    case HP_T_BYTE: return PyLong_FromLong((int8_t)p[0]);
-    case HP_T_SHORT: return PyLong_FromLong((int16_t)hp_be16(p));
-    case HP_T_INT: return PyLong_FromLong((int32_t)hp_be32(p));
-    case HP_T_LONG: return PyLong_FromLongLong((int64_t)hp_be64(p));
+    case HP_T_OBJECT: return PyLong_FromUnsignedLongLong(bits);
+    case HP_T_BOOLEAN: return PyBool_FromLong(bits != 0);
+    case HP_T_CHAR: return PyUnicode_FromOrdinal((int)bits);
+    case HP_T_FLOAT: f32.u = (uint32_t)bits; return PyFloat_FromDouble(f32.f);
+    case HP_T_DOUBLE: f64.u = bits; return PyFloat_FromDouble(f64.d);
+    case HP_T_BYTE: return PyLong_FromLong((int8_t)bits);
+    case HP_T_SHORT: return PyLong_FromLong((int16_t)bits);
+    case HP_T_INT: return PyLong_FromLong((int32_t)bits);
+    case HP_T_LONG: return PyLong_FromLongLong((int64_t)bits);
     default: Py_RETURN_NONE;
     }
 }
 
-/* One CLASS_DUMP table as a list of tuples: (key, type[, value]). */
-static PyObject *class_table(const SubRecord *s, uint32_t table_off, int key_size, int has_value)
+static uint64_t read_be(const uint8_t *p, int size)
 {
-    const uint8_t *p = base_bytes(s->base) + s->sub.offset + table_off;
-    uint16_t n = hp_be16(p), i;
-    PyObject *list = PyList_New(n);
+    uint64_t v = 0;
+    int i;
+    for (i = 0; i < size; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* One entry of a CLASS_DUMP table: (key, type[, value]). */
+typedef struct {
+    uint64_t key, bits;
+    int type;
+} table_entry;
+
+/* A CLASS_DUMP read from the buffer: its layout, and one of its tables. */
+typedef struct {
+    const uint8_t *head;  /* the CLASS_DUMP's tag byte */
+    size_t len;           /* its length: nothing past it is read */
+    int id_size;
+    int which;            /* S_CONSTANTS, S_STATICS or S_FIELDS: the table to read; else none */
+    hp_class_layout layout;
+    table_entry *entries; /* PyMem_Raw, `count` of them */
+    uint16_t count;
+    hp_code rc;           /* HP_E_CORRUPT: the tables no longer fit (the buffer changed) */
+} class_read;
+
+/* Reads what `ctx` (a class_read) asks for; runs under the SIGBUS guard. */
+static void read_class(void *ctx)
+{
+    class_read *c = ctx;
+    const uint8_t *p, *end = c->head + c->len;
+    int key_size = c->which == S_CONSTANTS ? 2 : c->id_size, has_value = c->which != S_FIELDS;
+    uint16_t i, n;
+
+    c->rc = hp_class_layout_decode(c->head, c->len, c->id_size, &c->layout);
+    if (c->rc != HP_OK)
+        return;
+    if (c->which == S_CONSTANTS)
+        p = c->head + c->layout.const_off, n = c->layout.n_const;
+    else if (c->which == S_STATICS)
+        p = c->head + c->layout.statics_off, n = c->layout.n_statics;
+    else if (c->which == S_FIELDS)
+        p = c->head + c->layout.fields_off, n = c->layout.n_fields;
+    else
+        return;
+    c->entries = PyMem_RawMalloc(n ? n * sizeof *c->entries : 1);
+    if (!c->entries) {
+        c->rc = HP_E_NOMEM;
+        return;
+    }
     p += 2;
-    for (i = 0; list && i < n; i++) {
-        uint64_t key = key_size == 2 ? hp_be16(p) : hp_read_id(p, s->id_size);
-        int type = p[key_size];
-        PyObject *item;
+    /* The layout fitted a moment ago; every entry is checked again all the
+     * same, for a buffer that another thread is changing. */
+    for (i = 0; i < n; i++) {
+        table_entry *e = &c->entries[i];
+        int size;
+        if (end - p < key_size + 1)
+            goto changed;
+        e->key = key_size == 2 ? hp_be16(p) : hp_read_id(p, c->id_size);
+        e->type = p[key_size];
+        e->bits = 0;
         p += key_size + 1;
         if (has_value) {
-            PyObject *value = value_of(p, type, s->id_size);
-            item = value ? Py_BuildValue("KiN", (unsigned long long)key, type, value) : NULL;
-            p += hp_type_size(type, s->id_size);
-        } else {
-            item = Py_BuildValue("Ki", (unsigned long long)key, type);
+            size = hp_type_size(e->type, c->id_size);
+            if (size == 0 || end - p < size)
+                goto changed;
+            e->bits = read_be(p, size);
+            p += size;
         }
+    }
+    c->count = n;
+    return;
+changed:
+    c->rc = HP_E_CORRUPT;
+}
+
+/* Reads the CLASS_DUMP `s` (and its table `which`) into *c; 0, or -1 with
+ * an exception set.  c->entries is the caller's to free. */
+static int class_read_of(SubRecord *s, int which, class_read *c)
+{
+    hprof_state *st = hprof_state_of_type(Py_TYPE(s));
+    size_t room = base_len(s->base) - (size_t)s->sub.offset;
+    uint64_t fault;
+    hp_error err;
+
+    memset(c, 0, sizeof *c);
+    c->head = base_bytes(s->base) + s->sub.offset;
+    c->len = s->sub.length < room ? (size_t)s->sub.length : room;
+    c->id_size = s->id_size;
+    c->which = which;
+    if (hprof_guard_call(base_bytes(s->base), base_len(s->base), read_class, c, &fault) < 0) {
+        PyMem_RawFree(c->entries);
+        hprof_raise_changed(st, fault);
+        return -1;
+    }
+    if (c->rc == HP_OK)
+        return 0;
+    PyMem_RawFree(c->entries);
+    c->entries = NULL;
+    if (c->rc == HP_E_NOMEM) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    hp_fail(&err, HP_E_CORRUPT, s->sub.offset, HP_SUB_CLASS_DUMP, 1, 0, 0,
+            "its tables no longer fit its length: the buffer changed after it was read");
+    hprof_raise(st, &err);
+    return -1;
+}
+
+/* One CLASS_DUMP table as a list of tuples: (key, type[, value]). */
+static PyObject *class_table(SubRecord *s, int which)
+{
+    class_read c;
+    PyObject *list;
+    uint16_t i;
+    if (class_read_of(s, which, &c) < 0)
+        return NULL;
+    list = PyList_New(c.count);
+    for (i = 0; list && i < c.count; i++) {
+        const table_entry *e = &c.entries[i];
+        PyObject *item;
+        if (which == S_FIELDS)
+            item = Py_BuildValue("Ki", (unsigned long long)e->key, e->type);
+        else
+            item = Py_BuildValue("KiN", (unsigned long long)e->key, e->type, value_of(e->bits, e->type));
         if (!item) {
             Py_CLEAR(list);
             break;
         }
         PyList_SET_ITEM(list, i, item);
     }
+    PyMem_RawFree(c.entries);
     return list;
 }
 
@@ -380,7 +526,7 @@ static PyObject *subrecord_get(SubRecord *s, void *closure)
     const hp_subrecord *sub = &s->sub;
     int tag = sub->tag;
     int is_class = tag == HP_SUB_CLASS_DUMP;
-    hp_class_layout layout;
+    class_read c;
     const char *name;
 
     switch ((int)(intptr_t)closure) {
@@ -414,9 +560,10 @@ static PyObject *subrecord_get(SubRecord *s, void *closure)
     case S_SIGNERS_ID: case S_PROTECTION_DOMAIN_ID:
         if (!is_class)
             break;
-        hp_class_layout_decode(base_bytes(s->base) + sub->offset, s->id_size, &layout);
-        return PyLong_FromUnsignedLongLong((intptr_t)closure == S_SIGNERS_ID ? layout.signers
-                                                                              : layout.protection_domain);
+        if (class_read_of(s, -1, &c) < 0)
+            return NULL;
+        return PyLong_FromUnsignedLongLong((intptr_t)closure == S_SIGNERS_ID ? c.layout.signers
+                                                                              : c.layout.protection_domain);
     case S_REF:
         if (tag == HP_SUB_ROOT_JNI_GLOBAL)
             return PyLong_FromUnsignedLongLong(sub->ref);
@@ -459,12 +606,7 @@ static PyObject *subrecord_get(SubRecord *s, void *closure)
     case S_CONSTANTS: case S_STATICS: case S_FIELDS:
         if (!is_class)
             break;
-        hp_class_layout_decode(base_bytes(s->base) + sub->offset, s->id_size, &layout);
-        if ((intptr_t)closure == S_CONSTANTS)
-            return class_table(s, layout.const_off, 2, 1);
-        if ((intptr_t)closure == S_STATICS)
-            return class_table(s, layout.statics_off, s->id_size, 1);
-        return class_table(s, layout.fields_off, s->id_size, 0);
+        return class_table(s, (int)(intptr_t)closure);
     default:
         break;
     }

@@ -7,21 +7,28 @@
 typedef struct {
     PyObject_HEAD
     hp_parser *parser;
+    hprof_lock lock; /* one feed() or finish() at a time */
     int subrecords;
     int finished;
 } Parser;
 
-/* Appends one tuple per structural event of the current chunk to `out`:
- * ("header", magic, id_size, timestamp), ("record", tag, offset, length),
- * ("subrecord", tag, offset, length, id), ("end",).  0, or -1 with an exception. */
-static int drain(Parser *self, hprof_state *st, PyObject *out)
+/* Appends one tuple per structural event of the current chunk, `view`, to
+ * `out`: ("header", magic, id_size, timestamp), ("record", tag, offset,
+ * length), ("subrecord", tag, offset, length, id), ("end",).  0, or -1 with
+ * an exception. */
+static int drain(Parser *self, hprof_state *st, const Py_buffer *view, PyObject *out)
 {
     for (;;) {
         hp_event ev;
         hp_error err;
         PyObject *item = NULL;
         const hp_header *h;
-        hp_code rc = hp_parser_next(self->parser, &ev, &err);
+        hp_code rc;
+        uint64_t fault;
+        if (hprof_parser_next(self->parser, view->buf, (size_t)view->len, &ev, &err, &rc, &fault) < 0) {
+            hprof_raise_changed(st, fault);
+            return -1;
+        }
         if (rc != HP_OK) {
             hprof_raise(st, &err);
             return -1;
@@ -60,9 +67,9 @@ static int drain(Parser *self, hprof_state *st, PyObject *out)
     }
 }
 
-static PyObject *parser_push(Parser *self, PyObject *data, int last)
+/* The parser's lock is held. */
+static PyObject *parser_push_locked(Parser *self, hprof_state *st, PyObject *data, int last)
 {
-    hprof_state *st = hprof_state_of_type(Py_TYPE(self));
     Py_buffer view;
     PyObject *out;
     if (self->finished) {
@@ -74,12 +81,23 @@ static PyObject *parser_push(Parser *self, PyObject *data, int last)
     out = PyList_New(0);
     if (out) {
         hp_parser_feed(self->parser, view.buf, (size_t)view.len, last);
-        if (drain(self, st, out) < 0)
+        if (drain(self, st, &view, out) < 0)
             Py_CLEAR(out);
     }
     PyBuffer_Release(&view);
     if (last || !out)
         self->finished = 1; /* errors are sticky in the core too */
+    return out;
+}
+
+static PyObject *parser_push(Parser *self, PyObject *data, int last)
+{
+    hprof_state *st = hprof_state_of_type(Py_TYPE(self));
+    PyObject *out;
+    if (!st || hprof_lock_enter(&self->lock, (PyObject *)self) < 0)
+        return NULL;
+    out = parser_push_locked(self, st, data, last);
+    hprof_lock_leave(&self->lock);
     return out;
 }
 
@@ -127,6 +145,10 @@ static PyObject *parser_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     self = (Parser *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
+    if (hprof_lock_alloc(&self->lock) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     self->subrecords = subrecords;
     self->parser = hp_parser_new(&hprof_raw_alloc, subrecords ? HP_PARSE_SUBRECORDS : 0);
     if (!self->parser) {
@@ -140,6 +162,7 @@ static void parser_dealloc(Parser *self)
 {
     PyTypeObject *type = Py_TYPE(self);
     hp_parser_free(self->parser);
+    hprof_lock_free(&self->lock);
     type->tp_free(self);
     Py_DECREF(type);
 }
@@ -159,7 +182,7 @@ static PyGetSetDef parser_getset[] = {
 static PyType_Slot parser_slots[] = {
     { Py_tp_doc, "Parser(*, subrecords=True)\n--\n\n"
                  "Push parser: feed HPROF chunks of any size, get the records and\n"
-                 "sub-records they complete.  Not thread-safe: use one per thread." },
+                 "sub-records they complete.  Calls from several threads take turns." },
     { Py_tp_new, parser_new },
     { Py_tp_methods, parser_methods },
     { Py_tp_getset, parser_getset },

@@ -1,5 +1,6 @@
 /* stats() and walk(): whole-buffer passes of the core with the GIL released,
- * in slices so that Ctrl-C and progress reports get a turn. */
+ * in slices so that Ctrl-C and progress reports get a turn, and under the
+ * SIGBUS guard: the buffer may be a mapped file that shrinks meanwhile. */
 #include "_hprof_parts.h"
 
 #include <string.h>
@@ -44,6 +45,25 @@ static size_t pass_feed(pass *ps)
     return n;
 }
 
+/* Runs fn(ctx), a core call over the pass's buffer, guarded, with the GIL
+ * released for a slice of HPROF_GIL_MINSIZE bytes or more.  0, or -1 with
+ * FileChangedError set. */
+static int pass_run(pass *ps, hprof_state *st, size_t slice, void (*fn)(void *ctx), void *ctx)
+{
+    uint64_t fault;
+    int rc;
+    if (slice >= HPROF_GIL_MINSIZE) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = hprof_guard_call(ps->view.buf, (size_t)ps->view.len, fn, ctx, &fault);
+        Py_END_ALLOW_THREADS
+    } else {
+        rc = hprof_guard_call(ps->view.buf, (size_t)ps->view.len, fn, ctx, &fault);
+    }
+    if (rc < 0)
+        hprof_raise_changed(st, fault);
+    return rc;
+}
+
 /* Between slices: Ctrl-C and the progress callback.  -1 if either raised. */
 static int pass_checkpoint(pass *ps, PyObject *progress)
 {
@@ -77,26 +97,50 @@ static PyObject *tallies(const hp_tally *t)
     return d;
 }
 
-static PyObject *histogram(const hp_stats *s, const pass *ps)
+typedef struct {
+    const hp_stats *stats;
+    const pass *ps;
+    uint64_t class_id;
+    const uint8_t *name;
+    size_t len;
+    int found;
+} name_call;
+
+static void find_name(void *ctx)
+{
+    name_call *c = ctx;
+    c->found = hp_stats_class_name(c->stats, c->ps->view.buf, (uint64_t)c->ps->view.len, c->class_id, &c->name,
+                                   &c->len);
+}
+
+/* The name of class `class_id` as bytes, or None; NULL with an exception set. */
+static PyObject *class_name(const hp_stats *s, const pass *ps, hprof_state *st, uint64_t class_id)
+{
+    name_call call = { s, ps, class_id, NULL, 0, 0 };
+    uint64_t fault;
+    if (hprof_guard_call(ps->view.buf, (size_t)ps->view.len, find_name, &call, &fault) < 0)
+        return hprof_raise_changed(st, fault);
+    if (!call.found)
+        Py_RETURN_NONE;
+    return hprof_guarded_bytes(st, ps->view.buf, (size_t)ps->view.len, call.name, call.len);
+}
+
+static PyObject *histogram(const hp_stats *s, const pass *ps, hprof_state *st)
 {
     size_t n = hp_stats_row_count(s), i;
     PyObject *rows = PyList_New((Py_ssize_t)n);
     for (i = 0; rows && i < n; i++) {
         hp_class_row row;
-        const uint8_t *name;
-        size_t name_len;
-        PyObject *item;
+        PyObject *item, *name;
         hp_stats_row(s, i, &row);
         if (row.elem_type != 0 && row.elem_type != HP_T_OBJECT)
             item = Py_BuildValue("KiKKO", 0ULL, row.elem_type, (unsigned long long)row.instances,
                                  (unsigned long long)row.shallow_bytes, Py_None);
-        else if (hp_stats_class_name(s, ps->view.buf, (uint64_t)ps->view.len, row.class_id, &name, &name_len))
-            item = Py_BuildValue("KiKKy#", (unsigned long long)row.class_id, row.elem_type,
-                                 (unsigned long long)row.instances, (unsigned long long)row.shallow_bytes,
-                                 (const char *)name, (Py_ssize_t)name_len);
+        else if ((name = class_name(s, ps, st, row.class_id)) != NULL)
+            item = Py_BuildValue("KiKKN", (unsigned long long)row.class_id, row.elem_type,
+                                 (unsigned long long)row.instances, (unsigned long long)row.shallow_bytes, name);
         else
-            item = Py_BuildValue("KiKKO", (unsigned long long)row.class_id, row.elem_type,
-                                 (unsigned long long)row.instances, (unsigned long long)row.shallow_bytes, Py_None);
+            item = NULL;
         if (!item) {
             Py_CLEAR(rows);
             break;
@@ -106,35 +150,63 @@ static PyObject *histogram(const hp_stats *s, const pass *ps)
     return rows;
 }
 
+typedef struct {
+    hp_stats *stats;
+    hp_parser *parser;
+    int *done;
+    hp_error *err;
+    hp_code rc;
+} stats_call;
+
+static void run_stats(void *ctx)
+{
+    stats_call *c = ctx;
+    c->rc = hp_stats_run(c->stats, c->parser, c->done, c->err);
+}
+
+typedef struct {
+    hp_stats *stats;
+    const pass *ps;
+    hp_size_model model;
+} model_call;
+
 /* The histogram's size model: VisualVM's, whose guess of compressed oops on
  * 64-bit HotSpot dumps needs the object graph (system properties), so those
  * dumps are indexed (hp_heap) for it.  A dump the index refuses keeps
- * references at id size.  -1 with an exception (Ctrl-C) on failure. */
-static int size_histogram(hp_stats *stats, pass *ps)
+ * references at id size.  Reads the buffer: run it guarded. */
+static void find_model(void *ctx)
 {
-    const hp_header *h = hp_parser_header(ps->parser);
-    hp_size_model model;
-    if (!h)
-        return 0;
-    hp_stats_model(stats, ps->view.buf, (uint64_t)ps->view.len, &model);
-    if (h->id_size == 8 && !model.raw) {
+    model_call *c = ctx;
+    const hp_header *h = hp_parser_header(c->ps->parser);
+    const uint8_t *buf = c->ps->view.buf;
+    uint64_t len = (uint64_t)c->ps->view.len;
+    hp_stats_model(c->stats, buf, len, &c->model);
+    if (h->id_size == 8 && !c->model.raw) {
         hp_heap_options opt;
         hp_heap *heap = NULL;
         hp_error err;
-        hp_code rc;
         memset(&opt, 0, sizeof opt);
         opt.alloc = &hprof_raw_alloc;
         opt.size_model = HP_SIZES_VISUALVM;
-        Py_BEGIN_ALLOW_THREADS
-        rc = hp_heap_build(ps->view.buf, (uint64_t)ps->view.len, &opt, &heap, &err);
-        Py_END_ALLOW_THREADS
-        if (rc == HP_OK)
-            model = *hp_heap_size_model(heap);
+        if (hp_heap_build(buf, len, &opt, &heap, &err) == HP_OK)
+            c->model = *hp_heap_size_model(heap);
         hp_heap_free(heap);
-        if (PyErr_CheckSignals() < 0)
-            return -1;
     }
-    hp_stats_set_model(stats, &model);
+}
+
+/* Sets the histogram's size model; -1 with an exception (Ctrl-C,
+ * FileChangedError) on failure. */
+static int size_histogram(hp_stats *stats, pass *ps, hprof_state *st)
+{
+    model_call call;
+    if (!hp_parser_header(ps->parser))
+        return 0;
+    memset(&call, 0, sizeof call);
+    call.stats = stats;
+    call.ps = ps;
+    if (pass_run(ps, st, (size_t)ps->view.len, find_model, &call) < 0 || PyErr_CheckSignals() < 0)
+        return -1;
+    hp_stats_set_model(stats, &call.model);
     return 0;
 }
 
@@ -164,29 +236,23 @@ static PyObject *hprof_stats(PyObject *module, PyObject *args, PyObject *kwargs)
         goto done;
     }
     while (!done) {
-        size_t n = pass_feed(&ps);
-        hp_code rc;
-        if (n >= HPROF_GIL_MINSIZE) {
-            Py_BEGIN_ALLOW_THREADS
-            rc = hp_stats_run(stats, ps.parser, &done, &err);
-            Py_END_ALLOW_THREADS
-        } else {
-            rc = hp_stats_run(stats, ps.parser, &done, &err);
-        }
-        if (rc != HP_OK) {
+        stats_call call = { stats, ps.parser, &done, &err, HP_OK };
+        if (pass_run(&ps, st, pass_feed(&ps), run_stats, &call) < 0)
+            goto done;
+        if (call.rc != HP_OK) {
             hprof_raise(st, &err);
             goto done;
         }
         if (pass_checkpoint(&ps, progress) < 0)
             goto done;
     }
-    if (size_histogram(stats, &ps) < 0)
+    if (size_histogram(stats, &ps, st) < 0)
         goto done;
     {
         const hp_header *h = hp_parser_header(ps.parser);
         PyObject *records = tallies(hp_stats_records(stats));
         PyObject *subrecords = tallies(hp_stats_subrecords(stats));
-        PyObject *rows = histogram(stats, &ps);
+        PyObject *rows = histogram(stats, &ps, st);
         if (records && subrecords && rows)
             result = Py_BuildValue("{s:s,s:i,s:i,s:K,s:n,s:I,s:O,s:O,s:O}", "magic", h->magic,
                                    "version", h->version, "id_size", h->id_size,
@@ -203,6 +269,31 @@ done:
     return result;
 }
 
+typedef struct {
+    hp_parser *parser;
+    unsigned long long events;
+    int done;
+    hp_error err;
+    hp_code rc;
+} walk_call;
+
+/* Walks the parser's current slice, counting events. */
+static void run_walk(void *ctx)
+{
+    walk_call *c = ctx;
+    for (;;) {
+        hp_event ev;
+        c->rc = hp_parser_next(c->parser, &ev, &c->err);
+        if (c->rc != HP_OK || ev.kind == HP_EV_NEED_INPUT)
+            return;
+        if (ev.kind == HP_EV_END) {
+            c->done = 1;
+            return;
+        }
+        c->events++;
+    }
+}
+
 PyDoc_STRVAR(walk_doc,
 "walk($module, buffer, /)\n--\n\n"
 "Walk every record (and sub-record) in C with the GIL released and return\n"
@@ -211,38 +302,24 @@ PyDoc_STRVAR(walk_doc,
 static PyObject *hprof_walk(PyObject *module, PyObject *buffer)
 {
     hprof_state *st = hprof_get_state(module);
-    unsigned long long events = 0;
-    hp_code rc = HP_OK;
-    hp_error err;
+    walk_call call;
     pass ps;
-    int done = 0;
 
     if (pass_open(&ps, buffer) < 0)
         return NULL;
-    while (!done && rc == HP_OK) {
-        pass_feed(&ps);
-        Py_BEGIN_ALLOW_THREADS
-        for (;;) {
-            hp_event ev;
-            rc = hp_parser_next(ps.parser, &ev, &err);
-            if (rc != HP_OK || ev.kind == HP_EV_NEED_INPUT)
-                break;
-            if (ev.kind == HP_EV_END) {
-                done = 1;
-                break;
-            }
-            events++;
-        }
-        Py_END_ALLOW_THREADS
-        if (rc == HP_OK && pass_checkpoint(&ps, NULL) < 0) {
+    memset(&call, 0, sizeof call);
+    call.parser = ps.parser;
+    while (!call.done && call.rc == HP_OK) {
+        if (pass_run(&ps, st, pass_feed(&ps), run_walk, &call) < 0 ||
+            (call.rc == HP_OK && pass_checkpoint(&ps, NULL) < 0)) {
             pass_close(&ps);
             return NULL;
         }
     }
     pass_close(&ps);
-    if (rc != HP_OK)
-        return hprof_raise(st, &err);
-    return PyLong_FromUnsignedLongLong(events);
+    if (call.rc != HP_OK)
+        return hprof_raise(st, &call.err);
+    return PyLong_FromUnsignedLongLong(call.events);
 }
 
 static PyMethodDef stats_functions[] = {

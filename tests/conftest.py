@@ -1,5 +1,5 @@
 """Shared fixtures: the real dumps in ../shared/data, their inventory, the
-VisualVM oracle and fresh HeapGen dumps."""
+VisualVM oracle and fresh HeapGen dumps, and peer() for the peer tools."""
 
 from __future__ import annotations
 
@@ -23,7 +23,30 @@ TAILOR_DIR = DATA / "tailor"
 INVENTORY = json.loads((HPROF_DIR / "INVENTORY.json").read_text())
 INVENTORY_BY_NAME = {entry["file"]: entry for entry in INVENTORY}
 ANDROID_DUMPS = [e["file"] for e in INVENTORY if e["version"].endswith("1.0.3")]
-HPROF_CONV = shutil.which("hprof-conv") or "/usr/lib/android-sdk/platform-tools/hprof-conv"
+# Debian's hprof-conv package installs it off PATH (.ci/run adds this directory to PATH).
+HPROF_CONV_DIR = "/usr/lib/android-sdk/platform-tools"
+HPROF_CONV = shutil.which("hprof-conv", path=f"{os.environ.get('PATH', '')}{os.pathsep}{HPROF_CONV_DIR}") \
+    or "hprof-conv"
+ORACLE_SCRIPT = SHARED_TOOLS / "oracle" / "run.sh"
+# What each peer tool needs to be there.
+PEERS = {
+    "hprof-conv": lambda: shutil.which(HPROF_CONV),
+    "java": lambda: shutil.which("java"),
+    "oracle": lambda: shutil.which("java") and ORACLE_SCRIPT.is_file() and str(ORACLE_SCRIPT),
+    "strace": lambda: shutil.which("strace"),
+}
+
+
+def peer(name: str) -> str:
+    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace).
+    A test that needs a missing one is skipped on a developer's machine and
+    fails under CI=true, where .ci/run installs every peer."""
+    path = PEERS[name]()
+    if path:
+        return path
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"peer tool {name} is missing, and CI=true: .ci/run installs it")
+    pytest.skip(f"peer tool {name} is not installed")
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow])
@@ -78,7 +101,7 @@ class Oracle:
     """VisualVM's heap library (../shared/tools/oracle), one JVM per dump, cached."""
 
     def __init__(self) -> None:
-        self.script = SHARED_TOOLS / "oracle" / "run.sh"
+        self.script = ORACLE_SCRIPT
         self.cache: dict[str, dict] = {}
 
     def run(self, path: Path, retained: bool = False) -> dict:
@@ -137,12 +160,13 @@ PRIMITIVE_ARRAYS = {p + "[]" for p in ("boolean", "char", "float", "double", "by
 
 @pytest.fixture(scope="session")
 def oracle() -> Oracle:
+    peer("oracle")
     return Oracle()
 
 
 def run_heapgen(path: Path, megabytes: int, seed: int) -> Path:
-    subprocess.run(["java", str(SHARED_TOOLS / "heapgen" / "HeapGen.java"), str(path), str(megabytes), str(seed)],
-                   check=True, capture_output=True, timeout=600)
+    subprocess.run([peer("java"), str(SHARED_TOOLS / "heapgen" / "HeapGen.java"), str(path), str(megabytes),
+                    str(seed)], check=True, capture_output=True, timeout=600)
     return path
 
 

@@ -16,6 +16,8 @@ from hypothesis import given, settings, strategies as st
 import hprofkit
 from conftest import raw_bytes
 
+pytestmark = pytest.mark.sanitize
+
 DUMPS = ["mat__sun_jdk6_32bit.hprof",                   # 1.0.1, one HEAP_DUMP, id 4
          "leakcanary__leak_service_binder.hprof",       # 1.0.3, Android segments
          "mat__sun_jdk6_18_x64.hprof",                  # id 8

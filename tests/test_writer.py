@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import struct
 import subprocess
 from collections import Counter
@@ -20,17 +19,10 @@ import pytest
 
 import hprofkit
 from hprofkit import sample, writer
+from conftest import peer
 
 HprofWriter, HeapDumpBuilder = writer.HprofWriter, writer.HeapDumpBuilder
 
-ORACLE = Path("/work/shared/tools/oracle/run.sh")
-ORACLE_JAR = Path("/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar")
-HPROF_CONV = Path("/usr/lib/android-sdk/platform-tools/hprof-conv")
-
-needs_oracle = pytest.mark.skipif(
-    not (ORACLE.exists() and ORACLE_JAR.exists() and shutil.which("java")),
-    reason="VisualVM oracle not installed")
-needs_hprof_conv = pytest.mark.skipif(not HPROF_CONV.exists(), reason="hprof-conv not installed")
 
 
 def h(text: str) -> bytes:
@@ -243,7 +235,7 @@ class Dump:
 
 
 def run_oracle(path: Path) -> dict:
-    out = subprocess.run([str(ORACLE), str(path)], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(["bash", peer("oracle"), str(path)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout)
 
@@ -717,7 +709,6 @@ def test_sample_is_deterministic(tmp_path):
     assert info.histogram["com.example.app.model.User"] == 50
 
 
-@needs_oracle
 @pytest.mark.parametrize("name", list(SAMPLES))
 def test_sample_opens_in_oracle(samples, name):
     path, info = samples[name]
@@ -728,13 +719,11 @@ def test_sample_opens_in_oracle(samples, name):
     assert result["gcroots"] == sum(info.roots.values())
 
 
-@needs_hprof_conv
-@needs_oracle
 def test_android_sample_survives_hprof_conv(samples, tmp_path):
     path, info = samples["android"]
     out, app_only = tmp_path / "conv.hprof", tmp_path / "conv-z.hprof"
     for args, dest in (([], out), (["-z"], app_only)):
-        res = subprocess.run([str(HPROF_CONV), *args, str(path), str(dest)],
+        res = subprocess.run([peer("hprof-conv"), *args, str(path), str(dest)],
                              capture_output=True, text=True, timeout=120)
         assert res.returncode == 0, res.stderr
     dump = Dump(out.read_bytes())
@@ -748,8 +737,6 @@ def test_android_sample_survives_hprof_conv(samples, tmp_path):
     assert dict(Dump(app_only.read_bytes()).histogram) == info.heaps["app"]
 
 
-@needs_hprof_conv
-@needs_oracle
 def test_every_root_kind_through_hprof_conv(tmp_path):
     """A hand-built 1.0.3 dump with every root kind, Android ones included (0x8E has two u4
     after the id): hprof-conv must parse it and VisualVM must see every root afterwards."""
@@ -766,7 +753,7 @@ def test_every_root_kind_through_hprof_conv(tmp_path):
             for (method, args, *_), obj in zip(ROOTS, objs):
                 getattr(hd, method)(obj, *args)
         w.heap_dump_end()
-    res = subprocess.run([str(HPROF_CONV), str(src), str(dst)], capture_output=True, text=True)
+    res = subprocess.run([peer("hprof-conv"), str(src), str(dst)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     dump = Dump(dst.read_bytes())
     assert len(dump.roots) == len(ROOTS)

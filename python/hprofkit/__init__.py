@@ -8,8 +8,8 @@
 """
 
 from ._hprof import Parser, Record, SubRecord
-from ._errors import (CorruptError, FormatError, HprofError, OverrunError, TruncatedError,
-                      UnsupportedError)
+from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, OverrunError,
+                      TruncatedError, UnsupportedError)
 from ._dump import Dump, iter_records, iter_subrecords, open, stats
 from ._stats import ClassRow, Stats, Tally
 from ._codec import Converter, Decoder, Encoder
@@ -19,6 +19,7 @@ from .sample import write_sample_dump
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
 from ._reach import Hop, Path
+from .diff import DiffRow, HeapDiff, diff  # the function hides the module's name: import hprofkit.diff's parts by name
 
 __version__ = "0.1.0"
 
@@ -26,6 +27,6 @@ __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
     "ClassRow", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
-    "OverrunError", "UnsupportedError", "open_heap", "Heap", "HeapObject", "HeapClass", "Reference", "Referrer",
-    "Field", "GcRoot", "StackFrame", "match", "Hop", "Path",
+    "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
+    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "diff", "HeapDiff", "DiffRow",
 ]

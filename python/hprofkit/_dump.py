@@ -8,46 +8,58 @@ dump's size."""
 from __future__ import annotations
 
 import builtins
-import bz2
 import datetime as _dt
-import gzip
+import errno
 import mmap
 import os
-import shutil
+import stat
 import tempfile
-import zlib
+import threading
 from typing import IO, Any, Callable, Iterator
 
 from . import _hprof
-from ._errors import FormatError, TruncatedError
+from ._compressed import decompressed, detect_compression  # noqa: F401 - detect_compression is re-exported
+from ._errors import FormatError
 from ._stats import VERSION_NAMES, Stats
 
-_COPY_CHUNK = 1 << 20
+_FILE_KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO",
+               stat.S_IFSOCK: "a socket"}
 
 
-def detect_compression(head: bytes) -> str | None:
-    """'gzip', 'bzip2' or None, from the first bytes of a file."""
-    if head.startswith(b"\x1f\x8b"):
-        return "gzip"
-    if head.startswith(b"BZh"):
-        return "bzip2"
-    return None
+def _open_regular(path: str) -> IO[bytes]:
+    """The file at path, opened for reading; FormatError (without blocking
+    on a FIFO) unless it is a regular file, which is what gets mapped."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        if not stat.S_ISREG(mode):
+            kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise FormatError(f"not an HPROF file: {path} is {kind}, not a regular file (stream it into "
+                              f"encode/convert with -i -, or save it to a file first)", 0)
+        os.set_blocking(fd, True)
+        return builtins.open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
-def _decompress_to_temp(f: IO[bytes], kind: str) -> IO[bytes]:
-    """Streams a compressed file into an anonymous temporary file."""
+def _decompress_to_temp(f: IO[bytes], kind: str, path: str) -> IO[bytes]:
+    """Streams a compressed file into an anonymous temporary file.  A failed
+    write there is an OSError about that disk, not about the input."""
     tmp = tempfile.TemporaryFile(prefix="hprofkit-")
     try:
-        src_file = gzip.GzipFile(fileobj=f, mode="rb") if kind == "gzip" else bz2.BZ2File(f, mode="rb")
-        with src_file as src:
-            shutil.copyfileobj(src, tmp, _COPY_CHUNK)
-    except EOFError as exc:
+        for piece in decompressed(f, kind):
+            try:
+                tmp.write(piece)
+            except OSError as exc:
+                raise OSError(exc.errno, f"{exc.strerror or exc} while unpacking {path} into a temporary "
+                                         f"file in {tempfile.gettempdir()} (set TMPDIR elsewhere?)") from None
+        tmp.flush()
+    except BaseException:
         tmp.close()
-        raise TruncatedError(f"truncated {kind} stream: {exc}", f.tell()) from None
-    except (OSError, zlib.error, ValueError) as exc:
-        tmp.close()
-        raise FormatError(f"corrupt {kind} stream: {exc}", f.tell()) from None
-    tmp.flush()
+        raise
     return tmp
 
 
@@ -58,18 +70,22 @@ class Dump:
     buffer export: while any is alive the mmap itself refuses to close
     (``dump.buffer.close()`` raises BufferError), so nothing can read freed
     memory.  ``Dump.close()`` then hands the mapping over to them: it is
-    unmapped when the last of them is freed."""
+    unmapped when the last of them is freed.
+
+    A Dump may be shared by threads; close() waits for no walk: walks under
+    way keep the mapping until they end."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         self._file: IO[bytes] | None = None
         self._map: mmap.mmap | None = None
-        f: IO[bytes] = builtins.open(self.path, "rb")
+        self._lock = threading.Lock()  # between taking a view of the mapping and close()
+        f = _open_regular(self.path)
         try:
             self.compression = detect_compression(f.read(4))
             f.seek(0)
             if self.compression:
-                compressed, f = f, _decompress_to_temp(f, self.compression)
+                compressed, f = f, _decompress_to_temp(f, self.compression, self.path)
                 compressed.close()
             self.size = os.fstat(f.fileno()).st_size
             if self.size == 0:
@@ -87,9 +103,18 @@ class Dump:
     @property
     def buffer(self) -> mmap.mmap:
         """The mapped (decompressed) dump."""
-        if self._map is None:
-            raise ValueError("I/O operation on a closed Dump")
-        return self._map
+        with self._lock:
+            if self._map is None:
+                raise ValueError("I/O operation on a closed Dump")
+            return self._map
+
+    def _view(self) -> memoryview:
+        """A view of the mapping: its export keeps the mapping until released,
+        even if another thread closes the Dump meanwhile."""
+        with self._lock:
+            if self._map is None:
+                raise ValueError("I/O operation on a closed Dump")
+            return memoryview(self._map)
 
     @property
     def datetime(self) -> _dt.datetime:
@@ -98,15 +123,18 @@ class Dump:
 
     def records(self) -> Iterator[Any]:
         """Top-level records in file order (hprofkit.Record), zero-copy."""
-        return _hprof.records(self.buffer)
+        with self._view() as view:
+            return _hprof.records(view)
 
     def subrecords(self) -> Iterator[Any]:
         """Every heap sub-record of every HEAP_DUMP / HEAP_DUMP_SEGMENT (hprofkit.SubRecord)."""
-        return _hprof.subrecords(self.buffer)
+        with self._view() as view:
+            return _hprof.subrecords(view)
 
     def stats(self, progress: Callable[[int, int], object] | None = None) -> Stats:
         """Tallies and class histogram (see hprofkit.Stats)."""
-        return Stats(_hprof.stats(self.buffer, progress=progress))
+        with self._view() as view:
+            return Stats(_hprof.stats(view, progress=progress))
 
     def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit") -> Any:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
@@ -123,15 +151,16 @@ class Dump:
     def close(self) -> None:
         """Closes the dump.  The mapping is released now, or, while records
         still point into it, when the last of them is freed."""
-        if self._map is not None:
+        with self._lock:
+            mapping, self._map = self._map, None
+            file, self._file = self._file, None
+        if mapping is not None:
             try:
-                self._map.close()
+                mapping.close()
             except BufferError:
                 pass  # live views keep the mmap object, which unmaps itself when freed
-            self._map = None
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        if file is not None:
+            file.close()
 
     @property
     def closed(self) -> bool:

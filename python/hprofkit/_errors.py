@@ -41,3 +41,8 @@ class OverrunError(CorruptError):
 
 class UnsupportedError(HprofError):
     """Valid input that the requested output format cannot represent."""
+
+
+class FileChangedError(HprofError):
+    """The file changed while it was read: it shrank under its mapping, and
+    ``offset`` is the byte that was no longer there."""

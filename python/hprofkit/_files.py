@@ -2,28 +2,27 @@
 writer adaptor that trims what is written to it (as Tailor's write() hook).
 
 Sources and destinations are paths, binary file objects, or "-" for
-stdin/stdout.  A path destination is written atomically: into a temporary
-file beside it, renamed over it only when everything succeeded, removed on
-any failure.  The source is never touched."""
+stdin/stdout.  A path destination is written atomically and never replaces
+anything but a regular file (see _output.py); the output may not be the
+input file.  The source is never touched."""
 
 from __future__ import annotations
 
-import bz2
 import contextlib
-import gzip
 import io
 import itertools
 import os
 import queue
 import sys
 import threading
-import tempfile
+import warnings
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Iterator
 
 from ._codec import Converter, Decoder, Encoder
+from ._compressed import decompressed, detect_compression
+from ._output import check_not_same_file, is_path, named, output_file
 from ._pack import is_pack
-from ._dump import detect_compression
 
 CHUNK = 8 << 20
 Progress = Callable[[int, int], object]
@@ -50,12 +49,8 @@ def _source(src: Any) -> Iterator[tuple[Iterator[memoryview], int | None]]:
             kind = detect_compression(f.read(4))
             f.seek(0)
             size = os.fstat(f.fileno()).st_size
-            if kind == "gzip":
-                with gzip.GzipFile(fileobj=f) as g:
-                    yield _read_chunks(g), None
-            elif kind == "bzip2":
-                with bz2.BZ2File(f) as b:
-                    yield _read_chunks(b), None
+            if kind:
+                yield decompressed(f, kind), None
             else:
                 yield _read_chunks(f), size
         return
@@ -63,10 +58,14 @@ def _source(src: Any) -> Iterator[tuple[Iterator[memoryview], int | None]]:
 
 
 def _read_chunks(f: IO[bytes]) -> Iterator[memoryview]:
-    """Reads into one reused buffer: the codecs consume each chunk before the next read."""
+    """Reads into one reused buffer: the codecs consume each chunk before the
+    next read.  One system call per chunk where the file allows (readinto1):
+    readinto() on a pipe would wait for a whole chunk, and a signal (Ctrl-C,
+    SIGTERM) that lands between two of its reads is not seen until the pipe
+    delivers more."""
     buffer = bytearray(CHUNK)
     view = memoryview(buffer)
-    readinto = getattr(f, "readinto", None)
+    readinto = getattr(f, "readinto1", None) or getattr(f, "readinto", None)
     while True:
         if readinto is not None:
             n = readinto(view)
@@ -77,32 +76,6 @@ def _read_chunks(f: IO[bytes]) -> Iterator[memoryview]:
         if not n:
             return
         yield view[:n]
-
-
-@contextlib.contextmanager
-def atomic_output(dst: Any) -> Iterator[IO[bytes]]:
-    """A binary file to write into; for a path it appears only once complete."""
-    if dst == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
-        return
-    if not isinstance(dst, (str, os.PathLike)):
-        yield dst
-        return
-    path = os.fspath(dst)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".partial",
-                               dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as open() would have created it
-        with os.fdopen(fd, "wb") as f:
-            yield f
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def _fileno(f: IO[bytes]) -> int:
@@ -117,25 +90,39 @@ def _fileno(f: IO[bytes]) -> int:
 
 class _Output:
     """Writes codec output to a file: straight to its descriptor from C when
-    it has one (no Python bytes in between), else through write()."""
+    it has one (no Python bytes in between), else through write().  A failed
+    write names the destination."""
 
-    def __init__(self, f: IO[bytes]) -> None:
+    def __init__(self, f: IO[bytes], dst: Any) -> None:
         self.f, self.fd, self.written = f, _fileno(f), 0
+        self.name = os.fspath(dst) if is_path(dst) else getattr(f, "name", None)
+        if not isinstance(self.name, str):
+            self.name = "standard output" if f is sys.stdout.buffer else "the output"
 
     def take(self, produce: Callable[[int], Any]) -> None:
-        out = produce(self.fd)
-        if isinstance(out, int):
-            self.written += out
-        elif out:
-            self.f.write(out)
-            self.written += len(out)
+        try:
+            out = produce(self.fd)
+            if isinstance(out, int):
+                self.written += out
+            elif out:
+                self.f.write(out)
+                self.written += len(out)
+        except OSError as exc:
+            raise named(exc, self.name) from None
+
+
+@contextlib.contextmanager
+def _files(src: Any, dst: Any) -> Iterator[tuple[Iterator[Any], int | None, _Output]]:
+    """The source's chunks and size, and the output, once dst is known not to be src."""
+    check_not_same_file(src, dst)
+    with _source(src) as (chunks, size), output_file(dst) as f:
+        yield chunks, size, _Output(f, dst)
 
 
 def _pump(codec: Any, src: Any, dst: Any, progress: Progress | None) -> tuple[int, int | None, int]:
     """Runs src through codec into dst; returns (consumed, source size, output bytes)."""
     consumed = 0
-    with _source(src) as (chunks, size), atomic_output(dst) as f:
-        out = _Output(f)
+    with _files(src, dst) as (chunks, size, out):
         for chunk in chunks:
             out.take(lambda fd: codec.feed(chunk, fd=fd))
             consumed += len(chunk)
@@ -195,8 +182,7 @@ def encode(src: Any, dst: Any, *, format: str = "hprofkit", level: int = 6, app_
 def decode(src: Any, dst: Any, *, threads: int = 0, progress: Progress | None = None) -> Result:
     """Restores an hprofkit pack or a Tailor mini (zlib, gzip or bare) `src` into an HPROF `dst`."""
     decoder = Decoder(threads=threads)
-    with _source(src) as (chunks, size), atomic_output(dst) as f:
-        out = _Output(f)
+    with _files(src, dst) as (chunks, size, out):
         chunks = iter(chunks)
         first = next(chunks, None)
         if first is not None and is_pack(bytes(first[:8])):
@@ -221,16 +207,32 @@ def convert(src: Any, dst: Any, *, app_only: bool = False, progress: Progress | 
     return Result(consumed, size, written)
 
 
+class _Abandoned(Exception):
+    """Thrown into the output of an encode_writer that will not be finished."""
+
+
 class EncodeWriter(io.RawIOBase):
     """A binary file object that trims and compresses what is written to it
-    into `fileobj` (Tailor's write() hook, in Python).  close() ends the
-    stream; the dump written must be complete by then."""
+    (Tailor's write() hook, in Python) into `fileobj`: a path (written
+    atomically, as encode() writes), "-" or a binary file object.
 
-    def __init__(self, fileobj: IO[bytes], *, closefd: bool = False, **options: Any) -> None:
+    close() ends the stream; the dump written must be complete by then.  If
+    it is not, or if the `with` block raises, or if the writer is dropped
+    unclosed (a ResourceWarning), the output is abandoned: a path is never
+    created, and a file object is cut back to where it was (when it can
+    seek).  The exception of a `with` block goes through unchanged."""
+
+    def __init__(self, fileobj: Any, *, closefd: bool = False, **options: Any) -> None:
         super().__init__()
-        self._out = fileobj
-        self._closefd = closefd
-        self._encoder = Encoder(**options)
+        try:
+            self._encoder = Encoder(**options)
+            self._closefd = closefd
+            self._output = output_file(fileobj) if isinstance(fileobj, (str, os.PathLike)) else None
+            self._out: IO[bytes] = self._output.__enter__() if self._output else fileobj
+        except BaseException:
+            super().close()  # nothing to abandon
+            raise
+        self._start = _position(self._out)
 
     def writable(self) -> bool:
         return True
@@ -244,15 +246,47 @@ class EncodeWriter(io.RawIOBase):
         return memoryview(data).nbytes
 
     def close(self) -> None:
+        """Ends the stream and commits the output (abandoned if that fails)."""
         if self.closed:
             return
         try:
             self._out.write(self._encoder.flush())
             self._out.flush()
-        finally:
-            super().close()
-            if self._closefd:
-                self._out.close()
+        except BaseException:
+            self._abandon()
+            raise
+        super().close()
+        if self._output:
+            self._output.__exit__(None, None, None)
+        elif self._closefd:
+            self._out.close()
+
+    def _abandon(self) -> None:
+        """Closes without finishing the stream and takes back what was written."""
+        if self.closed:
+            return
+        super().close()
+        if self._output:
+            self._output.__exit__(_Abandoned, _Abandoned(), None)
+            return
+        if self._start is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self._out.seek(self._start)
+                self._out.truncate()
+        if self._closefd:
+            self._out.close()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self._abandon()
+
+    def __del__(self) -> None:
+        if not self.closed:
+            warnings.warn(f"encode_writer into {self._out!r} dropped unclosed: its output is abandoned",
+                          ResourceWarning, source=self)
+            self._abandon()
 
     def tell(self) -> int:
         return self._encoder.bytes_in
@@ -262,6 +296,15 @@ class EncodeWriter(io.RawIOBase):
         return self._encoder
 
 
-def encode_writer(fileobj: IO[bytes], **options: Any) -> EncodeWriter:
-    """A writable file that trims (and compresses) into fileobj; options as Encoder."""
+def _position(f: IO[bytes]) -> int | None:
+    """Where a seekable file is, else None."""
+    try:
+        return f.tell() if f.seekable() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def encode_writer(fileobj: Any, **options: Any) -> EncodeWriter:
+    """A writable file that trims (and compresses) into fileobj (a path, "-"
+    or a binary file); options as Encoder."""
     return EncodeWriter(fileobj, **options)

@@ -5,11 +5,14 @@ Every failure prints one line on stderr and exits with status 1."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import tempfile
-from typing import Sequence
+import threading
+from typing import Iterator, Sequence
 
 from . import _cli_diff
 from . import _cli_leaks
@@ -17,6 +20,7 @@ from ._codec import FORMATS
 from ._dump import Dump
 from ._errors import HprofError
 from ._files import Result, convert, decode, encode
+from ._output import is_stdout
 from ._progress import Progress
 from ._units import human_size
 
@@ -75,15 +79,14 @@ def _report(command: str, result: Result, stream) -> None:
 
 
 def _run_file_command(args: argparse.Namespace, run) -> int:
-    if args.input != "-" and args.output != "-" and os.path.abspath(args.input) == os.path.abspath(args.output):
-        raise ValueError("the output would overwrite the input")
+    # The library refuses an output that is the input file (same device and inode).
     progress = Progress(args.command + "ing")
     try:
         result = run(progress)
     finally:
         progress.close()
     # With the output on stdout, the report goes to stderr.
-    _report(args.command, result, sys.stderr if args.output == "-" else sys.stdout)
+    _report(args.command, result, sys.stderr if is_stdout(args.output) else sys.stdout)
     return 0
 
 
@@ -244,16 +247,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised in the main thread so that what is under way
+    unwinds as for Ctrl-C (an output file being written is removed)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated(signum)
+
+
+@contextlib.contextmanager
+def _terminations_unwind() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise _Terminated while the command runs (where
+    they would have killed the process outright, and only then)."""
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(signum) == signal.SIG_DFL:
+                previous[signum] = signal.signal(signum, _raise_terminated)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Runs one command; every failure is one line on stderr and exit status 1."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
-    except HprofError as exc:
-        print(f"hprofkit: error: {exc}", file=sys.stderr)
-    except (OSError, ValueError) as exc:
-        print(f"hprofkit: error: {exc}", file=sys.stderr)
+        with _terminations_unwind():
+            return args.func(args)
+    except _Terminated as exc:
+        # Cleaned up: now die of the signal, as without the handler.
+        signal.signal(exc.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), exc.signum)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("hprofkit: interrupted", file=sys.stderr)
         return 130
+    except (HprofError, OSError, ValueError) as exc:
+        print(f"hprofkit: error: {_one_line(exc)}", file=sys.stderr)
+    except Exception as exc:  # a bug: still one line, never a traceback
+        print(f"hprofkit: error: internal error, please report it: {type(exc).__name__}: {_one_line(exc)}",
+              file=sys.stderr)
     return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -340,7 +340,9 @@ static hp_code count_visit(builder *b, const hp_subrecord *sub, const uint8_t *p
                 return nomem(b, "out of memory for the class table");
             c = &b->classes[b->n_classes++];
             memset(c, 0, sizeof *c);
-            hp_class_layout_decode(p, h->id_size, &lay);
+            if (hp_class_layout_decode(p, sub->head_len, h->id_size, &lay) != HP_OK)
+                return hp_fail(b->err, HP_E_CORRUPT, sub->offset, sub->tag, 1, 0, 0,
+                               "CLASS_DUMP tables do not fit in the sub-record");
             c->id = sub->id;
             c->super_id = sub->class_id;
             c->loader_id = sub->ref;

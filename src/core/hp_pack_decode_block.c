@@ -150,7 +150,14 @@ static int group_alloc(hp_pack_decoder *d, pk_group *g, size_t n, int strings)
         size_t c = g->cap ? g->cap : 256;
         while (c < n)
             c *= 2;
-#define GROW(f) if (!(g->f = a->realloc_fn(g->f, c * sizeof *g->f))) return -1
+/* On failure the old block stays in g (freed with the group), not leaked. */
+#define GROW(f)                                                    \
+        do {                                                       \
+            void *grown = a->realloc_fn(g->f, c * sizeof *g->f);   \
+            if (!grown)                                            \
+                return -1;                                         \
+            g->f = grown;                                          \
+        } while (0)
         GROW(rank);
         GROW(seen);
         GROW(id);

@@ -284,7 +284,7 @@ static void code_class_dump(hp_pack_encoder *e, const hp_subrecord *s, const uin
     int64_t idx;
     size_t i, k;
 
-    hp_class_layout_decode(d, e->id_size, &lay);
+    (void)hp_class_layout_decode(d, s->head_len, e->id_size, &lay); /* the parser checked the head */
     put_obj_id(e, s->id);
     e->m.steps.last = pk_shape(HP_SUB_CLASS_DUMP, 0, 0);
     idx = pk_class_add(&e->m.classes, s->id);

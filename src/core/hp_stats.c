@@ -92,14 +92,16 @@ static int reserve(const hp_alloc *alloc, void **items, size_t *cap, size_t coun
 static class_entry *class_of(hp_stats *s, uint64_t class_id)
 {
     int inserted;
-    uint32_t *slot = hp_idmap_put(&s->class_index, class_id, (uint32_t)s->n_classes, &inserted);
+    uint32_t *slot;
     class_entry *e;
+    /* Room for the row first: the map must never name a row that does not exist. */
+    if (reserve(&s->alloc, (void **)&s->classes, &s->cap_classes, s->n_classes, sizeof *e) < 0)
+        return NULL;
+    slot = hp_idmap_put(&s->class_index, class_id, (uint32_t)s->n_classes, &inserted);
     if (!slot)
         return NULL;
     if (!inserted)
         return &s->classes[*slot];
-    if (reserve(&s->alloc, (void **)&s->classes, &s->cap_classes, s->n_classes, sizeof *e) < 0)
-        return NULL;
     e = &s->classes[s->n_classes++];
     memset(e, 0, sizeof *e);
     e->class_id = class_id;
@@ -189,7 +191,7 @@ static hp_code add_subrecord(hp_stats *s, const hp_event *ev, int id_size, hp_er
             hp_class_layout lay;
             const uint8_t *p;
             uint16_t k;
-            hp_class_layout_decode(ev->data, id_size, &lay);
+            (void)hp_class_layout_decode(ev->data, sub->head_len, id_size, &lay); /* the parser checked the head */
             p = ev->data + lay.fields_off + 2;
             e->own_refs = e->own_bytes = 0;
             for (k = 0; k < lay.n_fields; k++) {

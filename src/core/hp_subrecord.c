@@ -40,27 +40,35 @@ size_t hp_class_table_size(const uint8_t *p, size_t avail, uint16_t n, int key_s
     return pos;
 }
 
-void hp_class_layout_decode(const uint8_t *head, int id_size, hp_class_layout *out)
+hp_code hp_class_layout_decode(const uint8_t *head, size_t len, int id_size, hp_class_layout *out)
 {
-    const uint8_t *q = head + 1 + 2 * id_size + 4;
-    int unused_t, unused_b;
-    size_t pos;
+    const uint8_t *q = head + 1 + 3 * id_size + 4; /* past the tag, id, serial, super and loader */
+    size_t pos = (size_t)(1 + 7 * id_size + 8);
+    int truncated, bad_type;
 
-    q += id_size; /* loader */
+    if (len < pos + 2)
+        return HP_E_CORRUPT;
     out->signers = hp_read_id(q, id_size);
     out->protection_domain = hp_read_id(q + id_size, id_size);
     out->reserved1 = hp_read_id(q + 2 * id_size, id_size);
     out->reserved2 = hp_read_id(q + 3 * id_size, id_size);
-    pos = (size_t)(1 + 7 * id_size + 8);
     out->const_off = (uint32_t)pos;
     out->n_const = hp_be16(head + pos);
-    pos += 2 + hp_class_table_size(head + pos + 2, SIZE_MAX, out->n_const, 2, 1, id_size, &unused_t, &unused_b);
+    pos += 2;
+    pos += hp_class_table_size(head + pos, len - pos, out->n_const, 2, 1, id_size, &truncated, &bad_type);
+    if (truncated || bad_type || len < pos + 2)
+        return HP_E_CORRUPT;
     out->statics_off = (uint32_t)pos;
     out->n_statics = hp_be16(head + pos);
-    pos += 2 + hp_class_table_size(head + pos + 2, SIZE_MAX, out->n_statics, id_size, 1, id_size, &unused_t,
-                                   &unused_b);
+    pos += 2;
+    pos += hp_class_table_size(head + pos, len - pos, out->n_statics, id_size, 1, id_size, &truncated, &bad_type);
+    if (truncated || bad_type || len < pos + 2)
+        return HP_E_CORRUPT;
     out->fields_off = (uint32_t)pos;
     out->n_fields = hp_be16(head + pos);
+    pos += 2;
+    hp_class_table_size(head + pos, len - pos, out->n_fields, id_size, 0, id_size, &truncated, &bad_type);
+    return truncated || bad_type ? HP_E_CORRUPT : HP_OK;
 }
 
 /* CLASS_DUMP: the head is the whole sub-record, tables included. */

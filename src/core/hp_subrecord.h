@@ -39,8 +39,10 @@ typedef struct hp_class_layout {
 hp_code hp_subrecord_decode(const uint8_t *p, size_t avail, int id_size, hp_subrecord *out,
                             uint64_t *need, hp_error *err);
 
-/* Decodes a complete CLASS_DUMP head's table positions. */
-void hp_class_layout_decode(const uint8_t *head, int id_size, hp_class_layout *out);
+/* Decodes the table positions of the CLASS_DUMP head[0:len], reading
+ * nothing past len: HP_OK, or HP_E_CORRUPT when its tables do not fit in
+ * len bytes or hold an invalid type (a buffer changed since it was parsed). */
+hp_code hp_class_layout_decode(const uint8_t *head, size_t len, int id_size, hp_class_layout *out);
 
 /* Walks `n` (type, value) entries of a CLASS_DUMP table starting at p.
  * `key_size` is the size of the key before the type byte (2 for the constant

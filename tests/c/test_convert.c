@@ -4,7 +4,8 @@
  * truncation and other errors.
  *
  * Environment: HPROFKIT_DATA (the shared data folder), HPROF_CONV (the
- * hprof-conv binary; parity tests are skipped when it is missing),
+ * hprof-conv binary; parity tests are skipped when it is missing, and fail
+ * when CI=true),
  * HPROFKIT_EXTRA_DUMP (one more Android dump to check, e.g. a big
  * androidized HeapGen dump) and HPROFKIT_SLOW=1 (the > 2 GiB heap record). */
 #define _XOPEN_SOURCE 700
@@ -601,7 +602,10 @@ static void test_dumps(void)
 {
     size_t d;
     int have_conv = hprof_conv_path() != NULL;
-    if (!have_conv)
+    const char *ci = getenv("CI");
+    if (!have_conv && ci && strcmp(ci, "true") == 0)
+        CHECK(!"hprof-conv is missing, and CI=true: .ci/run installs it (or set HPROF_CONV)");
+    else if (!have_conv)
         printf("  hprof-conv not found: parity checks skipped\n");
     for (d = 0; d < N_DUMPS; d++) {
         size_t len, o;

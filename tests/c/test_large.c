@@ -102,6 +102,7 @@ static void test_parser_and_stats(uint8_t *buf)
     hp_stats *s = hp_stats_new(NULL);
     uint64_t last_record = 0, last_array = 0, payload = 0;
     int records = 0, arrays = 0, done = 0;
+    hp_code rc = HP_OK;
     hp_error err;
     gen_init(&g);
     while (!done) {
@@ -109,7 +110,7 @@ static void test_parser_and_stats(uint8_t *buf)
         hp_event ev;
         hp_parser_feed(p, buf, n, n == 0);
         for (;;) {
-            hp_code rc = hp_parser_next(p, &ev, &err);
+            rc = hp_parser_next(p, &ev, &err);
             CHECK(rc == HP_OK);
             if (rc != HP_OK || ev.kind == HP_EV_NEED_INPUT)
                 break;
@@ -132,7 +133,7 @@ static void test_parser_and_stats(uint8_t *buf)
                 payload += ev.len;
             }
         }
-        if (err.code != HP_OK && !done)
+        if (rc != HP_OK)
             break;
     }
     CHECK(done);

@@ -105,10 +105,13 @@ static int capped_write(void *ctx, const uint8_t *data, size_t len)
     return hp_buf_append(b, data, len);
 }
 
+/* The allocator unpack() decodes with (NULL: libc). */
+static const hp_alloc *unpack_alloc;
+
 /* Decodes p; the restored dump goes to out. */
 static hp_code unpack(const packed *p, const hp_pack_policy *pol, hp_buf *out, hp_error *err)
 {
-    hp_pack_decoder *d = hp_pack_decoder_new(NULL, &p->header, pol);
+    hp_pack_decoder *d = hp_pack_decoder_new(unpack_alloc, &p->header, pol);
     hp_sink sink = { capped_write, out };
     size_t offs[HP_PACK_NSTREAMS] = { 0 }, b;
     hp_code rc = HP_OK;
@@ -824,6 +827,48 @@ static void test_crafted(void)
     hp_buf_free(&d.b);
 }
 
+/* An allocator that counts calls and fails the one numbered fail_at (from 1). */
+static long alloc_calls, fail_at;
+static void *counted_malloc(size_t n) { return ++alloc_calls == fail_at ? NULL : malloc(n); }
+static void *counted_realloc(void *p, size_t n) { return ++alloc_calls == fail_at ? NULL : realloc(p, n); }
+static const hp_alloc counted = { counted_malloc, counted_realloc, free };
+
+/* The decoder out of memory at any one allocation: HP_E_NOMEM, and nothing
+ * leaks (LeakSanitizer checks at exit), tables that grow from block to block
+ * (64 KiB blocks) included. */
+static void test_decoder_out_of_memory(void)
+{
+    size_t len;
+    long total, k;
+    uint8_t *src = load("hprof/mat__sun_jdk6_32bit.hprof", &len);
+    packed p;
+    hp_buf out;
+    hp_error err;
+    CHECK(src != NULL);
+    if (!src)
+        return;
+    pack(src, len, NULL, (size_t)64 << 10, 0, 0, &p);
+    CHECK(p.rc == HP_OK && p.nblocks > 4);
+    unpack_alloc = &counted;
+    alloc_calls = 0;
+    fail_at = 0;
+    CHECK(unpack(&p, NULL, &out, &err) == HP_OK);
+    hp_buf_free(&out);
+    total = alloc_calls;
+    printf("  pack decoder out of memory at each of its %ld allocations\n", total);
+    for (k = 1; k <= total; k++) {
+        hp_code rc;
+        alloc_calls = 0;
+        fail_at = k;
+        rc = unpack(&p, NULL, &out, &err);
+        CHECK(rc == HP_E_NOMEM);
+        hp_buf_free(&out);
+    }
+    unpack_alloc = NULL;
+    packed_free(&p);
+    free(src);
+}
+
 int main(void)
 {
     test_crafted();
@@ -831,5 +876,6 @@ int main(void)
     test_corrupt_streams();
     test_real_dumps();
     test_chunking();
+    test_decoder_out_of_memory();
     return check_report("test_pack");
 }

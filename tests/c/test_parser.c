@@ -1019,7 +1019,8 @@ static void check_decoder(const synth *S)
             if (x->tag == HP_SUB_CLASS_DUMP) {
                 hp_class_layout l;
                 const hp_class_layout *w = &S->lay[li++];
-                hp_class_layout_decode(head, S->id, &l);
+                CHECK(hp_class_layout_decode(head, x->head_len, S->id, &l) == HP_OK);
+                CHECK(hp_class_layout_decode(head, x->head_len - 1, S->id, &l) == HP_E_CORRUPT);
                 CHECK_EQ_U64(l.const_off, w->const_off);
                 CHECK_EQ_U64(l.const_off, 1 + 7 * S->id + 8);
                 CHECK_EQ_U64(l.statics_off, w->statics_off);
@@ -1356,7 +1357,7 @@ static void test_cuts(const uint8_t *buf, size_t len, const run *ref, int id_siz
         }
         if (u->tag == HP_SUB_CLASS_DUMP) {
             hp_class_layout cl;
-            hp_class_layout_decode(buf + u->off, id_size, &cl);
+            CHECK(hp_class_layout_decode(buf + u->off, u->head_len, id_size, &cl) == HP_OK);
             ADD(u->off + cl.const_off + 1), ADD(u->off + cl.const_off + 2), ADD(u->off + cl.const_off + 3);
             ADD(u->off + cl.statics_off), ADD(u->off + cl.statics_off + 1), ADD(u->off + cl.statics_off + 2);
             ADD(u->off + cl.statics_off + 2 + (uint64_t)id_size), ADD(u->off + cl.statics_off + 3 + (uint64_t)id_size);

@@ -1,0 +1,243 @@
+"""A mapped dump that shrinks under a running walk: the pages past its new end
+raise SIGBUS, which must become FileChangedError (an HprofError) for every
+walk over a mapping, never kill the interpreter.  Each case runs in a child
+process with a real file, truncated for real (by the child itself at a known
+point, or by `truncate` from outside while the CLI runs)."""
+
+from __future__ import annotations
+
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import hprofkit
+
+from conftest import raw_bytes
+
+pytestmark = pytest.mark.sanitize
+
+SHRUNK = 1 << 20  # the size the dump is truncated to
+
+
+def write_dump(path: Path, megabytes: int) -> Path:
+    """A valid dump of `megabytes` MiB: 1 KiB STRING records for the first
+    quarter, then heap segments of 5-byte ROOT_UNKNOWN sub-records (every
+    page holds record or sub-record heads, so any walk reads every page)."""
+    string = struct.pack(">BII", 0x01, 0, 4 + 1015) + struct.pack(">I", 7) + b"s" * 1015
+    segment_body = (b"\xff" + struct.pack(">I", 1)) * ((16 << 20) // 5)
+    segment = struct.pack(">BII", 0x1C, 0, len(segment_body)) + segment_body
+    with open(path, "wb") as f:
+        f.write(b"JAVA PROFILE 1.0.2\0" + struct.pack(">IQ", 4, 0))
+        f.write(string * ((megabytes << 20) // 4 // len(string)))
+        for _ in range(megabytes * 3 // 4 // 16):
+            f.write(segment)
+        f.write(struct.pack(">BII", 0x2C, 0, 0))
+    return path
+
+
+@pytest.fixture(scope="module")
+def dump_file(tmp_path_factory) -> Path:
+    return write_dump(tmp_path_factory.mktemp("changing") / "t.hprof", 96)
+
+
+# Each job walks the dump and truncates it at a known point of the walk, then
+# goes on walking: the next read of a page past 1 MiB faults.
+JOBS = {
+    "stats": """
+with hprofkit.open(path) as dump:
+    dump.stats(progress=lambda done, total: shrink())
+""",
+    "records": """
+with hprofkit.open(path) as dump:
+    for i, record in enumerate(dump.records()):
+        if i == 10:
+            shrink()
+""",
+    "subrecords": """
+with hprofkit.open(path) as dump:
+    for i, sub in enumerate(dump.subrecords()):
+        if i == 10:
+            shrink()
+""",
+    "Record.subrecords": """
+with hprofkit.open(path) as dump:
+    heap = next(r for r in dump.records() if r.tag == 0x1C)
+    shrink()
+    for sub in heap.subrecords():
+        pass
+""",
+    # The heap build has no progress callback, but it runs the Python signal
+    # handlers every 16 MiB of input (for Ctrl-C): an alarm set just before
+    # it is handled, and truncates the dump, at the build's first check.
+    "heap build": """
+import signal
+signal.signal(signal.SIGALRM, lambda *args: shrink())
+with hprofkit.open(path) as dump:
+    signal.setitimer(signal.ITIMER_REAL, 0.001)
+    dump.heap()
+""",
+    "walk": """
+from hprofkit import _hprof
+with hprofkit.open(path) as dump:
+    shrink()
+    _hprof.walk(dump.buffer)
+""",
+    "iter_subrecords of a memoryview": """
+import mmap
+with open(path, "rb") as f:
+    view = memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+    shrink()
+    for sub in hprofkit.iter_subrecords(view):
+        pass
+""",
+    "Parser.feed of a mapping": """
+import mmap
+with open(path, "rb") as f:
+    m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    shrink()
+    hprofkit.Parser().feed(m)
+""",
+}
+
+PRELUDE = """
+import os, sys
+import hprofkit
+path = sys.argv[1]
+def shrink():
+    os.truncate(path, {shrunk})
+try:
+{job}
+except hprofkit.FileChangedError as exc:
+    print(type(exc).__name__, exc.offset, exc, file=sys.stderr)
+    sys.exit(3)
+sys.exit(0)
+"""
+
+
+def run_job(job: str, path: Path) -> subprocess.CompletedProcess:
+    body = "\n".join("    " + line for line in JOBS[job].strip().splitlines())
+    code = PRELUDE.format(shrunk=SHRUNK, job=body)
+    return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("job", list(JOBS))
+def test_a_walk_over_a_shrinking_mapping_raises(job, dump_file, tmp_path):
+    path = tmp_path / "t.hprof"
+    path.write_bytes(dump_file.read_bytes())
+    size = path.stat().st_size
+    proc = run_job(job, path)
+    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    name, offset, message = proc.stderr.split(" ", 2)
+    assert name == "FileChangedError"
+    assert SHRUNK <= int(offset) < size
+    assert "the file changed while it was read" in message and f"offset {offset} " in message
+
+
+def test_a_class_dump_getter_after_the_file_shrank(tmp_path):
+    """SubRecord getters re-read the mapping: a CLASS_DUMP past the new end."""
+    path = tmp_path / "classes.hprof"
+    with hprofkit.HprofWriter(path) as w:
+        w.load_class(0x100, "C")
+        with w.heap_dump() as heap:
+            for i in range(600_000):  # pushes the CLASS_DUMP well past 1 MiB
+                heap.root_unknown(0x200 + i)
+            heap.class_dump(0x100, instance_size=4, fields=[("f", "int")], statics=[("s", "long", 5)])
+    job = """
+with hprofkit.open(path) as dump:
+    cls = [s for s in dump.subrecords() if s.tag == 0x20][-1]
+    assert cls.offset > 2 * (1 << 20)
+    shrink()
+    cls.statics
+"""
+    JOBS["class dump getter"] = job
+    try:
+        proc = run_job("class dump getter", path)
+    finally:
+        del JOBS["class dump getter"]
+    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    assert proc.stderr.startswith("FileChangedError ")
+
+
+# Walks of a built heap: each reads the objects' bytes from the mapping.
+HEAP_WALKS = {
+    "referrer index": "heap.object(heap.find_class('java.lang.String').id).referrers()",
+    "dangling count": "heap.dangling_count",
+    "stats of a 64-bit dump (its size model indexes the heap)": "dump.stats(progress=progress)",
+}
+
+
+@pytest.mark.parametrize("walk", list(HEAP_WALKS))
+def test_a_heap_walk_after_the_file_shrank(walk, tmp_path):
+    path = tmp_path / "x64.hprof"
+    path.write_bytes(raw_bytes("mat__sun_jdk6_18_x64.hprof"))
+    job = f"""
+with hprofkit.open(path) as dump:
+    heap = dump.heap()
+    progress = lambda done, total: done == total and shrink()  # after the last slice, before the model
+    if "progress" not in {HEAP_WALKS[walk]!r}:
+        shrink()
+    {HEAP_WALKS[walk]}
+"""
+    JOBS[walk] = job
+    try:
+        proc = run_job(walk, path)
+    finally:
+        del JOBS[walk]
+    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    assert proc.stderr.startswith("FileChangedError ")
+
+
+def _mapped_by(pid: int, path: Path) -> bool:
+    try:
+        return str(path) in Path(f"/proc/{pid}/maps").read_text()
+    except FileNotFoundError:
+        return False
+
+
+def test_the_cli_says_the_file_changed_when_truncate_shrinks_it_under_stats(tmp_path):
+    """The issue's reproduction: `hprofkit stats t.hprof & truncate -s 1M t.hprof`."""
+    path = write_dump(tmp_path / "t.hprof", 160)
+    proc = subprocess.Popen([sys.executable, "-m", "hprofkit", "stats", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not _mapped_by(proc.pid, path):
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < deadline, "the CLI never mapped the dump"
+            time.sleep(0.005)
+        subprocess.run(["truncate", "-s", "1M", str(path)], check=True)
+        assert proc.poll() is None, "stats ended before the file was truncated: make the dump bigger"
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, f"exit {proc.returncode} ({signal.Signals(-proc.returncode).name if proc.returncode < 0 else ''}): {err}"
+    assert err.count("\n") == 1 and err.startswith("hprofkit: error: the file changed while it was read"), err
+    assert out == ""
+
+
+def test_faults_that_are_not_ours_still_kill(tmp_path):
+    """The handler chains: a SIGBUS outside any guard (here Python's own mmap
+    reading a page past the end) still ends the process as before."""
+    path = tmp_path / "t.hprof"
+    path.write_bytes(b"\0" * (4 << 20))
+    code = """
+import mmap, os, sys
+import hprofkit
+hprofkit.stats(b"JAVA PROFILE 1.0.2\\0\\0\\0\\0\\4" + bytes(8))  # a guarded walk installs the handler
+with open(sys.argv[1], "rb") as f:
+    m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+os.truncate(sys.argv[1], 4096)
+m[3 << 20]
+"""
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    if "AddressSanitizer" in proc.stderr:  # the sanitized build: ASan's handler came before ours
+        assert "AddressSanitizer: BUS" in proc.stderr and "mmap_subscript" in proc.stderr, proc.stderr
+    else:
+        assert proc.returncode == -signal.SIGBUS, proc.stderr
