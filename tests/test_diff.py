@@ -182,7 +182,7 @@ def test_retained_columns_match_the_oracle(oracle):
 
 
 def test_cli_diff_paths(capsys, tmp_path):
-    from test_testing import growth_dump
+    from test_testing import growth_dump  # a dump whose growth is known by construction
     a, b = tmp_path / "a.hprof", tmp_path / "b.hprof"
     growth_dump(a, listeners=1, nodes=1)
     growth_dump(b, listeners=4, nodes=1)

@@ -22,6 +22,7 @@ from hprofkit import match
 from hprofkit.diff import diff
 from conftest import SHARED_TOOLS, dump_path
 from leaky_heap import LeakyHeap
+from test_diff import oracle_by_name
 
 pytest_plugins = ["pytester"]
 
@@ -31,10 +32,8 @@ MAT_PAIR = (dump_path("mat__sun_jdk6_18_x64.hprof"), dump_path("mat__sun_jdk6_30
 
 
 def counts(oracle, path) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for (name, _), (n, _size) in oracle.counts_by_class(path).items():
-        out[name] = out.get(name, 0) + n
-    return out
+    """{class name: instances} of VisualVM's histogram."""
+    return {name: n for name, (n, _) in oracle_by_name(oracle, path).items()}
 
 
 # -- sizes --------------------------------------------------------------------
@@ -170,10 +169,7 @@ def test_baselines_missing_written_compared_and_masked(pytester, oracle):
     written.assert_outcomes(passed=1)
     baseline = pytester.path / "__hprof_baselines__" / "test_snap" / "test_snapshot.json"
     stored = json.loads(baseline.read_text())
-    by_name: dict[str, list[int]] = {}
-    for (name, _), (n, size) in oracle.counts_by_class(dump).items():
-        prev = by_name.get(name, [0, 0])
-        by_name[name] = [prev[0] + n, prev[1] + size]
+    by_name = {name: list(v) for name, v in oracle_by_name(oracle, dump).items()}
     assert stored["classes"] == by_name
 
     pytester.runpytest().assert_outcomes(passed=1)
@@ -383,12 +379,13 @@ def test_growth_paths_name_where_objects_were_added(tmp_path):
     assert listeners[0].path == ("ROOT STICKY_CLASS -> class com.example.Registry",
                                  "STATIC_FIELD com.example.Registry.sListeners -> java.lang.Object[]",
                                  "ARRAY_ENTRY java.lang.Object[].[x] -> com.example.Listener")
-    # The list grew at its head: the two new Nodes hang one and two hops deeper than before.
-    nodes = sorted((p for p in result.paths if p.name == "com.example.Node"), key=lambda p: len(p.path))
-    assert [(p.count_a, p.count_b) for p in nodes] == [(0, 1), (0, 1)]
-    head = ("ROOT STICKY_CLASS -> class com.example.Chain", "STATIC_FIELD com.example.Chain.sHead -> com.example.Node")
-    step = "INSTANCE_FIELD com.example.Node.next -> com.example.Node"
-    assert [p.path for p in nodes] == [head + (step,) * 2, head + (step,) * 3]
+    # The list grew: past its head, its Nodes hang on one path (the repeated
+    # Node.next hop named once): 1 Node there before, 3 after.
+    nodes = [p for p in result.paths if p.name == "com.example.Node"]
+    assert [(p.count_a, p.count_b) for p in nodes] == [(1, 3)]
+    assert nodes[0].path == ("ROOT STICKY_CLASS -> class com.example.Chain",
+                             "STATIC_FIELD com.example.Chain.sHead -> com.example.Node",
+                             "INSTANCE_FIELD com.example.Node.next -> com.example.Node")
     with pytest.raises(HeapCheckFailed) as info:
         assert_no_growth(a, b, classes=["com.example.Listener"], allow=2)
     assert "com.example.Listener 5 -> 8 instances" in info.value.summary

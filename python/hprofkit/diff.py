@@ -153,7 +153,8 @@ def _path_counts(heap: Heap, name: str, exclude: Any, sample: int) -> tuple[Coun
     One search finds the paths of all the objects; it treats them as leaves,
     so an object reached only through another of the same class (a chained
     hash bucket, a linked list) is named by that one's path plus the hop
-    between them, as a search through it would have found it."""
+    between them, as a search through it would have found it; a hop repeated
+    along such a chain is named once."""
     objects = []
     for cls in heap.classes_named(name):
         objects += itertools.islice(cls.instances(), sample - len(objects))
@@ -182,7 +183,10 @@ def _path_counts(heap: Heap, name: str, exclude: Any, sample: int) -> tuple[Coun
             names[obj.id] = names[via.source_id] + (hop_name(Hop(ref_type, via.source, via.name, obj)),)
             queue.append(obj.id)
     pending = [obj for obj in pending if obj.id not in names]
-    counts: Counter = Counter(names.values())
+    # A hop repeated along a chain (Node.next -> Node ...) is named once, so
+    # the items a list or a bucket chain gained count on one path.
+    counts: Counter = Counter(tuple(h for i, h in enumerate(path) if i == 0 or path[i - 1] != h)
+                              for path in names.values())
     if pending:
         counts[("(not strongly reachable)",)] += len(pending)
     return counts, sampled
