@@ -36,6 +36,13 @@ def warm(path: Path) -> None:
             pass
 
 
+def timed(fn):
+    """(result, wall seconds, CPU seconds of this process) of fn()."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
 def best_of(n: int, fn) -> float:
     """Best wall time of n runs of fn()."""
     best = float("inf")

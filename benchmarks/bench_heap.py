@@ -23,17 +23,10 @@ from pathlib import Path
 
 import hprofkit
 
-from _common import SHARED, child_anon_peak, heapgen, warm
+from _common import SHARED, child_anon_peak, heapgen, timed, warm
 
 HERE = Path(__file__).resolve().parent
 VISUALVM_JAR = Path("/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar")
-
-
-def timed(fn):
-    """(result, wall seconds, CPU seconds of this process) of fn()."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = fn()
-    return result, time.perf_counter() - wall, time.process_time() - cpu
 
 
 def rate(label: str, count: int, seconds: float, unit: str) -> None:

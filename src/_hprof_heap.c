@@ -669,6 +669,7 @@ static PyMethodDef heap_methods[] = {
     { "find_leaks", (PyCFunction)(void (*)(void))reach_find_leaks, METH_VARARGS | METH_KEYWORDS,
       "find_leaks($self, /, exclude=None, finders=DEFAULT_FINDERS, *, inspectors=DEFAULT_INSPECTORS)\n--\n\n"
       "The leaks of this heap (a list of hprofkit.leaks.Leak): see hprofkit.leaks.find_leaks." },
+    HEAP_TABLE_METHODS
     { "close", (PyCFunction)heap_close, METH_NOARGS,
       "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },
     { "__enter__", (PyCFunction)heap_enter_ctx, METH_NOARGS, NULL },

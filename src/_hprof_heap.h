@@ -71,6 +71,12 @@ PyObject *heap_stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root 
 PyObject *heap_ref_name(const hp_heap *index, uint32_t source, const hp_ref *ref);
 
 /* _hprof_reach.c: the Heap's reachability methods and getters. */
+/* module_name.function(heap, *args, **kwargs): methods written in Python. */
+PyObject *heap_call_python(HeapIndex *heap, const char *module_name, const char *function, PyObject *args,
+                           PyObject *kwargs);
+/* The heap's hp_reach, built (with its dominators when asked) on first
+ * use; NULL with an exception set. */
+hp_reach *heap_reach(HeapIndex *heap, int dominators);
 PyObject *reach_retained_size(HeapIndex *heap, PyObject *obj);
 PyObject *reach_retained_count(HeapIndex *heap, PyObject *obj);
 PyObject *reach_dominator(HeapIndex *heap, PyObject *obj);
@@ -107,6 +113,19 @@ int heap_semantics_of(PyObject *name);
 PyObject *reach_object_retained(HeapHandle *o, int count);
 /* cls.retained_size. */
 PyObject *reach_class_retained(HeapHandle *c);
+
+/* heap._columns(table), heap.tables(), heap.to_parquet(dir) (_hprof_heap_tables.c). */
+PyObject *heap_columns(HeapIndex *heap, PyObject *table);
+PyObject *heap_tables(HeapIndex *heap, PyObject *args, PyObject *kwargs);
+PyObject *heap_to_parquet(HeapIndex *heap, PyObject *args, PyObject *kwargs);
+#define HEAP_TABLE_METHODS \
+    { "tables", (PyCFunction)(void (*)(void))heap_tables, METH_VARARGS | METH_KEYWORDS, \
+      "tables($self, /, *, retained=True)\n--\n\nThe heap as Arrow tables (needs pyarrow): {'objects', 'references',\n" \
+      "'classes', 'roots'}, shaped like Perfetto's heap_graph_* tables.  See hprofkit._tables." }, \
+    { "to_parquet", (PyCFunction)(void (*)(void))heap_to_parquet, METH_VARARGS | METH_KEYWORDS, \
+      "to_parquet($self, directory, /)\n--\n\nWrites heap.tables() as directory/<table>.parquet (atomically)." }, \
+    { "_columns", (PyCFunction)heap_columns, METH_O, \
+      "_columns($self, table, /)\n--\n\nThe column buffers of heap.tables()'s `table` (internal)." },
 
 /* Enters / leaves a stretch that may run without the GIL. */
 static inline void heap_enter(HeapIndex *heap) { heap->busy++; }

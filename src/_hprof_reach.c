@@ -36,9 +36,7 @@ static int reach_ready(HeapIndex *heap, int dominators)
     return ready;
 }
 
-/* The heap's hp_reach, built (with its dominators when asked) on first
- * use; NULL with an exception set. */
-static hp_reach *heap_reach(HeapIndex *heap, int dominators)
+hp_reach *heap_reach(HeapIndex *heap, int dominators)
 {
     const hp_heap *index = heap_index(heap);
     hp_checkpoint cp = { heap_interrupted, NULL };
@@ -380,7 +378,7 @@ done:
 
 /* heap.path_to_root / paths_to_root / find_leaks: Python makes the results
    (hprofkit._reach the Path objects, hprofkit.leaks the leak traces). */
-static PyObject *call_python(HeapIndex *heap, const char *module_name, const char *function, PyObject *args,
+PyObject *heap_call_python(HeapIndex *heap, const char *module_name, const char *function, PyObject *args,
                              PyObject *kwargs)
 {
     PyObject *module = PyImport_ImportModule(module_name), *fn, *full, *result = NULL;
@@ -405,15 +403,15 @@ static PyObject *call_python(HeapIndex *heap, const char *module_name, const cha
 
 PyObject *reach_path_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs)
 {
-    return call_python(heap, "hprofkit._reach", "path_to_root", args, kwargs);
+    return heap_call_python(heap, "hprofkit._reach", "path_to_root", args, kwargs);
 }
 
 PyObject *reach_paths_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs)
 {
-    return call_python(heap, "hprofkit._reach", "paths_to_root", args, kwargs);
+    return heap_call_python(heap, "hprofkit._reach", "paths_to_root", args, kwargs);
 }
 
 PyObject *reach_find_leaks(HeapIndex *heap, PyObject *args, PyObject *kwargs)
 {
-    return call_python(heap, "hprofkit.leaks", "find_leaks", args, kwargs);
+    return heap_call_python(heap, "hprofkit.leaks", "find_leaks", args, kwargs);
 }

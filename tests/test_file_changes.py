@@ -168,6 +168,8 @@ HEAP_WALKS = {
     "referrer index": "heap.object(heap.find_class('java.lang.String').id).referrers()",
     "dangling count": "heap.dangling_count",
     "stats of a 64-bit dump (its size model indexes the heap)": "dump.stats(progress=progress)",
+    "heap.tables() (the objects' columns first)": "heap.tables(retained=False)",
+    "the references table's columns": "heap._columns('references')",
 }
 
 

@@ -14,8 +14,7 @@ import tempfile
 import threading
 from typing import Iterator, Sequence
 
-from . import _cli_diff
-from . import _cli_leaks
+from . import _cli_batch, _cli_diff, _cli_leaks
 from ._codec import FORMATS
 from ._dump import Dump
 from ._errors import HprofError
@@ -244,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
     _cli_diff.add_commands(sub)
     _cli_leaks.add_commands(sub)
+    _cli_batch.add_commands(sub)
     return parser
 
 

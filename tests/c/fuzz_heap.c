@@ -2,8 +2,9 @@
  * serves: the input is a whole HPROF file; when it builds, each object is
  * described, found again by its id, sized, its fields, statics, references
  * and string read; the referrer index must account for every present
- * reference.  Any inconsistency aborts (a crash for libFuzzer); sanitizers
- * catch reads outside the input.
+ * reference, and so must the references table (hp_heap_tables.h, filled by
+ * tableskit.h).  Any inconsistency aborts (a crash for libFuzzer);
+ * sanitizers catch reads outside the input.
  *
  * Built with -DHP_FUZZ_SEEDGEN (a C compiler, no libFuzzer) it is the seed
  * generator instead: `seedgen OUTDIR DATADIR MAXLEN` writes the crafted
@@ -19,6 +20,7 @@
 
 #include "heapkit.h"
 #include "hp_heap.h"
+#include "tableskit.h"
 
 static void die(const char *what)
 {
@@ -107,6 +109,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         hp_frame f;
         hp_heap_root(h, k, &r);
         (void)hp_heap_thread_frame(h, r.thread_serial, r.frame, &f);
+    }
+    {
+        tk_tables t;
+        tk_tables_fill(&t, h);
+        if (t.n_refs < present)
+            die("the references table misses references");
+        tk_tables_free(&t);
     }
     if (hp_heap_build_referrers(h, NULL, NULL, &err) == HP_OK) {
         for (i = 0; i < n; i++) {

@@ -1,0 +1,175 @@
+"""A heap as Arrow tables, Parquet files and SQL (DuckDB).
+
+    tables = heap.tables()                  # {name: pyarrow.Table}
+    heap.to_parquet("out/")                 # out/objects.parquet, ...
+    hprofkit.sql(heap, "select ...")        # a pyarrow.Table
+
+The tables follow Perfetto's ``heap_graph_*`` tables:
+
+- ``objects(id, class_id, kind, shallow_size, retained_size, heap, dominator_id)``: one row per object in
+  id order; ``kind`` is "instance", "class", "object_array" or "primitive_array" (HeapObject.kind);
+  ``class_id`` is the id of HeapObject.class_ (java.lang.Class for class objects), null when the dump lacks
+  it; ``heap`` the Android heap name or null; ``retained_size`` is heap.retained_size(obj) (int64: 0 for
+  an unreachable object; under semantics="visualvm" VisualVM's value) and ``dominator_id`` the id of
+  heap.dominator(obj), null for a GC root, an object no single object dominates or an unreachable one
+  (both computed under the heap's semantics; tables(retained=False) leaves them null).
+- ``references(source_id, target_id, name)``: every outbound reference (HeapObject.references(), in
+  source id order); ``name`` is the field name, "[i]" for an array element, the static's name or
+  "<loader>"; ``target_id`` may name an object absent from the dump (a dangling reference).
+- ``classes(id, name, super_id, loader_id, instance_size)``: one row per class (HeapClass);
+  ``instance_size`` is null for array classes.
+- ``roots(object_id, kind)``: every GC root in file order (Heap.gc_roots), kind as "JNI_GLOBAL"...
+
+Ids are uint64.  The big columns are filled by the C core into buffers that pyarrow wraps without a
+copy (no Python object per row); names are dictionary-encoded."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    import pyarrow
+
+    from ._heap import Heap
+
+__all__ = ["tables", "to_parquet", "sql", "TABLE_NAMES"]
+
+TABLE_NAMES = ("objects", "references", "classes", "roots")
+KINDS = ("instance", "class", "object_array", "primitive_array")  # hp_kind order
+
+
+def require(module: str, extra: str, what: str) -> Any:
+    """Imports an optional dependency, or raises an ImportError saying which extra installs it."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"{what} needs {module.split('.')[0]}: pip install 'hprofkit[{extra}]' "
+                          f"(or pip install {module.split('.')[0]})") from exc
+
+
+def _pa():
+    return require("pyarrow", "tables", "heap.tables()")
+
+
+def _fixed(pa, type_, rows: int, data: bytes, valid: bytes | None = None):
+    buffers = [pa.py_buffer(valid) if valid is not None else None, pa.py_buffer(data)]
+    return pa.Array.from_buffers(type_, rows, buffers)
+
+
+def _dictionary(pa, index_type, rows: int, codes: bytes, names, valid: bytes | None = None):
+    indices = _fixed(pa, index_type, rows, codes, valid)
+    values = names if isinstance(names, pa.Array) else pa.array(names, pa.string())
+    return pa.DictionaryArray.from_arrays(indices, values)
+
+
+def _objects(pa, heap: Heap, retained: bool):
+    c = heap._columns("objects")
+    n = len(c["id"]) // 8
+    if retained:
+        r = heap._columns("retained")
+        retained_size = _fixed(pa, pa.int64(), n, r["retained_size"])
+        dominator_id = _fixed(pa, pa.uint64(), n, r["dominator_id"], r["dominator_valid"])
+    else:
+        retained_size, dominator_id = pa.nulls(n, pa.int64()), pa.nulls(n, pa.uint64())
+    return pa.table({
+        "id": _fixed(pa, pa.uint64(), n, c["id"]),
+        "class_id": _fixed(pa, pa.uint64(), n, c["class_id"], c["class_valid"]),
+        "kind": _dictionary(pa, pa.int8(), n, c["kind"], KINDS),
+        "shallow_size": _fixed(pa, pa.uint64(), n, c["shallow_size"]),
+        "retained_size": retained_size,
+        "heap": _dictionary(pa, pa.int16(), n, c["heap"], c["heap_names"], c["heap_valid"]),
+        "dominator_id": dominator_id,
+    })
+
+
+def _references(pa, heap: Heap):
+    c = heap._columns("references")
+    n = len(c["source_id"]) // 8
+    words = len(c["name_offsets"]) // 8 - 1
+    names = pa.Array.from_buffers(pa.large_string(), words,
+                                  [None, pa.py_buffer(c["name_offsets"]), pa.py_buffer(c["name_data"])])
+    return pa.table({
+        "source_id": _fixed(pa, pa.uint64(), n, c["source_id"]),
+        "target_id": _fixed(pa, pa.uint64(), n, c["target_id"]),
+        "name": _dictionary(pa, pa.int32(), n, c["name"], names, c["name_valid"]),
+    })
+
+
+def _classes(pa, heap: Heap):
+    # One Python object per class (thousands), not per object.
+    classes = heap.classes
+    return pa.table({
+        "id": pa.array([c.class_id for c in classes], pa.uint64()),
+        "name": pa.array([c.name for c in classes], pa.string()),
+        "super_id": pa.array([c.superclass.class_id if c.superclass is not None else None for c in classes],
+                             pa.uint64()),
+        "loader_id": pa.array([c.loader.id if c.loader is not None else None for c in classes], pa.uint64()),
+        "instance_size": pa.array([c.instance_size for c in classes], pa.uint64()),
+    })
+
+
+def _roots(pa, heap: Heap):
+    c = heap._columns("roots")
+    n = len(c["object_id"]) // 8
+    return pa.table({
+        "object_id": _fixed(pa, pa.uint64(), n, c["object_id"]),
+        "kind": _dictionary(pa, pa.int8(), n, c["kind"], c["kind_names"]),
+    })
+
+
+def tables(heap: Heap, *, retained: bool = True) -> dict[str, pyarrow.Table]:
+    """heap.tables(): {"objects", "references", "classes", "roots"} as pyarrow Tables (module doc).
+    retained=False leaves retained_size and dominator_id null and skips the dominator tree."""
+    pa = _pa()
+    return {"objects": _objects(pa, heap, retained), "references": _references(pa, heap), "classes": _classes(pa, heap),
+            "roots": _roots(pa, heap)}
+
+
+def to_parquet(heap: Heap | Mapping[str, pyarrow.Table], directory: str | os.PathLike[str]) -> str:
+    """heap.to_parquet(dir): writes dir/objects.parquet, references.parquet, classes.parquet and
+    roots.parquet.  Atomic: written into a temporary directory beside `dir`, then renamed, so `dir`
+    either holds all four files or is not created; an existing `dir` is an error (FileExistsError).
+    Returns the directory."""
+    require("pyarrow", "tables", "to_parquet()")
+    parquet = require("pyarrow.parquet", "tables", "to_parquet()")
+    directory = os.fspath(directory)
+    if os.path.lexists(directory):
+        raise FileExistsError(f"{directory} exists: to_parquet writes a new directory")
+    data = heap if isinstance(heap, Mapping) else tables(heap)
+    parent = os.path.dirname(os.path.abspath(directory))
+    tmp = tempfile.mkdtemp(prefix=".tmp-" + os.path.basename(directory) + "-", dir=parent)
+    try:
+        for name, table in data.items():
+            parquet.write_table(table, os.path.join(tmp, name + ".parquet"))
+        os.rename(tmp, directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return directory
+
+
+def sql(heap: Heap | Mapping[str, pyarrow.Table], query: str, params: Any = None) -> pyarrow.Table:
+    """Runs DuckDB SQL over a heap's tables (objects, references, classes, roots) and returns the
+    result as a pyarrow Table (``.to_pandas()``, ``.to_pylist()``...).
+
+    Pass ``heap.tables()`` instead of the heap to build the tables once for many queries.  Each call
+    uses its own in-memory DuckDB connection, so the result does not depend on anything left open;
+    ``params`` are the query's ``?`` / ``$name`` parameters.  ``references`` is a reserved word in
+    SQL: write ``"references"`` or its alias ``refs``."""
+    duckdb = require("duckdb", "tables", "hprofkit.sql()")
+    data = heap if isinstance(heap, Mapping) else tables(heap)
+    with duckdb.connect(":memory:") as con:
+        for name, table in data.items():
+            con.register(name, table)
+        if "references" in data:  # a reserved word in SQL: "references" needs quotes, refs does not
+            con.register("refs", data["references"])
+        relation = con.sql(query, params=params)
+        if relation is None:  # a statement without a result (SET, CREATE...)
+            return _pa().table({})
+        # DuckDB 2 renamed arrow() to to_arrow_table().
+        fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+        return fetch()
