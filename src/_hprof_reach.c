@@ -36,39 +36,86 @@ static int reach_ready(HeapIndex *heap, int level)
     return ready;
 }
 
-hp_reach *heap_reach(HeapIndex *heap, int level)
+/* One guarded stretch of core work (the dump is a mapping that may shrink). */
+typedef struct {
+    HeapIndex *heap;
+    int level;
+    hp_reach_matcher **matcher;   /* paths: */
+    const hp_reach_rule *rules;
+    size_t nrules;
+    const uint32_t *targets;
+    size_t ntargets;
+    hp_bfs *bfs;
+    hp_error err;
+    hp_code rc;
+} reach_call;
+
+static void compute(void *ctx)
 {
-    const hp_heap *index = heap_index(heap);
+    reach_call *c = ctx;
+    HeapIndex *heap = c->heap;
     hp_checkpoint cp = { heap_interrupted, NULL };
     const uint64_t *by_class;
-    hp_error err;
-    hp_code rc = HP_OK;
-    if (!index)
+    c->rc = HP_OK;
+    if (!heap->reach)
+        c->rc = hp_reach_build(heap->index, heap->semantics, &hprof_raw_alloc, &cp, &heap->reach, &c->err);
+    if (c->rc == HP_OK && c->level >= REACH_DOMINATORS)
+        c->rc = hp_reach_dominators(heap->reach, 1, &cp, &c->err);
+    if (c->rc == HP_OK && c->level >= REACH_CLASSES)
+        c->rc = hp_reach_class_retained(heap->reach, &cp, &by_class, &c->err);
+    if (c->rc == HP_OK && heap->reach_level < c->level)
+        heap->reach_level = c->level;
+}
+
+static void search(void *ctx)
+{
+    reach_call *c = ctx;
+    hp_checkpoint cp = { heap_interrupted, NULL };
+    c->rc = hp_reach_matcher_new(c->heap->reach, c->rules, c->nrules, c->matcher, &c->err);
+    if (c->rc == HP_OK)
+        c->rc = hp_reach_paths(c->heap->reach, *c->matcher, c->targets, c->ntargets, &cp, c->bfs, &c->err);
+}
+
+/* Runs fn(call) without the GIL under the SIGBUS guard (and the heap's lock
+ * when `locked`); 0, or -1 with an exception set. */
+static int run(HeapIndex *heap, void (*fn)(void *ctx), reach_call *call, int locked)
+{
+    uint64_t fault;
+    int guard;
+    call->heap = heap;
+    heap_enter(heap);
+    Py_BEGIN_ALLOW_THREADS
+    if (locked)
+        PyThread_acquire_lock(heap->lock, WAIT_LOCK);
+    guard = hprof_guard_call(heap->view.buf, (size_t)heap->view.len, fn, call, &fault);
+    if (locked)
+        PyThread_release_lock(heap->lock);
+    Py_END_ALLOW_THREADS
+    heap_leave(heap);
+    if (guard < 0) {
+        hprof_raise_changed(heap->st, fault);
+        return -1;
+    }
+    if (call->rc != HP_OK) {
+        if (!PyErr_Occurred())
+            hprof_raise(heap->st, &call->err);
+        return -1;
+    }
+    return heap_index(heap) ? 0 : -1;
+}
+
+/* The heap's hp_reach computed up to `level` on first use, without the GIL
+ * and under the lock; NULL with an exception set. */
+hp_reach *heap_reach(HeapIndex *heap, int level)
+{
+    reach_call call;
+    if (!heap_index(heap))
         return NULL;
     if (reach_ready(heap, level))
         return heap->reach;
-    heap_enter(heap);
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(heap->lock, WAIT_LOCK);
-    if (!heap->reach)
-        rc = hp_reach_build(index, heap->semantics, &hprof_raw_alloc, &cp, &heap->reach, &err);
-    if (rc == HP_OK && level >= REACH_DOMINATORS)
-        rc = hp_reach_dominators(heap->reach, 1, &cp, &err);
-    if (rc == HP_OK && level >= REACH_CLASSES)
-        rc = hp_reach_class_retained(heap->reach, &cp, &by_class, &err);
-    if (rc == HP_OK && heap->reach_level < level)
-        heap->reach_level = level;
-    PyThread_release_lock(heap->lock);
-    Py_END_ALLOW_THREADS
-    heap_leave(heap);
-    if (rc != HP_OK) {
-        if (!PyErr_Occurred())
-            hprof_raise(heap->st, &err);
-        return NULL;
-    }
-    if (!heap_index(heap))
-        return NULL;
-    return heap->reach;
+    memset(&call, 0, sizeof call);
+    call.level = level;
+    return run(heap, compute, &call, 1) < 0 ? NULL : heap->reach;
 }
 
 /* The index of a HeapObject / HeapClass of this heap; -1 with TypeError or
@@ -288,14 +335,12 @@ static hp_reach_rule *parse_rules(PyObject *spec, Py_ssize_t *count)
 PyObject *reach_paths(HeapIndex *heap, PyObject *args)
 {
     PyObject *targets_list, *rules_list, *out = NULL;
-    hp_checkpoint cp = { heap_interrupted, NULL };
     hp_reach_matcher *m = NULL;
     hp_reach_rule *rules = NULL;
     uint32_t *targets = NULL, *vertices = NULL, *edges = NULL, cap = 0;
     Py_ssize_t ntargets, nrules = 0, k;
+    reach_call call;
     hp_bfs bfs;
-    hp_error err;
-    hp_code rc;
     hp_reach *r;
     memset(&bfs, 0, sizeof bfs);
     if (!PyArg_ParseTuple(args, "O!O!:_paths", &PyList_Type, &targets_list, &PyList_Type, &rules_list))
@@ -311,18 +356,15 @@ PyObject *reach_paths(HeapIndex *heap, PyObject *args)
     for (k = 0; k < ntargets; k++)
         if (object_index(heap, PyList_GET_ITEM(targets_list, k), &targets[k]) < 0)
             goto done;
-    heap_enter(heap);
-    Py_BEGIN_ALLOW_THREADS
-    rc = hp_reach_matcher_new(r, rules, (size_t)nrules, &m, &err);
-    if (rc == HP_OK)
-        rc = hp_reach_paths(r, m, targets, (size_t)ntargets, &cp, &bfs, &err);
-    Py_END_ALLOW_THREADS
-    heap_leave(heap);
-    if (rc != HP_OK) {
-        if (!PyErr_Occurred())
-            hprof_raise(heap->st, &err);
+    memset(&call, 0, sizeof call);
+    call.matcher = &m;
+    call.rules = rules;
+    call.nrules = (size_t)nrules;
+    call.targets = targets;
+    call.ntargets = (size_t)ntargets;
+    call.bfs = &bfs;
+    if (run(heap, search, &call, 0) < 0)
         goto done;
-    }
     if (!heap_index(heap) || !(out = PyList_New(ntargets)))
         goto done;
     for (k = 0; k < ntargets; k++) {

@@ -21,6 +21,7 @@ from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
 from ._reach import Hop, Path
 from . import leaks
+from .diff import DiffRow, HeapDiff, diff  # the function hides the module's name: import hprofkit.diff's parts by name
 from ._tables import sql
 from .batch import BatchResult, BatchRow, ClassTotal, LeakGroup
 from .batch import batch  # the function; the module stays importable as hprofkit.batch's sys.modules entry
@@ -32,6 +33,6 @@ __all__ = [
     "ClassRow", "HeapDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
-    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "leaks", "sql", "batch",
-    "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
+    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "leaks", "diff", "HeapDiff",
+    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
 ]

@@ -433,25 +433,86 @@ static void test_roots_and_rules(void)
     fixture_close(&f);
 }
 
-/* A list held by one root: every node dominates the rest; no recursion. */
-static void test_long_list(void)
+static int stop_now(void *ctx)
 {
-    int n = TEST_LIST, k, semantics;
-    int *next = xmalloc((size_t)n * sizeof(int)), *other = xmalloc((size_t)n * sizeof(int));
+    (void)ctx;
+    return 1;
+}
+
+/* Stops at the checkpoint call number *ctx (counting down). */
+static int stop_later(void *ctx)
+{
+    int *left = ctx;
+    return --*left <= 0;
+}
+
+/* A list of n nodes held by one root, each linked back to the one before. */
+static void list_graph(rk_graph *g, int n, int *next, int *other)
+{
     static const rk_root roots[1] = { { HP_SUB_ROOT_JNI_GLOBAL, 0, 0 } };
-    rk_graph g;
+    int k;
     for (k = 0; k < n; k++) {
         next[k] = k + 1 < n ? k + 1 : RK_NULL;
         other[k] = k > 0 ? k - 1 : RK_NULL; /* back links: a cycle at every step */
     }
-    g.n = n;
-    g.next = next;
-    g.other = other;
-    g.referent = RK_NULL;
-    g.items = NULL;
-    g.nitems = 0;
-    g.roots = roots;
-    g.nroots = 1;
+    g->n = n;
+    g->next = next;
+    g->other = other;
+    g->referent = RK_NULL;
+    g->items = NULL;
+    g->nitems = 0;
+    g->roots = roots;
+    g->nroots = 1;
+}
+
+/* Long enough for the checkpoints to be called: stopping at the first,
+ * second, fourth... of them fails cleanly, with nothing left allocated. */
+static void test_interrupts(void)
+{
+    int n = 1000000, semantics;
+    int *next = xmalloc((size_t)n * sizeof(int)), *other = xmalloc((size_t)n * sizeof(int));
+    rk_graph g;
+    list_graph(&g, n, next, other);
+    for (semantics = 0; semantics < 2; semantics++) {
+        fixture f;
+        hp_error err;
+        hp_bfs b;
+        int stop_at, stopped = 0;
+        if (!fixture_open(&f, &g, semantics)) {
+            CHECK(0);
+            continue;
+        }
+        for (stop_at = 1; stop_at < 1024 && !stopped; stop_at *= 2) {
+            int left = stop_at;
+            hp_checkpoint cp = { stop_later, &left };
+            hp_reach *r = NULL;
+            hp_code rc = hp_reach_build(f.heap, semantics, &counting, &cp, &r, &err);
+            if (rc == HP_OK) {
+                rc = hp_reach_dominators(r, 1, &cp, &err);
+                if (rc == HP_OK)
+                    rc = hp_reach_paths(r, NULL, NULL, 0, &cp, &b, &err);
+                if (rc == HP_OK)
+                    hp_bfs_free(&b);
+                hp_reach_free(r);
+            }
+            CHECK(rc == HP_OK || rc == HP_E_ABORTED);
+            CHECK_EQ_U64(countalloc_live, 0);
+            stopped = rc == HP_OK; /* no checkpoint left to stop at */
+        }
+        CHECK(stop_at > 2); /* it was stopped at least once */
+        fixture_close(&f);
+    }
+    free(next);
+    free(other);
+}
+
+/* A list held by one root: every node dominates the rest; no recursion. */
+static void test_long_list(void)
+{
+    int n = TEST_LIST, semantics;
+    int *next = xmalloc((size_t)n * sizeof(int)), *other = xmalloc((size_t)n * sizeof(int));
+    rk_graph g;
+    list_graph(&g, n, next, other);
     for (semantics = 0; semantics < 2; semantics++) {
         fixture f;
         hp_bfs b;
@@ -476,11 +537,6 @@ static void test_long_list(void)
     free(other);
 }
 
-static int stop_now(void *ctx)
-{
-    (void)ctx;
-    return 1;
-}
 
 /* Interrupted or out of memory at any allocation: a clean error, nothing
  * leaked (countalloc's live bytes return to zero). */
@@ -542,6 +598,7 @@ int main(void)
     test_weak_referent();
     test_roots_and_rules();
     test_failures();
+    test_interrupts();
     test_long_list();
     return check_report("test_reach");
 }

@@ -1,0 +1,357 @@
+"""Heap diffs: which classes grew between two dumps, and along which
+reference paths.
+
+    d = hprofkit.diff("before.hprof", "after.hprof")     # heaps or paths
+    for row in d.rows[:10]:                               # sorted by growth
+        print(row.name, row.count_delta, row.shallow_delta)
+    d.to_pandas()                                         # with pandas installed
+
+Rows are per class *name*: classes of the same name (several class loaders)
+are summed, as MAT's delta histogram and hprof-slurp's diff do, since object
+and class ids are addresses that do not survive from one dump to the next.
+Classes whose counts and sizes did not change are left out.
+
+Growth paths follow Shark's heap-growth idea: each object of a grown class
+is named by its shortest path from a GC root (`REFTYPE Owner.field ->
+class` per hop, array indexes as `[x]`), and the objects hanging on the same
+named path are counted in both dumps, so a report says where growth hangs,
+not only which class grew."""
+
+from __future__ import annotations
+
+import html
+import itertools
+import os
+from collections import Counter, deque
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Sequence
+
+from ._heap import Heap, HeapObject
+from ._heapfile import open_any
+from ._reach import Hop
+from ._units import human_size
+from .leaks import default_exclude
+
+__all__ = ["diff", "HeapDiff", "DiffRow", "PathGrowth", "class_histogram", "retained_by_class", "growth_paths"]
+
+# Objects traced per class and dump when looking for growth paths: beyond it
+# counts are those of a sample, and the report says so.
+PATH_SAMPLE = 20_000
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One class name in both dumps: instances, shallow bytes, and retained
+    bytes (None when not computed)."""
+    name: str
+    count_a: int
+    count_b: int
+    shallow_a: int
+    shallow_b: int
+    retained_a: int | None = None
+    retained_b: int | None = None
+
+    @property
+    def count_delta(self) -> int:
+        return self.count_b - self.count_a
+
+    @property
+    def shallow_delta(self) -> int:
+        return self.shallow_b - self.shallow_a
+
+    @property
+    def retained_delta(self) -> int | None:
+        if self.retained_a is None or self.retained_b is None:
+            return None
+        return self.retained_b - self.retained_a
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "count_delta": self.count_delta, "shallow_delta": self.shallow_delta,
+                "retained_delta": self.retained_delta}
+
+
+@dataclass(frozen=True)
+class PathGrowth:
+    """Objects of class `name` hanging on one named reference path (root
+    first, one `REFTYPE Owner.field -> class` per hop), counted in both dumps."""
+    name: str
+    path: tuple[str, ...]
+    count_a: int
+    count_b: int
+
+    @property
+    def count_delta(self) -> int:
+        return self.count_b - self.count_a
+
+    def format(self) -> str:
+        lines = [f"{self.count_delta:+,} {self.name} ({self.count_a:,} -> {self.count_b:,}) along:"]
+        lines += [f"  {'  ' * min(i, 1)}{hop}" for i, hop in enumerate(self.path)]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "path": list(self.path), "count_a": self.count_a, "count_b": self.count_b,
+                "count_delta": self.count_delta}
+
+
+def class_histogram(heap: Heap) -> dict[str, tuple[int, int]]:
+    """{class name: (instances, shallow bytes)} of a heap, classes of the same
+    name summed; class objects are not instances of java.lang.Class here, as
+    in VisualVM's histogram.  Classes without instances are left out."""
+    out: dict[str, tuple[int, int]] = {}
+    for cls in heap.classes:
+        count = cls.instance_count
+        if not count:
+            continue
+        size = cls.instance_size
+        shallow = count * size if size is not None else sum(obj.shallow_size for obj in cls.instances())
+        prev = out.get(cls.name, (0, 0))
+        out[cls.name] = (prev[0] + count, prev[1] + shallow)
+    return out
+
+
+def retained_by_class(heap: Heap, names: Iterable[str] | None = None) -> dict[str, int]:
+    """{class name: retained bytes}: VisualVM's retained size of each class
+    (its instances without an instance of the same class above them in the
+    dominator tree), classes of the same name summed.  `names` limits the
+    classes (default: every class with instances)."""
+    names = list(names) if names is not None else None
+    classes = [c for name in names for c in heap.classes_named(name)] if names is not None else heap.classes
+    out: dict[str, int] = {}
+    for cls in classes:
+        if cls.instance_count:
+            out[cls.name] = out.get(cls.name, 0) + cls.retained_size
+    if names is not None:
+        for name in names:
+            out.setdefault(name, 0)
+    return out
+
+
+def _target_name(obj: HeapObject | None) -> str:
+    if obj is None:
+        return "?"
+    return f"class {obj.name}" if obj.kind == "class" else obj.class_name  # type: ignore[attr-defined]
+
+
+def hop_name(hop: Any) -> str:
+    """A path hop named without addresses: 'INSTANCE_FIELD a.B.field -> c.D',
+    'ARRAY_ENTRY java.lang.Object[].[x] -> c.D', 'ROOT JNI_GLOBAL -> c.D'."""
+    target = _target_name(hop.target)
+    if hop.ref_type == "ROOT":
+        return f"ROOT {hop.name} -> {target}"
+    holder = hop.holder
+    owner = "?" if holder is None else (holder.name if holder.kind == "class" else holder.class_name)
+    if hop.ref_type == "ARRAY_ENTRY":
+        return f"ARRAY_ENTRY {owner}.[x] -> {target}"
+    if hop.ref_type == "LOCAL":
+        return f"LOCAL {owner} {hop.name} -> {target}"
+    return f"{hop.ref_type} {owner}.{hop.name} -> {target}"
+
+
+def _path_counts(heap: Heap, name: str, exclude: Any, sample: int) -> tuple[Counter, bool]:
+    """{named path: objects of class `name` on it}, and whether it is a sample.
+
+    One search finds the paths of all the objects; it treats them as leaves,
+    so an object reached only through another of the same class (a chained
+    hash bucket, a linked list) is named by that one's path plus the hop
+    between them, as a search through it would have found it; a hop repeated
+    along such a chain is named once."""
+    objects = []
+    for cls in heap.classes_named(name):
+        objects += itertools.islice(cls.instances(), sample - len(objects))
+    sampled = len(objects) == sample and sum(c.instance_count for c in heap.classes_named(name)) > sample
+    names: dict[int, tuple[str, ...]] = {}
+    pending = []
+    for obj, path in zip(objects, heap.paths_to_root(objects, exclude=exclude)):
+        if path is None:
+            pending.append(obj)
+        else:
+            names[obj.id] = tuple(hop_name(h) for h in path.hops)
+    # Breadth-first from the named objects over same-class references:
+    # linear, however long the chains.
+    pending_ids = {obj.id for obj in pending}
+    children: dict[int, list[tuple[Any, Any]]] = {}
+    for obj in pending:
+        for via in obj.referrers():
+            if via.source_id in names or via.source_id in pending_ids:
+                children.setdefault(via.source_id, []).append((via, obj))
+    queue = deque(names)
+    while queue:
+        for via, obj in children.pop(queue.popleft(), ()):
+            if obj.id in names:
+                continue
+            ref_type = "ARRAY_ENTRY" if via.source.kind == "object_array" else "INSTANCE_FIELD"
+            names[obj.id] = names[via.source_id] + (hop_name(Hop(ref_type, via.source, via.name, obj)),)
+            queue.append(obj.id)
+    pending = [obj for obj in pending if obj.id not in names]
+    # A hop repeated along a chain (Node.next -> Node ...) is named once, so
+    # the items a list or a bucket chain gained count on one path.
+    counts: Counter = Counter(tuple(h for i, h in enumerate(path) if i == 0 or path[i - 1] != h)
+                              for path in names.values())
+    if pending:
+        counts[("(not strongly reachable)",)] += len(pending)
+    return counts, sampled
+
+
+def growth_paths(a: Heap, b: Heap, names: Iterable[str], *, exclude: Any = None,
+                 sample: int = PATH_SAMPLE) -> tuple[list[PathGrowth], bool]:
+    """Where the objects of classes `names` hang in both heaps: the named
+    paths whose object count rose, most growth first; and whether counts come
+    from a sample (more than `sample` instances of a class)."""
+    grown: list[PathGrowth] = []
+    sampled = False
+    for name in names:
+        counts_a, cut_a = _path_counts(a, name, default_exclude(a) if exclude is None else exclude, sample)
+        counts_b, cut_b = _path_counts(b, name, default_exclude(b) if exclude is None else exclude, sample)
+        sampled = sampled or cut_a or cut_b
+        for key, count_b in counts_b.items():
+            if count_b > counts_a.get(key, 0):
+                grown.append(PathGrowth(name, key, counts_a.get(key, 0), count_b))
+    grown.sort(key=lambda g: (-g.count_delta, g.name, g.path))
+    return grown, sampled
+
+
+@dataclass
+class HeapDiff:
+    """Per-class changes from dump a to dump b; see the module doc."""
+    rows: list[DiffRow]
+    a: str = "a"
+    b: str = "b"
+    paths: list[PathGrowth] = field(default_factory=list)
+    paths_sampled: bool = False
+
+    @classmethod
+    def from_histograms(cls, hist_a: dict[str, tuple[int, int]], hist_b: dict[str, tuple[int, int]],
+                        retained_a: dict[str, int] | None = None, retained_b: dict[str, int] | None = None,
+                        *, a: str = "a", b: str = "b") -> "HeapDiff":
+        """A diff of two {name: (instances, shallow bytes)} histograms (and
+        {name: retained bytes}, when both are given)."""
+        with_retained = retained_a is not None and retained_b is not None
+        rows = []
+        for name in hist_a.keys() | hist_b.keys() | (retained_a.keys() | retained_b.keys() if with_retained else set()):
+            count_a, shallow_a = hist_a.get(name, (0, 0))
+            count_b, shallow_b = hist_b.get(name, (0, 0))
+            row = DiffRow(name, count_a, count_b, shallow_a, shallow_b,
+                          retained_a.get(name, 0) if with_retained else None,
+                          retained_b.get(name, 0) if with_retained else None)
+            if row.count_delta or row.shallow_delta or row.retained_delta:
+                rows.append(row)
+        rows.sort(key=lambda r: (-r.shallow_delta, -r.count_delta, -(r.retained_delta or 0), r.name))
+        return cls(rows, a, b)
+
+    def row(self, name: str) -> DiffRow | None:
+        """The row of a class name, or None if it did not change."""
+        return next((r for r in self.rows if r.name == name), None)
+
+    @property
+    def grown(self) -> list[DiffRow]:
+        """Rows whose instance count or shallow bytes rose."""
+        return [r for r in self.rows if r.count_delta > 0 or r.shallow_delta > 0]
+
+    def to_dict(self, top: int | None = None) -> dict[str, Any]:
+        rows = self.rows if top is None else self.rows[:top]
+        return {"a": self.a, "b": self.b, "rows": [r.to_dict() for r in rows],
+                "paths": [p.to_dict() for p in self.paths], "paths_sampled": self.paths_sampled}
+
+    def format(self, top: int | None = 20) -> str:
+        """A readable table (and the growth paths, when computed)."""
+        rows = self.rows if top is None else self.rows[:top]
+        with_retained = any(r.retained_delta is not None for r in rows)
+        head = f"{'count a':>10} {'count b':>10} {'Δ count':>10}  {'shallow a':>10} {'shallow b':>10} {'Δ shallow':>11}"
+        if with_retained:
+            head += f"  {'retained a':>10} {'retained b':>10} {'Δ retained':>11}"
+        lines = [f"a: {self.a}", f"b: {self.b}",
+                 f"{len(self.rows):,} classes changed" + (f", top {len(rows)}" if len(rows) < len(self.rows) else ""),
+                 f"{head}  class"]
+        for r in rows:
+            line = (f"{r.count_a:>10,} {r.count_b:>10,} {r.count_delta:>+10,}  {human_size(r.shallow_a):>10} "
+                    f"{human_size(r.shallow_b):>10} {_signed_size(r.shallow_delta):>11}")
+            if with_retained:
+                line += (f"  {human_size(r.retained_a):>10} {human_size(r.retained_b):>10} "
+                         f"{_signed_size(r.retained_delta):>11}" if r.retained_delta is not None else " " * 35)
+            lines.append(f"{line}  {r.name}")
+        if self.paths:
+            lines += ["", "grown along reference paths" + (" (sampled)" if self.paths_sampled else "") + ":"]
+            lines += [p.format() for p in self.paths[:top]]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format()
+
+    def _repr_html_(self, top: int = 50) -> str:
+        with_retained = any(r.retained_delta is not None for r in self.rows[:top])
+        heads = ["class", "count a", "count b", "Δ count", "shallow a", "shallow b", "Δ shallow"]
+        heads += ["retained a", "retained b", "Δ retained"] if with_retained else []
+
+        def cell(value: Any, delta: bool = False) -> str:
+            text = "" if value is None else (f"{value:+,}" if delta else f"{value:,}") if isinstance(value, int) else str(value)
+            color = "" if not delta or not value else f";color:{'#b00' if value > 0 else '#070'}"
+            return f"<td style='text-align:right{color}'>{html.escape(text)}</td>"
+
+        body = []
+        for r in self.rows[:top]:
+            cells = (f"<td style='text-align:left'>{html.escape(r.name)}</td>" + cell(r.count_a) + cell(r.count_b)
+                     + cell(r.count_delta, True) + cell(r.shallow_a) + cell(r.shallow_b) + cell(r.shallow_delta, True))
+            if with_retained:
+                cells += cell(r.retained_a) + cell(r.retained_b) + cell(r.retained_delta, True)
+            body.append(f"<tr>{cells}</tr>")
+        paths = "".join(f"<li><b>{p.count_delta:+,}</b> {html.escape(p.name)} ({p.count_a:,} → {p.count_b:,})<br>"
+                        + "<br>".join(html.escape(h) for h in p.path) + "</li>" for p in self.paths[:top])
+        return (f"<div><b>heap diff</b> {html.escape(self.a)} → {html.escape(self.b)}: {len(self.rows):,} classes "
+                f"changed<table><tr>{''.join(f'<th>{h}</th>' for h in heads)}</tr>{''.join(body)}</table>"
+                + (f"<details><summary>grown along reference paths</summary><ol>{paths}</ol></details>"
+                   if paths else "") + "</div>")
+
+    def to_pandas(self) -> Any:
+        """The rows as a pandas DataFrame (deltas included), one row per class."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("HeapDiff.to_pandas() needs pandas: pip install pandas") from None
+        columns = ["name", "count_a", "count_b", "count_delta", "shallow_a", "shallow_b", "shallow_delta",
+                   "retained_a", "retained_b", "retained_delta"]
+        return pandas.DataFrame([r.to_dict() for r in self.rows], columns=columns)
+
+
+def _signed_size(n: int | None) -> str:
+    if n is None:
+        return ""
+    return ("+" if n > 0 else "-" if n < 0 else "") + human_size(abs(n))
+
+
+def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap]) -> tuple[Heap, str]:
+    if isinstance(source, Heap):
+        return source, repr(source)
+    heap = open_any(source)
+    opened.append(heap)
+    return heap, os.fspath(source)
+
+
+def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, retained: bool = False,
+         paths: bool | Sequence[str] = False, exclude: Any = None, top_paths: int = 10) -> HeapDiff:
+    """The per-class changes from heap (or dump path) `a` to `b`.
+
+    retained: also compare each class's retained size (computes the
+    dominator trees).  paths: also find the reference paths along which the
+    grown classes' objects hang (True: the `top_paths` classes that grew
+    most in instances; or a list of class names), with `exclude` matchers
+    as heap.path_to_root takes them.  Paths given are opened (dumps, packs,
+    Tailor minis) and closed again; heaps given stay open."""
+    opened: list[Heap] = []
+    try:
+        heap_a, label_a = _as_heap(a, opened)
+        heap_b, label_b = _as_heap(b, opened)
+        ret_a = retained_by_class(heap_a) if retained else None
+        ret_b = retained_by_class(heap_b) if retained else None
+        result = HeapDiff.from_histograms(class_histogram(heap_a), class_histogram(heap_b), ret_a, ret_b,
+                                          a=label_a, b=label_b)
+        if paths:
+            if paths is True:
+                names = [r.name for r in sorted(result.rows, key=lambda r: -r.count_delta)[:top_paths]
+                         if r.count_delta > 0]
+            else:
+                names = list(paths)
+            result.paths, result.paths_sampled = growth_paths(heap_a, heap_b, names, exclude=exclude)
+        return result
+    finally:
+        for heap in opened:
+            heap.close()

@@ -1,0 +1,42 @@
+"""The README's "Heap regression tests" example, run as written: its suite
+and its [tool.hprofkit] table, on copies of a real Android dump."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+from conftest import ROOT, dump_path
+
+pytest_plugins = ["pytester"]
+
+
+def readme_blocks() -> dict[str, str]:
+    """The first python and toml blocks of the section."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Heap regression tests"):]
+    section = section[:section.index("\n## ", 1)]
+    return {lang: re.search(rf"```{lang}\n(.*?)```", section, re.S).group(1) for lang in ("python", "toml")}
+
+
+def test_readme_suite_runs_as_written(pytester):
+    blocks = readme_blocks()
+    tests = pytester.mkdir("tests")
+    dumps = tests / "dumps"
+    dumps.mkdir()
+    for name in ("before.hprof", "after.hprof"):
+        shutil.copy(dump_path("platform_tools_base__dialer.android-hprof"), dumps / name)
+    (tests / "test_heap.py").write_text(blocks["python"])
+    pytester.makepyprojecttoml(blocks["toml"])
+
+    first = pytester.runpytest("tests")
+    first.assert_outcomes(passed=4, failed=1)
+    first.stdout.fnmatch_lines(["*no heap baseline*test_snapshot.json", "*- hprofkit -*", "*--hprof-update-baselines*"])
+    pytester.runpytest("tests", "--hprof-update-baselines").assert_outcomes(passed=5)
+    assert (tests / "__hprof_baselines__" / "test_heap" / "test_snapshot.json").is_file()
+    pytester.runpytest("tests").assert_outcomes(passed=5)
+
+    checked = pytester.runpytest("--hprof-check", "tests/dumps", "-v")
+    checked.assert_outcomes(passed=2)
+    checked.stdout.fnmatch_lines_random(["tests/dumps/after.hprof::hprof-check PASSED*",
+                                         "tests/dumps/before.hprof::hprof-check PASSED*"])
