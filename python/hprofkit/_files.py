@@ -53,8 +53,12 @@ def _source(src: Any) -> Iterator[tuple[Iterator[Any], int | None]]:
         src = io.BytesIO(view)
     if isinstance(src, (str, os.PathLike)) and src != "-":
         with open(src, "rb") as f:
-            with _stream(f, os.fstat(f.fileno()).st_size) as source:
-                yield source
+            kind = detect_compression(f.read(MAGIC_LENGTH))
+            f.seek(0)
+            if kind:
+                yield decompressed(f, kind), None
+            else:
+                yield _read_chunks(f), os.fstat(f.fileno()).st_size
         return
     with _stream(sys.stdin.buffer if src == "-" else src, None) as source:
         yield source
