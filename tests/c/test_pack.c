@@ -2,8 +2,6 @@
  * shared data (keep-all), policy round trips against what each policy must
  * restore, block cuts inside huge payloads, chunking invariance of the
  * encoder, and corrupt or truncated streams -> clean errors. */
-#include <zlib.h>
-
 #include "testkit.h"
 #include "hp_convert.h"
 #include "hp_pack.h"
@@ -153,26 +151,6 @@ static int same_packed(const packed *a, const packed *b)
     return 1;
 }
 
-/* Whole file, inflating .gz files. */
-static uint8_t *load(const char *rel, size_t *len)
-{
-    gzFile f;
-    hp_buf b;
-    uint8_t tmp[1 << 16];
-    int n;
-    if (strcmp(rel + strlen(rel) - 3, ".gz") != 0)
-        return check_read_file(check_data_path(rel), len);
-    f = gzopen(check_data_path(rel), "rb");
-    if (!f)
-        return NULL;
-    hp_buf_init(&b, NULL);
-    while ((n = gzread(f, tmp, sizeof tmp)) > 0)
-        hp_buf_append(&b, tmp, (size_t)n);
-    gzclose(f);
-    *len = b.len;
-    return b.data;
-}
-
 /* Round trip with a keep-all policy must give back the very bytes. */
 static void check_roundtrip(const char *name, const uint8_t *src, size_t len, size_t block)
 {
@@ -225,7 +203,7 @@ static void test_real_dumps(void)
     size_t i;
     for (i = 0; i < N_DUMPS; i++) {
         size_t len;
-        uint8_t *src = load(dumps[i], &len);
+        uint8_t *src = load_dump(dumps[i], &len);
         CHECK(src != NULL);
         if (!src)
             continue;
@@ -244,7 +222,7 @@ static void test_chunking(void)
     size_t i, s;
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t len;
-        uint8_t *src = load(names[i], &len);
+        uint8_t *src = load_dump(names[i], &len);
         packed whole;
         CHECK(src != NULL);
         if (!src)

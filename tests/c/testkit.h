@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "check.h"
 #include "hp_common.h"
@@ -134,6 +135,36 @@ static inline int same_bytes(const char *what, const uint8_t *a, size_t alen, co
         ;
     fprintf(stderr, "  %s: %zu vs %zu bytes, first difference at %zu\n", what, alen, blen, i);
     return 0;
+}
+
+/* A dump of the shared data, whole, inflating .gz files (caller frees);
+ * NULL when it cannot be read.  `rel` is relative to the data folder. */
+static inline uint8_t *load_dump(const char *rel, size_t *len)
+{
+    uint8_t tmp[1 << 16], *data = NULL;
+    size_t cap = 0;
+    gzFile f;
+    int n;
+    *len = 0;
+    if (strcmp(rel + strlen(rel) - 3, ".gz") != 0)
+        return check_read_file(check_data_path(rel), len);
+    f = gzopen(check_data_path(rel), "rb");
+    if (!f)
+        return NULL;
+    while ((n = gzread(f, tmp, sizeof tmp)) > 0) {
+        if (*len + (size_t)n > cap) {
+            cap = 2 * (*len + (size_t)n);
+            data = realloc(data, cap);
+            if (!data) {
+                fprintf(stderr, "out of memory\n");
+                exit(2);
+            }
+        }
+        memcpy(data + *len, tmp, (size_t)n);
+        *len += (size_t)n;
+    }
+    gzclose(f);
+    return data;
 }
 
 /* ---- INVENTORY.json ---- */
