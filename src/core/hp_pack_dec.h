@@ -1,6 +1,8 @@
-/* Internals of the pack decoder, shared by hp_pack_decode.c (records and
- * sub-records) and hp_pack_decode_block.c (blocks: sorted groups, output,
- * errors, the op loop).  Not a public header. */
+/* Internals of the pack decoder, in three layers that call downwards only:
+ * hp_pack_decode.c (the public entry points: blocks, sorted groups, the op
+ * loop), hp_pack_decode_units.c (records and sub-records) and
+ * hp_pack_decode_io.c (reading streams, output, errors).  Not a public
+ * header. */
 #ifndef HP_PACK_DEC_H
 #define HP_PACK_DEC_H
 
@@ -250,7 +252,7 @@ static inline void begin_unit(hp_pack_decoder *d, int tag, int sub)
     d->unit_sub = sub;
 }
 
-/* ---- units (hp_pack_decode.c) ---- */
+/* ---- units (hp_pack_decode_units.c) ---- */
 
 hp_code pk_dec_record(hp_pack_decoder *d, unsigned op);
 hp_code pk_dec_subrecord(hp_pack_decoder *d, unsigned op);

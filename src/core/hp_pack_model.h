@@ -279,6 +279,7 @@ typedef struct pk_class {
     uint32_t rows_width;     /* ... opened for rows of this many bytes ... */
     uint64_t rows_block;     /* ... if this is that block's index + 1 */
     uint32_t fail_epoch;     /* dumps seen when building last failed */
+    uint32_t built_redumps;  /* classes dumped again when its program was built */
     uint8_t dumped;
     uint8_t prog_state;      /* PK_PROG_* */
 } pk_class;
@@ -294,7 +295,8 @@ typedef struct pk_classes {
     size_t ntypes, types_cap;
     uint32_t *steps;
     size_t nsteps, steps_cap;
-    uint32_t epoch; /* CLASS_DUMPs recorded */
+    uint32_t epoch;   /* CLASS_DUMPs recorded */
+    uint32_t redumps; /* of which dumps of a class dumped before: each makes every program stale */
 } pk_classes;
 
 void pk_classes_init(pk_classes *t, const hp_alloc *alloc);
