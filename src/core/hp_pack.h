@@ -143,6 +143,11 @@ typedef struct hp_pack_decoder hp_pack_decoder;
 hp_pack_decoder *hp_pack_decoder_new(const hp_alloc *alloc, const hp_header *header, const hp_pack_policy *policy);
 void hp_pack_decoder_free(hp_pack_decoder *d);
 
+/* What the decoder holds of one heap record whose length comes at its end
+ * (0: HP_HOLD_DEFAULT); longer ones are streamed (hp_heaprec.h).  Call
+ * before the first block. */
+void hp_pack_decoder_hold_limit(hp_pack_decoder *d, size_t max_record);
+
 /* Restores the next block from its raw streams and writes the HPROF bytes
  * (the header first) to `out`.  `expected_out` is the block's out_len as
  * the encoder reported it, checked at the end (UINT64_MAX: not checked).

@@ -185,7 +185,7 @@ static hp_code write_header(hp_pack_decoder *d)
     size_t n = hp_header_write(h, d->header.version, d->id_size, d->header.timestamp);
     d->header_done = 1;
     d->pos += n;
-    return pk_dec_sink_write(d, h, n) < 0 ? pk_dec_nomem(d) : HP_OK;
+    return hp_writer_put(&d->out, h, n) < 0 ? pk_dec_nomem(d) : HP_OK;
 }
 
 static hp_code run_block(hp_pack_decoder *d)
@@ -230,7 +230,7 @@ hp_code hp_pack_decoder_block(hp_pack_decoder *d, const uint8_t *const data[HP_P
     }
     if (d->finished)
         return hp_fail(err, HP_E_USAGE, d->pos, -1, 0, 0, 0, "block after finish");
-    d->sink = out;
+    d->out.sink = out;
     for (i = 0; i < HP_PACK_NSTREAMS; i++) {
         d->in[i].p = len[i] ? data[i] : pk_zeros;
         d->in[i].end = d->in[i].p + len[i];
@@ -264,7 +264,7 @@ hp_code hp_pack_decoder_block(hp_pack_decoder *d, const uint8_t *const data[HP_P
     if (rc == HP_OK && expected_out != UINT64_MAX && d->block_out != expected_out)
         rc = hp_fail(&d->error, HP_E_CORRUPT, d->pos, -1, 0, expected_out, d->block_out,
                      "block restored to a different length than recorded");
-    if (rc == HP_OK && !d->holding && pk_dec_flush(d) < 0)
+    if (rc == HP_OK && (pk_dec_flush(d) < 0 || hp_writer_flush(&d->out) < 0))
         rc = pk_dec_nomem(d);
     for (i = 0; i < HP_PACK_NSTREAMS; i++)
         d->in[i].p = d->in[i].end = NULL;
@@ -282,9 +282,13 @@ hp_code hp_pack_decoder_finish(hp_pack_decoder *d, const hp_sink *out, hp_error 
     }
     if (d->finished)
         return hp_fail(err, HP_E_USAGE, d->pos, -1, 0, 0, 0, "finish after finish");
-    d->sink = out;
+    d->out.sink = out;
     if (!d->header_done && write_header(d) != HP_OK)
         return pk_dec_fail(d, err);
+    if (hp_writer_flush(&d->out) < 0) {
+        pk_dec_nomem(d);
+        return pk_dec_fail(d, err);
+    }
     if (d->in_heap && !d->heap_deferred && d->heap_left == 0)
         d->in_heap = 0;
     if (d->cont || d->in_heap) {
@@ -314,9 +318,13 @@ hp_pack_decoder *hp_pack_decoder_new(const hp_alloc *alloc, const hp_header *hea
     if (policy)
         d->pol = *policy;
     pk_model_init(&d->m, alloc);
-    hp_buf_init(&d->hold, alloc);
+    hp_heaprec_init(&d->held, alloc, 0, 0);
     hp_buf_init(&d->planes[0], alloc);
     hp_buf_init(&d->planes[1], alloc);
+    if (hp_writer_init(&d->out, alloc, FLUSH_AT) < 0) {
+        hp_pack_decoder_free(d);
+        return NULL;
+    }
     return d;
 }
 
@@ -330,9 +338,16 @@ void hp_pack_decoder_free(hp_pack_decoder *d)
     group_free(&d->alloc, &d->lcs);
     hp_buf_free(&d->planes[0]);
     hp_buf_free(&d->planes[1]);
-    hp_buf_free(&d->hold);
+    hp_heaprec_free(&d->held);
+    hp_writer_free(&d->out, &d->alloc);
     d->alloc.free_fn(d->buf);
     d->alloc.free_fn(d);
+}
+
+void hp_pack_decoder_hold_limit(hp_pack_decoder *d, size_t max_record)
+{
+    hp_heaprec_free(&d->held);
+    hp_heaprec_init(&d->held, &d->alloc, max_record, 0);
 }
 
 uint64_t hp_pack_decoder_bytes_out(const hp_pack_decoder *d) { return d->pos; }

@@ -1,6 +1,6 @@
 /* Pack decoder, the bottom layer: reading streams (the slow paths of the
- * inline readers in hp_pack_dec.h), buffered output to the sink or the
- * hold, and errors.  Calls nothing above it. */
+ * inline readers in hp_pack_dec.h), buffered output to the writer or the
+ * held record, and errors.  Calls nothing above it. */
 #include "hp_pack_dec.h"
 
 #define PK_RAN_OUT(n) "stream '" n "' ended early",
@@ -46,33 +46,22 @@ uint64_t pk_dec_var_slow(hp_pack_decoder *d, int si)
 
 /* ---- output ---- */
 
-int pk_dec_sink_write(hp_pack_decoder *d, const uint8_t *p, size_t n)
+static int write_out(hp_pack_decoder *d, const uint8_t *p, size_t n)
 {
     if (n == 0)
         return 0;
-    if (d->holding) {
-        if (n > (d->pol.app_only ? HOLD_MAX : HOLD_MAX_SHORT) - d->hold.len) {
-            d->sink_failed = 2;
-            return -1;
-        }
-        return hp_buf_append(&d->hold, p, n);
-    }
-    if (d->sink->write(d->sink->ctx, p, n) < 0) {
-        d->sink_failed = 1;
-        return -1;
-    }
-    return 0;
+    return d->holding ? hp_heaprec_put(&d->held, p, n, &d->out) : hp_writer_put(&d->out, p, n);
 }
 
-/* Buffered output to the sink (or the hold); -1 when it refused. */
+/* Buffered output to the writer (or the held record); -1 when it refused. */
 int pk_dec_flush(hp_pack_decoder *d)
 {
-    int rc = pk_dec_sink_write(d, d->buf, d->len);
+    int rc = write_out(d, d->buf, d->len);
     d->len = 0;
     return rc;
 }
 
-/* Writes n payload bytes (pk_zeros when p is NULL): large runs go out directly. */
+/* Writes n payload bytes (zeros when p is NULL): large runs go out directly. */
 int pk_dec_payload_out(hp_pack_decoder *d, const uint8_t *p, uint64_t n)
 {
     if (n < DIRECT_MIN) {
@@ -88,17 +77,10 @@ int pk_dec_payload_out(hp_pack_decoder *d, const uint8_t *p, uint64_t n)
     }
     if (pk_dec_flush(d) < 0)
         return -1;
-    d->pos += n;
-    d->block_out += n;
+    counted(d, n);
     if (p)
-        return pk_dec_sink_write(d, p, (size_t)n);
-    while (n) {
-        size_t k = n < sizeof pk_zeros ? (size_t)n : sizeof pk_zeros;
-        if (pk_dec_sink_write(d, pk_zeros, k) < 0)
-            return -1;
-        n -= k;
-    }
-    return 0;
+        return write_out(d, p, (size_t)n);
+    return d->holding ? hp_heaprec_zeros(&d->held, n, &d->out) : hp_writer_zeros(&d->out, n);
 }
 
 /* ---- errors ---- */
@@ -117,14 +99,8 @@ hp_code pk_dec_corrupt(hp_pack_decoder *d, const char *why)
 
 hp_code pk_dec_nomem(hp_pack_decoder *d)
 {
-    if (d->sink_failed == 2)
-        return hp_fail(&d->error, HP_E_CORRUPT, d->unit_off, d->unit_tag, d->unit_sub, 0, 0,
-                       d->pol.app_only ? "held heap record longer than 4 GiB"
-                                       : "held heap record longer than 1 MiB (only app_only packs hold more)");
-    if (d->sink_failed)
-        return hp_fail(&d->error, HP_E_NOMEM, d->unit_off, d->unit_tag, d->unit_sub, 0, 0,
-                       "the output sink refused the bytes");
-    return hp_fail(&d->error, HP_E_NOMEM, d->unit_off, d->unit_tag, d->unit_sub, 0, 0, "out of memory");
+    return hp_fail(&d->error, HP_E_NOMEM, d->unit_off, d->unit_tag, d->unit_sub, 0, 0,
+                   "out of memory, or the output sink refused the bytes");
 }
 
 /* The unit's status after reading its streams. */

@@ -68,7 +68,7 @@ static hp_code aref_payload(hp_pack_decoder *d, uint64_t left)
             return pk_dec_checked(d);
         wdone(d, i * (size_t)ids);
         left -= i;
-        if (d->len >= FLUSH_AT && !d->holding && pk_dec_flush(d) < 0)
+        if (d->len >= FLUSH_AT && pk_dec_flush(d) < 0)
             return pk_dec_nomem(d);
     }
     d->aref_base = base;
@@ -206,35 +206,30 @@ static hp_code open_heap(hp_pack_decoder *d, unsigned tag, uint32_t time)
     if (v == 0) { /* deferred: held until its END op */
         if (pk_dec_flush(d) < 0)
             return pk_dec_nomem(d);
+        hp_heaprec_open(&d->held, (uint8_t)tag, time);
         d->holding = 1;
-        d->hold.len = 0;
+        d->held_body = 0;
         d->heap_deferred = 1;
+        counted(d, 9);
     } else {
         d->heap_deferred = 0;
         d->heap_left = v - 1;
+        if (!record_head(d, tag, time, (uint32_t)(v - 1), 0))
+            return pk_dec_nomem(d);
+        wdone(d, 9);
     }
-    if (!record_head(d, tag, time, v ? (uint32_t)(v - 1) : 0, 0))
-        return pk_dec_nomem(d);
-    wdone(d, 9);
     d->in_heap = 1;
     return HP_OK;
 }
 
 hp_code pk_dec_close_held(hp_pack_decoder *d)
 {
-    uint64_t body;
-    int rc;
-    if (pk_dec_flush(d) < 0)
-        return pk_dec_nomem(d);
-    body = d->hold.len - 9;
-    hp_put32(d->hold.data + 5, (uint32_t)body);
+    int rc = pk_dec_flush(d);
     d->holding = 0;
-    rc = pk_dec_sink_write(d, d->hold.data, d->hold.len);
-    d->hold.len = 0;
-    if (d->hold.cap > ((size_t)64 << 20))
-        hp_buf_free(&d->hold);
     d->in_heap = 0;
-    return rc < 0 ? pk_dec_nomem(d) : HP_OK;
+    if (rc < 0 || hp_heaprec_close(&d->held, &d->out) < 0)
+        return pk_dec_nomem(d);
+    return HP_OK;
 }
 
 hp_code pk_dec_record(hp_pack_decoder *d, unsigned op)
@@ -262,11 +257,22 @@ hp_code pk_dec_record(hp_pack_decoder *d, unsigned op)
 
 /* ---- heap sub-records ---- */
 
-/* Accounts a sub-record of `n` bytes against its heap record. */
+/* Accounts a sub-record of `n` bytes against its heap record, or announces
+ * it to the held record (whose body the caller has flushed to it). */
 static hp_code fits(hp_pack_decoder *d, uint64_t n)
 {
-    if (d->heap_deferred)
-        return HP_OK;
+    if (d->heap_deferred) {
+        int rc;
+        /* the encoder holds only records shorter than a u4, and those of
+         * at most PK_HELD_MAX bytes unless the pack is app_only */
+        if (n > (d->pol.app_only ? 0xFFFFFFFFu : PK_HELD_MAX) - d->held_body)
+            return pk_dec_corrupt(d, d->pol.app_only ? "held heap record longer than 4 GiB"
+                                                     : "held heap record longer than 1 MiB (only app_only packs hold "
+                                                       "more)");
+        d->held_body += n;
+        rc = hp_heaprec_sub(&d->held, n, &d->out);
+        return rc < 0 ? pk_dec_nomem(d) : HP_OK;
+    }
     if (n > d->heap_left)
         return hp_fail(&d->error, HP_E_CORRUPT, d->unit_off, d->unit_tag, 1, n, d->heap_left,
                        "sub-record runs past the end of its heap record");
@@ -669,6 +675,8 @@ static hp_code array(hp_pack_decoder *d, unsigned tag)
 hp_code pk_dec_subrecord(hp_pack_decoder *d, unsigned op)
 {
     begin_unit(d, (int)op, 1);
+    if (d->holding && pk_dec_flush(d) < 0) /* the held record gets every earlier sub-record first */
+        return pk_dec_nomem(d);
     switch (op) {
     case HP_SUB_ROOT_UNKNOWN: case HP_SUB_ROOT_JNI_GLOBAL: case HP_SUB_ROOT_JNI_LOCAL: case HP_SUB_ROOT_JAVA_FRAME:
     case HP_SUB_ROOT_NATIVE_STACK: case HP_SUB_ROOT_STICKY_CLASS: case HP_SUB_ROOT_THREAD_BLOCK:

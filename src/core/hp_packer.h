@@ -19,7 +19,9 @@
  *
  * Memory is bounded whatever the input: the unpacker checks each block's
  * declared stream lengths against `max_block` before inflating anything,
- * holds at most a window of blocks, and restores them as they are consumed.
+ * holds at most a window of blocks, restores them as they are consumed, and
+ * holds at most `max_record` bytes of a heap record whose length comes at
+ * its end (app_only packs), streaming longer ones (hp_heaprec.h).
  *
  * Errors are sticky hp_errors; a corrupt pack is reported with the block
  * index and the file offset of the frame or stream, never restored. */
@@ -44,7 +46,8 @@ typedef struct hp_packer_options {
 
 typedef struct hp_unpacker_options {
     unsigned workers;      /* inflating threads; 0 inflates in the caller's thread */
-    size_t max_block;      /* 0: HP_PACK_BLOCK_LIMIT */
+    size_t max_block;      /* what a block's streams may hold; 0: HP_PACK_BLOCK_LIMIT */
+    size_t max_record;     /* what is held of a heap record; 0: HP_HOLD_DEFAULT (hp_heaprec.h) */
 } hp_unpacker_options;
 
 /* A pack's header fields. */

@@ -18,6 +18,8 @@
 #include "hp_jobs.h"
 #include "hp_zlib.h"
 
+static const uint8_t no_bytes[1];
+
 typedef struct unpack_job {
     uint64_t index;        /* block index */
     uint64_t offset;       /* file offset of its frame */
@@ -204,7 +206,7 @@ static hp_code start_block(hp_unpacker *u, const pf_frame *f, const uint8_t *uni
         job->bytes.len = 0;
         if (hp_buf_append(&job->bytes, unit + f->size, (size_t)f->stored) < 0)
             return hp_fail(&u->error, HP_E_NOMEM, u->base, -1, 0, 0, 0, "out of memory");
-        job->stored = job->bytes.data;
+        job->stored = f->stored ? job->bytes.data : no_bytes;
     }
     u->in_flight += size;
     hp_jobs_submit(u->jobs, inflate_job, job);
@@ -225,6 +227,7 @@ static hp_code open_pack(hp_unpacker *u, const uint8_t *h)
     u->dec = hp_pack_decoder_new(&u->alloc, &header, &u->info.policy);
     if (!u->dec)
         return hp_fail(&u->error, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory");
+    hp_pack_decoder_hold_limit(u->dec, u->opt.max_record);
     u->have_info = 1;
     return HP_OK;
 }

@@ -940,7 +940,7 @@ static void test_errors(void)
 
     /* a sink that refuses: NOMEM, sticky */
     {
-        hp_sink bad = { refusing_write, NULL };
+        hp_sink bad = { refusing_write, NULL, NULL };
         c = hp_converter_new(NULL, &opt);
         CHECK(hp_converter_feed(c, x[X_INPUT].data, x[X_INPUT].len, &bad, &err) == HP_E_NOMEM);
         CHECK(hp_converter_finish(c, &bad, &err) == HP_E_NOMEM);
@@ -1024,7 +1024,7 @@ static void test_huge_record(void)
     uint64_t written = 0, fed = 0, body = 9 + 14 + elems; /* HEAP_DUMP_INFO, array head, elements */
     hp_convert_options opt = { 1, 0 };
     hp_converter *c = hp_converter_new(NULL, &opt);
-    hp_sink sink = { head_write, &written };
+    hp_sink sink = { head_write, &written, NULL };
     hp_error err;
     hp_code rc;
     uint8_t h[HP_HEADER_MAX];
@@ -1062,7 +1062,7 @@ static void test_streaming(void)
     size_t body = (size_t)3 << 20, pos;
     uint64_t written = 0, last = 0;
     hp_converter *c = hp_converter_new(NULL, NULL);
-    hp_sink sink = { count_write, &written };
+    hp_sink sink = { count_write, &written, NULL };
     hp_error err;
     int grew_every_time = 1;
 

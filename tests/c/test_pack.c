@@ -107,7 +107,7 @@ static int capped_write(void *ctx, const uint8_t *data, size_t len)
 static hp_code unpack(const packed *p, const hp_pack_policy *pol, hp_buf *out, hp_error *err)
 {
     hp_pack_decoder *d = hp_pack_decoder_new(NULL, &p->header, pol);
-    hp_sink sink = { capped_write, out };
+    hp_sink sink = { capped_write, out, NULL };
     size_t offs[HP_PACK_NSTREAMS] = { 0 }, b;
     hp_code rc = HP_OK;
     hp_buf_init(out, NULL);

@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include "testkit.h"
+#include "hp_convert.h"
+#include "hp_heaprec.h"
 #include "hp_jobs.h"
 #include "hp_packer.h"
 #include "hp_sink.h"
@@ -32,7 +34,7 @@ static hp_code pack_file(const char *in, const char *out, const hp_packer_option
     FILE *src = fopen(in, "rb"), *dst = fopen(out, "wb");
     hp_packer *p = unpack ? NULL : hp_packer_new(NULL, opts);
     hp_unpacker *u = unpack ? hp_unpacker_new(NULL, NULL) : NULL;
-    hp_sink sink = { file_write, dst };
+    hp_sink sink = { file_write, dst, NULL };
     uint8_t chunk[1 << 16];
     hp_code rc = HP_OK;
     size_t n;
@@ -101,7 +103,7 @@ static hp_code pack_mem(const uint8_t *data, size_t len, const hp_packer_options
 
 static hp_code unpack_mem(const uint8_t *data, size_t len, unsigned workers, size_t max, hp_buf *out, hp_error *err)
 {
-    hp_unpacker_options opts = { workers, 0 };
+    hp_unpacker_options opts = { workers, 0, 0 };
     hp_unpacker *u = hp_unpacker_new(NULL, &opts);
     hp_sink sink = hp_buf_sink(out);
     hp_code rc = HP_OK;
@@ -299,6 +301,119 @@ static void test_hostile(void)
     free(src);
 }
 
+/* ---- held records: app_only packs restore records whose length comes at
+ * their end; past max_record they are streamed ---- */
+
+/* An Android dump: one segment of app objects (HEAP_DUMP_INFO 'A', a root,
+ * `n` byte[] of varied bytes and lengths), then HEAP_DUMP_END. */
+static void app_dump(bb *b, int n)
+{
+    int i, k;
+    memset(b, 0, sizeof *b);
+    b->id = 4;
+    bb_raw(b, "JAVA PROFILE 1.0.3", 19);
+    bb_u4(b, 4);
+    bb_u8(b, 0);
+    bb_rec_begin(b, HP_TAG_HEAP_DUMP_SEGMENT);
+    bb_u1(b, HP_SUB_HEAP_DUMP_INFO);
+    bb_u4(b, 'A');
+    bb_id(b, 0x50);
+    bb_u1(b, HP_SUB_ROOT_UNKNOWN);
+    bb_id(b, 0x1000);
+    for (i = 0; i < n; i++) {
+        unsigned count = 1000 + rng() % 9000;
+        bb_u1(b, HP_SUB_PRIM_ARRAY_DUMP);
+        bb_id(b, 0x1000 + 16 * (unsigned)i);
+        bb_u4(b, 0);
+        bb_u4(b, count);
+        bb_u1(b, HP_T_BYTE);
+        for (k = 0; k < (int)count; k++)
+            bb_u1(b, (unsigned)(k * i / 7) & 0x3F);
+    }
+    bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(b);
+}
+
+/* The records of an HPROF byte string: the bodies of heap records joined,
+ * and the other records whole; *longest is the longest heap record. */
+static void split_records(const uint8_t *p, size_t len, hp_buf *heap, hp_buf *other, size_t *longest)
+{
+    const uint8_t *end = p + len;
+    hp_buf_init(heap, NULL);
+    hp_buf_init(other, NULL);
+    *longest = 0;
+    p += 31; /* the 1.0.3 header, 4-byte ids */
+    while (end - p >= 9) {
+        uint32_t n = hp_be32(p + 5);
+        CHECK(n <= (size_t)(end - p - 9));
+        if (n > (size_t)(end - p - 9))
+            return;
+        if (hp_is_heap_tag(p[0])) {
+            hp_buf_append(heap, p + 9, n);
+            *longest = n > *longest ? n : *longest;
+        } else {
+            hp_buf_append(other, p, 9 + (size_t)n);
+        }
+        p += 9 + n;
+    }
+    CHECK(p == end);
+}
+
+static void test_held_records(void)
+{
+    hp_packer_options opts = { { 0, 1, 0 }, 1, HP_PACK_BLOCK_MIN, 0 };
+    hp_convert_options conv = { 0, 1 };
+    hp_converter *c = hp_converter_new(NULL, &conv);
+    hp_buf blob, want;
+    hp_sink to_want = hp_buf_sink(&want);
+    hp_error err;
+    int patch;
+    bb dump;
+    app_dump(&dump, 300); /* 1.6 MB in one segment, cut across many blocks: held */
+    hp_buf_init(&want, NULL);
+    CHECK(hp_converter_feed(c, dump.d, dump.len, &to_want, &err) == HP_OK);
+    CHECK(hp_converter_finish(c, &to_want, &err) == HP_OK);
+    hp_converter_free(c);
+    CHECK(pack_mem(dump.d, dump.len, &opts, 0, &blob, &err) == HP_OK);
+    for (patch = 0; patch <= 1; patch++) {
+        hp_unpacker_options uopts = { 1, 0, 64 << 10 };
+        hp_unpacker *u = hp_unpacker_new(NULL, &uopts);
+        mem_sink m = { 0 };
+        hp_sink sink = { mem_write, &m, patch ? mem_patch : NULL };
+        hp_buf heap_a, other_a, heap_b, other_b;
+        size_t longest_a, longest_b;
+        size_t at;
+        hp_code rc = HP_OK;
+        for (at = 0; rc == HP_OK && at < blob.len; at += 5000)
+            rc = hp_unpacker_feed(u, blob.data + at, blob.len - at < 5000 ? blob.len - at : 5000, &sink, &err);
+        if (rc == HP_OK)
+            rc = hp_unpacker_finish(u, &sink, &err);
+        show_error("held records", rc, &err);
+        CHECK(rc == HP_OK);
+        hp_unpacker_free(u);
+        split_records(want.data, want.len, &heap_a, &other_a, &longest_a);
+        split_records(m.d, m.len, &heap_b, &other_b, &longest_b);
+        CHECK(longest_a > 1000000);
+        if (patch) { /* streamed and its length patched: the very bytes */
+            CHECK(m.patches == 1);
+            CHECK(same_bytes("held, patched", m.d, m.len, want.data, want.len));
+        } else { /* cut in records of at most the limit: the same sub-records */
+            CHECK(longest_b <= 64 << 10);
+            CHECK(same_bytes("held, cut", heap_b.data, heap_b.len, heap_a.data, heap_a.len));
+            CHECK(same_bytes("held, cut", other_b.data, other_b.len, other_a.data, other_a.len));
+        }
+        hp_buf_free(&heap_a);
+        hp_buf_free(&other_a);
+        hp_buf_free(&heap_b);
+        hp_buf_free(&other_b);
+        free(m.d);
+    }
+    hp_buf_free(&blob);
+    hp_buf_free(&want);
+    free(dump.d);
+}
+
 /* ---- the ordered pool ---- */
 
 typedef struct job {
@@ -345,5 +460,6 @@ int main(void)
     test_round_trips();
     test_info();
     test_hostile();
+    test_held_records();
     return check_report("test_packer");
 }

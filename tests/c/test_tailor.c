@@ -67,6 +67,7 @@ static void run_filter(int decode, const uint8_t *data, size_t len, const hp_tai
 
     memset(r, 0, sizeof *r);
     hp_buf_init(&r->out, NULL);
+    sink.patch = NULL;
     sink.write = capped_write;
     sink.ctx = &r->out;
     do {

@@ -167,6 +167,41 @@ static inline uint8_t *load_dump(const char *rel, size_t *len)
     return data;
 }
 
+/* A memory sink that can patch (hp_sink.patch), or not: `patches` counts
+ * the patches made. */
+typedef struct mem_sink {
+    uint8_t *d;
+    size_t len, cap;
+    int patches;
+} mem_sink;
+
+static inline int mem_write(void *ctx, const uint8_t *data, size_t len)
+{
+    mem_sink *m = ctx;
+    if (m->len + len > m->cap) {
+        m->cap = 2 * (m->len + len) + 4096;
+        m->d = realloc(m->d, m->cap);
+        if (!m->d) {
+            fprintf(stderr, "out of memory\n");
+            exit(2);
+        }
+    }
+    if (len)
+        memcpy(m->d + m->len, data, len);
+    m->len += len;
+    return 0;
+}
+
+static inline int mem_patch(void *ctx, uint64_t back, const uint8_t *data, size_t len)
+{
+    mem_sink *m = ctx;
+    if (back > m->len || len > back)
+        return -1;
+    memcpy(m->d + m->len - back, data, len);
+    m->patches++;
+    return 0;
+}
+
 /* ---- INVENTORY.json ---- */
 
 typedef struct inv_entry {
