@@ -1,6 +1,6 @@
 """Hostile and extreme inputs for the codecs (issue 9), written with plain
-Python (struct, zlib) so that nothing of hprofkit's own container code is
-trusted to make them.  benchmarks/bench_hostile.py builds them full size and
+Python (struct, zlib, and packframe for packs) so that nothing of hprofkit's
+own code is trusted to make them.  benchmarks/bench_hostile.py builds them full size and
 measures peak RSS; the tests build small ones.
 
     pack_bomb          a crafted pack: one opaque record whose body stream
@@ -19,53 +19,10 @@ import struct
 import zlib
 from typing import Iterator
 
-MAGIC = b"\x89HPK\r\n\x1a\n"
-STREAMS = 41
+from packframe import pack_block, pack_end, pack_header, varint
+
 OP, TIME, LEN, RAW = 0, 1, 2, 3
 CHUNK = 1 << 20
-
-
-def varint(v: int) -> bytes:
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-# ---- the pack container (docs/format.md §2), independently of hprofkit ------------
-
-def pack_header(hprof_version: int = 2, id_size: int = 4, strip: int = 0, flags: int = 0, level: int = 6) -> bytes:
-    head = struct.pack(">8sBBBBQHBB", MAGIC, 2, STREAMS, hprof_version, id_size, 0, strip, flags, level)
-    return head + struct.pack(">I", zlib.crc32(head))
-
-
-def pack_block(streams: dict[int, bytes | tuple[int, bytes]], in_len: int = 0, out_len: int = 0) -> bytes:
-    """A block frame and its payloads.  streams: index -> raw bytes (stored),
-    or (raw_len, deflate payload) for a deflated stream."""
-    frame = bytearray(b"B") + varint(in_len) + varint(out_len)
-    payloads = []
-    for index in range(STREAMS):
-        item = streams.get(index)
-        if item is None:
-            frame.append(0)
-            continue
-        if isinstance(item, tuple):
-            raw_len, data = item
-            frame += b"\x02" + varint(raw_len) + varint(len(data))
-        else:
-            data = item
-            frame += b"\x01" + varint(len(data))
-        frame += struct.pack(">I", zlib.crc32(data))
-        payloads.append(data)
-    frame += struct.pack(">I", zlib.crc32(frame))
-    return bytes(frame) + b"".join(payloads)
-
-
-def pack_end(blocks: int, total_in: int, total_out: int) -> bytes:
-    end = bytearray(b"E") + varint(blocks) + varint(total_in) + varint(total_out)
-    return bytes(end + struct.pack(">I", zlib.crc32(end)))
 
 
 def deflated_zeros(n: int) -> bytes:

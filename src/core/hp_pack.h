@@ -97,7 +97,9 @@ typedef struct hp_pack_policy {
 /* The encoder cuts a block once its streams hold this many bytes. */
 #define HP_PACK_BLOCK_DEFAULT ((size_t)4 << 20)
 #define HP_PACK_BLOCK_MIN ((size_t)4 << 10)
-#define HP_PACK_BLOCK_MAX ((size_t)1 << 30)
+/* Larger blocks would not fit HP_PACK_BLOCK_LIMIT (hp_packer.h) once the
+ * sorted groups are coded: their records are counted below their size. */
+#define HP_PACK_BLOCK_MAX ((size_t)8 << 20)
 
 /* One block, valid during the callback only. */
 typedef struct hp_pack_block {
