@@ -137,7 +137,8 @@ static PyGetSetDef filter_getset[] = {
     { NULL, NULL, NULL, NULL, NULL },
 };
 
-static PyObject *filter_new(PyTypeObject *type, filter_kind kind, int app_only, int to_standard)
+/* A new filter of `kind`: its core is made by the constructor below. */
+static Filter *filter_alloc(PyTypeObject *type, filter_kind kind)
 {
     Filter *self = (Filter *)type->tp_alloc(type, 0);
     if (!self)
@@ -147,15 +148,11 @@ static PyObject *filter_new(PyTypeObject *type, filter_kind kind, int app_only, 
         Py_DECREF(self);
         return NULL;
     }
-    if (kind == TAILOR_ENCODER) {
-        hp_tailor_options opts = { app_only };
-        self->core.encoder = hp_tailor_encoder_new(&hprof_raw_alloc, &opts);
-    } else if (kind == TAILOR_DECODER) {
-        self->core.decoder = hp_tailor_decoder_new(&hprof_raw_alloc, NULL);
-    } else {
-        hp_convert_options opts = { to_standard, app_only };
-        self->core.converter = hp_converter_new(&hprof_raw_alloc, &opts);
-    }
+    return self;
+}
+
+static PyObject *filter_ready(Filter *self)
+{
     if (!self->core.any) {
         Py_DECREF(self);
         return PyErr_NoMemory();
@@ -166,27 +163,55 @@ static PyObject *filter_new(PyTypeObject *type, filter_kind kind, int app_only, 
 static PyObject *tailor_encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = { "app_only", NULL };
-    int app_only = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:TailorEncoder", keywords, &app_only))
+    hp_tailor_options opts = { 0, 0 };
+    PyObject *app_only = NULL;
+    Filter *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:TailorEncoder", keywords, &app_only) ||
+        hprof_arg_bool(app_only, "app_only", &opts.app_only) < 0 || !(self = filter_alloc(type, TAILOR_ENCODER)))
         return NULL;
-    return filter_new(type, TAILOR_ENCODER, app_only, 0);
+    self->core.encoder = hp_tailor_encoder_new(&hprof_raw_alloc, &opts);
+    return filter_ready(self);
 }
 
 static PyObject *tailor_decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { NULL };
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, ":TailorDecoder", keywords))
+    static char *keywords[] = { "max_record", NULL };
+    hp_tailor_options opts = { 0, 0 };
+    Py_ssize_t max_record = 0;
+    Filter *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$n:TailorDecoder", keywords, &max_record) ||
+        hprof_arg_range(max_record, "max_record", 0, PY_SSIZE_T_MAX) < 0 ||
+        !(self = filter_alloc(type, TAILOR_DECODER)))
         return NULL;
-    return filter_new(type, TAILOR_DECODER, 0, 0);
+    opts.max_record = (size_t)max_record;
+    self->core.decoder = hp_tailor_decoder_new(&hprof_raw_alloc, &opts);
+    return filter_ready(self);
 }
 
 static PyObject *converter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "to_standard", "app_only", NULL };
-    int to_standard = 1, app_only = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$pp:Converter", keywords, &to_standard, &app_only))
+    static char *keywords[] = { "to_standard", "app_only", "strip_types", "max_record", NULL };
+    hp_convert_options opts = { 1, 0, 0, 0 };
+    PyObject *to_standard = NULL, *app_only = NULL;
+    unsigned int strip = 0;
+    Py_ssize_t max_record = 0;
+    Filter *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOIn:Converter", keywords, &to_standard, &app_only, &strip,
+                                     &max_record) ||
+        hprof_arg_bool(to_standard, "to_standard", &opts.to_standard) < 0 ||
+        hprof_arg_bool(app_only, "app_only", &opts.app_only) < 0 ||
+        hprof_arg_range(max_record, "max_record", 0, PY_SSIZE_T_MAX) < 0)
         return NULL;
-    return filter_new(type, CONVERTER, app_only, to_standard);
+    if (strip & ~0xFF0u) {
+        PyErr_SetString(PyExc_ValueError, "strip_types may only hold bits 4..11 (the primitive types)");
+        return NULL;
+    }
+    opts.strip_types = strip;
+    opts.max_record = (size_t)max_record;
+    if (!(self = filter_alloc(type, CONVERTER)))
+        return NULL;
+    self->core.converter = hp_converter_new(&hprof_raw_alloc, &opts);
+    return filter_ready(self);
 }
 
 static void filter_dealloc(Filter *self)
@@ -214,12 +239,16 @@ static PyType_Slot tailor_encoder_slots[] = FILTER_SLOTS(
     "HPROF in, Tailor's uncompressed mini stream out (byte-identical to encode.py).");
 static PyType_Slot tailor_decoder_slots[] = FILTER_SLOTS(
     tailor_decoder_new,
-    "TailorDecoder()\n--\n\n"
-    "Tailor's uncompressed mini stream in, HPROF out (byte-identical to decode.py).");
+    "TailorDecoder(*, max_record=0)\n--\n\n"
+    "Tailor's uncompressed mini stream in, HPROF out (byte-identical to decode.py).  A restored\n"
+    "segment longer than max_record (0: 64 MiB) is streamed: its length patched in a file given\n"
+    "by fd, else cut in several segments.");
 static PyType_Slot converter_slots[] = FILTER_SLOTS(
     converter_new,
-    "Converter(*, to_standard=True, app_only=False)\n--\n\n"
-    "Android HPROF in, standard HPROF out (what hprof-conv does; -z is app_only).");
+    "Converter(*, to_standard=True, app_only=False, strip_types=0, max_record=0)\n--\n\n"
+    "Android HPROF in, standard HPROF out (what hprof-conv does; -z is app_only).  strip_types:\n"
+    "bit t set writes the elements of primitive arrays of type t as zeros.  A heap record longer\n"
+    "than max_record (0: 64 MiB) is streamed: its length patched in a file given by fd, else cut.");
 
 static PyType_Spec filter_specs[] = {
     { "hprofkit._hprof.TailorEncoder", sizeof(Filter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,

@@ -11,29 +11,6 @@
 
 #define MAX_THREADS 64
 
-/* Argument helpers: the types accept what they document, nothing looser. */
-
-static int check_bool(PyObject *value, const char *name, int *out)
-{
-    if (value == NULL)
-        return 0;
-    if (!PyBool_Check(value)) {
-        PyErr_Format(PyExc_TypeError, "%s must be True or False, not %.100s", name, Py_TYPE(value)->tp_name);
-        return -1;
-    }
-    *out = value == Py_True;
-    return 0;
-}
-
-static int check_range(Py_ssize_t value, const char *name, Py_ssize_t low, Py_ssize_t high)
-{
-    if (value < low || value > high) {
-        PyErr_Format(PyExc_ValueError, "%s must be in %zd..%zd, not %zd", name, low, high, value);
-        return -1;
-    }
-    return 0;
-}
-
 /* ---- PackEncoder ---- */
 
 typedef struct {
@@ -120,10 +97,10 @@ static PyObject *encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     memset(&opts, 0, sizeof opts);
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$IOOiin:PackEncoder", keywords, &strip, &app_only,
                                      &drop_traces, &level, &threads, &block) ||
-        check_bool(app_only, "app_only", &opts.policy.app_only) < 0 ||
-        check_bool(drop_traces, "drop_traces", &opts.policy.drop_traces) < 0 ||
-        check_range(level, "level", 0, 9) < 0 || check_range(threads, "threads", 1, MAX_THREADS) < 0 ||
-        check_range(block, "block_size", 0, (Py_ssize_t)HP_PACK_BLOCK_MAX) < 0)
+        hprof_arg_bool(app_only, "app_only", &opts.policy.app_only) < 0 ||
+        hprof_arg_bool(drop_traces, "drop_traces", &opts.policy.drop_traces) < 0 ||
+        hprof_arg_range(level, "level", 0, 9) < 0 || hprof_arg_range(threads, "threads", 1, MAX_THREADS) < 0 ||
+        hprof_arg_range(block, "block_size", 0, (Py_ssize_t)HP_PACK_BLOCK_MAX) < 0)
         return NULL;
     if (strip & ~HP_PACK_STRIP_ALL) {
         PyErr_SetString(PyExc_ValueError, "strip_types may only hold bits 4..11 (the primitive types)");
@@ -261,9 +238,9 @@ static PyObject *decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     PackDecoder *self;
     memset(&opts, 0, sizeof opts);
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$inn:PackDecoder", keywords, &threads, &max_block, &max_record) ||
-        check_range(threads, "threads", 1, MAX_THREADS) < 0 ||
-        check_range(max_block, "max_block", 0, PY_SSIZE_T_MAX) < 0 ||
-        check_range(max_record, "max_record", 0, PY_SSIZE_T_MAX) < 0)
+        hprof_arg_range(threads, "threads", 1, MAX_THREADS) < 0 ||
+        hprof_arg_range(max_block, "max_block", 0, PY_SSIZE_T_MAX) < 0 ||
+        hprof_arg_range(max_record, "max_record", 0, PY_SSIZE_T_MAX) < 0)
         return NULL;
     opts.workers = (unsigned)threads;
     opts.max_block = (size_t)max_block;

@@ -24,6 +24,27 @@ void hprof_stream_free(hprof_stream *s)
     hprof_fd_out_free(&s->to_fd);
 }
 
+int hprof_arg_bool(PyObject *value, const char *name, int *out)
+{
+    if (value == NULL)
+        return 0;
+    if (!PyBool_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s must be True or False, not %.100s", name, Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    *out = value == Py_True;
+    return 0;
+}
+
+int hprof_arg_range(Py_ssize_t value, const char *name, Py_ssize_t low, Py_ssize_t high)
+{
+    if (value < low || value > high) {
+        PyErr_Format(PyExc_ValueError, "%s must be in %zd..%zd, not %zd", name, low, high, value);
+        return -1;
+    }
+    return 0;
+}
+
 void hprof_stream_lock(hprof_stream *s)
 {
     if (!PyThread_acquire_lock(s->lock, NOWAIT_LOCK)) {

@@ -43,6 +43,12 @@ void hprof_stream_free(hprof_stream *s);
 PyObject *hprof_stream_call(hprof_stream *s, hprof_state *st, hprof_stream_fn fn, void *core, PyObject *data,
                             int fd);
 
+/* Constructor arguments, accepted as documented and nothing looser: a
+ * bool must be True or False (TypeError otherwise; NULL leaves *out as it
+ * is), a number within low..high (ValueError).  0, or -1 with the error set. */
+int hprof_arg_bool(PyObject *value, const char *name, int *out);
+int hprof_arg_range(Py_ssize_t value, const char *name, Py_ssize_t low, Py_ssize_t high);
+
 /* Holds the object's lock (waiting with the GIL released) / gives it back:
  * for getters that read the core while a call may run in another thread. */
 void hprof_stream_lock(hprof_stream *s);

@@ -151,7 +151,7 @@ static void test_parser_and_stats(uint8_t *buf)
 
 static void test_filters(uint8_t *buf)
 {
-    hp_convert_options copts = { 1, 0 };
+    hp_convert_options copts = { 1, 0, 0, 0 };
     hp_converter *c = hp_converter_new(NULL, &copts);
     hp_tailor_encoder *e = hp_tailor_encoder_new(NULL, NULL);
     uint64_t conv_out = 0, mini_out = 0;

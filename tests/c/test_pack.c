@@ -287,7 +287,7 @@ static void reference(const uint8_t *src, size_t len, const hp_pack_policy *pol,
     hp_parser_free(p);
     hp_buf_free(&copy);
     if (pol->app_only && len > 18 && memcmp(src, "JAVA PROFILE 1.0.3", 18) == 0) {
-        hp_convert_options opts = { 0, 1 };
+        hp_convert_options opts = { 0, 1, 0, 0 };
         hp_converter *c = hp_converter_new(NULL, &opts);
         hp_buf conv;
         hp_sink sink;

@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "hp_common.h"
+#include "hp_sink.h"
 
 /* xorshift32: the next pseudo-random number of the sequence in *s. */
 static inline uint32_t xorshift(uint32_t *s)
@@ -200,6 +201,34 @@ static inline int mem_patch(void *ctx, uint64_t back, const uint8_t *data, size_
     memcpy(m->d + m->len - back, data, len);
     m->patches++;
     return 0;
+}
+
+/* The records of an HPROF byte string whose header is `header` bytes: the
+ * bodies of heap records joined, and the other records whole; *longest is
+ * the longest heap record.  Two outputs that cut heap records differently
+ * have the same of both. */
+static inline void split_records(const uint8_t *p, size_t len, size_t header, hp_buf *heap, hp_buf *other,
+                                 size_t *longest)
+{
+    const uint8_t *end = p + len;
+    hp_buf_init(heap, NULL);
+    hp_buf_init(other, NULL);
+    *longest = 0;
+    p += header;
+    while (end - p >= 9) {
+        uint32_t n = hp_be32(p + 5);
+        CHECK(n <= (size_t)(end - p - 9));
+        if (n > (size_t)(end - p - 9))
+            return;
+        if (hp_is_heap_tag(p[0])) {
+            hp_buf_append(heap, p + 9, n);
+            *longest = n > *longest ? n : *longest;
+        } else {
+            hp_buf_append(other, p, 9 + (size_t)n);
+        }
+        p += 9 + n;
+    }
+    CHECK(p == end);
 }
 
 /* ---- INVENTORY.json ---- */
