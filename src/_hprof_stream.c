@@ -102,8 +102,8 @@ static hp_code run_slice(hprof_stream *s, hprof_stream_fn fn, void *core, const 
     return rc;
 }
 
-/* Runs the core over the input in slices (finish when view is NULL); the
- * GIL is held on entry and on return.  HP_OK, or the core's error (or
+/* Runs the core over the input in slices (finish when view is NULL),
+ * without the GIL; it is held on entry and on return.  HP_OK, or the core's error (or
  * HP_E_NOMEM with an exception set when a signal handler raised between
  * slices). */
 static hp_code run(hprof_stream *s, hprof_stream_fn fn, void *core, const Py_buffer *view, watch *w, int to_fd,
@@ -114,13 +114,11 @@ static hp_code run(hprof_stream *s, hprof_stream_fn fn, void *core, const Py_buf
     hp_code rc = HP_OK;
     do {
         size_t n = left < HPROF_STREAM_SLICE ? left : HPROF_STREAM_SLICE;
-        if (!view || n >= HPROF_GIL_MINSIZE) {
-            Py_BEGIN_ALLOW_THREADS
-            rc = run_slice(s, fn, core, view ? data : NULL, n, w, to_fd, err);
-            Py_END_ALLOW_THREADS
-        } else {
-            rc = run_slice(s, fn, core, data, n, w, to_fd, err);
-        }
+        /* Always without the GIL, small input too: the pack codec's workers
+         * may need it to allocate (PyMem_Raw* takes it while tracemalloc runs). */
+        Py_BEGIN_ALLOW_THREADS
+        rc = run_slice(s, fn, core, view ? data : NULL, n, w, to_fd, err);
+        Py_END_ALLOW_THREADS
         data += n;
         left -= n;
         if (rc == HP_OK && left && PyErr_CheckSignals() < 0) {

@@ -7,8 +7,9 @@
  *  - Bytes-like input only (TypeError otherwise, nothing allocated).
  *  - Output as bytes, or straight to a file descriptor; a regular file lets
  *    the core patch a record's length instead of holding or cutting it.
- *  - The GIL is released around the core's work, which runs in slices of
- *    HPROF_STREAM_SLICE input bytes; Python's signal handlers run between
+ *  - The GIL is released around the core's work (always: the pack codec's
+ *    worker threads may need it to allocate while tracemalloc runs), which
+ *    runs in slices of HPROF_STREAM_SLICE input bytes; Python's signal handlers run between
  *    slices and every HPROF_STREAM_CHECK output bytes, so Ctrl-C stops even
  *    a small input that restores to gigabytes. */
 #ifndef HPROF_STREAM_H

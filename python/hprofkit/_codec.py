@@ -123,9 +123,10 @@ class Encoder:
 
     def feed(self, data: Any, fd: int = -1) -> bytes | int:
         """The output this chunk completed; with fd >= 0, written there and counted instead."""
+        view = memoryview(data)  # TypeError for what is not bytes-like, before anything changes
         with self._lock:
-            return self._run(lambda: self._core.feed(data, fd=fd) if self._zlib is None else
-                             to_fd(self._zlib.compress(self._core.feed(data)), fd))
+            return self._run(lambda: self._core.feed(view, fd=fd) if self._zlib is None else
+                             to_fd(self._zlib.compress(self._core.feed(view)), fd))
 
     def flush(self, fd: int = -1) -> bytes | int:
         with self._lock:
