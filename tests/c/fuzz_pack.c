@@ -64,66 +64,8 @@ static hp_pack_policy control_policy(unsigned c0)
 
 #ifndef HP_FUZZ_SEEDGEN
 
-/* ---- an allocator with a budget ---- */
+#include "fuzzkit.h"
 
-#define BUDGET ((size_t)256 << 20)
-#define SINK_MAX ((uint64_t)64 << 20)
-
-typedef union { size_t size; long double align_ld; void *align_p; } block_head; /* keeps what follows aligned */
-static size_t allocated;
-
-static void *budget_malloc(size_t size)
-{
-    block_head *h;
-    if (size > BUDGET - allocated || !(h = malloc(sizeof *h + size)))
-        return NULL;
-    h->size = size;
-    allocated += size;
-    return h + 1;
-}
-
-static void budget_free(void *p)
-{
-    block_head *h;
-    if (!p)
-        return;
-    h = (block_head *)p - 1;
-    allocated -= h->size;
-    free(h);
-}
-
-static void *budget_realloc(void *p, size_t size)
-{
-    block_head *h, *n;
-    if (!p)
-        return budget_malloc(size);
-    h = (block_head *)p - 1;
-    if (size > h->size && size - h->size > BUDGET - allocated)
-        return NULL;
-    if (!(n = realloc(h, sizeof *n + size)))
-        return NULL;
-    allocated = allocated - n->size + size;
-    n->size = size;
-    return n + 1;
-}
-
-static const hp_alloc budget = { budget_malloc, budget_realloc, budget_free };
-
-static int count_sink(void *ctx, const uint8_t *data, size_t len)
-{
-    uint64_t *total = ctx;
-    (void)data;
-    if (len > SINK_MAX - *total)
-        return -1;
-    *total += len;
-    return 0;
-}
-
-static void check_error(hp_code rc, const hp_error *err)
-{
-    if (rc != HP_OK && (err->code != rc || (err->detail == NULL && err->text[0] == 0)))
-        abort(); /* an error must say what went wrong */
-}
 
 /* A growable byte string with the libc allocator: the pack being built. */
 typedef struct bytes {
@@ -192,8 +134,9 @@ static void frame_block(bytes *pack, const uint8_t *const *streams, const size_t
 /* The whole reader over `pack`, fed in pieces of `step` bytes. */
 static hp_code unpack(const uint8_t *pack, size_t len, size_t step, uint64_t *out)
 {
-    hp_unpacker *u = hp_unpacker_new(&budget, NULL);
-    hp_sink sink = { count_sink, out, NULL };
+    hp_unpacker *u = hp_unpacker_new(&fuzz_budget, NULL);
+    fuzz_out o = { 0, 0, NULL, 0, 0 };
+    hp_sink sink = fuzz_sink(&o, 0);
     hp_error err;
     hp_code rc = HP_OK;
     size_t at = 0;
@@ -202,14 +145,15 @@ static hp_code unpack(const uint8_t *pack, size_t len, size_t step, uint64_t *ou
     while (rc == HP_OK && at < len) {
         size_t n = len - at < step ? len - at : step;
         rc = hp_unpacker_feed(u, pack + at, n, &sink, &err);
-        check_error(rc, &err);
+        fuzz_check_error(rc, &err);
         at += n;
     }
     if (rc == HP_OK) {
         rc = hp_unpacker_finish(u, &sink, &err);
-        check_error(rc, &err);
+        fuzz_check_error(rc, &err);
     }
     hp_unpacker_free(u);
+    *out = o.total;
     return rc;
 }
 
@@ -221,8 +165,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     hp_pack_policy pol;
     hp_pack_info info;
     hp_pack_decoder *d;
-    uint64_t written = 0, unpacked = 0, restored;
-    hp_sink sink = { count_sink, &written, NULL };
+    uint64_t unpacked = 0, restored;
+    fuzz_out o = { 0, 0, NULL, 0, 0 };
+    hp_sink sink = fuzz_sink(&o, 0);
     hp_error err;
     hp_code rc = HP_OK, urc;
     bytes pack = { 0 };
@@ -235,8 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     step = 1 + 97 * (size_t)(data[1] >> 2);
     if (mode == 3) { /* arbitrary bytes as a pack */
         unpack(data + 2, size - 2, step, &unpacked);
-        if (allocated != 0)
-            abort();
+        fuzz_check_freed();
         return 0;
     }
     if (mode == 2 && size > 2) {
@@ -256,7 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pf_header_write(head, &info);
     dump_head_len = hp_header_write(dump_head, header.version, header.id_size, header.timestamp);
     put(&pack, head, sizeof head);
-    d = hp_pack_decoder_new(&budget, &header, &pol);
+    d = hp_pack_decoder_new(&fuzz_budget, &header, &pol);
     if (!d)
         return 0;
     while (rc == HP_OK && pos + 2 * HP_PACK_NSTREAMS <= size) {
@@ -272,7 +216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         pos = at;
         rc = hp_pack_decoder_block(d, streams, lens, UINT64_MAX, &sink, &err);
-        check_error(rc, &err);
+        fuzz_check_error(rc, &err);
         /* out_len as the decoder restored it (the header is in no block) */
         frame_block(&pack, streams, lens, hp_pack_decoder_bytes_out(d) - (blocks ? before : dump_head_len),
                     mode != 0);
@@ -280,7 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (rc == HP_OK) {
         rc = hp_pack_decoder_finish(d, &sink, &err);
-        check_error(rc, &err);
+        fuzz_check_error(rc, &err);
     }
     restored = hp_pack_decoder_bytes_out(d);
     hp_pack_decoder_free(d);
@@ -291,10 +235,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(pack.d);
     if (mode == 2 ? urc == HP_OK : (urc == HP_OK) != (rc == HP_OK))
         abort(); /* the reader accepts what the modelling decoder does, and no damaged pack */
-    if (urc == HP_OK && unpacked != written)
+    if (urc == HP_OK && unpacked != o.total)
         abort();
-    if (allocated != 0)
-        abort(); /* everything the decoders took is given back */
+    fuzz_check_freed(); /* everything the decoders took is given back */
     return 0;
 }
 

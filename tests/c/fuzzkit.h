@@ -1,0 +1,124 @@
+/* Shared by the libFuzzer harnesses: an allocator with a budget (beyond it
+ * allocations fail, and the code under test must say so, not crash), and an
+ * output sink that refuses more than a cap (a few bytes asking for gigabytes
+ * of zeros end quickly), can patch or not, and keeps the bytes when asked. */
+#ifndef FUZZKIT_H
+#define FUZZKIT_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hp_common.h"
+#include "hp_sink.h"
+
+#define FUZZ_BUDGET ((size_t)256 << 20)
+#define FUZZ_SINK_MAX ((uint64_t)64 << 20)
+
+typedef union { size_t size; long double align_ld; void *align_p; } fuzz_block; /* keeps what follows aligned */
+static size_t fuzz_allocated;
+
+static inline void *fuzz_malloc(size_t size)
+{
+    fuzz_block *h;
+    if (size > FUZZ_BUDGET - fuzz_allocated || !(h = malloc(sizeof *h + size)))
+        return NULL;
+    h->size = size;
+    fuzz_allocated += size;
+    return h + 1;
+}
+
+static inline void fuzz_free(void *p)
+{
+    fuzz_block *h;
+    if (!p)
+        return;
+    h = (fuzz_block *)p - 1;
+    fuzz_allocated -= h->size;
+    free(h);
+}
+
+static inline void *fuzz_realloc(void *p, size_t size)
+{
+    fuzz_block *h, *n;
+    if (!p)
+        return fuzz_malloc(size);
+    h = (fuzz_block *)p - 1;
+    if (size > h->size && size - h->size > FUZZ_BUDGET - fuzz_allocated)
+        return NULL;
+    if (!(n = realloc(h, sizeof *n + size)))
+        return NULL;
+    fuzz_allocated = fuzz_allocated - n->size + size;
+    n->size = size;
+    return n + 1;
+}
+
+static const hp_alloc fuzz_budget = { fuzz_malloc, fuzz_realloc, fuzz_free };
+
+/* What a sink was given: its count, and its bytes when `keep` (libc memory). */
+typedef struct fuzz_out {
+    uint64_t total;
+    int keep;
+    uint8_t *d;
+    size_t len, cap;
+} fuzz_out;
+
+static inline int fuzz_write(void *ctx, const uint8_t *data, size_t len)
+{
+    fuzz_out *o = ctx;
+    if (len > FUZZ_SINK_MAX - o->total)
+        return -1;
+    o->total += len;
+    if (!o->keep)
+        return 0;
+    if (o->len + len > o->cap) {
+        o->cap = 2 * (o->len + len) + 4096;
+        if (!(o->d = realloc(o->d, o->cap)))
+            abort();
+    }
+    if (len)
+        memcpy(o->d + o->len, data, len);
+    o->len += len;
+    return 0;
+}
+
+static inline int fuzz_patch(void *ctx, uint64_t back, const uint8_t *data, size_t len)
+{
+    fuzz_out *o = ctx;
+    if (back > o->total || len > back)
+        abort(); /* a patch must land on bytes written before */
+    if (o->keep)
+        memcpy(o->d + o->len - back, data, len);
+    return 0;
+}
+
+/* A sink over `o`, patching when asked. */
+static inline hp_sink fuzz_sink(fuzz_out *o, int patch)
+{
+    hp_sink s;
+    s.write = fuzz_write;
+    s.ctx = o;
+    s.patch = patch ? fuzz_patch : NULL;
+    return s;
+}
+
+/* Aborts unless a failed call's error says what went wrong (truncations
+ * and overruns say it with their sizes). */
+static inline void fuzz_check_error(hp_code rc, const hp_error *err)
+{
+    if (rc == HP_OK)
+        return;
+    if (err->code != rc)
+        abort();
+    if (rc != HP_E_TRUNCATED && rc != HP_E_OVERRUN && err->detail == NULL && err->text[0] == 0)
+        abort();
+}
+
+/* Aborts unless every allocation was given back. */
+static inline void fuzz_check_freed(void)
+{
+    if (fuzz_allocated != 0)
+        abort();
+}
+
+#endif
