@@ -10,8 +10,8 @@ from setuptools import Extension, setup
 
 def flags():
     cflags = ["-std=c99", "-Wall", "-Wextra", "-Wno-missing-field-initializers",
-              "-Wno-cast-function-type", "-fvisibility=hidden"]
-    ldflags = []
+              "-Wno-cast-function-type", "-fvisibility=hidden", "-pthread"]
+    ldflags = ["-pthread"]  # the graph layer's second worker (src/core/hp_parallel.c)
     if os.environ.get("HPROF_DEBUG"):
         cflags += ["-O0", "-g", "-UNDEBUG"]
     else:

@@ -34,7 +34,7 @@ static int module_exec(PyObject *module)
 {
     static int (*const parts[])(PyObject *, hprof_state *) = {
         hprof_header_init, hprof_iter_init, hprof_stats_init,
-        hprof_parser_init, hprof_filter_init, hprof_pack_init,
+        hprof_parser_init, hprof_filter_init, hprof_pack_init, hprof_heap_init, hprof_heap_object_init,
     };
     hprof_state *st = hprof_get_state(module);
     size_t i;
@@ -56,6 +56,15 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->event_iter_type);
     Py_VISIT(st->record_type);
     Py_VISIT(st->subrecord_type);
+    Py_VISIT(st->heap_type);
+    Py_VISIT(st->heap_object_type);
+    Py_VISIT(st->heap_class_type);
+    Py_VISIT(st->heap_iter_type);
+    Py_VISIT(st->reference_type);
+    Py_VISIT(st->referrer_type);
+    Py_VISIT(st->field_type);
+    Py_VISIT(st->gc_root_type);
+    Py_VISIT(st->stack_frame_type);
     for (i = 0; i <= HP_E_LIMIT; i++)
         Py_VISIT(st->errors[i]);
     return 0;
@@ -68,6 +77,15 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->event_iter_type);
     Py_CLEAR(st->record_type);
     Py_CLEAR(st->subrecord_type);
+    Py_CLEAR(st->heap_type);
+    Py_CLEAR(st->heap_object_type);
+    Py_CLEAR(st->heap_class_type);
+    Py_CLEAR(st->heap_iter_type);
+    Py_CLEAR(st->reference_type);
+    Py_CLEAR(st->referrer_type);
+    Py_CLEAR(st->field_type);
+    Py_CLEAR(st->gc_root_type);
+    Py_CLEAR(st->stack_frame_type);
     for (i = 0; i <= HP_E_LIMIT; i++)
         Py_CLEAR(st->errors[i]);
     return 0;

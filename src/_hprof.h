@@ -17,6 +17,8 @@ typedef struct {
     PyTypeObject *event_iter_type;
     PyTypeObject *record_type;
     PyTypeObject *subrecord_type;
+    PyTypeObject *heap_type, *heap_object_type, *heap_class_type, *heap_iter_type;
+    PyTypeObject *reference_type, *referrer_type, *field_type, *gc_root_type, *stack_frame_type;
     PyObject *errors[HP_E_LIMIT + 1]; /* indexed by hp_code */
 } hprof_state;
 

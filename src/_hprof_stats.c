@@ -2,6 +2,9 @@
  * in slices so that Ctrl-C and progress reports get a turn. */
 #include "_hprof_parts.h"
 
+#include <string.h>
+
+#include "core/hp_heap.h"
 #include "core/hp_stats.h"
 
 /* Holds the buffer and the parser of one pass. */
@@ -103,6 +106,38 @@ static PyObject *histogram(const hp_stats *s, const pass *ps)
     return rows;
 }
 
+/* The histogram's size model: VisualVM's, whose guess of compressed oops on
+ * 64-bit HotSpot dumps needs the object graph (system properties), so those
+ * dumps are indexed (hp_heap) for it.  A dump the index refuses keeps
+ * references at id size.  -1 with an exception (Ctrl-C) on failure. */
+static int size_histogram(hp_stats *stats, pass *ps)
+{
+    const hp_header *h = hp_parser_header(ps->parser);
+    hp_size_model model;
+    if (!h)
+        return 0;
+    hp_stats_model(stats, ps->view.buf, (uint64_t)ps->view.len, &model);
+    if (h->id_size == 8 && !model.raw) {
+        hp_heap_options opt;
+        hp_heap *heap = NULL;
+        hp_error err;
+        hp_code rc;
+        memset(&opt, 0, sizeof opt);
+        opt.alloc = &hprof_raw_alloc;
+        opt.size_model = HP_SIZES_VISUALVM;
+        Py_BEGIN_ALLOW_THREADS
+        rc = hp_heap_build(ps->view.buf, (uint64_t)ps->view.len, &opt, &heap, &err);
+        Py_END_ALLOW_THREADS
+        if (rc == HP_OK)
+            model = *hp_heap_size_model(heap);
+        hp_heap_free(heap);
+        if (PyErr_CheckSignals() < 0)
+            return -1;
+    }
+    hp_stats_set_model(stats, &model);
+    return 0;
+}
+
 PyDoc_STRVAR(stats_doc,
 "stats($module, buffer, /, progress=None)\n--\n\n"
 "Count records and sub-records per tag and build the class histogram of a\n"
@@ -145,6 +180,8 @@ static PyObject *hprof_stats(PyObject *module, PyObject *args, PyObject *kwargs)
         if (pass_checkpoint(&ps, progress) < 0)
             goto done;
     }
+    if (size_histogram(stats, &ps) < 0)
+        goto done;
     {
         const hp_header *h = hp_parser_header(ps.parser);
         PyObject *records = tallies(hp_stats_records(stats));

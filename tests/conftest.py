@@ -107,6 +107,31 @@ class Oracle:
         return out
 
 
+class GraphOracle:
+    """VisualVM's object graph (../shared/tools/oracle/graph.sh): JSON lines per
+    object, class or GC root, cached per dump and mode for the session."""
+
+    def __init__(self) -> None:
+        self.script = SHARED_TOOLS / "oracle" / "graph.sh"
+        self.cache: dict[tuple[str, tuple[str, ...]], list[dict]] = {}
+
+    def run(self, path: Path, mode: str, *args: str) -> list[dict]:
+        key = (str(path), (mode,) + args)
+        if key not in self.cache:
+            cmd = ["bash", str(self.script), str(path), mode, *args, "--no-retained"]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+            if proc.returncode != 0:
+                raise RuntimeError(f"graph oracle failed on {path}: {proc.stderr[-2000:]}")
+            # split("\n"), not splitlines(): String texts may hold U+2028, \x1c...
+            self.cache[key] = [json.loads(line) for line in proc.stdout.split("\n") if line.strip()]
+        return self.cache[key]
+
+
+@pytest.fixture(scope="session")
+def graph_oracle() -> GraphOracle:
+    return GraphOracle()
+
+
 PRIMITIVE_ARRAYS = {p + "[]" for p in ("boolean", "char", "float", "double", "byte", "short", "int", "long")}
 
 

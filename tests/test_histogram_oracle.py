@@ -10,10 +10,6 @@ from conftest import INVENTORY
 
 # Dumps the oracle can open: all but the synthetic one-record file.
 ORACLE_DUMPS = [e["file"] for e in INVENTORY if e["instances"]]
-# 64-bit dumps from JDK 8 on: VisualVM guesses a compressed-oops layout for
-# their shallow sizes, hprofkit does not (see Stats); instance counts still agree.
-COMPRESSED_OOPS_GUESSED = {"hprof-slurp__hprof-64.bin", "mat__oracle_jdk8_05_x64.hprof",
-                           "mat__openjdk_jdk11_04_x64.hprof.gz", "py-hprof__example-java.hprof.bz2"}
 
 
 def ours_by_class(stats: hprofkit.Stats) -> dict:
@@ -25,12 +21,11 @@ def ours_by_class(stats: hprofkit.Stats) -> dict:
     return out
 
 
-def compare(ours: dict, theirs: dict, check_bytes: bool) -> None:
-    counts_ours = {k: v[0] for k, v in ours.items()}
-    counts_theirs = {k: v[0] for k, v in theirs.items()}
-    assert counts_ours == counts_theirs
-    if check_bytes:
-        assert {k: v[1] for k, v in ours.items()} == {k: v[1] for k, v in theirs.items()}
+def compare(ours: dict, theirs: dict) -> None:
+    """Instances and shallow bytes per class: sizes follow VisualVM's model,
+    compressed oops guessed on 64-bit dumps included."""
+    assert {k: v[0] for k, v in ours.items()} == {k: v[0] for k, v in theirs.items()}
+    assert {k: v[1] for k, v in ours.items()} == {k: v[1] for k, v in theirs.items()}
 
 
 @pytest.mark.parametrize("name", ORACLE_DUMPS)
@@ -38,21 +33,19 @@ def test_histogram_equals_oracle(name, oracle, plain_path):
     path = plain_path(name)
     stats = hprofkit.stats(path)
     theirs = oracle.counts_by_class(path)
-    compare(ours_by_class(stats), theirs, check_bytes=name not in COMPRESSED_OOPS_GUESSED)
+    compare(ours_by_class(stats), theirs)
     assert sum(r.instances for r in stats.histogram) == oracle.run(path)["instances"]
 
 
 def test_histogram_equals_oracle_on_fresh_heapgen_dumps(heapgen_dumps, oracle):
     for path in heapgen_dumps:
         stats = hprofkit.stats(path)
-        compare(ours_by_class(stats), oracle.counts_by_class(path), check_bytes=False)
+        compare(ours_by_class(stats), oracle.counts_by_class(path))
 
 
 def test_histogram_equals_oracle_on_androidized_dump(android_heapgen_dump, oracle):
-    # androidize keeps HotSpot's instance sizes under an ART header, which no
-    # size model reads the same way: compare the counts.
     stats = hprofkit.stats(android_heapgen_dump)
-    compare(ours_by_class(stats), oracle.counts_by_class(android_heapgen_dump), check_bytes=False)
+    compare(ours_by_class(stats), oracle.counts_by_class(android_heapgen_dump))
 
 
 def test_array_names_follow_analyzers(plain_path):

@@ -16,6 +16,8 @@ from ._codec import Converter, Decoder, Encoder
 from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
 from .writer import HprofWriter
 from .sample import write_sample_dump
+from . import match
+from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
 
 __version__ = "0.1.0"
 
@@ -23,5 +25,6 @@ __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
     "ClassRow", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
-    "OverrunError", "UnsupportedError",
+    "OverrunError", "UnsupportedError", "open_heap", "Heap", "HeapObject", "HeapClass", "Reference", "Referrer",
+    "Field", "GcRoot", "StackFrame", "match",
 ]

@@ -108,6 +108,14 @@ class Dump:
         """Tallies and class histogram (see hprofkit.Stats)."""
         return Stats(_hprof.stats(self.buffer, progress=progress))
 
+    def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm") -> Any:
+        """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
+        which (0, the first, as VisualVM); size_model is 'visualvm' (its
+        shallow sizes, compressed oops guessed on 64-bit dumps) or
+        'uncompressed' (references at id size).  The heap keeps the mapping
+        alive: it stays usable after the Dump is closed."""
+        return _hprof.Heap(self.buffer, heap_dump=heap_dump, size_model=size_model)
+
     def close(self) -> None:
         """Closes the dump.  The mapping is released now, or, while records
         still point into it, when the last of them is freed."""

@@ -1,4 +1,4 @@
-"""Command line: python -m hprofkit info|stats|encode|decode|convert|demo ...
+"""Command line: python -m hprofkit info|stats|show|encode|decode|convert|demo ...
 
 Every failure prints one line on stderr and exits with status 1."""
 
@@ -105,6 +105,79 @@ def cmd_convert(args: argparse.Namespace) -> int:
                                                             progress=progress))
 
 
+SHOW_LIMIT = 50
+
+
+def _value(value) -> str:
+    return repr(value)
+
+
+def _listing(out, title: str, rows: list[str], limit: int) -> None:
+    out.write(f"{title} ({len(rows):,})\n")
+    for row in rows[:limit]:
+        out.write(f"  {row}\n")
+    if len(rows) > limit:
+        out.write(f"  ... {len(rows) - limit:,} more\n")
+
+
+def _show_object(out, obj, limit: int) -> None:
+    out.write(f"{obj!r}\n")
+    out.write(f"  id          0x{obj.id:x} ({obj.id})\n  kind        {obj.kind}\n  class       {obj.class_name}\n")
+    out.write(f"  size        {obj.shallow_size:,} B\n")
+    if obj.heap_name is not None:
+        out.write(f"  heap        {obj.heap_name}\n")
+    if obj.root_kinds:
+        out.write(f"  GC roots    {', '.join(obj.root_kinds)}\n")
+    if obj.kind == "instance":
+        if obj.class_name == "java.lang.String":
+            out.write(f"  text        {obj.as_str()!r}\n")
+        _listing(out, "fields", [f"{f.declaring_class.name}.{f.name}: {f.type} = {_value(f.value)}"
+                                 for f in obj.fields()], limit)
+    elif obj.kind in ("object_array", "primitive_array"):
+        out.write(f"  length      {len(obj):,}\n")
+        _listing(out, "elements", [f"[{i}] {_value(obj[i])}" for i in range(min(len(obj), limit))] +
+                 [""] * max(0, len(obj) - limit), limit)
+    _listing(out, "references", [f"{r.name} -> {_value(r.target) if r.target is not None else f'0x{r.target_id:x} (missing)'}"
+                                 for r in obj.references()], limit)
+    _listing(out, "referrers", [f"{_value(r.source)}.{r.name}" for r in obj.referrers()], limit)
+
+
+def _show_class(out, cls, limit: int) -> None:
+    out.write(f"class {cls.name}\n")
+    out.write(f"  id          0x{cls.class_id:x}\n")
+    out.write(f"  superclass  {cls.superclass.name if cls.superclass is not None else '-'}\n")
+    out.write(f"  loader      {_value(cls.loader)}\n")
+    if cls.instance_size is not None:
+        out.write(f"  instance    {cls.instance_size:,} B\n")
+    out.write(f"  instances   {cls.instance_count:,}\n")
+    out.write(f"  subclasses  {len(cls.subclasses()):,}\n")
+    _listing(out, "fields", [f"{f.name}: {f.type}" for f in cls.fields], limit)
+    _listing(out, "statics", [f"{f.name}: {f.type} = {_value(f.value)}" for f in cls.statics()], limit)
+    _listing(out, "referrers", [f"{_value(r.source)}.{r.name}" for r in cls.referrers()], limit)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from ._heap import open_heap
+    what = args.what
+    with open_heap(args.file) as heap:
+        try:
+            object_id = int(what, 0)
+        except ValueError:
+            object_id = None
+        if object_id is not None:
+            try:
+                _show_object(sys.stdout, heap.object(object_id), args.limit)
+            except KeyError:
+                raise ValueError(f"no object 0x{object_id:x} in the heap dump") from None
+            return 0
+        classes = heap.classes_named(what)
+        if not classes:
+            raise ValueError(f"no class {what!r} in the heap dump")
+        for cls in classes:
+            _show_class(sys.stdout, cls, args.limit)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from . import demo
     with tempfile.TemporaryDirectory(prefix="hprofkit-demo-") as tmp:
@@ -156,6 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="standard dump, or - for stdout")
     p.add_argument("-z", action="store_true", help="exclude the zygote and image heaps' objects")
     p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("show", help="an object (by id) or a class (by name): fields, references, referrers")
+    p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
+    p.add_argument("what", metavar="ID|CLASS", help="object id (decimal or 0x hex) or class name (java.lang.String)")
+    p.add_argument("--limit", type=int, default=SHOW_LIMIT, metavar="N", help="rows per list (default 50)")
+    p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("demo", help="write a sample dump and run the workflow on it")
     p.set_defaults(func=cmd_demo)

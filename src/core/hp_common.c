@@ -109,7 +109,13 @@ size_t hp_error_format(const hp_error *err, char *buf, size_t size)
         return (size_t)n < size ? (size_t)n : size - 1;
     }
     unit_name(err, unit, sizeof unit);
-    switch (err->code) {
+    if (err->code == HP_E_ABORTED)
+        n = snprintf(buf, size, "%s", err->detail ? err->detail : "stopped by the caller");
+    else if (err->tag == HP_TAG_VERTEX && err->offset == UINT64_MAX)
+        n = snprintf(buf, size, "%s", err->detail ? err->detail : "error");
+    else if (err->tag == HP_TAG_VERTEX)
+        n = snprintf(buf, size, "%s at vertex %llu", err->detail ? err->detail : "error", off);
+    else switch (err->code) {
     case HP_E_TRUNCATED:
         n = snprintf(buf, size, "truncated %s at offset %llu (0x%llx): needs %llu bytes, %llu remain",
                      unit, off, off, (unsigned long long)err->need, (unsigned long long)err->have);

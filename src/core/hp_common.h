@@ -16,7 +16,8 @@ typedef enum hp_code {
     HP_E_OVERRUN,     /* a sub-record runs past the end of its heap-dump record */
     HP_E_NOMEM,       /* an allocation failed */
     HP_E_USAGE,       /* the caller broke an API contract (feed after finish...) */
-    HP_E_LIMIT        /* the input is valid HPROF but beyond what an output format can hold */
+    HP_E_LIMIT,       /* the input is valid HPROF but beyond what an output format can hold */
+    HP_E_ABORTED      /* a caller's callback (checkpoint, edge or size source) asked to stop */
 } hp_code;
 
 /* Where the error is: `offset` is the absolute byte offset of the unit that
@@ -32,6 +33,11 @@ typedef struct hp_error {
     const char *detail; /* static text, or NULL */
     char text[192];     /* a whole message made by hp_failf, else empty */
 } hp_error;
+
+/* hp_error.tag of an error about a vertex of a graph (hp_graph.h) rather
+ * than a record: `offset` is then the vertex number, or UINT64_MAX for an
+ * error about no vertex in particular (out of memory). */
+#define HP_TAG_VERTEX (-2)
 
 /* Allocation hooks.  The Python glue installs PyMem_Raw* (legal without the
  * GIL and seen by tracemalloc); the C tests use the libc defaults. */

@@ -5,13 +5,25 @@
 
 #include "hp_idmap.h"
 
+/* Array lengths by remainder modulo 8, and their total: enough to add up
+ * the sizes of all arrays of one type under any size model, since the
+ * padding of an array depends on its length only modulo 8. */
+typedef struct array_tally {
+    uint64_t by_rem[8];
+    uint64_t elements;
+} array_tally;
+
 typedef struct class_entry {
     uint64_t class_id;
     uint64_t name_sid;
+    uint64_t super_id;
     uint64_t instances;
-    uint64_t array_bytes;   /* object arrays: summed per array */
+    array_tally arrays;     /* object arrays of this class */
     uint32_t instance_size; /* from CLASS_DUMP */
+    uint32_t own_refs;      /* its own reference fields */
+    uint32_t own_bytes;     /* its own primitive field bytes */
     uint8_t has_name;
+    uint8_t has_dump;
     uint8_t is_array;
 } class_entry;
 
@@ -20,6 +32,9 @@ struct hp_stats {
     hp_tally records[256];
     hp_tally subrecords[256];
     hp_tally prims[16]; /* primitive arrays by element type */
+    array_tally prim_arrays[16];
+    hp_size_model model; /* set by hp_stats_set_model */
+    int model_set;
     hp_idmap class_index; /* class id -> index into classes */
     class_entry *classes;
     size_t n_classes, cap_classes;
@@ -91,13 +106,19 @@ static class_entry *class_of(hp_stats *s, uint64_t class_id)
     return e;
 }
 
-/* Sizes follow VisualVM's model of an uncompressed layout: a header of two
- * ids, references of id size, 8-byte padding.  (For 64-bit JDK 8+ dumps
- * VisualVM also guesses compressed oops; hprofkit does not guess.) */
-uint64_t hp_array_shallow_size(int id_size, int elem_size, uint64_t count)
+static void tally_array(array_tally *t, uint64_t count)
 {
-    uint64_t size = 2 * (uint64_t)id_size + 4 + count * (uint64_t)elem_size; /* + u4 length */
-    return (size + 7) & ~(uint64_t)7;
+    t->by_rem[count & 7]++;
+    t->elements += count;
+}
+
+/* Bytes of the arrays of `t` under the model (hp_size_array for each). */
+static uint64_t array_bytes(const hp_size_model *m, int elem_type, const array_tally *t)
+{
+    uint64_t head = (uint64_t)m->min_instance + 4, elem = (uint64_t)hp_size_elem(m, elem_type), total = 0, r;
+    for (r = 0; r < 8; r++)
+        total += t->by_rem[r] * (head + hp_size_array(m, elem_type, r) - head - r * elem);
+    return total + t->elements * elem;
 }
 
 static hp_code nomem(hp_error *err, const hp_event *ev)
@@ -151,17 +172,34 @@ static hp_code add_subrecord(hp_stats *s, const hp_event *ev, int id_size, hp_er
             return nomem(err, ev);
         e->instances++;
         e->is_array = 1;
-        e->array_bytes += hp_array_shallow_size(id_size, id_size, sub->count);
+        tally_array(&e->arrays, sub->count);
         break;
     case HP_SUB_PRIM_ARRAY_DUMP: case HP_SUB_PRIM_ARRAY_NODATA:
         s->prims[sub->elem_type].count++;
-        s->prims[sub->elem_type].bytes +=
-            hp_array_shallow_size(id_size, hp_type_size(sub->elem_type, id_size), sub->count);
+        tally_array(&s->prim_arrays[sub->elem_type], sub->count);
         break;
     case HP_SUB_CLASS_DUMP:
         if (!(e = class_of(s, sub->id)))
             return nomem(err, ev);
         e->instance_size = sub->aux;
+        e->super_id = sub->class_id;
+        e->has_dump = 1;
+        if (ev->len >= sub->head_len) {
+            /* The field table: own reference fields and primitive bytes. */
+            hp_class_layout lay;
+            const uint8_t *p;
+            uint16_t k;
+            hp_class_layout_decode(ev->data, id_size, &lay);
+            p = ev->data + lay.fields_off + 2;
+            e->own_refs = e->own_bytes = 0;
+            for (k = 0; k < lay.n_fields; k++) {
+                int type = p[(size_t)k * (id_size + 1) + id_size];
+                if (type == HP_T_OBJECT)
+                    e->own_refs++;
+                else
+                    e->own_bytes += (uint32_t)hp_type_size(type, id_size);
+            }
+        }
         break;
     default:
         break;
@@ -210,14 +248,50 @@ void hp_stats_set_header(hp_stats *s, const hp_header *h)
     s->id_size = h->id_size;
 }
 
-/* HotSpot writes the bytes of an instance's fields as its CLASS_DUMP
- * instance size, so a two-id header and 8-byte padding are added (as
- * VisualVM does); ART writes the whole object size, header included. */
-static uint64_t instance_shallow_size(const hp_stats *s, const class_entry *e)
+void hp_stats_set_model(hp_stats *s, const hp_size_model *m)
 {
-    if (s->version >= 3)
+    s->model = *m;
+    s->model_set = 1;
+}
+
+void hp_stats_model(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, hp_size_model *out)
+{
+    size_t i;
+    uint32_t object_size = 0;
+    if (s->model_set) {
+        *out = s->model;
+        return;
+    }
+    for (i = 0; buf && i < s->n_classes; i++) {
+        const class_entry *e = &s->classes[i];
+        const uint8_t *name;
+        size_t len;
+        if (e->has_dump && hp_stats_class_name(s, buf, buf_len, e->class_id, &name, &len) && len == 16 &&
+            (memcmp(name, "java/lang/Object", 16) == 0 || memcmp(name, "java.lang.Object", 16) == 0)) {
+            object_size = e->instance_size;
+            break;
+        }
+    }
+    hp_size_model_init(out, s->id_size ? s->id_size : 4, object_size);
+}
+
+/* An instance's size under the model: its fields and its superclasses'
+ * (the chain bounded by the number of classes: a cyclic one stops). */
+static uint64_t instance_shallow_size(const hp_stats *s, const hp_size_model *m, const class_entry *e)
+{
+    uint64_t bytes = 0;
+    size_t depth = 0;
+    const class_entry *c = e;
+    if (m->raw)
         return e->instance_size;
-    return ((uint64_t)e->instance_size + 2 * (uint64_t)s->id_size + 7) & ~(uint64_t)7;
+    while (c && depth++ <= s->n_classes) {
+        const uint32_t *slot;
+        bytes += (uint64_t)c->own_refs * (uint64_t)m->oop_size + c->own_bytes;
+        if (!c->super_id || !(slot = hp_idmap_get(&s->class_index, c->super_id)))
+            break;
+        c = &s->classes[*slot];
+    }
+    return hp_size_instance(m, bytes, e->instance_size);
 }
 
 hp_code hp_stats_run(hp_stats *s, hp_parser *p, int *done, hp_error *err)
@@ -261,8 +335,10 @@ size_t hp_stats_row_count(const hp_stats *s)
 
 void hp_stats_row(const hp_stats *s, size_t index, hp_class_row *out)
 {
+    hp_size_model m;
     size_t i;
     memset(out, 0, sizeof *out);
+    hp_stats_model(s, NULL, 0, &m);
     for (i = 0; i < s->n_classes; i++) {
         const class_entry *e = &s->classes[i];
         if (e->instances == 0)
@@ -271,7 +347,8 @@ void hp_stats_row(const hp_stats *s, size_t index, hp_class_row *out)
             out->class_id = e->class_id;
             out->elem_type = e->is_array ? HP_T_OBJECT : 0;
             out->instances = e->instances;
-            out->shallow_bytes = e->is_array ? e->array_bytes : e->instances * instance_shallow_size(s, e);
+            out->shallow_bytes = e->is_array ? array_bytes(&m, HP_T_OBJECT, &e->arrays)
+                                             : e->instances * instance_shallow_size(s, &m, e);
             return;
         }
     }
@@ -281,7 +358,7 @@ void hp_stats_row(const hp_stats *s, size_t index, hp_class_row *out)
         if (index-- == 0) {
             out->elem_type = (int)i;
             out->instances = s->prims[i].count;
-            out->shallow_bytes = s->prims[i].bytes;
+            out->shallow_bytes = array_bytes(&m, (int)i, &s->prim_arrays[i]);
             return;
         }
     }

@@ -9,13 +9,14 @@
 
 #include "hp_common.h"
 #include "hp_parser.h"
+#include "hp_size.h"
 
 typedef struct hp_tally {
     uint64_t count;
     uint64_t bytes;
 } hp_tally;
 
-/* One histogram row. */
+/* One histogram row (shallow bytes under the model, see below). */
 typedef struct hp_class_row {
     uint64_t class_id;   /* 0 for primitive arrays */
     int elem_type;       /* 0 for instance classes, HP_T_OBJECT for object arrays, else the primitive type */
@@ -57,9 +58,14 @@ void hp_stats_row(const hp_stats *s, size_t i, hp_class_row *out);
 int hp_stats_class_name(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, uint64_t class_id,
                         const uint8_t **name, size_t *len);
 
-/* Shallow size model, after VisualVM: an instance weighs its class's
- * CLASS_DUMP instance size (plus a 2-id object header for HotSpot, which
- * writes field bytes only); an array weighs a header plus its elements. */
-uint64_t hp_array_shallow_size(int id_size, int elem_size, uint64_t count);
+/* Histogram sizes follow a size model (hp_size.h): the one set with
+ * hp_stats_set_model, else references at id size.  hp_stats_model gives the
+ * one in force or, with `buf` (the dump the events came from), what the dump
+ * tells without its object graph: whole object sizes when java.lang.Object's
+ * CLASS_DUMP size is not zero (Android).  A caller that wants VisualVM's
+ * guess of compressed oops on 64-bit dumps sets the model of the dump's heap
+ * index (hp_heap_size_model). */
+void hp_stats_model(const hp_stats *s, const uint8_t *buf, uint64_t buf_len, hp_size_model *out);
+void hp_stats_set_model(hp_stats *s, const hp_size_model *m);
 
 #endif

@@ -134,7 +134,7 @@ static void frame_block(bytes *pack, const uint8_t *const *streams, const size_t
 /* The whole reader over `pack`, fed in pieces of `step` bytes. */
 static hp_code unpack(const uint8_t *pack, size_t len, size_t step, uint64_t *out)
 {
-    hp_unpacker *u = hp_unpacker_new(&fuzz_budget, NULL);
+    hp_unpacker *u = hp_unpacker_new(fuzz_budget(), NULL);
     fuzz_out o = { 0, 0, NULL, 0, 0 };
     hp_sink sink = fuzz_sink(&o, 0);
     hp_error err;
@@ -200,7 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pf_header_write(head, &info);
     dump_head_len = hp_header_write(dump_head, header.version, header.id_size, header.timestamp);
     put(&pack, head, sizeof head);
-    d = hp_pack_decoder_new(&fuzz_budget, &header, &pol);
+    d = hp_pack_decoder_new(fuzz_budget(), &header, &pol);
     if (!d)
         return 0;
     while (rc == HP_OK && pos + 2 * HP_PACK_NSTREAMS <= size) {

@@ -44,7 +44,7 @@ static hp_code decode(const uint8_t *mini, size_t len, size_t max, unsigned seed
                       fuzz_out *o)
 {
     hp_tailor_options opts = { 0, hold };
-    hp_tailor_decoder *d = hp_tailor_decoder_new(&fuzz_budget, &opts);
+    hp_tailor_decoder *d = hp_tailor_decoder_new(fuzz_budget(), &opts);
     hp_sink sink = fuzz_sink(o, patch);
     uint32_t state = seed * 2654435761u + 1;
     hp_error err;

@@ -1,7 +1,8 @@
-/* Shared by the libFuzzer harnesses: an allocator with a budget (beyond it
- * allocations fail, and the code under test must say so, not crash), and an
- * output sink that refuses more than a cap (a few bytes asking for gigabytes
- * of zeros end quickly), can patch or not, and keeps the bytes when asked. */
+/* Shared by the libFuzzer harnesses: the counting allocator with a budget
+ * (beyond it allocations fail, and the code under test must say so, not
+ * crash), and an output sink that refuses more than a cap (a few bytes asking
+ * for gigabytes of zeros end quickly), can patch or not, and keeps the bytes
+ * when asked. */
 #ifndef FUZZKIT_H
 #define FUZZKIT_H
 
@@ -9,51 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "countalloc.h"
 #include "hp_common.h"
 #include "hp_sink.h"
 
 #define FUZZ_BUDGET ((size_t)256 << 20)
 #define FUZZ_SINK_MAX ((uint64_t)64 << 20)
 
-typedef union { size_t size; long double align_ld; void *align_p; } fuzz_block; /* keeps what follows aligned */
-static size_t fuzz_allocated;
-
-static inline void *fuzz_malloc(size_t size)
+/* The budget allocator (countalloc.h), its budget set for one run. */
+static inline const hp_alloc *fuzz_budget(void)
 {
-    fuzz_block *h;
-    if (size > FUZZ_BUDGET - fuzz_allocated || !(h = malloc(sizeof *h + size)))
-        return NULL;
-    h->size = size;
-    fuzz_allocated += size;
-    return h + 1;
+    countalloc_budget = FUZZ_BUDGET;
+    return &countalloc;
 }
-
-static inline void fuzz_free(void *p)
-{
-    fuzz_block *h;
-    if (!p)
-        return;
-    h = (fuzz_block *)p - 1;
-    fuzz_allocated -= h->size;
-    free(h);
-}
-
-static inline void *fuzz_realloc(void *p, size_t size)
-{
-    fuzz_block *h, *n;
-    if (!p)
-        return fuzz_malloc(size);
-    h = (fuzz_block *)p - 1;
-    if (size > h->size && size - h->size > FUZZ_BUDGET - fuzz_allocated)
-        return NULL;
-    if (!(n = realloc(h, sizeof *n + size)))
-        return NULL;
-    fuzz_allocated = fuzz_allocated - n->size + size;
-    n->size = size;
-    return n + 1;
-}
-
-static const hp_alloc fuzz_budget = { fuzz_malloc, fuzz_realloc, fuzz_free };
 
 /* What a sink was given: its count, and its bytes when `keep` (libc memory). */
 typedef struct fuzz_out {
@@ -117,7 +86,7 @@ static inline void fuzz_check_error(hp_code rc, const hp_error *err)
 /* Aborts unless every allocation was given back. */
 static inline void fuzz_check_freed(void)
 {
-    if (fuzz_allocated != 0)
+    if (countalloc_live != 0)
         abort();
 }
 

@@ -190,19 +190,12 @@ static void prim_array(bb *b, int tag, uint64_t arr, int type, uint32_t n)
                 bb_u1(b, 0);
 }
 
-/* Expected shallow sizes, written out independently of hp_stats.c: an array
- * is a two-id header, a u4 length and its elements; a HotSpot instance is a
- * two-id header and its field bytes; both padded to 8.  ART (1.0.3) writes
- * the whole object size as the instance size. */
+/* Expected shallow sizes, written out independently of hp_stats.c, after
+ * VisualVM: an array is a header, a u4 length and its elements, padded to
+ * 8; the header is two ids, or java.lang.Object's CLASS_DUMP size when that
+ * is not zero (and then instances weigh the size written). */
 static uint64_t pad8(uint64_t n) { return n % 8 ? n + 8 - n % 8 : n; }
-static uint64_t array_size(int id_size, int elem, uint64_t n)
-{
-    return pad8(2 * (uint64_t)id_size + 4 + n * (uint64_t)elem);
-}
-static uint64_t instance_size(int version, int id_size, uint32_t size)
-{
-    return version >= 3 ? size : pad8(2 * (uint64_t)id_size + size);
-}
+static uint64_t array_size(uint32_t header, int elem, uint64_t n) { return pad8(header + 4 + n * (uint64_t)elem); }
 
 static void test_synthetic(int id_size, int version)
 {
@@ -257,6 +250,13 @@ static void test_synthetic(int id_size, int version)
     p = hp_parser_new(NULL, HP_PARSE_SUBRECORDS);
     hp_parser_feed(p, b.d, b.len, 1);
     CHECK(hp_stats_run(s, p, &done, &err) == HP_OK && done);
+    {
+        /* java.lang.Object has a size here: the model takes sizes as written. */
+        hp_size_model m;
+        hp_stats_model(s, b.d, b.len, &m);
+        CHECK(m.raw && m.min_instance == 2 * id_size);
+        hp_stats_set_model(s, &m);
+    }
     CHECK_EQ_U64(hp_stats_records(s)[HP_TAG_UTF8].count, 3);
     CHECK_EQ_U64(hp_stats_records(s)[HP_TAG_LOAD_CLASS].count, 4);
     CHECK_EQ_U64(hp_stats_records(s)[HP_TAG_LOAD_CLASS].bytes, 4 * (9 + 8 + 2 * id_size));
@@ -275,22 +275,22 @@ static void test_synthetic(int id_size, int version)
     CHECK_EQ_U64(hp_stats_row_count(s), 7);
     hp_stats_row(s, 0, &row);
     CHECK(row.class_id == STR && row.elem_type == 0 && row.instances == 3);
-    CHECK_EQ_U64(row.shallow_bytes, 3 * instance_size(version, id_size, 24));
+    CHECK_EQ_U64(row.shallow_bytes, 3 * 24);
     CHECK(hp_stats_class_name(s, b.d, b.len, STR, &name, &name_len) == 1 && name_len == 16 &&
           memcmp(name, "java/lang/String", 16) == 0);
     hp_stats_row(s, 1, &row);
     CHECK(row.class_id == OBJ && row.instances == 1);
-    CHECK_EQ_U64(row.shallow_bytes, instance_size(version, id_size, id_size == 8 ? 16 : 8));
+    CHECK_EQ_U64(row.shallow_bytes, id_size == 8 ? 16 : 8);
     CHECK(hp_stats_class_name(s, b.d, b.len, OBJ, &name, &name_len) == 1 && name_len == 16 &&
           memcmp(name, "java/lang/Object", 16) == 0);
     hp_stats_row(s, 2, &row);
     CHECK(row.class_id == ARRCLS && row.elem_type == HP_T_OBJECT && row.instances == 2);
-    CHECK_EQ_U64(row.shallow_bytes, array_size(id_size, id_size, 3) + array_size(id_size, id_size, 0));
+    CHECK_EQ_U64(row.shallow_bytes, array_size(2 * (uint32_t)id_size, id_size, 3) + array_size(2 * (uint32_t)id_size, id_size, 0));
     CHECK(hp_stats_class_name(s, b.d, b.len, ARRCLS, &name, &name_len) == 1 && name_len == 19 &&
           memcmp(name, "[Ljava/lang/Object;", 19) == 0);
     hp_stats_row(s, 3, &row);
     CHECK(row.class_id == NONAME && row.instances == 1);
-    CHECK_EQ_U64(row.shallow_bytes, instance_size(version, id_size, 0)); /* no CLASS_DUMP: size 0 */
+    CHECK_EQ_U64(row.shallow_bytes, 0); /* no CLASS_DUMP: size 0 */
     CHECK(hp_stats_class_name(s, b.d, b.len, NONAME, &name, &name_len) == 0);
     CHECK(hp_stats_class_name(s, b.d, b.len, HI | 0x120, &name, &name_len) == 0); /* string missing */
     CHECK(hp_stats_class_name(s, b.d, b.len, HI | 0x999, &name, &name_len) == 0); /* unknown class */
@@ -298,11 +298,11 @@ static void test_synthetic(int id_size, int version)
     CHECK(hp_stats_class_name(s, b.d, hlen + 10, STR, &name, &name_len) == 0);
     hp_stats_row(s, 4, &row);
     CHECK(row.class_id == 0 && row.elem_type == HP_T_CHAR && row.instances == 2);
-    CHECK_EQ_U64(row.shallow_bytes, array_size(id_size, 2, 5) + array_size(id_size, 2, 1));
+    CHECK_EQ_U64(row.shallow_bytes, array_size(2 * (uint32_t)id_size, 2, 5) + array_size(2 * (uint32_t)id_size, 2, 1));
     hp_stats_row(s, 5, &row);
-    CHECK(row.elem_type == HP_T_INT && row.instances == 1 && row.shallow_bytes == array_size(id_size, 4, 100));
+    CHECK(row.elem_type == HP_T_INT && row.instances == 1 && row.shallow_bytes == array_size(2 * (uint32_t)id_size, 4, 100));
     hp_stats_row(s, 6, &row);
-    CHECK(row.elem_type == HP_T_LONG && row.instances == 1 && row.shallow_bytes == array_size(id_size, 8, 3));
+    CHECK(row.elem_type == HP_T_LONG && row.instances == 1 && row.shallow_bytes == array_size(2 * (uint32_t)id_size, 8, 3));
     hp_stats_free(s);
     hp_parser_free(p);
 
@@ -362,9 +362,11 @@ static void test_second_dump(void)
     CHECK_EQ_U64(hp_stats_subrecords(s)[HP_SUB_CLASS_DUMP].count, 3);
     CHECK_EQ_U64(hp_stats_row_count(s), 2);
     hp_stats_row(s, 0, &row);
-    CHECK(row.class_id == 0x100 && row.instances == 1 && row.shallow_bytes == instance_size(1, 4, 12));
+    /* No java.lang.Object, no model set: references at id size, a two-id
+     * header, and instance sizes from the (empty) field tables. */
+    CHECK(row.class_id == 0x100 && row.instances == 1 && row.shallow_bytes == 8);
     hp_stats_row(s, 1, &row);
-    CHECK(row.elem_type == HP_T_BYTE && row.instances == 1 && row.shallow_bytes == array_size(4, 1, 3));
+    CHECK(row.elem_type == HP_T_BYTE && row.instances == 1 && row.shallow_bytes == array_size(8, 1, 3));
     hp_stats_free(s);
     hp_parser_free(p);
     free(b.d);
@@ -451,9 +453,9 @@ static int parser_facts(const uint8_t *buf, size_t len, facts *f)
                 f->first_obj_arrays++;
             if (s->tag == HP_SUB_PRIM_ARRAY_DUMP || s->tag == HP_SUB_PRIM_ARRAY_NODATA) {
                 f->prim_count[s->elem_type]++;
-                f->prim_bytes[s->elem_type] += array_size(f->id_size, hp_type_size(s->elem_type, f->id_size), s->count);
+                f->prim_bytes[s->elem_type] += array_size(2 * (uint32_t)f->id_size, hp_type_size(s->elem_type, f->id_size), s->count);
             } else if (s->tag == HP_SUB_OBJ_ARRAY_DUMP) {
-                f->obj_array_bytes += array_size(f->id_size, f->id_size, s->count);
+                f->obj_array_bytes += array_size(2 * (uint32_t)f->id_size, f->id_size, s->count);
             }
         }
     }

@@ -1,0 +1,701 @@
+/* Heap: the heap index of a dump (hp_heap) as a Python object, with the
+ * look-ups of the heap graph API: classes by name, objects by id, GC roots.
+ *
+ * Long core calls (the build, the referrer index, the dangling count) run
+ * without the GIL and check for Ctrl-C every few megabytes; a lock makes
+ * the lazy ones build once when several threads ask at the same time. */
+#include "_hprof_heap.h"
+#include "_hprof_parts.h"
+
+#include <string.h>
+
+const hp_heap *heap_index(HeapIndex *heap)
+{
+    if (!heap->index || heap->closing) {
+        PyErr_SetString(PyExc_ValueError, "the heap is closed");
+        return NULL;
+    }
+    return heap->index;
+}
+
+static void heap_release(HeapIndex *heap)
+{
+    hp_heap_free(heap->index);
+    heap->index = NULL;
+    if (heap->has_view) {
+        PyBuffer_Release(&heap->view);
+        heap->has_view = 0;
+    }
+}
+
+void heap_leave(HeapIndex *heap)
+{
+    if (--heap->busy == 0 && heap->closing)
+        heap_release(heap);
+}
+
+/* Ctrl-C between slices of a core call running without the GIL. */
+static int interrupted(void *ctx)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int stop = PyErr_CheckSignals() < 0;
+    (void)ctx;
+    PyGILState_Release(gil);
+    return stop;
+}
+
+static int size_model_of(PyObject *name)
+{
+    if (name == NULL)
+        return HP_SIZES_VISUALVM;
+    if (PyUnicode_Check(name)) {
+        if (PyUnicode_CompareWithASCIIString(name, "visualvm") == 0)
+            return HP_SIZES_VISUALVM;
+        if (PyUnicode_CompareWithASCIIString(name, "uncompressed") == 0)
+            return HP_SIZES_UNCOMPRESSED;
+    }
+    PyErr_SetString(PyExc_ValueError, "size_model must be 'visualvm' or 'uncompressed'");
+    return -1;
+}
+
+static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = { "", "heap_dump", "size_model", NULL };
+    PyObject *buffer, *model_name = NULL;
+    Py_ssize_t heap_dump = 0;
+    hprof_state *st = hprof_state_of_type(type);
+    hp_heap_options opt;
+    hp_error err;
+    hp_code rc;
+    HeapIndex *heap;
+    int model;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nU:Heap", keywords, &buffer, &heap_dump, &model_name))
+        return NULL;
+    if ((model = size_model_of(model_name)) < 0)
+        return NULL;
+    if (heap_dump < 0 || heap_dump > 0xFFFFFFFF) {
+        PyErr_SetString(PyExc_ValueError, "heap_dump must be a heap dump number (0 for the first)");
+        return NULL;
+    }
+    heap = (HeapIndex *)type->tp_alloc(type, 0);
+    if (!heap)
+        return NULL;
+    heap->dangling = -1;
+    heap->st = st;
+    heap->module = Py_NewRef(PyType_GetModule(type));
+    heap->lock = PyThread_allocate_lock();
+    if (!heap->lock) {
+        Py_DECREF(heap);
+        return PyErr_NoMemory();
+    }
+    if (PyObject_GetBuffer(buffer, &heap->view, PyBUF_SIMPLE) < 0) {
+        Py_DECREF(heap);
+        return NULL;
+    }
+    heap->has_view = 1;
+    memset(&opt, 0, sizeof opt);
+    opt.alloc = &hprof_raw_alloc;
+    opt.heap_dump = (uint32_t)heap_dump;
+    opt.size_model = model;
+    opt.interrupt = interrupted;
+    Py_BEGIN_ALLOW_THREADS
+    rc = hp_heap_build(heap->view.buf, (uint64_t)heap->view.len, &opt, &heap->index, &err);
+    Py_END_ALLOW_THREADS
+    if (rc != HP_OK) {
+        if (!PyErr_Occurred()) {
+            if (rc == HP_E_USAGE && err.detail && strstr(err.detail, "heap dump"))
+                PyErr_SetString(PyExc_IndexError, err.detail);
+            else
+                hprof_raise(st, &err);
+        }
+        Py_DECREF(heap);
+        return NULL;
+    }
+    return (PyObject *)heap;
+}
+
+static int heap_traverse(HeapIndex *heap, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(heap));
+    Py_VISIT(heap->names);
+    Py_VISIT(heap->by_name);
+    Py_VISIT(heap->classes);
+    Py_VISIT(heap->field_maps);
+    Py_VISIT(heap->module);
+    return 0;
+}
+
+static int heap_clear(HeapIndex *heap)
+{
+    Py_CLEAR(heap->names);
+    Py_CLEAR(heap->by_name);
+    Py_CLEAR(heap->classes);
+    Py_CLEAR(heap->field_maps);
+    Py_CLEAR(heap->module);
+    return 0;
+}
+
+static void heap_dealloc(HeapIndex *heap)
+{
+    PyTypeObject *type = Py_TYPE(heap);
+    PyObject_GC_UnTrack(heap);
+    heap_clear(heap);
+    heap_release(heap);
+    if (heap->lock)
+        PyThread_free_lock(heap->lock);
+    type->tp_free((PyObject *)heap);
+    Py_DECREF(type);
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+/* Modified UTF-8 as Java writes it, never failing: strict UTF-8 first (the
+ * common case), else hprofkit._names.decode_utf8. */
+static PyObject *decode_mutf8(const uint8_t *text, size_t len)
+{
+    PyObject *raw, *names, *out = PyUnicode_DecodeUTF8((const char *)text, (Py_ssize_t)len, NULL);
+    if (out || !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+        return out;
+    PyErr_Clear();
+    raw = PyBytes_FromStringAndSize((const char *)text, (Py_ssize_t)len);
+    names = raw ? PyImport_ImportModule("hprofkit._names") : NULL;
+    out = names ? PyObject_CallMethod(names, "decode_utf8", "O", raw) : NULL;
+    Py_XDECREF(names);
+    Py_XDECREF(raw);
+    return out;
+}
+
+PyObject *heap_utf8(const hp_heap *index, uint64_t sid)
+{
+    const uint8_t *text;
+    size_t len;
+    if (!hp_heap_utf8(index, sid, &text, &len))
+        Py_RETURN_NONE;
+    return decode_mutf8(text, len);
+}
+
+/* Java names of every class, computed once by hprofkit._names.java_name. */
+static int load_names(HeapIndex *heap, const hp_heap *index)
+{
+    PyObject *names_mod, *java_name, *list;
+    uint32_t n = hp_heap_class_count(index), i;
+    if (heap->names)
+        return 0;
+    names_mod = PyImport_ImportModule("hprofkit._names");
+    if (!names_mod)
+        return -1;
+    java_name = PyObject_GetAttrString(names_mod, "java_name");
+    Py_DECREF(names_mod);
+    list = java_name ? PyList_New(n) : NULL;
+    for (i = 0; list && i < n; i++) {
+        hp_class_info info;
+        PyObject *name;
+        hp_heap_class(index, i, &info);
+        if (info.name) {
+            PyObject *text = decode_mutf8(info.name, info.name_len);
+            name = text ? PyObject_CallOneArg(java_name, text) : NULL;
+            Py_XDECREF(text);
+        } else {
+            name = PyUnicode_FromFormat("<unknown class 0x%llx>", (unsigned long long)info.id);
+        }
+        if (!name) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, name);
+    }
+    Py_XDECREF(java_name);
+    if (!list)
+        return -1;
+    heap->names = list;
+    return 0;
+}
+
+PyObject *heap_class_name(HeapIndex *heap, uint32_t ord)
+{
+    const hp_heap *index = heap_index(heap);
+    if (!index || load_names(heap, index) < 0)
+        return NULL;
+    return PyList_GET_ITEM(heap->names, ord);
+}
+
+static int load_by_name(HeapIndex *heap, const hp_heap *index)
+{
+    uint32_t i, n = hp_heap_class_count(index);
+    PyObject *d;
+    if (heap->by_name)
+        return 0;
+    if (load_names(heap, index) < 0 || !(d = PyDict_New()))
+        return -1;
+    for (i = 0; i < n; i++) {
+        PyObject *name = PyList_GET_ITEM(heap->names, i), *list = PyDict_GetItemWithError(d, name), *ord;
+        if (!list) {
+            if (PyErr_Occurred() || !(list = PyList_New(0)) || PyDict_SetItem(d, name, list) < 0) {
+                Py_XDECREF(list);
+                Py_DECREF(d);
+                return -1;
+            }
+            Py_DECREF(list); /* the dict holds it */
+        }
+        ord = PyLong_FromUnsignedLong(i);
+        if (!ord || PyList_Append(list, ord) < 0) {
+            Py_XDECREF(ord);
+            Py_DECREF(d);
+            return -1;
+        }
+        Py_DECREF(ord);
+    }
+    heap->by_name = d;
+    return 0;
+}
+
+PyObject *heap_class_handle(HeapIndex *heap, uint32_t ord)
+{
+    const hp_heap *index;
+    PyObject *h;
+    if (ord == HP_NONE)
+        Py_RETURN_NONE;
+    if (!(index = heap_index(heap)))
+        return NULL;
+    if (!heap->classes) {
+        uint32_t n = hp_heap_class_count(index), i;
+        PyObject *list = PyList_New(n);
+        for (i = 0; list && i < n; i++) {
+            HeapHandle *c = PyObject_GC_New(HeapHandle, heap->st->heap_class_type);
+            hp_class_info info;
+            if (!c) {
+                Py_CLEAR(list);
+                break;
+            }
+            hp_heap_class(index, i, &info);
+            c->heap = (HeapIndex *)Py_NewRef(heap);
+            c->index = info.object_index;
+            c->ord = i;
+            PyObject_GC_Track(c);
+            PyList_SET_ITEM(list, i, (PyObject *)c);
+        }
+        if (!list)
+            return NULL;
+        heap->classes = list;
+    }
+    h = PyList_GET_ITEM(heap->classes, ord);
+    return Py_NewRef(h);
+}
+
+/* ---- API ---------------------------------------------------------------- */
+
+static PyObject *heap_find_class(HeapIndex *heap, PyObject *name)
+{
+    const hp_heap *index = heap_index(heap);
+    PyObject *list;
+    if (!index)
+        return NULL;
+    if (!PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError, "a class name must be a str");
+        return NULL;
+    }
+    if (load_by_name(heap, index) < 0)
+        return NULL;
+    list = PyDict_GetItemWithError(heap->by_name, name);
+    if (!list)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    return heap_class_handle(heap, (uint32_t)PyLong_AsUnsignedLong(PyList_GET_ITEM(list, 0)));
+}
+
+static PyObject *heap_classes_named(HeapIndex *heap, PyObject *name)
+{
+    const hp_heap *index = heap_index(heap);
+    PyObject *list, *out;
+    Py_ssize_t i;
+    if (!index)
+        return NULL;
+    if (!PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError, "a class name must be a str");
+        return NULL;
+    }
+    if (load_by_name(heap, index) < 0)
+        return NULL;
+    list = PyDict_GetItemWithError(heap->by_name, name);
+    if (!list)
+        return PyErr_Occurred() ? NULL : PyList_New(0);
+    out = PyList_New(PyList_GET_SIZE(list));
+    for (i = 0; out && i < PyList_GET_SIZE(list); i++) {
+        PyObject *c = heap_class_handle(heap, (uint32_t)PyLong_AsUnsignedLong(PyList_GET_ITEM(list, i)));
+        if (!c) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, c);
+    }
+    return out;
+}
+
+static PyObject *heap_get_classes(HeapIndex *heap, void *closure)
+{
+    const hp_heap *index = heap_index(heap);
+    PyObject *first;
+    (void)closure;
+    if (!index)
+        return NULL;
+    if (hp_heap_class_count(index) == 0)
+        return PyList_New(0);
+    first = heap_class_handle(heap, 0); /* fills the cache */
+    if (!first)
+        return NULL;
+    Py_DECREF(first);
+    return PyList_GetSlice(heap->classes, 0, PY_SSIZE_T_MAX);
+}
+
+static PyObject *heap_object(HeapIndex *heap, PyObject *arg)
+{
+    const hp_heap *index = heap_index(heap);
+    unsigned long long id;
+    uint32_t i;
+    if (!index)
+        return NULL;
+    id = PyLong_AsUnsignedLongLong(arg);
+    if (id == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            if (!PyLong_Check(arg)) {
+                PyErr_SetString(PyExc_TypeError, "an object id must be an int");
+                return NULL;
+            }
+            PyErr_SetObject(PyExc_KeyError, arg);
+        }
+        return NULL;
+    }
+    i = hp_heap_find(index, id);
+    if (i == HP_NONE) {
+        PyErr_SetObject(PyExc_KeyError, arg);
+        return NULL;
+    }
+    return heap_handle(heap, i);
+}
+
+/* Ensures the lazy dangling count exists. */
+static PyObject *heap_get_dangling(HeapIndex *heap, void *closure)
+{
+    const hp_heap *index = heap_index(heap);
+    unsigned long long count = 0;
+    int stopped = 0;
+    (void)closure;
+    if (!index)
+        return NULL;
+    if (heap->dangling >= 0)
+        return PyLong_FromLongLong(heap->dangling);
+    heap_enter(heap);
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(heap->lock, WAIT_LOCK);
+    if (heap->dangling < 0) {
+        count = hp_heap_count_dangling(index, interrupted, NULL, &stopped);
+        if (!stopped)
+            heap->dangling = (long long)count;
+    }
+    PyThread_release_lock(heap->lock);
+    Py_END_ALLOW_THREADS
+    heap_leave(heap);
+    if (stopped)
+        return NULL;
+    return PyLong_FromLongLong(heap->dangling);
+}
+
+int heap_ensure_referrers(HeapIndex *heap)
+{
+    const hp_heap *index = heap_index(heap);
+    hp_error err;
+    hp_code rc = HP_OK;
+    if (!index)
+        return -1;
+    if (hp_heap_has_referrers(index))
+        return 0;
+    heap_enter(heap);
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(heap->lock, WAIT_LOCK);
+    if (!hp_heap_has_referrers(index))
+        rc = hp_heap_build_referrers((hp_heap *)index, interrupted, NULL, &err);
+    PyThread_release_lock(heap->lock);
+    Py_END_ALLOW_THREADS
+    heap_leave(heap);
+    if (rc != HP_OK) {
+        if (!PyErr_Occurred())
+            hprof_raise(heap->st, &err);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *root_kind_name(int tag)
+{
+    const char *name = hp_subtag_name(tag);
+    if (!name)
+        return "UNKNOWN";
+    return strncmp(name, "ROOT_", 5) == 0 ? name + 5 : name;
+}
+
+PyObject *heap_root_kind(int tag) { return PyUnicode_FromString(root_kind_name(tag)); }
+
+static PyObject *stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root *r)
+{
+    hp_frame f;
+    PyObject *item;
+    uint32_t cls;
+    if (r->frame < 0)
+        Py_RETURN_NONE;
+    item = PyStructSequence_New(heap->st->stack_frame_type);
+    if (!item)
+        return NULL;
+    PyStructSequence_SET_ITEM(item, 0, PyLong_FromLong(r->frame));
+    if (!hp_heap_thread_frame(index, r->thread_serial, r->frame, &f)) {
+        int k;
+        for (k = 1; k < 6; k++)
+            PyStructSequence_SET_ITEM(item, k, Py_NewRef(Py_None));
+        return item;
+    }
+    cls = hp_heap_class_by_serial(index, f.class_serial);
+    PyStructSequence_SET_ITEM(item, 1, cls != HP_NONE ? Py_XNewRef(heap_class_name(heap, cls)) : Py_NewRef(Py_None));
+    PyStructSequence_SET_ITEM(item, 2, heap_utf8(index, f.method_sid));
+    PyStructSequence_SET_ITEM(item, 3, heap_utf8(index, f.signature_sid));
+    PyStructSequence_SET_ITEM(item, 4, heap_utf8(index, f.source_sid));
+    PyStructSequence_SET_ITEM(item, 5, PyLong_FromLong(f.line));
+    {
+        int k;
+        for (k = 0; k < 6; k++)
+            if (!PyStructSequence_GET_ITEM(item, k)) {
+                Py_DECREF(item);
+                return NULL;
+            }
+    }
+    return item;
+}
+
+static PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i)
+{
+    hp_root r;
+    PyObject *item = PyStructSequence_New(heap->st->gc_root_type);
+    PyObject *values[5];
+    int k;
+    if (!item)
+        return NULL;
+    hp_heap_root(index, i, &r);
+    values[0] = PyUnicode_FromString(root_kind_name(r.kind));
+    values[1] = PyLong_FromUnsignedLongLong(r.id);
+    values[2] = r.index == HP_NONE ? Py_NewRef(Py_None) : heap_handle(heap, r.index);
+    values[3] = r.thread_serial || r.kind == HP_SUB_ROOT_THREAD_OBJECT || r.frame >= 0 ||
+                        r.kind == HP_SUB_ROOT_NATIVE_STACK || r.kind == HP_SUB_ROOT_THREAD_BLOCK
+                    ? PyLong_FromUnsignedLong(r.thread_serial) : Py_NewRef(Py_None);
+    values[4] = stack_frame(heap, index, &r);
+    for (k = 0; k < 5; k++) {
+        if (!values[k]) {
+            for (; k < 5; k++)
+                Py_XDECREF(values[k]);
+            Py_DECREF(item);
+            return NULL;
+        }
+        PyStructSequence_SET_ITEM(item, k, values[k]);
+    }
+    return item;
+}
+
+static PyObject *heap_get_gc_roots(HeapIndex *heap, void *closure)
+{
+    const hp_heap *index = heap_index(heap);
+    uint32_t n, i;
+    PyObject *list;
+    (void)closure;
+    if (!index)
+        return NULL;
+    n = hp_heap_root_count(index);
+    list = PyList_New(n);
+    for (i = 0; list && i < n; i++) {
+        PyObject *item = heap_gc_root(heap, index, i);
+        if (!item) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+enum { G_OBJECTS, G_CLASSES_N, G_DUPLICATES, G_DUMPS, G_ID_SIZE, G_MEMORY, G_OOP, G_MODEL, G_CLOSED };
+
+static PyObject *heap_get(HeapIndex *heap, void *closure)
+{
+    int what = (int)(intptr_t)closure;
+    const hp_heap *index;
+    if (what == G_CLOSED)
+        return PyBool_FromLong(!heap->index || heap->closing);
+    if (!(index = heap_index(heap)))
+        return NULL;
+    switch (what) {
+    case G_OBJECTS: return PyLong_FromUnsignedLong(hp_heap_object_count(index));
+    case G_CLASSES_N: return PyLong_FromUnsignedLong(hp_heap_class_count(index));
+    case G_DUPLICATES: return PyLong_FromUnsignedLongLong(hp_heap_duplicate_count(index));
+    case G_DUMPS: return PyLong_FromUnsignedLong(hp_heap_dump_count(index));
+    case G_ID_SIZE: return PyLong_FromLong(hp_heap_id_size(index));
+    case G_MEMORY: return PyLong_FromUnsignedLongLong(hp_heap_memory(index));
+    case G_OOP: return PyLong_FromLong(hp_heap_size_model(index)->oop_size);
+    default: Py_RETURN_NONE;
+    }
+}
+
+static PyObject *heap_close(HeapIndex *heap, PyObject *unused)
+{
+    (void)unused;
+    if (heap->busy > 0)
+        heap->closing = 1; /* freed when the last user leaves */
+    else
+        heap_release(heap);
+    Py_CLEAR(heap->classes);
+    Py_CLEAR(heap->field_maps);
+    Py_RETURN_NONE;
+}
+
+static PyObject *heap_enter_ctx(HeapIndex *heap, PyObject *unused)
+{
+    (void)unused;
+    return Py_NewRef(heap);
+}
+
+static PyObject *heap_exit_ctx(HeapIndex *heap, PyObject *args)
+{
+    (void)args;
+    return heap_close(heap, NULL);
+}
+
+static PyObject *heap_repr(HeapIndex *heap)
+{
+    if (!heap->index || heap->closing)
+        return PyUnicode_FromString("<hprofkit.Heap closed>");
+    return PyUnicode_FromFormat("<hprofkit.Heap %u objects, %u classes>", hp_heap_object_count(heap->index),
+                                hp_heap_class_count(heap->index));
+}
+
+#define GET(name, code, doc) { name, (getter)heap_get, NULL, doc, (void *)(intptr_t)code }
+
+static PyGetSetDef heap_getset[] = {
+    GET("object_count", G_OBJECTS, "Objects in the heap dump: instances, arrays and class objects."),
+    GET("class_count", G_CLASSES_N, "Classes (CLASS_DUMP records) in the heap dump."),
+    GET("duplicate_count", G_DUPLICATES, "Objects dropped because an earlier one had the same id."),
+    GET("heap_dump_count", G_DUMPS, "Heap dumps in the file (heap_dump= picks one)."),
+    GET("id_size", G_ID_SIZE, "Identifier size of the dump (4 or 8)."),
+    GET("memory", G_MEMORY, "Bytes of memory the index holds."),
+    GET("reference_size", G_OOP, "Bytes of a reference under the size model (4 with compressed oops)."),
+    GET("closed", G_CLOSED, "Whether close() was called."),
+    { "dangling_count", (getter)heap_get_dangling, NULL,
+      "References to ids absent from the dump (counted on first use).", NULL },
+    { "classes", (getter)heap_get_classes, NULL, "Every HeapClass, in id order.", NULL },
+    { "gc_roots", (getter)heap_get_gc_roots, NULL,
+      "Every GC root as GcRoot(kind, object_id, object, thread_serial, frame), in file order.", NULL },
+    { NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyMethodDef heap_methods[] = {
+    { "find_class", (PyCFunction)heap_find_class, METH_O,
+      "find_class(name, /)\n--\n\nThe HeapClass named `name` ('java.lang.String', 'int[]'), or None.\n"
+      "With several classes of that name (class loaders), the one of lowest id." },
+    { "classes_named", (PyCFunction)heap_classes_named, METH_O,
+      "classes_named(name, /)\n--\n\nEvery HeapClass named `name` (a list)." },
+    { "object", (PyCFunction)heap_object, METH_O,
+      "object(id, /)\n--\n\nThe HeapObject of that id; KeyError if the dump has none." },
+    { "objects", (PyCFunction)heap_objects_iter, METH_NOARGS,
+      "objects($self, /)\n--\n\nIterate over every object, in id order." },
+    { "close", (PyCFunction)heap_close, METH_NOARGS,
+      "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },
+    { "__enter__", (PyCFunction)heap_enter_ctx, METH_NOARGS, NULL },
+    { "__exit__", (PyCFunction)heap_exit_ctx, METH_VARARGS, NULL },
+    { NULL, NULL, 0, NULL },
+};
+
+static PyType_Slot heap_slots[] = {
+    { Py_tp_doc, "Heap(buffer, /, *, heap_dump=0, size_model='visualvm')\n--\n\n"
+                 "The object graph of one heap dump of the HPROF file in buffer." },
+    { Py_tp_new, heap_new },
+    { Py_tp_getset, heap_getset },
+    { Py_tp_methods, heap_methods },
+    { Py_tp_repr, heap_repr },
+    { Py_tp_traverse, heap_traverse },
+    { Py_tp_clear, heap_clear },
+    { Py_tp_dealloc, heap_dealloc },
+    { 0, NULL },
+};
+
+static PyType_Spec heap_spec = {
+    "hprofkit.Heap", sizeof(HeapIndex), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE, heap_slots,
+};
+
+/* ---- record types --------------------------------------------------------- */
+
+static PyStructSequence_Field reference_fields[] = {
+    { "name", "field name, '[i]' for an array element, the static's name, or '<loader>'" },
+    { "target_id", "id of the object referenced" },
+    { "target", "its HeapObject, or None when the dump lacks it" },
+    { NULL, NULL },
+};
+static PyStructSequence_Desc reference_desc = { "hprofkit.Reference", "An outbound reference.", reference_fields, 3 };
+
+static PyStructSequence_Field referrer_fields[] = {
+    { "name", "the referencing field, '[i]', static name or '<loader>'" },
+    { "source_id", "id of the referencing object" },
+    { "source", "its HeapObject" },
+    { NULL, NULL },
+};
+static PyStructSequence_Desc referrer_desc = { "hprofkit.Referrer", "An inbound reference.", referrer_fields, 3 };
+
+static PyStructSequence_Field field_fields[] = {
+    { "declaring_class", "the HeapClass declaring the field" },
+    { "name", "field name" },
+    { "type", "'object', 'boolean', 'char', 'float', 'double', 'byte', 'short', 'int' or 'long'" },
+    { "value", "bool, int, float, 1-char str, HeapObject or None" },
+    { NULL, NULL },
+};
+static PyStructSequence_Desc field_desc = { "hprofkit.Field", "A field and its value.", field_fields, 4 };
+
+static PyStructSequence_Field gc_root_fields[] = {
+    { "kind", "'JNI_GLOBAL', 'JAVA_FRAME', 'STICKY_CLASS', 'THREAD_OBJECT'..." },
+    { "object_id", "id of the object held" },
+    { "object", "its HeapObject, or None when the dump lacks it" },
+    { "thread_serial", "the thread's serial number, or None" },
+    { "frame", "StackFrame for JAVA_FRAME and JNI_LOCAL roots, else None" },
+    { NULL, NULL },
+};
+static PyStructSequence_Desc gc_root_desc = { "hprofkit.GcRoot", "A GC root.", gc_root_fields, 5 };
+
+static PyStructSequence_Field stack_frame_fields[] = {
+    { "depth", "frame number in the thread's stack trace (0 = top)" },
+    { "class_name", "the method's class, or None" },
+    { "method", "method name, or None" },
+    { "signature", "method signature, or None" },
+    { "source", "source file, or None" },
+    { "line", "line number (> 0), -1 unknown, -2 compiled, -3 native; None if unknown" },
+    { NULL, NULL },
+};
+static PyStructSequence_Desc stack_frame_desc = { "hprofkit.StackFrame", "A stack frame of a GC root.",
+                                                  stack_frame_fields, 6 };
+
+int hprof_heap_init(PyObject *module, hprof_state *st)
+{
+    PyObject *type = PyType_FromModuleAndSpec(module, &heap_spec, NULL);
+    if (!type)
+        return -1;
+    st->heap_type = (PyTypeObject *)type;
+    if (PyModule_AddObjectRef(module, "Heap", type) < 0)
+        return -1;
+    st->reference_type = PyStructSequence_NewType(&reference_desc);
+    st->referrer_type = PyStructSequence_NewType(&referrer_desc);
+    st->field_type = PyStructSequence_NewType(&field_desc);
+    st->gc_root_type = PyStructSequence_NewType(&gc_root_desc);
+    st->stack_frame_type = PyStructSequence_NewType(&stack_frame_desc);
+    if (!st->reference_type || !st->referrer_type || !st->field_type || !st->gc_root_type || !st->stack_frame_type)
+        return -1;
+    if (PyModule_AddObjectRef(module, "Reference", (PyObject *)st->reference_type) < 0 ||
+        PyModule_AddObjectRef(module, "Referrer", (PyObject *)st->referrer_type) < 0 ||
+        PyModule_AddObjectRef(module, "Field", (PyObject *)st->field_type) < 0 ||
+        PyModule_AddObjectRef(module, "GcRoot", (PyObject *)st->gc_root_type) < 0 ||
+        PyModule_AddObjectRef(module, "StackFrame", (PyObject *)st->stack_frame_type) < 0)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,263 @@
+/* The heap index: an object graph over a mapped HPROF dump.
+ *
+ * hp_heap_build reads one heap dump of a whole file held in memory (an mmap)
+ * in two sequential passes over its sub-records and keeps compact arrays:
+ *  - every object (instances, arrays, class objects) gets an *index*
+ *    0..n-1 in id order; per object only its id key (4 bytes, 8 when the ids
+ *    span more than 2^32 steps), the file offset of its sub-record (4 bytes,
+ *    5 for files of 4 GiB and more), a class ordinal from which the kind
+ *    follows (2 bytes, 4 with more than 32,762 classes) and, for Android
+ *    dumps, its heap (1 byte): about 10 bytes an object;
+ *  - the classes (ordinal 0..C-1, in id order) with their resolved
+ *    instance-field layouts and reference-field offsets;
+ *  - GC roots, the STRING, LOAD_CLASS, STACK_TRACE and STACK_FRAME tables.
+ * Object bodies are never copied: every value is read from the mapping,
+ * which must stay mapped (and unchanged) while the index lives.
+ *
+ * Reads are bounded everywhere: a dump that lies (cyclic superclasses, field
+ * layouts longer than the instance data, references to absent objects,
+ * duplicate ids) gives an error at build time or a documented tolerance:
+ *  - duplicate object ids: the first in file order is kept (duplicate_count);
+ *  - references to ids absent from the dump are kept as missing targets;
+ *  - fields that lie beyond an instance's data read as absent;
+ *  - an instance or object array whose class is absent keeps no class.
+ *
+ * An index is immutable once built, except for the lazy referrer index
+ * (hp_heap_build_referrers), which its caller must serialise. */
+#ifndef HP_HEAP_H
+#define HP_HEAP_H
+
+#include "hp_common.h"
+#include "hp_size.h"
+
+#define HP_NONE 0xFFFFFFFFu
+
+typedef enum hp_kind { HP_KIND_INSTANCE = 0, HP_KIND_CLASS, HP_KIND_OBJ_ARRAY, HP_KIND_PRIM_ARRAY } hp_kind;
+
+/* Size models (hp_size.h): VisualVM's (compressed oops guessed on 64-bit
+ * dumps) or every reference at id size. */
+enum { HP_SIZES_VISUALVM = 0, HP_SIZES_UNCOMPRESSED = 1 };
+
+typedef struct hp_heap hp_heap;
+
+typedef struct hp_heap_options {
+    const hp_alloc *alloc;  /* NULL for libc */
+    uint32_t heap_dump;     /* which heap dump of the file (0 = the first, as VisualVM) */
+    int size_model;         /* HP_SIZES_* */
+    /* Called every few megabytes of input; a non-zero return stops the build
+     * with HP_E_USAGE ("interrupted").  NULL for none. */
+    int (*interrupt)(void *ctx);
+    void *interrupt_ctx;
+} hp_heap_options;
+
+/* Builds the index of buf[0..len) (a whole HPROF file).  On success *out
+ * owns the index (free with hp_heap_free); else err says why.  A file
+ * without the requested heap dump fails with HP_E_USAGE. */
+hp_code hp_heap_build(const uint8_t *buf, uint64_t len, const hp_heap_options *opt, hp_heap **out,
+                      hp_error *err);
+void hp_heap_free(hp_heap *h);
+
+/* ---- the dump ---- */
+int hp_heap_id_size(const hp_heap *h);
+int hp_heap_version(const hp_heap *h);          /* as hp_header.version */
+uint32_t hp_heap_dump_count(const hp_heap *h);  /* heap dumps in the file */
+uint32_t hp_heap_object_count(const hp_heap *h);
+uint32_t hp_heap_class_count(const hp_heap *h);
+uint64_t hp_heap_duplicate_count(const hp_heap *h);
+const hp_size_model *hp_heap_size_model(const hp_heap *h);
+/* Bytes of anonymous memory the index holds (arrays, tables). */
+uint64_t hp_heap_memory(const hp_heap *h);
+
+/* ---- objects ---- */
+
+/* The index of the object `id`, or HP_NONE. */
+uint32_t hp_heap_find(const hp_heap *h, uint64_t id);
+
+typedef struct hp_object {
+    uint64_t id;
+    uint64_t offset;       /* of its sub-record in the file */
+    hp_kind kind;
+    uint32_t class_ord;    /* its class (java.lang.Class for class objects), or HP_NONE */
+    uint32_t self_ord;     /* class objects: the class it is; else HP_NONE */
+    int elem_type;         /* arrays: HP_T_OBJECT or the primitive type; else 0 */
+    uint32_t length;       /* arrays: elements */
+    const uint8_t *data;   /* instances: field bytes; arrays: elements; class objects: NULL */
+    uint64_t data_len;     /* bytes at data */
+    int heap;              /* Android heap (index for hp_heap_heap_name), -1 if none */
+} hp_object;
+
+/* Describes object `index` (< object count). */
+void hp_heap_object(const hp_heap *h, uint32_t index, hp_object *out);
+uint64_t hp_heap_object_id(const hp_heap *h, uint32_t index);
+hp_kind hp_heap_object_kind(const hp_heap *h, uint32_t index);
+/* The class ordinal of object `index` as hp_object.class_ord, cheaply. */
+uint32_t hp_heap_object_class(const hp_heap *h, uint32_t index);
+/* The class whose instance count object `index` adds to (as VisualVM
+ * counts: class objects count for no class), or HP_NONE. */
+uint32_t hp_heap_instance_class(const hp_heap *h, uint32_t index);
+uint64_t hp_heap_shallow_size(const hp_heap *h, uint32_t index);
+
+/* Name of Android heap `heap` ("app", "zygote", "image"...) as UTF-8 bytes
+ * in the mapping; 0 when unknown. */
+int hp_heap_heap_name(const hp_heap *h, int heap, const uint8_t **name, size_t *len);
+
+/* ---- classes ---- */
+
+typedef struct hp_class_info {
+    uint64_t id, super_id, loader_id;
+    uint32_t super_ord;      /* HP_NONE for none (or a super absent from the dump) */
+    uint32_t object_index;   /* the class object's index */
+    const uint8_t *name;     /* as written (JVM "java/lang/String" or ART "java.lang.String"); NULL if unknown */
+    size_t name_len;
+    uint32_t raw_size;       /* CLASS_DUMP instance size */
+    uint32_t data_size;      /* bytes of instance data its layout reads (own + inherited fields) */
+    uint64_t instance_size;  /* shallow size of an instance under the model (0 for array classes) */
+    uint64_t instances;      /* objects whose class this is */
+    uint64_t offset;         /* of its CLASS_DUMP */
+    uint16_t n_fields, n_statics;
+    int elem_type;           /* array classes: HP_T_OBJECT or the primitive type (by name); else 0 */
+} hp_class_info;
+
+void hp_heap_class(const hp_heap *h, uint32_t ord, hp_class_info *out);
+/* The class of the given id, or HP_NONE. */
+uint32_t hp_heap_find_class_id(const hp_heap *h, uint64_t class_id);
+/* The first class whose Java name ("java.lang.String", "byte[]", "a.B$C")
+ * equals `name`, from `start` on; HP_NONE if none. */
+uint32_t hp_heap_find_class_name(const hp_heap *h, const char *name, size_t len, uint32_t start);
+/* Well-known classes, or HP_NONE: java.lang.Class, java.lang.String, and the
+ * class of primitive arrays of `type`. */
+uint32_t hp_heap_class_class(const hp_heap *h);
+uint32_t hp_heap_string_class(const hp_heap *h);
+uint32_t hp_heap_prim_array_class(const hp_heap *h, int type);
+
+/* A field: an instance field (with the offset of its value in the instance
+ * data) or a static (with its value in the mapping). */
+typedef struct hp_field {
+    uint64_t name_sid;
+    int type;               /* HP_T_* */
+    uint32_t declaring;     /* class ordinal */
+    uint32_t offset;        /* instance fields: offset of the value in the instance data */
+    const uint8_t *value;   /* statics: the value in the mapping; instance fields via hp_field_value */
+} hp_field;
+
+/* All instance fields of an instance of class `ord`, the class's own first,
+ * then its superclass's (the order of the instance data), with offsets in
+ * that data. */
+typedef struct hp_field_iter {
+    const hp_heap *h;
+    uint32_t cls, k, base, own;
+} hp_field_iter;
+void hp_field_iter_init(hp_field_iter *it, const hp_heap *h, uint32_t ord);
+int hp_field_next(hp_field_iter *it, hp_field *out); /* 1, or 0 at the end */
+
+/* The static fields of class `ord` (offset = the static's number). */
+typedef struct hp_static_iter {
+    const hp_heap *h;
+    const uint8_t *p;
+    uint32_t cls, k;
+} hp_static_iter;
+void hp_static_iter_init(hp_static_iter *it, const hp_heap *h, uint32_t ord);
+int hp_static_next(hp_static_iter *it, hp_field *out); /* 1, or 0 at the end */
+
+/* The value bytes of field `f` in an instance's data, or NULL when the
+ * field lies beyond the data (a layout longer than the instance). */
+static inline const uint8_t *hp_field_value(const hp_field *f, const uint8_t *data, uint64_t data_len,
+                                            int id_size)
+{
+    uint64_t size = (uint64_t)hp_type_size(f->type, id_size);
+    return (uint64_t)f->offset + size <= data_len ? data + f->offset : NULL;
+}
+
+/* The UTF-8 (modified) bytes of STRING `sid`; 0 when absent. */
+int hp_heap_utf8(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len);
+
+/* ---- references ---- */
+
+enum { HP_REF_FIELD = 0, HP_REF_ELEMENT, HP_REF_STATIC, HP_REF_LOADER };
+
+typedef struct hp_ref {
+    int kind;            /* HP_REF_* */
+    uint32_t slot;       /* FIELD: the class's k-th reference field; ELEMENT: the array index;
+                            STATIC: the static's index; LOADER: 0 */
+    uint64_t target_id;  /* never 0 */
+    uint32_t target;     /* index, or HP_NONE for an id absent from the dump */
+} hp_ref;
+
+/* Outbound references of one object: non-null reference fields of an
+ * instance (its class's and superclasses'), elements of an object array,
+ * static reference fields and the class loader of a class object. */
+typedef struct hp_ref_iter {
+    const hp_heap *h;
+    const uint8_t *data;
+    uint64_t data_len;
+    const uint32_t *offsets; /* instance: reference-field offsets */
+    uint32_t pos, count;
+    int kind;
+    uint32_t cls;
+} hp_ref_iter;
+
+void hp_ref_iter_init(hp_ref_iter *it, const hp_heap *h, uint32_t index);
+int hp_ref_next(hp_ref_iter *it, hp_ref *out); /* 1, or 0 at the end */
+
+/* The instance field behind reference slot `slot` of class `ord`. */
+void hp_heap_ref_field(const hp_heap *h, uint32_t ord, uint32_t slot, hp_field *out);
+
+/* References to ids absent from the dump, over all objects (a full walk). */
+uint64_t hp_heap_count_dangling(const hp_heap *h, int (*interrupt)(void *), void *ctx, int *stopped);
+
+/* The referrer index: for every object, the objects referencing it, one
+ * entry per reference (a source with two fields to it appears twice, next
+ * to each other), sources in index order.  Built on first call (4 bytes per reference plus 4
+ * per object); later calls return at once.  Not thread-safe. */
+hp_code hp_heap_build_referrers(hp_heap *h, int (*interrupt)(void *), void *ctx, hp_error *err);
+int hp_heap_has_referrers(const hp_heap *h);
+/* Objects referencing `index` (after hp_heap_build_referrers). */
+const uint32_t *hp_heap_referrers(const hp_heap *h, uint32_t index, uint32_t *count);
+
+/* ---- GC roots ---- */
+
+typedef struct hp_root {
+    int kind;               /* the sub-record tag, e.g. HP_SUB_ROOT_JNI_GLOBAL */
+    uint64_t id;
+    uint32_t index;         /* HP_NONE when the object is absent */
+    uint32_t thread_serial; /* 0 when the record has none */
+    int32_t frame;          /* JAVA_FRAME / JNI_LOCAL: frame depth; -1 when none */
+} hp_root;
+
+uint32_t hp_heap_root_count(const hp_heap *h);
+void hp_heap_root(const hp_heap *h, uint32_t i, hp_root *out);
+/* The roots naming object `index`: *first is the first root number of a
+ * run of *count in hp_heap_root_by_object order. */
+uint32_t hp_heap_object_roots(const hp_heap *h, uint32_t index, uint32_t *first);
+uint32_t hp_heap_root_by_object(const hp_heap *h, uint32_t k);
+
+/* The stack frame at `depth` of thread `thread_serial`'s trace, if the dump
+ * has it: method, signature and source file as STRING ids, the class serial
+ * and the line number (>0, or -1 unknown, -2 compiled, -3 native). */
+typedef struct hp_frame {
+    uint64_t method_sid, signature_sid, source_sid;
+    uint32_t class_serial;
+    int32_t line;
+} hp_frame;
+int hp_heap_thread_frame(const hp_heap *h, uint32_t thread_serial, int32_t depth, hp_frame *out);
+/* The class named by LOAD_CLASS serial `serial`, or HP_NONE. */
+uint32_t hp_heap_class_by_serial(const hp_heap *h, uint32_t serial);
+
+/* ---- strings ---- */
+
+enum { HP_TEXT_LATIN1 = 1, HP_TEXT_UTF16BE, HP_TEXT_UTF16LE };
+
+typedef struct hp_text {
+    const uint8_t *data;
+    size_t units;   /* characters: bytes for LATIN1, 2-byte units for UTF-16 */
+    int encoding;   /* HP_TEXT_* */
+} hp_text;
+
+/* The text of java.lang.String object `index`: 1 and *out filled; 0 when
+ * the object is not a String; -1 when its characters are not in the dump.
+ * Reads every layout: char[] value with offset/count (JDK 6-8, Android before
+ * O), byte[] value with coder (JDK 9+: LATIN1, or UTF-16 little-endian as
+ * x86 HotSpot writes it) and Android O+ compressed byte[] values. */
+int hp_heap_string(const hp_heap *h, uint32_t index, hp_text *out);
+
+#endif

@@ -1,0 +1,184 @@
+/* Classes of the heap index: look-ups, declared and inherited fields,
+ * statics, and the STRING table their names come from. */
+#include "hp_heap_impl.h"
+
+#include <string.h>
+
+int hp_heap_utf8(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len)
+{
+    const sid_entry *e = heap_sid_find(h->strings, h->n_strings, sid);
+    uint64_t length;
+    if (!e)
+        return 0;
+    /* The record was bounds-checked when it was listed. */
+    length = hp_be32(h->buf + e->offset + 5);
+    *text = h->buf + e->offset + 9 + h->id_size;
+    *len = (size_t)(length - (uint64_t)h->id_size);
+    return 1;
+}
+
+uint32_t hp_heap_class_count(const hp_heap *h) { return h->n_classes; }
+uint32_t hp_heap_class_class(const hp_heap *h) { return h->class_class; }
+uint32_t hp_heap_string_class(const hp_heap *h) { return h->string_class; }
+
+uint32_t hp_heap_prim_array_class(const hp_heap *h, int type)
+{
+    return type >= 4 && type <= 11 ? h->prim_class[type - 4] : HP_NONE;
+}
+
+uint32_t hp_heap_find_class_id(const hp_heap *h, uint64_t class_id)
+{
+    uint32_t lo = 0, hi = h->n_classes;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->classes[mid].id < class_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < h->n_classes && h->classes[lo].id == class_id ? lo : HP_NONE;
+}
+
+uint32_t hp_heap_find_class_name(const hp_heap *h, const char *name, size_t len, uint32_t start)
+{
+    uint32_t i;
+    for (i = start; i < h->n_classes; i++) {
+        const uint8_t *text;
+        size_t text_len;
+        if (hp_heap_utf8(h, h->classes[i].name_sid, &text, &text_len) &&
+            heap_name_equals(text, text_len, name, len))
+            return i;
+    }
+    return HP_NONE;
+}
+
+uint32_t hp_heap_class_by_serial(const hp_heap *h, uint32_t serial)
+{
+    size_t i;
+    for (i = 0; i < h->n_loads; i++)
+        if (h->loads[i].serial == serial)
+            return hp_heap_find_class_id(h, h->loads[i].class_id);
+    return HP_NONE;
+}
+
+void hp_heap_class(const hp_heap *h, uint32_t ord, hp_class_info *out)
+{
+    const heap_class *c = &h->classes[ord];
+    out->id = c->id;
+    out->super_id = c->super_id;
+    out->loader_id = c->loader_id;
+    out->super_ord = c->super_ord;
+    out->object_index = c->object_index;
+    if (!hp_heap_utf8(h, c->name_sid, &out->name, &out->name_len)) {
+        out->name = NULL;
+        out->name_len = 0;
+    }
+    out->raw_size = c->raw_size;
+    out->data_size = c->data_size;
+    out->instance_size = c->instance_size;
+    out->instances = c->instances;
+    out->offset = c->offset;
+    out->n_fields = c->n_fields;
+    out->n_statics = c->n_statics;
+    out->elem_type = c->elem_type;
+    if (!out->elem_type && out->name_len > 0 && (out->name[0] == '[' ||
+        (out->name_len > 2 && out->name[out->name_len - 1] == ']' && out->name[out->name_len - 2] == '[')))
+        out->elem_type = HP_T_OBJECT;
+}
+
+void hp_static_iter_init(hp_static_iter *it, const hp_heap *h, uint32_t ord)
+{
+    const heap_class *c = &h->classes[ord];
+    it->h = h;
+    it->cls = ord;
+    it->k = 0;
+    it->p = h->buf + c->offset + c->statics_off + 2;
+}
+
+int hp_static_next(hp_static_iter *it, hp_field *out)
+{
+    const hp_heap *h = it->h;
+    const uint8_t *p = it->p;
+    if (it->k >= h->classes[it->cls].n_statics)
+        return 0;
+    /* Entries are (id name, u1 type, value); the CLASS_DUMP was checked whole. */
+    out->name_sid = hp_read_id(p, h->id_size);
+    out->type = p[h->id_size];
+    out->declaring = it->cls;
+    out->offset = it->k++;
+    out->value = p + h->id_size + 1;
+    it->p = p + h->id_size + 1 + hp_type_size(out->type, h->id_size);
+    return 1;
+}
+
+void hp_field_iter_init(hp_field_iter *it, const hp_heap *h, uint32_t ord)
+{
+    it->h = h;
+    it->cls = ord;
+    it->k = 0;
+    it->base = 0;
+    it->own = 0;
+}
+
+int hp_field_next(hp_field_iter *it, hp_field *out)
+{
+    const hp_heap *h = it->h;
+    const uint8_t *q;
+    while (it->cls != HP_NONE && it->k >= h->classes[it->cls].n_fields) {
+        it->base += h->classes[it->cls].own_size;
+        it->cls = h->classes[it->cls].super_ord;
+        it->k = 0;
+        it->own = 0;
+    }
+    if (it->cls == HP_NONE)
+        return 0;
+    q = h->buf + h->classes[it->cls].offset + h->classes[it->cls].fields_off + 2 + (size_t)it->k * (h->id_size + 1);
+    out->name_sid = hp_read_id(q, h->id_size);
+    out->type = q[h->id_size];
+    out->declaring = it->cls;
+    out->offset = it->base + it->own;
+    out->value = NULL;
+    it->own += (uint32_t)hp_type_size(out->type, h->id_size);
+    it->k++;
+    return 1;
+}
+
+void hp_heap_ref_field(const hp_heap *h, uint32_t ord, uint32_t slot, hp_field *out)
+{
+    hp_field_iter it;
+    uint32_t seen = 0;
+    hp_field_iter_init(&it, h, ord);
+    while (hp_field_next(&it, out))
+        if (out->type == HP_T_OBJECT && seen++ == slot)
+            return;
+    memset(out, 0, sizeof *out);
+    out->declaring = HP_NONE;
+}
+
+/* Whether STRING `sid` reads `want` (ASCII). */
+static int sid_is(const hp_heap *h, uint64_t sid, const char *want)
+{
+    const uint8_t *text;
+    size_t len;
+    return hp_heap_utf8(h, sid, &text, &len) && len == strlen(want) && memcmp(text, want, len) == 0;
+}
+
+int heap_field_named(const hp_heap *h, uint32_t ord, const char *name, hp_field *out)
+{
+    hp_field_iter it;
+    hp_field_iter_init(&it, h, ord);
+    while (hp_field_next(&it, out))
+        if (sid_is(h, out->name_sid, name))
+            return 1;
+    return 0;
+}
+
+int heap_static_named(const hp_heap *h, uint32_t ord, const char *name, hp_field *out)
+{
+    hp_static_iter it;
+    hp_static_iter_init(&it, h, ord);
+    while (hp_static_next(&it, out))
+        if (sid_is(h, out->name_sid, name))
+            return 1;
+    return 0;
+}

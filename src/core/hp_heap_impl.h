@@ -1,0 +1,144 @@
+/* Private layout of the heap index, shared by the hp_heap_*.c files only. */
+#ifndef HP_HEAP_IMPL_H
+#define HP_HEAP_IMPL_H
+
+#include "hp_heap.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define HP_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define HP_PREFETCH(p) ((void)(p))
+#endif
+
+/* Object class ordinals: o < C an instance of class o; C <= o < 2C an object
+ * array of array class o - C; 2C + t (t < 8) a primitive array of type t + 4;
+ * then a class object, an instance of an absent class, an object array of an
+ * absent class.  The kind is thus derived, never stored. */
+enum { ORD_PRIM = 0, ORD_CLASS_OBJECT = 8, ORD_LOST_INSTANCE = 9, ORD_LOST_ARRAY = 10, ORD_SPECIALS = 11 };
+
+typedef struct heap_class {
+    uint64_t id, super_id, loader_id;
+    uint64_t name_sid;
+    uint64_t offset;           /* CLASS_DUMP */
+    uint64_t instances;
+    uint64_t field_bytes;      /* model bytes of own + inherited fields */
+    uint64_t instance_size;
+    uint32_t object_index;
+    uint32_t super_ord;
+    uint32_t raw_size;
+    uint32_t serial;           /* LOAD_CLASS serial, 0 if none */
+    uint32_t statics_off, fields_off; /* from offset, at the u2 counts */
+    uint32_t own_size;         /* bytes of its own fields in instance data (id-size refs) */
+    uint32_t data_size;        /* own + inherited */
+    uint32_t refs_start, n_refs;
+    uint32_t depth;            /* superclasses above it */
+    uint16_t n_fields, n_statics;
+    uint8_t elem_type;
+} heap_class;
+
+typedef struct sid_entry { uint64_t sid, offset; } sid_entry; /* STRING / STACK_FRAME by id */
+typedef struct serial_entry { uint32_t serial; uint32_t pad; uint64_t offset; } serial_entry;
+typedef struct load_entry { uint64_t class_id, name_sid; uint32_t serial; uint32_t pad; } load_entry;
+typedef struct thread_entry { uint32_t thread_serial, trace_serial; } thread_entry;
+
+struct hp_heap {
+    hp_alloc alloc;
+    const uint8_t *buf;
+    uint64_t len;
+    int id_size, version;
+    uint32_t n_dumps;
+
+    /* objects, in id order */
+    uint32_t n;
+    uint64_t min_id;
+    int shift;                 /* key = (id - min_id) >> shift */
+    uint32_t *keys4;           /* one of keys4 / keys8 */
+    uint64_t *keys8;
+    uint32_t *off_lo;
+    uint8_t *off_hi;           /* files of 4 GiB and more */
+    uint16_t *ord2;            /* one of ord2 / ord4 */
+    uint32_t *ord4;
+    uint8_t *heap_of;          /* Android dumps only */
+    uint64_t duplicates;
+    /* id look-up: dir[b] is the first index whose key >> dir_shift >= b */
+    uint32_t *dir;
+    int dir_shift;
+    uint64_t dir_size;
+
+    /* classes, in id order */
+    uint32_t n_classes;
+    heap_class *classes;
+    uint32_t class_class, string_class, object_class;
+    uint32_t prim_class[8];
+    uint32_t *ref_offsets;     /* per class: reference-field offsets in instance data */
+    uint64_t n_ref_offsets;
+
+    sid_entry *strings;        /* by sid */
+    size_t n_strings;
+    load_entry *loads;         /* by class id */
+    size_t n_loads;
+    sid_entry *frames;         /* STACK_FRAME by frame id */
+    size_t n_frames;
+    serial_entry *traces;      /* STACK_TRACE by serial */
+    size_t n_traces;
+    thread_entry *threads;     /* THREAD_OBJECT roots: thread serial -> trace serial */
+    size_t n_threads;
+
+    hp_root *roots;
+    uint32_t n_roots;
+    uint32_t *roots_by_object; /* root numbers sorted by object index */
+
+    uint64_t heap_name_sid[256];
+    int n_heaps;
+
+    hp_size_model model;
+
+    /* java.lang.String's fields: offsets in its instance data, or -1 */
+    int64_t str_value, str_offset, str_count, str_coder;
+
+    /* lazy referrer index (CSR) */
+    uint32_t *rev_start;       /* n + 1 */
+    uint32_t *rev_src;
+};
+
+static inline uint64_t obj_offset(const hp_heap *h, uint32_t i)
+{
+    return h->off_hi ? ((uint64_t)h->off_hi[i] << 32 | h->off_lo[i]) : h->off_lo[i];
+}
+
+static inline uint32_t obj_ord(const hp_heap *h, uint32_t i) { return h->ord2 ? h->ord2[i] : h->ord4[i]; }
+
+static inline uint64_t obj_id(const hp_heap *h, uint32_t i)
+{
+    return h->min_id + ((h->keys4 ? (uint64_t)h->keys4[i] : h->keys8[i]) << h->shift);
+}
+
+/* The id-directory bucket of a key (dir_shift reaches 64 for 64-bit keys). */
+static inline uint64_t heap_bucket(const hp_heap *h, uint64_t key)
+{
+    return h->dir_shift >= 64 ? 0 : key >> h->dir_shift;
+}
+
+/* Binary searches over the sorted side tables; NULL when absent. */
+const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id);
+
+/* Java-name comparison of a name as written in the dump with `want`. */
+int heap_name_equals(const uint8_t *name, size_t len, const char *want, size_t want_len);
+
+/* The nearest instance field (own, then inherited) or the static of class
+ * `ord` named `name` (ASCII); 1 and *out filled, or 0. */
+int heap_field_named(const hp_heap *h, uint32_t ord, const char *name, hp_field *out);
+int heap_static_named(const hp_heap *h, uint32_t ord, const char *name, hp_field *out);
+
+/* Finds java.lang.String's field layout (hp_heap_string.c). */
+void heap_string_layout(hp_heap *h);
+
+/* Calls fn for every class, each after its superclasses.  0; -1 when out of
+ * memory; 1 + a class ordinal on a cyclic chain through it. */
+int heap_classes_supers_first(hp_heap *h, void (*fn)(hp_heap *h, uint32_t ord, void *ctx), void *ctx);
+
+/* Guesses the reference size under VisualVM's rules (hp_heap_size.c) and
+ * sizes every class; -1 when out of memory. */
+int heap_size_classes(hp_heap *h, int size_model);
+
+#endif

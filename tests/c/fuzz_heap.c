@@ -1,0 +1,151 @@
+/* libFuzzer harness for the heap index (hp_heap_build) and every read it
+ * serves: the input is a whole HPROF file; when it builds, each object is
+ * described, found again by its id, sized, its fields, statics, references
+ * and string read; the referrer index must account for every present
+ * reference.  Any inconsistency aborts (a crash for libFuzzer); sanitizers
+ * catch reads outside the input.
+ *
+ * Built with -DHP_FUZZ_SEEDGEN (a C compiler, no libFuzzer) it is the seed
+ * generator instead: `seedgen OUTDIR DATADIR MAXLEN` writes the crafted
+ * dumps of heapkit.h in both id sizes with each quirk. */
+#ifdef HP_FUZZ_SEEDGEN
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapkit.h"
+#include "hp_heap.h"
+
+static void die(const char *what)
+{
+    fprintf(stderr, "fuzz_heap: %s\n", what);
+    abort();
+}
+
+static void read_object(const hp_heap *h, uint32_t i, uint64_t *present_refs)
+{
+    hp_object o;
+    hp_ref_iter it;
+    hp_ref r;
+    hp_text t;
+    hp_field f;
+    hp_heap_object(h, i, &o);
+    if (hp_heap_find(h, o.id) != i)
+        die("an object is not found by its id");
+    (void)hp_heap_shallow_size(h, i);
+    (void)hp_heap_instance_class(h, i);
+    if (o.class_ord != HP_NONE) {
+        hp_field_iter fi;
+        hp_static_iter si;
+        volatile uint8_t sink = 0;
+        hp_field_iter_init(&fi, h, o.class_ord);
+        while (hp_field_next(&fi, &f)) {
+            const uint8_t *v = o.kind == HP_KIND_INSTANCE ? hp_field_value(&f, o.data, o.data_len, hp_heap_id_size(h)) : NULL;
+            if (v)
+                sink ^= v[0];
+        }
+        hp_static_iter_init(&si, h, o.class_ord);
+        while (hp_static_next(&si, &f))
+            sink ^= f.value[0];
+        (void)sink;
+    }
+    hp_ref_iter_init(&it, h, i);
+    while (hp_ref_next(&it, &r)) {
+        if (r.target_id == 0)
+            die("a null reference was reported");
+        if (r.target != HP_NONE) {
+            if (hp_heap_object_id(h, r.target) != r.target_id)
+                die("a reference resolves to another object");
+            ++*present_refs;
+        }
+        if (r.kind == HP_REF_FIELD && o.class_ord != HP_NONE)
+            hp_heap_ref_field(h, o.class_ord, r.slot, &f);
+    }
+    if (hp_heap_string(h, i, &t) == 1) {
+        size_t bytes = t.encoding == HP_TEXT_LATIN1 ? t.units : 2 * t.units;
+        volatile uint8_t sink = bytes ? t.data[bytes - 1] : 0;
+        (void)sink;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    hp_heap_options opt;
+    hp_heap *h = NULL;
+    hp_error err;
+    uint64_t present = 0, back = 0;
+    uint32_t i, n, k;
+    memset(&opt, 0, sizeof opt);
+    opt.size_model = size & 1 ? HP_SIZES_UNCOMPRESSED : HP_SIZES_VISUALVM;
+    if (hp_heap_build(data, size, &opt, &h, &err) != HP_OK) {
+        if (h)
+            die("a failed build returned an index");
+        if (err.code == HP_OK)
+            die("a failed build without an error code");
+        return 0;
+    }
+    n = hp_heap_object_count(h);
+    for (i = 0; i < n; i++) {
+        if (i > 0 && hp_heap_object_id(h, i) <= hp_heap_object_id(h, i - 1))
+            die("objects out of id order");
+        read_object(h, i, &present);
+    }
+    for (k = 0; k < hp_heap_class_count(h); k++) {
+        hp_class_info c;
+        hp_heap_class(h, k, &c);
+        if (hp_heap_find_class_id(h, c.id) != k)
+            die("a class is not found by its id");
+    }
+    for (k = 0; k < hp_heap_root_count(h); k++) {
+        hp_root r;
+        hp_frame f;
+        hp_heap_root(h, k, &r);
+        (void)hp_heap_thread_frame(h, r.thread_serial, r.frame, &f);
+    }
+    if (hp_heap_build_referrers(h, NULL, NULL, &err) == HP_OK) {
+        for (i = 0; i < n; i++) {
+            uint32_t count;
+            hp_heap_referrers(h, i, &count);
+            back += count;
+        }
+        if (back != present)
+            die("the referrer index does not match the references");
+    }
+    hp_heap_free(h);
+    return 0;
+}
+
+#ifdef HP_FUZZ_SEEDGEN
+#include "seedgen.h"
+
+int main(int argc, char **argv)
+{
+    const char *out, *data_dir;
+    size_t max, n_seeds = 0;
+    int id, flags;
+    if (seedgen_args(argc, argv, &out, &data_dir, &max) != 0)
+        return 2;
+    for (id = 4; id <= 8; id += 4)
+        for (flags = 0; flags < 32; flags++) {
+            bb b;
+            char path[4096];
+            FILE *f;
+            hk_dump(&b, id, flags);
+            snprintf(path, sizeof path, "%s/heap-id%d-flags%d", out, id, flags);
+            f = fopen(path, "wb");
+            if (f && fwrite(b.d, 1, b.len < max ? b.len : max, f) > 0)
+                n_seeds++;
+            if (f)
+                fclose(f);
+            free(b.d);
+        }
+    printf("seedgen: %zu seeds in %s\n", n_seeds, out);
+    return n_seeds ? 0 : 1;
+}
+#endif
