@@ -4,6 +4,9 @@
  * Input: a control byte, then the mini bytes.  The control byte:
  *   bits 0-3   log2 of the largest chunk of the chunked runs (1 .. 32768)
  *   bits 4-5   the seed of the chunk sizes
+ *   bits 6-7   the mini's framing: 1 zlib, 2 gzip, else bare.  A zlib or
+ *              gzip mini is inflated first (as hprofkit.Decoder does, at
+ *              most 16 MiB); a stream zlib refuses ends the run.
  * The mini is decoded
  *   A  in one piece, holding every segment (max_record 1 GiB), no patching;
  *   B  in chunks, max_record 4 KiB, to a sink that can patch;
@@ -28,16 +31,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "hp_common.h"
 #include "hp_heaprec.h"
 #include "hp_tailor.h"
 #include "testkit.h"
+
+enum { FRAME_ZLIB = 1, FRAME_GZIP = 2 };
 
 #ifndef HP_FUZZ_SEEDGEN
 
 #include "fuzzkit.h"
 
 #define SMALL_HOLD ((size_t)4 << 10)
+#define INFLATED_MAX ((size_t)16 << 20)
+
+/* The mini inside a zlib (15) or gzip (31) stream into *out (libc memory):
+ * 0, or -1 when zlib refuses it, it is cut short, or it inflates past
+ * INFLATED_MAX. */
+static int inflate_mini(const uint8_t *in, size_t len, int window_bits, fuzz_out *out)
+{
+    z_stream z;
+    uint8_t piece[65536];
+    int zrc = Z_OK;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, window_bits) != Z_OK)
+        abort();
+    z.next_in = (Bytef *)(uintptr_t)in;
+    z.avail_in = (uInt)len;
+    while (zrc == Z_OK && out->len <= INFLATED_MAX) {
+        z.next_out = piece;
+        z.avail_out = sizeof piece;
+        zrc = inflate(&z, Z_NO_FLUSH);
+        if (zrc == Z_BUF_ERROR && z.avail_in == 0)
+            break; /* cut short */
+        if (zrc == Z_OK || zrc == Z_STREAM_END)
+            fuzz_write(out, piece, sizeof piece - z.avail_out);
+    }
+    inflateEnd(&z);
+    return zrc == Z_STREAM_END && z.avail_in == 0 && out->len <= INFLATED_MAX ? 0 : -1;
+}
 
 /* One decode: chunked (max > 0) or in one piece; the output kept in *o. */
 static hp_code decode(const uint8_t *mini, size_t len, size_t max, unsigned seed, size_t hold, int patch,
@@ -73,46 +107,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_out a = { 0, 1, NULL, 0, 0 }, b = { 0, 1, NULL, 0, 0 }, c = { 0, 1, NULL, 0, 0 };
+    fuzz_out inflated = { 0, 1, NULL, 0, 0 };
+    const uint8_t *mini;
     hp_code ra, rb, rc;
-    size_t max;
-    unsigned seed;
+    size_t max, len;
+    unsigned seed, framing;
     if (size < 1)
         return 0;
     max = (size_t)1 << (data[0] & 15);
     seed = (data[0] >> 4) & 3;
-    ra = decode(data + 1, size - 1, 0, 0, (size_t)1 << 30, 0, &a);
-    rb = decode(data + 1, size - 1, max, seed, SMALL_HOLD, 1, &b);
-    rc = decode(data + 1, size - 1, max, seed + 1, SMALL_HOLD, 0, &c);
-    fuzz_check_freed();
-    if ((ra == HP_OK) != (rb == HP_OK) || (ra == HP_OK) != (rc == HP_OK)) {
-        /* only the output cap may tell them apart: the cut output is longer */
-        if (ra != HP_E_NOMEM && rb != HP_E_NOMEM && rc != HP_E_NOMEM)
-            abort();
-    } else if (ra == HP_OK) {
-        hp_buf heap_a, other_a, heap_c, other_c;
-        size_t longest_a, longest_c;
-        if (b.len != a.len || memcmp(a.d, b.d, a.len) != 0)
-            abort(); /* patched: the very bytes of holding */
-        split_records(a.d, a.len, 31, &heap_a, &other_a, &longest_a);
-        split_records(c.d, c.len, 31, &heap_c, &other_c, &longest_c);
-        if (heap_a.len != heap_c.len || memcmp(heap_a.data, heap_c.data, heap_a.len) != 0 ||
-            other_a.len != other_c.len || memcmp(other_a.data, other_c.data, other_a.len) != 0)
-            abort(); /* cut: the same records and sub-records */
-        hp_buf_free(&heap_a);
-        hp_buf_free(&other_a);
-        hp_buf_free(&heap_c);
-        hp_buf_free(&other_c);
+    framing = data[0] >> 6;
+    mini = data + 1;
+    len = size - 1;
+    if (framing == FRAME_ZLIB || framing == FRAME_GZIP) {
+        if (inflate_mini(mini, len, framing == FRAME_ZLIB ? 15 : 31, &inflated) != 0) {
+            free(inflated.d);
+            return 0;
+        }
+        mini = inflated.d ? inflated.d : (const uint8_t *)"";
+        len = inflated.len;
     }
-    free(a.d);
-    free(b.d);
-    free(c.d);
+    ra = decode(mini, len, 0, 0, (size_t)1 << 30, 0, &a);
+    rb = decode(mini, len, max, seed, SMALL_HOLD, 1, &b);
+    rc = decode(mini, len, max, seed + 1, SMALL_HOLD, 0, &c);
+    free(inflated.d);
+    fuzz_check_freed();
+    fuzz_check_three(ra, &a, rb, &b, rc, &c);
     return 0;
 }
 
 #else /* HP_FUZZ_SEEDGEN */
 
 #include <dirent.h>
-#include <zlib.h>
 
 #include "seedgen.h"
 
@@ -122,8 +148,35 @@ static int keep(void *ctx, const uint8_t *data, size_t len)
     return hp_buf_append(b, data, len);
 }
 
+/* `mini` in a zlib (15) or gzip (31) stream, replacing out->data[1..]. */
+static void frame_mini(hp_buf *out, int window_bits)
+{
+    hp_buf framed;
+    z_stream z;
+    uLong bound;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        abort();
+    bound = deflateBound(&z, (uLong)(out->len - 1)) + 32;
+    hp_buf_init(&framed, NULL);
+    if (hp_buf_reserve(&framed, 1 + bound) != 0)
+        abort();
+    framed.data[0] = out->data[0];
+    z.next_in = out->data + 1;
+    z.avail_in = (uInt)(out->len - 1);
+    z.next_out = framed.data + 1;
+    z.avail_out = (uInt)bound;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+        abort();
+    framed.len = 1 + z.total_out;
+    deflateEnd(&z);
+    hp_buf_free(out);
+    *out = framed;
+}
+
 /* The mini of `dump` (cut to `len`; the encoder stops at the last whole
- * unit, and a HEAP_DUMP_END closes it), behind a control byte. */
+ * unit, and a HEAP_DUMP_END closes it), behind a control byte, in the
+ * framing its bits 6-7 say. */
 static int write_seed(const char *dir, const char *name, unsigned c0, const uint8_t *dump, size_t len, size_t max)
 {
     hp_tailor_encoder *e = hp_tailor_encoder_new(NULL, NULL);
@@ -139,7 +192,12 @@ static int write_seed(const char *dir, const char *name, unsigned c0, const uint
     hp_tailor_encoder_finish(e, &sink, &err);
     hp_tailor_encoder_free(e);
     hp_buf_append(&out, "\x2c", 1);
-    ok = out.len > 1 + HP_TAILOR_MAGIC_LEN && out.len <= max;
+    ok = out.len > 1 + HP_TAILOR_MAGIC_LEN;
+    if (ok && (c0 >> 6) == FRAME_ZLIB)
+        frame_mini(&out, 15);
+    else if (ok && (c0 >> 6) == FRAME_GZIP)
+        frame_mini(&out, 31);
+    ok = ok && out.len <= max;
     if (ok) {
         snprintf(path, sizeof path, "%s/%s", dir, name);
         ok = (f = fopen(path, "wb")) != NULL;
@@ -171,22 +229,38 @@ int main(int argc, char **argv)
     while ((de = readdir(d)) != NULL) {
         char path[4096], name[300];
         uint8_t *buf;
-        gzFile f;
-        int got;
-        if (!seedgen_is_dump(de->d_name) || !(buf = malloc(1u << 18)))
+        size_t got = 0;
+        if (!seedgen_is_dump(de->d_name))
             continue;
         snprintf(path, sizeof path, "%s/%s", data_dir, de->d_name);
-        f = gzopen(path, "rb");
-        got = f ? gzread(f, buf, 1u << 18) : -1;
-        if (f)
-            gzclose(f);
-        for (k = 0; got > 0 && k < sizeof cuts / sizeof cuts[0]; k++) {
-            snprintf(name, sizeof name, "%s-%zu", de->d_name, cuts[k]);
-            n_seeds += write_seed(out, name, controls[k], buf, cuts[k] < (size_t)got ? cuts[k] : (size_t)got, max) == 0;
+        if (!(buf = seedgen_read_head(path, 1u << 18, &got)))
+            continue;
+        for (k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+            unsigned framing;
+            for (framing = 0; framing < 3; framing++) {
+                snprintf(name, sizeof name, "%s-%zu-%u", de->d_name, cuts[k], framing);
+                n_seeds += write_seed(out, name, controls[k] | framing << 6, buf,
+                                      cuts[k] < got ? cuts[k] : got, max) == 0;
+            }
         }
         free(buf);
     }
     closedir(d);
+    {
+        /* A whole small ART dump (the Tailor vectors beside DATADIR), in each framing. */
+        char path[4096], name[64];
+        size_t len = 0;
+        uint8_t *buf;
+        unsigned framing;
+        snprintf(path, sizeof path, "%s/../tailor/art_like.hprof", data_dir);
+        if ((buf = seedgen_read_head(path, 1u << 20, &len)) != NULL) {
+            for (framing = 0; framing < 3; framing++) {
+                snprintf(name, sizeof name, "art_like-%u", framing);
+                n_seeds += write_seed(out, name, 0x25 | framing << 6, buf, len, max) == 0;
+            }
+            free(buf);
+        }
+    }
     printf("seedgen: %zu seeds in %s\n", n_seeds, out);
     return n_seeds ? 0 : 1;
 }

@@ -2,7 +2,7 @@
  * (beyond it allocations fail, and the code under test must say so, not
  * crash), and an output sink that refuses more than a cap (a few bytes asking
  * for gigabytes of zeros end quickly), can patch or not, and keeps the bytes
- * when asked. */
+ * when asked; and the check the heap-record writers' harnesses share. */
 #ifndef FUZZKIT_H
 #define FUZZKIT_H
 
@@ -13,6 +13,7 @@
 #include "countalloc.h"
 #include "hp_common.h"
 #include "hp_sink.h"
+#include "testkit.h"
 
 #define FUZZ_BUDGET ((size_t)256 << 20)
 #define FUZZ_SINK_MAX ((uint64_t)64 << 20)
@@ -81,6 +82,42 @@ static inline void fuzz_check_error(hp_code rc, const hp_error *err)
         abort();
     if (rc != HP_E_TRUNCATED && rc != HP_E_OVERRUN && err->detail == NULL && err->text[0] == 0)
         abort();
+}
+
+static inline int fuzz_same(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len)
+{
+    return a_len == b_len && (a_len == 0 || memcmp(a, b, a_len) == 0);
+}
+
+/* The three runs of a heap-record writer (hp_heaprec.h) over one input:
+ * `a` holding every record, `b` streaming and patching past a small hold,
+ * `c` cutting past it.  Aborts unless all three succeed or fail alike (only
+ * the output cap may tell them apart: cut output is longer), b is a's very
+ * bytes, and c has a's records with heap records cut elsewhere (same
+ * bodies, header of 31 bytes).  Frees the three outputs. */
+static inline void fuzz_check_three(hp_code ra, fuzz_out *a, hp_code rb, fuzz_out *b, hp_code rc, fuzz_out *c)
+{
+    if ((ra == HP_OK) != (rb == HP_OK) || (ra == HP_OK) != (rc == HP_OK)) {
+        if (ra != HP_E_NOMEM && rb != HP_E_NOMEM && rc != HP_E_NOMEM)
+            abort();
+    } else if (ra == HP_OK) {
+        hp_buf heap_a, other_a, heap_c, other_c;
+        size_t longest_a, longest_c;
+        if (!fuzz_same(a->d, a->len, b->d, b->len))
+            abort(); /* patched: the very bytes of holding */
+        split_records(a->d, a->len, 31, &heap_a, &other_a, &longest_a);
+        split_records(c->d, c->len, 31, &heap_c, &other_c, &longest_c);
+        if (check_failures || !fuzz_same(heap_a.data, heap_a.len, heap_c.data, heap_c.len) ||
+            !fuzz_same(other_a.data, other_a.len, other_c.data, other_c.len))
+            abort(); /* cut: the same records and sub-records */
+        hp_buf_free(&heap_a);
+        hp_buf_free(&other_a);
+        hp_buf_free(&heap_c);
+        hp_buf_free(&other_c);
+    }
+    free(a->d);
+    free(b->d);
+    free(c->d);
 }
 
 /* Aborts unless every allocation was given back. */
