@@ -88,13 +88,18 @@ def run(args: list[str], stdin, interrupt_after: float | None) -> tuple[int, flo
         t.daemon = True
         t.start()
     signalled = None
+    pid = 0  # wait4, not poll(): poll() would reap the child and lose its rusage
     if interrupt_after is not None:
-        while time.perf_counter() - start < interrupt_after and child.poll() is None:
+        while time.perf_counter() - start < interrupt_after:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
             time.sleep(0.01)
-        if child.poll() is None:
+        if not pid:
             signalled = time.perf_counter()
             child.send_signal(signal.SIGINT)
-    _, status, usage = os.wait4(child.pid, 0)
+    if not pid:
+        _, status, usage = os.wait4(child.pid, 0)
     end = time.perf_counter()
     child.returncode = os.waitstatus_to_exitcode(status)
     for t in drains[:2]:

@@ -1,5 +1,6 @@
 /* The pack container's byte layouts (see hp_pack_frame.h). */
 #include "hp_pack_frame.h"
+#include "hp_pack_model.h" /* pk_put_varint */
 
 #include <string.h>
 #include <zlib.h>
@@ -13,17 +14,6 @@ uint32_t pf_crc(uint32_t crc, const uint8_t *p, size_t n)
         n -= k;
     }
     return crc;
-}
-
-size_t pf_put_varint(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
 }
 
 int pf_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
@@ -92,16 +82,16 @@ size_t pf_frame_write(uint8_t *out, uint64_t in_len, uint64_t out_len, const pf_
     size_t n = 0;
     int i;
     out[n++] = PF_BLOCK_MARK;
-    n += pf_put_varint(out + n, in_len);
-    n += pf_put_varint(out + n, out_len);
+    n += pk_put_varint(out + n, in_len);
+    n += pk_put_varint(out + n, out_len);
     for (i = 0; i < HP_PACK_NSTREAMS; i++) {
         const pf_entry *e = &entry[i];
         out[n++] = (uint8_t)e->method;
         if (e->method == PF_EMPTY)
             continue;
-        n += pf_put_varint(out + n, e->raw_len);
+        n += pk_put_varint(out + n, e->raw_len);
         if (e->method == PF_DEFLATE)
-            n += pf_put_varint(out + n, e->comp_len);
+            n += pk_put_varint(out + n, e->comp_len);
         hp_put32(out + n, e->crc);
         n += 4;
     }
@@ -169,9 +159,9 @@ size_t pf_end_write(uint8_t *out, uint64_t blocks, uint64_t total_in, uint64_t t
 {
     size_t n = 0;
     out[n++] = PF_END_MARK;
-    n += pf_put_varint(out + n, blocks);
-    n += pf_put_varint(out + n, total_in);
-    n += pf_put_varint(out + n, total_out);
+    n += pk_put_varint(out + n, blocks);
+    n += pk_put_varint(out + n, total_in);
+    n += pk_put_varint(out + n, total_out);
     hp_put32(out + n, pf_crc(0, out, n));
     return n + 4;
 }

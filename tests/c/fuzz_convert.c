@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fuzz_out a = { 0, 1, NULL, 0, 0 }, b = { 0, 1, NULL, 0, 0 }, c = { 0, 1, NULL, 0, 0 };
+    fuzz_out a = { 0, 1, { NULL, 0, 0, 0 } }, b = { 0, 1, { NULL, 0, 0, 0 } }, c = { 0, 1, { NULL, 0, 0, 0 } };
     hp_convert_options opts;
     hp_code ra, rb, rc;
     size_t max;

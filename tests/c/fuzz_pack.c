@@ -67,31 +67,13 @@ static hp_pack_policy control_policy(unsigned c0)
 #include "fuzzkit.h"
 
 
-/* A growable byte string with the libc allocator: the pack being built. */
-typedef struct bytes {
-    uint8_t *d;
-    size_t len, cap;
-} bytes;
-
-static void put(bytes *b, const void *p, size_t n)
-{
-    if (b->len + n > b->cap) {
-        b->cap = 2 * (b->len + n) + 256;
-        if (!(b->d = realloc(b->d, b->cap)))
-            abort();
-    }
-    if (n)
-        memcpy(b->d + b->len, p, n);
-    b->len += n;
-}
-
 /* Appends block k's frame and payloads (stored, or raw-deflated at level 1). */
-static void frame_block(bytes *pack, const uint8_t *const *streams, const size_t *lens, uint64_t out_len,
+static void frame_block(mem_sink *pack, const uint8_t *const *streams, const size_t *lens, uint64_t out_len,
                         int deflated)
 {
     pf_entry entry[HP_PACK_NSTREAMS];
     uint8_t frame[PF_FRAME_MAX];
-    bytes payload = { 0 };
+    mem_sink payload = { NULL, 0, 0, 0 };
     int i;
     for (i = 0; i < HP_PACK_NSTREAMS; i++) {
         pf_entry *e = &entry[i];
@@ -99,35 +81,16 @@ static void frame_block(bytes *pack, const uint8_t *const *streams, const size_t
         e->method = lens[i] ? PF_STORED : PF_EMPTY;
         e->raw_len = e->comp_len = lens[i];
         if (lens[i] && deflated) {
-            z_stream z;
-            size_t bound;
-            memset(&z, 0, sizeof z);
-            if (deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-                abort();
-            bound = deflateBound(&z, (uLong)lens[i]);
-            put(&payload, NULL, 0);
-            if (payload.len + bound > payload.cap) {
-                payload.cap = payload.len + bound + 256;
-                if (!(payload.d = realloc(payload.d, payload.cap)))
-                    abort();
-            }
-            z.next_in = (Bytef *)(uintptr_t)streams[i];
-            z.avail_in = (uInt)lens[i];
-            z.next_out = payload.d + at;
-            z.avail_out = (uInt)bound;
-            if (deflate(&z, Z_FINISH) != Z_STREAM_END)
-                abort();
+            deflate_append(&payload, streams[i], lens[i], 1, -15);
             e->method = PF_DEFLATE;
-            e->comp_len = z.total_out;
-            payload.len += z.total_out;
-            deflateEnd(&z);
+            e->comp_len = payload.len - at;
         } else {
-            put(&payload, streams[i], lens[i]);
+            mem_write(&payload, streams[i], lens[i]);
         }
         e->crc = (uint32_t)crc32(0, payload.d ? payload.d + at : NULL, (uInt)e->comp_len);
     }
-    put(pack, frame, pf_frame_write(frame, 0, out_len, entry));
-    put(pack, payload.d, payload.len);
+    mem_write(pack, frame, pf_frame_write(frame, 0, out_len, entry));
+    mem_write(pack, payload.d, payload.len);
     free(payload.d);
 }
 
@@ -135,7 +98,7 @@ static void frame_block(bytes *pack, const uint8_t *const *streams, const size_t
 static hp_code unpack(const uint8_t *pack, size_t len, size_t step, uint64_t *out)
 {
     hp_unpacker *u = hp_unpacker_new(fuzz_budget(), NULL);
-    fuzz_out o = { 0, 0, NULL, 0, 0 };
+    fuzz_out o = { 0, 0, { NULL, 0, 0, 0 } };
     hp_sink sink = fuzz_sink(&o, 0);
     hp_error err;
     hp_code rc = HP_OK;
@@ -166,11 +129,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     hp_pack_info info;
     hp_pack_decoder *d;
     uint64_t unpacked = 0, restored;
-    fuzz_out o = { 0, 0, NULL, 0, 0 };
+    fuzz_out o = { 0, 0, { NULL, 0, 0, 0 } };
     hp_sink sink = fuzz_sink(&o, 0);
     hp_error err;
     hp_code rc = HP_OK, urc;
-    bytes pack = { 0 };
+    mem_sink pack = { NULL, 0, 0, 0 };
     uint8_t head[PF_HEADER_SIZE], end[PF_END_MAX], dump_head[HP_HEADER_MAX];
     size_t pos = 2, step, blocks = 0, damage = 0, dump_head_len;
     int mode;
@@ -199,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     info.policy = pol;
     pf_header_write(head, &info);
     dump_head_len = hp_header_write(dump_head, header.version, header.id_size, header.timestamp);
-    put(&pack, head, sizeof head);
+    mem_write(&pack, head, sizeof head);
     d = hp_pack_decoder_new(fuzz_budget(), &header, &pol);
     if (!d)
         return 0;
@@ -228,7 +191,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     restored = hp_pack_decoder_bytes_out(d);
     hp_pack_decoder_free(d);
-    put(&pack, end, pf_end_write(end, blocks, 0, restored));
+    mem_write(&pack, end, pf_end_write(end, blocks, 0, restored));
     if (mode == 2 && pack.len > PF_HEADER_SIZE)
         pack.d[PF_HEADER_SIZE + damage * (pack.len - PF_HEADER_SIZE) / 256] ^= 0x20;
     urc = unpack(pack.d, pack.len, step, &unpacked);

@@ -60,7 +60,7 @@ static int inflate_mini(const uint8_t *in, size_t len, int window_bits, fuzz_out
         abort();
     z.next_in = (Bytef *)(uintptr_t)in;
     z.avail_in = (uInt)len;
-    while (zrc == Z_OK && out->len <= INFLATED_MAX) {
+    while (zrc == Z_OK && out->kept.len <= INFLATED_MAX) {
         z.next_out = piece;
         z.avail_out = sizeof piece;
         zrc = inflate(&z, Z_NO_FLUSH);
@@ -70,7 +70,7 @@ static int inflate_mini(const uint8_t *in, size_t len, int window_bits, fuzz_out
             fuzz_write(out, piece, sizeof piece - z.avail_out);
     }
     inflateEnd(&z);
-    return zrc == Z_STREAM_END && z.avail_in == 0 && out->len <= INFLATED_MAX ? 0 : -1;
+    return zrc == Z_STREAM_END && z.avail_in == 0 && out->kept.len <= INFLATED_MAX ? 0 : -1;
 }
 
 /* One decode: chunked (max > 0) or in one piece; the output kept in *o. */
@@ -106,8 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fuzz_out a = { 0, 1, NULL, 0, 0 }, b = { 0, 1, NULL, 0, 0 }, c = { 0, 1, NULL, 0, 0 };
-    fuzz_out inflated = { 0, 1, NULL, 0, 0 };
+    fuzz_out a = { 0, 1, { NULL, 0, 0, 0 } }, b = { 0, 1, { NULL, 0, 0, 0 } }, c = { 0, 1, { NULL, 0, 0, 0 } };
+    fuzz_out inflated = { 0, 1, { NULL, 0, 0, 0 } };
     const uint8_t *mini;
     hp_code ra, rb, rc;
     size_t max, len;
@@ -121,16 +121,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     len = size - 1;
     if (framing == FRAME_ZLIB || framing == FRAME_GZIP) {
         if (inflate_mini(mini, len, framing == FRAME_ZLIB ? 15 : 31, &inflated) != 0) {
-            free(inflated.d);
+            free(inflated.kept.d);
             return 0;
         }
-        mini = inflated.d ? inflated.d : (const uint8_t *)"";
-        len = inflated.len;
+        mini = inflated.kept.d ? inflated.kept.d : (const uint8_t *)"";
+        len = inflated.kept.len;
     }
     ra = decode(mini, len, 0, 0, (size_t)1 << 30, 0, &a);
     rb = decode(mini, len, max, seed, SMALL_HOLD, 1, &b);
     rc = decode(mini, len, max, seed + 1, SMALL_HOLD, 0, &c);
-    free(inflated.d);
+    free(inflated.kept.d);
     fuzz_check_freed();
     fuzz_check_three(ra, &a, rb, &b, rc, &c);
     return 0;
@@ -148,32 +148,6 @@ static int keep(void *ctx, const uint8_t *data, size_t len)
     return hp_buf_append(b, data, len);
 }
 
-/* `mini` in a zlib (15) or gzip (31) stream, replacing out->data[1..]. */
-static void frame_mini(hp_buf *out, int window_bits)
-{
-    hp_buf framed;
-    z_stream z;
-    uLong bound;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        abort();
-    bound = deflateBound(&z, (uLong)(out->len - 1)) + 32;
-    hp_buf_init(&framed, NULL);
-    if (hp_buf_reserve(&framed, 1 + bound) != 0)
-        abort();
-    framed.data[0] = out->data[0];
-    z.next_in = out->data + 1;
-    z.avail_in = (uInt)(out->len - 1);
-    z.next_out = framed.data + 1;
-    z.avail_out = (uInt)bound;
-    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
-        abort();
-    framed.len = 1 + z.total_out;
-    deflateEnd(&z);
-    hp_buf_free(out);
-    *out = framed;
-}
-
 /* The mini of `dump` (cut to `len`; the encoder stops at the last whole
  * unit, and a HEAP_DUMP_END closes it), behind a control byte, in the
  * framing its bits 6-7 say. */
@@ -181,6 +155,7 @@ static int write_seed(const char *dir, const char *name, unsigned c0, const uint
 {
     hp_tailor_encoder *e = hp_tailor_encoder_new(NULL, NULL);
     hp_buf out;
+    mem_sink seed = { NULL, 0, 0, 0 };
     hp_sink sink = { keep, &out, NULL };
     hp_error err;
     char path[4096];
@@ -193,20 +168,22 @@ static int write_seed(const char *dir, const char *name, unsigned c0, const uint
     hp_tailor_encoder_free(e);
     hp_buf_append(&out, "\x2c", 1);
     ok = out.len > 1 + HP_TAILOR_MAGIC_LEN;
-    if (ok && (c0 >> 6) == FRAME_ZLIB)
-        frame_mini(&out, 15);
-    else if (ok && (c0 >> 6) == FRAME_GZIP)
-        frame_mini(&out, 31);
-    ok = ok && out.len <= max;
+    mem_write(&seed, out.data, 1);
+    if ((c0 >> 6) == FRAME_ZLIB || (c0 >> 6) == FRAME_GZIP)
+        deflate_append(&seed, out.data + 1, out.len - 1, 6, (c0 >> 6) == FRAME_ZLIB ? 15 : 31);
+    else
+        mem_write(&seed, out.data + 1, out.len - 1);
+    ok = ok && seed.len <= max;
     if (ok) {
         snprintf(path, sizeof path, "%s/%s", dir, name);
         ok = (f = fopen(path, "wb")) != NULL;
         if (ok) {
-            ok = fwrite(out.data, 1, out.len, f) == out.len;
+            ok = fwrite(seed.d, 1, seed.len, f) == seed.len;
             ok = (fclose(f) == 0) && ok;
         }
     }
     hp_buf_free(&out);
+    free(seed.d);
     return ok ? 0 : -1;
 }
 

@@ -29,8 +29,7 @@ static inline const hp_alloc *fuzz_budget(void)
 typedef struct fuzz_out {
     uint64_t total;
     int keep;
-    uint8_t *d;
-    size_t len, cap;
+    mem_sink kept;
 } fuzz_out;
 
 static inline int fuzz_write(void *ctx, const uint8_t *data, size_t len)
@@ -39,17 +38,7 @@ static inline int fuzz_write(void *ctx, const uint8_t *data, size_t len)
     if (len > FUZZ_SINK_MAX - o->total)
         return -1;
     o->total += len;
-    if (!o->keep)
-        return 0;
-    if (o->len + len > o->cap) {
-        o->cap = 2 * (o->len + len) + 4096;
-        if (!(o->d = realloc(o->d, o->cap)))
-            abort();
-    }
-    if (len)
-        memcpy(o->d + o->len, data, len);
-    o->len += len;
-    return 0;
+    return o->keep ? mem_write(&o->kept, data, len) : 0;
 }
 
 static inline int fuzz_patch(void *ctx, uint64_t back, const uint8_t *data, size_t len)
@@ -57,9 +46,7 @@ static inline int fuzz_patch(void *ctx, uint64_t back, const uint8_t *data, size
     fuzz_out *o = ctx;
     if (back > o->total || len > back)
         abort(); /* a patch must land on bytes written before */
-    if (o->keep)
-        memcpy(o->d + o->len - back, data, len);
-    return 0;
+    return o->keep ? mem_patch(&o->kept, back, data, len) : 0;
 }
 
 /* A sink over `o`, patching when asked. */
@@ -103,10 +90,10 @@ static inline void fuzz_check_three(hp_code ra, fuzz_out *a, hp_code rb, fuzz_ou
     } else if (ra == HP_OK) {
         hp_buf heap_a, other_a, heap_c, other_c;
         size_t longest_a, longest_c;
-        if (!fuzz_same(a->d, a->len, b->d, b->len))
+        if (!fuzz_same(a->kept.d, a->kept.len, b->kept.d, b->kept.len))
             abort(); /* patched: the very bytes of holding */
-        split_records(a->d, a->len, 31, &heap_a, &other_a, &longest_a);
-        split_records(c->d, c->len, 31, &heap_c, &other_c, &longest_c);
+        split_records(a->kept.d, a->kept.len, 31, &heap_a, &other_a, &longest_a);
+        split_records(c->kept.d, c->kept.len, 31, &heap_c, &other_c, &longest_c);
         if (check_failures || !fuzz_same(heap_a.data, heap_a.len, heap_c.data, heap_c.len) ||
             !fuzz_same(other_a.data, other_a.len, other_c.data, other_c.len))
             abort(); /* cut: the same records and sub-records */
@@ -115,9 +102,9 @@ static inline void fuzz_check_three(hp_code ra, fuzz_out *a, hp_code rb, fuzz_ou
         hp_buf_free(&heap_c);
         hp_buf_free(&other_c);
     }
-    free(a->d);
-    free(b->d);
-    free(c->d);
+    free(a->kept.d);
+    free(b->kept.d);
+    free(c->kept.d);
 }
 
 /* Aborts unless every allocation was given back. */

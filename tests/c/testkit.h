@@ -203,6 +203,32 @@ static inline int mem_patch(void *ctx, uint64_t back, const uint8_t *data, size_
     return 0;
 }
 
+/* Appends `len` bytes at `in` deflated at `level` to *out; window_bits as
+ * deflateInit2 takes it: -15 raw deflate, 15 zlib, 31 gzip. */
+static inline void deflate_append(mem_sink *out, const void *in, size_t len, int level, int window_bits)
+{
+    z_stream z;
+    uLong bound;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, level, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        abort();
+    bound = deflateBound(&z, (uLong)len) + 32; /* + the gzip header deflateBound may not count */
+    mem_write(out, NULL, 0);
+    if (out->len + bound > out->cap) {
+        out->cap = out->len + bound;
+        if (!(out->d = realloc(out->d, out->cap)))
+            abort();
+    }
+    z.next_in = (Bytef *)(uintptr_t)in;
+    z.avail_in = (uInt)len;
+    z.next_out = out->d + out->len;
+    z.avail_out = (uInt)bound;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+        abort();
+    out->len += z.total_out;
+    deflateEnd(&z);
+}
+
 /* The records of an HPROF byte string whose header is `header` bytes: the
  * bodies of heap records joined, and the other records whole; *longest is
  * the longest heap record.  Two outputs that cut heap records differently
