@@ -401,6 +401,19 @@ static PyObject *heap_get_dangling(HeapIndex *heap, void *closure)
     return PyLong_FromLongLong(heap->dangling);
 }
 
+/* Whether the referrer index is built.  The read is made under the lock (not
+ * waiting for it: a thread holding it is building) so that it is ordered
+ * after the building thread's writes. */
+static int referrers_ready(HeapIndex *heap, const hp_heap *index)
+{
+    int ready = 0;
+    if (PyThread_acquire_lock(heap->lock, NOWAIT_LOCK)) {
+        ready = hp_heap_has_referrers(index);
+        PyThread_release_lock(heap->lock);
+    }
+    return ready;
+}
+
 int heap_ensure_referrers(HeapIndex *heap)
 {
     const hp_heap *index = heap_index(heap);
@@ -408,7 +421,7 @@ int heap_ensure_referrers(HeapIndex *heap)
     hp_code rc = HP_OK;
     if (!index)
         return -1;
-    if (hp_heap_has_referrers(index))
+    if (referrers_ready(heap, index))
         return 0;
     heap_enter(heap);
     Py_BEGIN_ALLOW_THREADS

@@ -7,7 +7,8 @@
  *    error), an instance shorter than its layout (fields read as absent);
  *  - offsets beyond 4 GiB, from a sparse file;
  *  - every dump of the shared data: each object found again by its id,
- *    references and referrers consistent, sizes present. */
+ *    references and referrers consistent, sizes present; a build stopped at
+ *    each of its interrupt checks fails cleanly (nothing leaked). */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, ftruncate, mmap */
 #include "heapkit.h"
 
@@ -27,6 +28,44 @@ static hp_heap *build(const uint8_t *buf, size_t len, int model, hp_code *rc, hp
     opt.size_model = model;
     *rc = hp_heap_build(buf, len, &opt, &h, err);
     return h;
+}
+
+/* An interrupt callback that asks to stop at its `stop_at`-th call (never
+ * when 0), counting its calls. */
+typedef struct {
+    unsigned calls, stop_at;
+} interrupter;
+
+static int interrupt_at(void *ctx)
+{
+    interrupter *in = ctx;
+    return ++in->calls == in->stop_at;
+}
+
+/* Builds `buf` once counting the interrupt checks (a small dump may have
+ * none), then once stopped at each of them: every stopped build fails with
+ * "interrupted" and holds nothing.  Returns the number of checks. */
+static unsigned check_interrupted_builds(const uint8_t *buf, size_t len)
+{
+    interrupter in = { 0, 0 };
+    hp_heap_options opt;
+    hp_heap *h = NULL;
+    hp_error err;
+    unsigned k, checks;
+    memset(&opt, 0, sizeof opt);
+    opt.interrupt = interrupt_at;
+    opt.interrupt_ctx = &in;
+    CHECK(hp_heap_build(buf, len, &opt, &h, &err) == HP_OK && h != NULL);
+    hp_heap_free(h);
+    checks = in.calls;
+    for (k = 1; k <= checks; k++) {
+        in.calls = 0;
+        in.stop_at = k;
+        h = NULL;
+        CHECK(hp_heap_build(buf, len, &opt, &h, &err) == HP_E_USAGE);
+        CHECK(h == NULL && err.detail != NULL && strcmp(err.detail, "interrupted") == 0);
+    }
+    return checks;
 }
 
 static uint32_t find(const hp_heap *h, uint64_t id)
@@ -281,6 +320,7 @@ static void test_large_offsets(void)
 static void test_shared_dumps(void)
 {
     size_t n_inv = 0, k;
+    unsigned interrupt_checks = 0;
     inv_entry *inv = read_inventory(&n_inv);
     CHECK(inv != NULL && n_inv > 10);
     for (k = 0; k < n_inv; k++) {
@@ -335,8 +375,10 @@ static void test_shared_dumps(void)
         }
         CHECK_EQ_U64(back, refs);
         hp_heap_free(h);
+        interrupt_checks += check_interrupted_builds(buf, len);
         free(buf);
     }
+    CHECK(interrupt_checks > 0); /* some builds were stopped */
     free(inv);
 }
 
