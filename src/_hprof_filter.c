@@ -144,7 +144,7 @@ static Filter *filter_alloc(PyTypeObject *type, filter_kind kind)
     if (!self)
         return NULL;
     self->kind = kind;
-    if (hprof_stream_init(&self->s, kind_names[kind]) < 0) {
+    if (hprof_stream_setup(&self->s, kind_names[kind]) < 0) {
         Py_DECREF(self);
         return NULL;
     }

@@ -113,7 +113,7 @@ static PyObject *encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     self = (PackEncoder *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
-    if (hprof_stream_init(&self->s, "PackEncoder") < 0) {
+    if (hprof_stream_setup(&self->s, "PackEncoder") < 0) {
         Py_DECREF(self);
         return NULL;
     }
@@ -248,7 +248,7 @@ static PyObject *decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     self = (PackDecoder *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
-    if (hprof_stream_init(&self->s, "PackDecoder") < 0) {
+    if (hprof_stream_setup(&self->s, "PackDecoder") < 0) {
         Py_DECREF(self);
         return NULL;
     }

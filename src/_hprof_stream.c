@@ -2,7 +2,7 @@
  * _hprof_stream.h). */
 #include "_hprof_stream.h"
 
-int hprof_stream_init(hprof_stream *s, const char *name)
+int hprof_stream_setup(hprof_stream *s, const char *name)
 {
     s->name = name;
     s->out_fd = -2;

@@ -36,7 +36,7 @@ typedef struct hprof_stream {
 } hprof_stream;
 
 /* 0, or -1 with an exception set. */
-int hprof_stream_init(hprof_stream *s, const char *name);
+int hprof_stream_setup(hprof_stream *s, const char *name);
 void hprof_stream_free(hprof_stream *s);
 
 /* feed(data, fd) when data is not NULL, else flush(fd): bytes, or the count
