@@ -34,8 +34,8 @@ setup(
             depends=sorted(glob("src/*.h")) + sorted(glob("src/core/*.h")),
             include_dirs=["src"],
             libraries=["z"],
-            extra_compile_args=cflags,
-            extra_link_args=ldflags,
+            extra_link_args=ldflags + ["-pthread"],
+            extra_compile_args=cflags + ["-pthread"],
         )
     ],
 )

@@ -142,8 +142,11 @@ typedef struct hprof_fd_out {
 } hprof_fd_out;
 
 /* Readies `out` (zeroed, or used before) for one call writing to fd >= 0 and
- * returns the sink to hand the core; NULL with MemoryError set.  GIL held. */
-const hp_sink *hprof_fd_out_start(hprof_fd_out *out, int fd);
+ * returns the sink to hand the core; NULL with MemoryError set.  GIL held.
+ * With `patch`, when fd is a regular file written at its offset, the sink
+ * can also rewrite bytes written before (hp_sink.patch): the caller vouches
+ * that everything the core wrote so far went to this descriptor. */
+const hp_sink *hprof_fd_out_start(hprof_fd_out *out, int fd, int patch);
 
 /* Writes what is still batched; 0, or -1 when a write failed.  Needs no GIL. */
 int hprof_fd_out_flush(hprof_fd_out *out);

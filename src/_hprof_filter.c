@@ -6,6 +6,7 @@
  * output sink); one glue type holds any of them and calls the core functions
  * of its kind by name. */
 #include "_hprof_parts.h"
+#include "_hprof_stream.h"
 
 #include "core/hp_convert.h"
 #include "core/hp_sink.h"
@@ -24,104 +25,47 @@ typedef struct {
         hp_converter *converter;
         void *any; /* NULL when creation failed */
     } core;
-    hp_buf out;          /* output of the current call, handed over as bytes */
-    hprof_fd_out to_fd;  /* output of the current call, on its way to a file descriptor */
-    unsigned long long bytes_in, bytes_out;
-    int finished;
+    hprof_stream s;
 } Filter;
 
-/* One core call: feed `view`, or finish when it is NULL. */
-static hp_code core_run(Filter *self, const Py_buffer *view, const hp_sink *sink, hp_error *err)
+/* The core calls of each kind: feed `data`, or finish when it is NULL. */
+static hp_code tailor_encoder_call(void *core, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
 {
-    const uint8_t *data = view ? view->buf : NULL;
-    size_t len = view ? (size_t)view->len : 0;
-    switch (self->kind) {
-    case TAILOR_ENCODER:
-        return view ? hp_tailor_encoder_feed(self->core.encoder, data, len, sink, err)
-                    : hp_tailor_encoder_finish(self->core.encoder, sink, err);
-    case TAILOR_DECODER:
-        return view ? hp_tailor_decoder_feed(self->core.decoder, data, len, sink, err)
-                    : hp_tailor_decoder_finish(self->core.decoder, sink, err);
-    default:
-        return view ? hp_converter_feed(self->core.converter, data, len, sink, err)
-                    : hp_converter_finish(self->core.converter, sink, err);
-    }
+    return data ? hp_tailor_encoder_feed(core, data, len, out, err) : hp_tailor_encoder_finish(core, out, err);
 }
 
-/* The core call, then the output still batched for fd (when `to_fd`). */
-static hp_code run_and_flush(Filter *self, const Py_buffer *view, const hp_sink *sink, int to_fd, hp_error *err)
+static hp_code tailor_decoder_call(void *core, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
 {
-    hp_code rc = core_run(self, view, sink, err);
-    if (rc == HP_OK && to_fd && hprof_fd_out_flush(&self->to_fd) < 0)
-        rc = HP_E_NOMEM; /* hprof_fd_out_failed() tells it apart */
-    return rc;
+    return data ? hp_tailor_decoder_feed(core, data, len, out, err) : hp_tailor_decoder_finish(core, out, err);
 }
 
-/* Runs one core call on `view` (NULL for finish) with the GIL released when
- * the input is large.  Returns the output as bytes, or, when `fd` >= 0,
- * writes it to fd and returns the number of bytes written. */
-static PyObject *filter_run(Filter *self, const Py_buffer *view, int fd)
+static hp_code converter_call(void *core, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
 {
-    hprof_state *st = hprof_state_of_type(Py_TYPE(self));
-    hp_sink to_bytes = hp_buf_sink(&self->out);
-    const hp_sink *sink = &to_bytes;
-    hp_error err;
-    hp_code rc;
-    PyObject *result;
+    return data ? hp_converter_feed(core, data, len, out, err) : hp_converter_finish(core, out, err);
+}
 
-    if (fd >= 0 && !(sink = hprof_fd_out_start(&self->to_fd, fd)))
-        return NULL;
-    if (self->finished) {
-        PyErr_Format(PyExc_ValueError, "%s: flush() was already called", kind_names[self->kind]);
-        return NULL;
-    }
-    self->out.len = 0;
-    if (!view || (size_t)view->len >= HPROF_GIL_MINSIZE) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = run_and_flush(self, view, sink, fd >= 0, &err);
-        Py_END_ALLOW_THREADS
-    } else {
-        rc = run_and_flush(self, view, sink, fd >= 0, &err);
-    }
-    if (!view)
-        self->finished = 1;
-    if (rc != HP_OK) {
-        self->finished = 1; /* core errors are sticky: no further use */
-        if (fd >= 0 && hprof_fd_out_failed(&self->to_fd))
-            return hprof_fd_out_raise(&self->to_fd);
-        return hprof_raise(st, &err);
-    }
-    if (view)
-        self->bytes_in += (unsigned long long)view->len;
-    if (fd >= 0) {
-        self->bytes_out += hprof_fd_out_written(&self->to_fd);
-        return PyLong_FromUnsignedLongLong(hprof_fd_out_written(&self->to_fd));
-    }
-    self->bytes_out += self->out.len;
-    result = PyBytes_FromStringAndSize((const char *)self->out.data, (Py_ssize_t)self->out.len);
-    /* Keep the buffer for the next call unless one call produced a lot. */
-    if (self->out.cap > ((size_t)16 << 20))
-        hp_buf_free(&self->out);
-    return result;
+static const hprof_stream_fn kind_calls[] = { tailor_encoder_call, tailor_decoder_call, converter_call };
+
+static PyObject *filter_call(Filter *self, PyObject *data, int fd)
+{
+    return hprof_stream_call(&self->s, hprof_state_of_type(Py_TYPE(self)), kind_calls[self->kind], self->core.any,
+                             data, fd);
 }
 
 PyDoc_STRVAR(filter_feed_doc,
 "feed($self, data, /, fd=-1)\n--\n\n"
-"Process the next chunk of input (any size); return the output it completed.\n"
-"With fd >= 0 the output is written to that file descriptor instead, and the\n"
-"number of bytes written is returned.");
+"Process the next chunk of input (any size, any bytes-like object); return\n"
+"the output it completed.  With fd >= 0 the output is written to that file\n"
+"descriptor instead, and the number of bytes written is returned.");
 
 static PyObject *filter_feed(Filter *self, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = { "", "fd", NULL };
-    Py_buffer view;
-    PyObject *result;
+    PyObject *data;
     int fd = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|i:feed", keywords, &view, &fd))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i:feed", keywords, &data, &fd))
         return NULL;
-    result = filter_run(self, &view, fd);
-    PyBuffer_Release(&view);
-    return result;
+    return filter_call(self, data, fd);
 }
 
 PyDoc_STRVAR(filter_flush_doc,
@@ -136,7 +80,7 @@ static PyObject *filter_flush(Filter *self, PyObject *args, PyObject *kwargs)
     int fd = -1;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|i:flush", keywords, &fd))
         return NULL;
-    return filter_run(self, NULL, fd);
+    return filter_call(self, NULL, fd);
 }
 
 PyDoc_STRVAR(filter_counter_doc,
@@ -152,6 +96,7 @@ static PyObject *filter_counter(Filter *self, PyObject *unused)
     d = PyDict_New();
     if (!d || self->kind == CONVERTER) /* the converter keeps no counter */
         return d;
+    hprof_stream_lock(&self->s);
     c = self->kind == TAILOR_ENCODER ? hp_tailor_encoder_counter(self->core.encoder)
                                      : hp_tailor_decoder_counter(self->core.decoder);
     for (i = 0; i < c->n; i++) {
@@ -160,20 +105,21 @@ static PyObject *filter_counter(Filter *self, PyObject *unused)
         PyObject *value = PyLong_FromUnsignedLongLong(count);
         if (!value || PyDict_SetItemString(d, name, value) < 0) {
             Py_XDECREF(value);
-            Py_DECREF(d);
-            return NULL;
+            Py_CLEAR(d);
+            break;
         }
         Py_DECREF(value);
     }
+    hprof_stream_unlock(&self->s);
     return d;
 }
 
 static PyObject *filter_get(Filter *self, void *closure)
 {
     switch ((int)(intptr_t)closure) {
-    case 0: return PyBool_FromLong(self->finished);
-    case 1: return PyLong_FromUnsignedLongLong(self->bytes_in);
-    default: return PyLong_FromUnsignedLongLong(self->bytes_out);
+    case 0: return PyBool_FromLong(self->s.finished);
+    case 1: return PyLong_FromUnsignedLongLong(self->s.bytes_in);
+    default: return PyLong_FromUnsignedLongLong(self->s.bytes_out);
     }
 }
 
@@ -191,22 +137,22 @@ static PyGetSetDef filter_getset[] = {
     { NULL, NULL, NULL, NULL, NULL },
 };
 
-static PyObject *filter_new(PyTypeObject *type, filter_kind kind, int app_only, int to_standard)
+/* A new filter of `kind`: its core is made by the constructor below. */
+static Filter *filter_alloc(PyTypeObject *type, filter_kind kind)
 {
     Filter *self = (Filter *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
     self->kind = kind;
-    hp_buf_init(&self->out, &hprof_raw_alloc);
-    if (kind == TAILOR_ENCODER) {
-        hp_tailor_options opts = { app_only };
-        self->core.encoder = hp_tailor_encoder_new(&hprof_raw_alloc, &opts);
-    } else if (kind == TAILOR_DECODER) {
-        self->core.decoder = hp_tailor_decoder_new(&hprof_raw_alloc, NULL);
-    } else {
-        hp_convert_options opts = { to_standard, app_only };
-        self->core.converter = hp_converter_new(&hprof_raw_alloc, &opts);
+    if (hprof_stream_setup(&self->s, kind_names[kind]) < 0) {
+        Py_DECREF(self);
+        return NULL;
     }
+    return self;
+}
+
+static PyObject *filter_ready(Filter *self)
+{
     if (!self->core.any) {
         Py_DECREF(self);
         return PyErr_NoMemory();
@@ -217,27 +163,55 @@ static PyObject *filter_new(PyTypeObject *type, filter_kind kind, int app_only, 
 static PyObject *tailor_encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = { "app_only", NULL };
-    int app_only = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:TailorEncoder", keywords, &app_only))
+    hp_tailor_options opts = { 0, 0 };
+    PyObject *app_only = NULL;
+    Filter *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:TailorEncoder", keywords, &app_only) ||
+        hprof_arg_bool(app_only, "app_only", &opts.app_only) < 0 || !(self = filter_alloc(type, TAILOR_ENCODER)))
         return NULL;
-    return filter_new(type, TAILOR_ENCODER, app_only, 0);
+    self->core.encoder = hp_tailor_encoder_new(&hprof_raw_alloc, &opts);
+    return filter_ready(self);
 }
 
 static PyObject *tailor_decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { NULL };
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, ":TailorDecoder", keywords))
+    static char *keywords[] = { "max_record", NULL };
+    hp_tailor_options opts = { 0, 0 };
+    Py_ssize_t max_record = 0;
+    Filter *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$n:TailorDecoder", keywords, &max_record) ||
+        hprof_arg_range(max_record, "max_record", 0, PY_SSIZE_T_MAX) < 0 ||
+        !(self = filter_alloc(type, TAILOR_DECODER)))
         return NULL;
-    return filter_new(type, TAILOR_DECODER, 0, 0);
+    opts.max_record = (size_t)max_record;
+    self->core.decoder = hp_tailor_decoder_new(&hprof_raw_alloc, &opts);
+    return filter_ready(self);
 }
 
 static PyObject *converter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "to_standard", "app_only", NULL };
-    int to_standard = 1, app_only = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$pp:Converter", keywords, &to_standard, &app_only))
+    static char *keywords[] = { "to_standard", "app_only", "strip_types", "max_record", NULL };
+    hp_convert_options opts = { 1, 0, 0, 0 };
+    PyObject *to_standard = NULL, *app_only = NULL;
+    unsigned int strip = 0;
+    Py_ssize_t max_record = 0;
+    Filter *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOIn:Converter", keywords, &to_standard, &app_only, &strip,
+                                     &max_record) ||
+        hprof_arg_bool(to_standard, "to_standard", &opts.to_standard) < 0 ||
+        hprof_arg_bool(app_only, "app_only", &opts.app_only) < 0 ||
+        hprof_arg_range(max_record, "max_record", 0, PY_SSIZE_T_MAX) < 0)
         return NULL;
-    return filter_new(type, CONVERTER, app_only, to_standard);
+    if (strip & ~0xFF0u) {
+        PyErr_SetString(PyExc_ValueError, "strip_types may only hold bits 4..11 (the primitive types)");
+        return NULL;
+    }
+    opts.strip_types = strip;
+    opts.max_record = (size_t)max_record;
+    if (!(self = filter_alloc(type, CONVERTER)))
+        return NULL;
+    self->core.converter = hp_converter_new(&hprof_raw_alloc, &opts);
+    return filter_ready(self);
 }
 
 static void filter_dealloc(Filter *self)
@@ -248,8 +222,7 @@ static void filter_dealloc(Filter *self)
     case TAILOR_DECODER: hp_tailor_decoder_free(self->core.decoder); break;
     default: hp_converter_free(self->core.converter); break;
     }
-    hp_buf_free(&self->out);
-    hprof_fd_out_free(&self->to_fd);
+    hprof_stream_free(&self->s);
     type->tp_free(self);
     Py_DECREF(type);
 }
@@ -266,12 +239,16 @@ static PyType_Slot tailor_encoder_slots[] = FILTER_SLOTS(
     "HPROF in, Tailor's uncompressed mini stream out (byte-identical to encode.py).");
 static PyType_Slot tailor_decoder_slots[] = FILTER_SLOTS(
     tailor_decoder_new,
-    "TailorDecoder()\n--\n\n"
-    "Tailor's uncompressed mini stream in, HPROF out (byte-identical to decode.py).");
+    "TailorDecoder(*, max_record=0)\n--\n\n"
+    "Tailor's uncompressed mini stream in, HPROF out (byte-identical to decode.py).  A restored\n"
+    "segment longer than max_record (0: 64 MiB) is streamed: its length patched in a file given\n"
+    "by fd, else cut in several segments.");
 static PyType_Slot converter_slots[] = FILTER_SLOTS(
     converter_new,
-    "Converter(*, to_standard=True, app_only=False)\n--\n\n"
-    "Android HPROF in, standard HPROF out (what hprof-conv does; -z is app_only).");
+    "Converter(*, to_standard=True, app_only=False, strip_types=0, max_record=0)\n--\n\n"
+    "Android HPROF in, standard HPROF out (what hprof-conv does; -z is app_only).  strip_types:\n"
+    "bit t set writes the elements of primitive arrays of type t as zeros.  A heap record longer\n"
+    "than max_record (0: 64 MiB) is streamed: its length patched in a file given by fd, else cut.");
 
 static PyType_Spec filter_specs[] = {
     { "hprofkit._hprof.TailorEncoder", sizeof(Filter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,

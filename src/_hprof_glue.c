@@ -7,10 +7,12 @@
 #include "_hprof.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void *raw_malloc(size_t n) { return PyMem_RawMalloc(n); }
@@ -305,9 +307,54 @@ static int fd_write_all(void *ctx, const uint8_t *data, size_t len)
     return 0;
 }
 
-static int batched_write(void *ctx, const uint8_t *data, size_t len) { return hp_writer_put(ctx, data, len); }
+static int batched_write(void *ctx, const uint8_t *data, size_t len)
+{
+    return hp_writer_put(&((hprof_fd_out *)ctx)->batch, data, len);
+}
 
-const hp_sink *hprof_fd_out_start(hprof_fd_out *out, int fd)
+/* Rewrites `len` bytes written `back` bytes before the end of the output:
+ * in the batch while they are there, else in the file (pwrite). */
+static int batched_patch(void *ctx, uint64_t back, const uint8_t *data, size_t len)
+{
+    hprof_fd_out *out = ctx;
+    off_t end;
+    if (back <= out->batch.len) {
+        memcpy(out->batch.buf + out->batch.len - back, data, len);
+        return 0;
+    }
+    if (hp_writer_flush(&out->batch) < 0)
+        return -1;
+    end = lseek(out->fd, 0, SEEK_CUR);
+    if (end < 0 || back > (uint64_t)end) {
+        out->error = end < 0 ? errno : ESPIPE;
+        return -1;
+    }
+    while (len) {
+        ssize_t n = pwrite(out->fd, data, len, (off_t)(end - (off_t)back));
+        if (n < 0 && errno != EINTR) {
+            out->error = errno;
+            return -1;
+        }
+        if (n > 0) {
+            data += n;
+            len -= (size_t)n;
+            back -= (uint64_t)n;
+        }
+    }
+    return 0;
+}
+
+/* Whether bytes written to fd can be rewritten in place: a regular file
+ * written at its offset (not O_APPEND). */
+static int can_patch(int fd)
+{
+    struct stat st;
+    int flags = fcntl(fd, F_GETFL);
+    return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flags >= 0 && !(flags & O_APPEND) &&
+           lseek(fd, 0, SEEK_CUR) >= 0;
+}
+
+const hp_sink *hprof_fd_out_start(hprof_fd_out *out, int fd, int patch)
 {
     if (!out->batch.buf && hp_writer_init(&out->batch, &hprof_raw_alloc, HPROF_FD_BATCH) < 0) {
         PyErr_NoMemory();
@@ -318,8 +365,10 @@ const hp_sink *hprof_fd_out_start(hprof_fd_out *out, int fd)
     out->interrupted = 0;
     out->to_fd.write = fd_write_all;
     out->to_fd.ctx = out;
+    out->to_fd.patch = NULL;
     out->to_batch.write = batched_write;
-    out->to_batch.ctx = &out->batch;
+    out->to_batch.ctx = out;
+    out->to_batch.patch = patch && can_patch(fd) ? batched_patch : NULL;
     out->batch.sink = &out->to_fd;
     out->batch.len = 0;
     out->batch.written = 0;

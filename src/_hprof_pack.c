@@ -1,188 +1,124 @@
-/* The pack format's modelling half for Python: PackEncoder (HPROF in,
- * blocks of raw streams out) and PackDecoder (blocks in, HPROF out).  The
- * container -- compression, checksums, framing, threads -- is Python's
- * (hprofkit/_pack.py); these types only move bytes between it and the core.
- *
- * Both release the GIL around core calls on large inputs.  The encoder's
- * block callback runs inside such a call: it takes the GIL back just long
- * enough to turn the block into bytes objects. */
+/* hprofkit's compact format for Python: PackEncoder (HPROF in, pack out)
+ * and PackDecoder (pack in, HPROF out), the core's hp_packer and
+ * hp_unpacker behind the stream types' feed/flush (_hprof_stream.h).  The
+ * whole format -- modelling, container, compression threads -- is the
+ * core's; these types only parse arguments and expose counters. */
 #include "_hprof_parts.h"
+#include "_hprof_stream.h"
 
-#include "core/hp_pack.h"
-#include "core/hp_sink.h"
+#include "core/hp_heaprec.h"
+#include "core/hp_packer.h"
+
+#define MAX_THREADS 64
 
 /* ---- PackEncoder ---- */
 
 typedef struct {
     PyObject_HEAD
-    hp_pack_encoder *enc;
-    PyObject *blocks;     /* list collecting the blocks of the current call */
-    PyThreadState *saved; /* while the GIL is released, else NULL */
-    int py_failed;        /* the callback could not build a block */
-    int finished;
+    hprof_stream s;
+    hp_packer *packer;
 } PackEncoder;
 
-/* One block as (streams, in_len, out_len), streams a tuple of bytes. */
-static PyObject *block_tuple(const hp_pack_block *b)
+static hp_code packer_call(void *core, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
 {
-    PyObject *streams = PyTuple_New(HP_PACK_NSTREAMS), *item;
-    int i;
-    if (!streams)
-        return NULL;
-    for (i = 0; i < HP_PACK_NSTREAMS; i++) {
-        PyObject *s = PyBytes_FromStringAndSize((const char *)b->data[i], (Py_ssize_t)b->len[i]);
-        if (!s) {
-            Py_DECREF(streams);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(streams, i, s);
-    }
-    item = Py_BuildValue("(NKK)", streams, (unsigned long long)b->in_len, (unsigned long long)b->out_len);
-    return item;
-}
-
-static int collect_block(void *ctx, const hp_pack_block *b)
-{
-    PackEncoder *self = ctx;
-    PyObject *item;
-    int rc = 0;
-    if (self->saved)
-        PyEval_RestoreThread(self->saved);
-    item = block_tuple(b);
-    if (!item || PyList_Append(self->blocks, item) < 0) {
-        self->py_failed = 1;
-        rc = -1;
-    }
-    Py_XDECREF(item);
-    if (self->saved)
-        self->saved = PyEval_SaveThread();
-    return rc;
-}
-
-/* Runs one core call (finish when view is NULL); returns the list of blocks. */
-static PyObject *encoder_run(PackEncoder *self, const Py_buffer *view)
-{
-    hprof_state *st = hprof_state_of_type(Py_TYPE(self));
-    hp_error err;
-    hp_code rc;
-    PyObject *blocks;
-
-    if (self->finished) {
-        PyErr_SetString(PyExc_ValueError, "PackEncoder: flush() was already called");
-        return NULL;
-    }
-    blocks = PyList_New(0);
-    if (!blocks)
-        return NULL;
-    self->blocks = blocks;
-    self->py_failed = 0;
-    if (!view || (size_t)view->len >= HPROF_GIL_MINSIZE) {
-        self->saved = PyEval_SaveThread();
-        rc = view ? hp_pack_encoder_feed(self->enc, view->buf, (size_t)view->len, collect_block, self, &err)
-                  : hp_pack_encoder_finish(self->enc, collect_block, self, &err);
-        PyEval_RestoreThread(self->saved);
-        self->saved = NULL;
-    } else {
-        rc = hp_pack_encoder_feed(self->enc, view->buf, (size_t)view->len, collect_block, self, &err);
-    }
-    self->blocks = NULL;
-    if (!view)
-        self->finished = 1;
-    if (rc != HP_OK) {
-        self->finished = 1;
-        Py_DECREF(blocks);
-        if (self->py_failed && PyErr_Occurred())
-            return NULL;
-        return hprof_raise(st, &err);
-    }
-    return blocks;
+    return data ? hp_packer_feed(core, data, len, out, err) : hp_packer_finish(core, out, err);
 }
 
 PyDoc_STRVAR(encoder_feed_doc,
-"feed($self, data, /)\n--\n\n"
-"Model the next chunk of the dump (any size).  Returns the blocks it\n"
-"completed, each (streams, in_len, out_len): a tuple of one bytes object\n"
-"per stream, the source bytes it covers and the bytes it restores to.");
+"feed($self, data, /, fd=-1)\n--\n\n"
+"Pack the next chunk of the dump (any size, any bytes-like object); return\n"
+"the pack bytes it completed, or with fd >= 0 write them there and return\n"
+"their number.");
 
-static PyObject *encoder_feed(PackEncoder *self, PyObject *data)
+static PyObject *encoder_feed(PackEncoder *self, PyObject *args, PyObject *kwargs)
 {
-    Py_buffer view;
-    PyObject *result;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+    static char *keywords[] = { "", "fd", NULL };
+    PyObject *data;
+    int fd = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i:feed", keywords, &data, &fd))
         return NULL;
-    result = encoder_run(self, &view);
-    PyBuffer_Release(&view);
-    return result;
+    return hprof_stream_call(&self->s, hprof_state_of_type(Py_TYPE(self)), packer_call, self->packer, data, fd);
 }
 
 PyDoc_STRVAR(encoder_flush_doc,
-"flush($self, /)\n--\n\n"
-"End the dump: return the last blocks, or raise TruncatedError if the dump\n"
-"stopped inside a record.");
+"flush($self, /, fd=-1)\n--\n\n"
+"End the dump: return the rest of the pack, its end record included (or\n"
+"write it to fd), or raise TruncatedError if the dump stopped inside a record.");
 
-static PyObject *encoder_flush(PackEncoder *self, PyObject *unused)
+static PyObject *encoder_flush(PackEncoder *self, PyObject *args, PyObject *kwargs)
 {
-    (void)unused;
-    return encoder_run(self, NULL);
+    static char *keywords[] = { "fd", NULL };
+    int fd = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|i:flush", keywords, &fd))
+        return NULL;
+    return hprof_stream_call(&self->s, hprof_state_of_type(Py_TYPE(self)), packer_call, self->packer, NULL, fd);
 }
 
 static PyObject *encoder_get(PackEncoder *self, void *closure)
 {
-    const hp_header *h;
+    unsigned long long v;
+    hprof_stream_lock(&self->s);
     switch ((int)(intptr_t)closure) {
-    case 0:
-        return PyBool_FromLong(self->finished);
-    case 1:
-        return PyLong_FromUnsignedLongLong(hp_pack_encoder_bytes_in(self->enc));
-    case 2:
-        return PyLong_FromUnsignedLongLong(hp_pack_encoder_bytes_out(self->enc));
-    case 3:
-        return PyLong_FromUnsignedLongLong(hp_pack_encoder_blocks(self->enc));
-    default:
-        h = hp_pack_encoder_header(self->enc);
-        if (!h)
-            Py_RETURN_NONE;
-        return Py_BuildValue("(iiKn)", h->version, h->id_size, (unsigned long long)h->timestamp,
-                             (Py_ssize_t)h->length);
+    case 0: v = (unsigned long long)self->s.finished; break;
+    case 1: v = hp_packer_bytes_in(self->packer); break;
+    case 2: v = hp_packer_bytes_out(self->packer); break;
+    case 3: v = hp_packer_restored_bytes(self->packer); break;
+    default: v = hp_packer_blocks(self->packer); break;
     }
+    hprof_stream_unlock(&self->s);
+    return closure == (void *)0 ? PyBool_FromLong((long)v) : PyLong_FromUnsignedLongLong(v);
 }
 
 static PyMethodDef encoder_methods[] = {
-    { "feed", (PyCFunction)encoder_feed, METH_O, encoder_feed_doc },
-    { "flush", (PyCFunction)encoder_flush, METH_NOARGS, encoder_flush_doc },
+    { "feed", (PyCFunction)(void (*)(void))encoder_feed, METH_VARARGS | METH_KEYWORDS, encoder_feed_doc },
+    { "flush", (PyCFunction)(void (*)(void))encoder_flush, METH_VARARGS | METH_KEYWORDS, encoder_flush_doc },
     { NULL, NULL, 0, NULL },
 };
 
 static PyGetSetDef encoder_getset[] = {
     { "eof", (getter)encoder_get, NULL, "True once flush() was called (or an error was raised).", (void *)0 },
     { "bytes_in", (getter)encoder_get, NULL, "Dump bytes consumed.", (void *)1 },
-    { "bytes_out", (getter)encoder_get, NULL, "Bytes the blocks so far restore to, header included.", (void *)2 },
-    { "blocks", (getter)encoder_get, NULL, "Blocks produced so far.", (void *)3 },
-    { "header", (getter)encoder_get, NULL,
-      "(version, id_size, timestamp, header_length) of the dump once read, else None.", (void *)4 },
+    { "bytes_out", (getter)encoder_get, NULL, "Pack bytes produced.", (void *)2 },
+    { "restored_bytes", (getter)encoder_get, NULL,
+      "Bytes the pack restores to (the dump minus what the policy drops).", (void *)3 },
+    { "blocks", (getter)encoder_get, NULL, "Blocks written.", (void *)4 },
     { NULL, NULL, NULL, NULL, NULL },
 };
 
 static PyObject *encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "strip_types", "app_only", "drop_traces", "block_size", NULL };
-    hp_pack_policy pol = { 0, 0, 0 };
+    static char *keywords[] = { "strip_types", "app_only", "drop_traces", "level", "threads", "block_size", NULL };
+    hp_packer_options opts;
+    PyObject *app_only = NULL, *drop_traces = NULL;
     unsigned int strip = 0;
+    int level = HP_PACK_LEVEL_DEFAULT, threads = 1;
     Py_ssize_t block = 0;
     PackEncoder *self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$Ippn:PackEncoder", keywords, &strip, &pol.app_only,
-                                     &pol.drop_traces, &block))
+    memset(&opts, 0, sizeof opts);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$IOOiin:PackEncoder", keywords, &strip, &app_only,
+                                     &drop_traces, &level, &threads, &block) ||
+        hprof_arg_bool(app_only, "app_only", &opts.policy.app_only) < 0 ||
+        hprof_arg_bool(drop_traces, "drop_traces", &opts.policy.drop_traces) < 0 ||
+        hprof_arg_range(level, "level", 0, 9) < 0 || hprof_arg_range(threads, "threads", 1, MAX_THREADS) < 0 ||
+        hprof_arg_range(block, "block_size", 0, (Py_ssize_t)HP_PACK_BLOCK_MAX) < 0)
         return NULL;
-    if (block < 0) {
-        PyErr_SetString(PyExc_ValueError, "block_size must not be negative");
+    if (strip & ~HP_PACK_STRIP_ALL) {
+        PyErr_SetString(PyExc_ValueError, "strip_types may only hold bits 4..11 (the primitive types)");
         return NULL;
     }
-    pol.strip_types = strip;
+    opts.policy.strip_types = strip;
+    opts.level = level;
+    opts.workers = (unsigned)threads;
+    opts.block_size = (size_t)block;
     self = (PackEncoder *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
-    self->enc = hp_pack_encoder_new(&hprof_raw_alloc, &pol, (size_t)block);
-    if (!self->enc) {
+    if (hprof_stream_setup(&self->s, "PackEncoder") < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->packer = hp_packer_new(&hprof_raw_alloc, &opts);
+    if (!self->packer) {
         Py_DECREF(self);
         return PyErr_NoMemory();
     }
@@ -192,7 +128,8 @@ static PyObject *encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 static void encoder_dealloc(PackEncoder *self)
 {
     PyTypeObject *type = Py_TYPE(self);
-    hp_pack_encoder_free(self->enc);
+    hp_packer_free(self->packer);
+    hprof_stream_free(&self->s);
     type->tp_free(self);
     Py_DECREF(type);
 }
@@ -201,115 +138,37 @@ static void encoder_dealloc(PackEncoder *self)
 
 typedef struct {
     PyObject_HEAD
-    hp_pack_decoder *dec;
-    hp_buf out;          /* output of the current call, handed over as bytes */
-    hprof_fd_out to_fd;  /* output of the current call, on its way to a file descriptor */
-    int finished;
+    hprof_stream s;
+    hp_unpacker *unpacker;
 } PackDecoder;
 
-/* The core call (finish when data is NULL), then the output still batched
- * for fd (when `to_fd`). */
-static hp_code decoder_core_run(PackDecoder *self, const uint8_t *const *data, const size_t *lens,
-                                uint64_t expected, const hp_sink *sink, int to_fd, hp_error *err)
+static hp_code unpacker_call(void *core, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
 {
-    hp_code rc = data ? hp_pack_decoder_block(self->dec, data, lens, expected, sink, err)
-                      : hp_pack_decoder_finish(self->dec, sink, err);
-    if (rc == HP_OK && to_fd && hprof_fd_out_flush(&self->to_fd) < 0)
-        rc = HP_E_NOMEM; /* hprof_fd_out_failed() tells it apart */
-    return rc;
+    return data ? hp_unpacker_feed(core, data, len, out, err) : hp_unpacker_finish(core, out, err);
 }
 
-/* Restores one block (streams != NULL) or finishes; bytes, or the count
- * written to fd. */
-static PyObject *decoder_run(PackDecoder *self, PyObject *streams, uint64_t expected, int fd)
+PyDoc_STRVAR(decoder_feed_doc,
+"feed($self, data, /, fd=-1)\n--\n\n"
+"Restore from the next chunk of the pack (any size, any bytes-like object);\n"
+"return the HPROF bytes it completed, or with fd >= 0 write them there and\n"
+"return their number.  A file descriptor of a regular file lets records too\n"
+"long to hold be written at once and their length patched.");
+
+static PyObject *decoder_feed(PackDecoder *self, PyObject *args, PyObject *kwargs)
 {
-    hprof_state *st = hprof_state_of_type(Py_TYPE(self));
-    Py_buffer views[HP_PACK_NSTREAMS];
-    const uint8_t *data[HP_PACK_NSTREAMS];
-    size_t lens[HP_PACK_NSTREAMS], total = 0;
-    hp_sink to_bytes = hp_buf_sink(&self->out);
-    const hp_sink *sink = &to_bytes;
-    PyObject *seq = NULL, *result = NULL;
-    hp_error err;
-    hp_code rc;
-    int i, got = 0;
-
-    if (self->finished) {
-        PyErr_SetString(PyExc_ValueError, "PackDecoder: flush() was already called");
-        return NULL;
-    }
-    if (streams) {
-        seq = PySequence_Fast(streams, "streams must be a sequence of bytes-like objects");
-        if (!seq)
-            return NULL;
-        if (PySequence_Fast_GET_SIZE(seq) != HP_PACK_NSTREAMS) {
-            PyErr_Format(PyExc_ValueError, "a block has %d streams, not %zd", HP_PACK_NSTREAMS,
-                         PySequence_Fast_GET_SIZE(seq));
-            goto done;
-        }
-        for (got = 0; got < HP_PACK_NSTREAMS; got++) {
-            if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, got), &views[got], PyBUF_SIMPLE) < 0)
-                goto done;
-            data[got] = views[got].buf;
-            lens[got] = (size_t)views[got].len;
-            total += lens[got];
-        }
-    }
-    if (fd >= 0 && !(sink = hprof_fd_out_start(&self->to_fd, fd)))
-        goto done;
-    self->out.len = 0;
-    if (!streams || total >= HPROF_GIL_MINSIZE) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = decoder_core_run(self, streams ? data : NULL, lens, expected, sink, fd >= 0, &err);
-        Py_END_ALLOW_THREADS
-    } else {
-        rc = decoder_core_run(self, data, lens, expected, sink, fd >= 0, &err);
-    }
-    if (!streams)
-        self->finished = 1;
-    if (rc != HP_OK) {
-        self->finished = 1;
-        if (fd >= 0 && hprof_fd_out_failed(&self->to_fd))
-            hprof_fd_out_raise(&self->to_fd);
-        else
-            hprof_raise(st, &err);
-        goto done;
-    }
-    if (fd >= 0)
-        result = PyLong_FromUnsignedLongLong(hprof_fd_out_written(&self->to_fd));
-    else
-        result = PyBytes_FromStringAndSize((const char *)self->out.data, (Py_ssize_t)self->out.len);
-    if (self->out.cap > ((size_t)16 << 20))
-        hp_buf_free(&self->out);
-done:
-    for (i = 0; i < got; i++)
-        PyBuffer_Release(&views[i]);
-    Py_XDECREF(seq);
-    return result;
-}
-
-PyDoc_STRVAR(decoder_feed_block_doc,
-"feed_block($self, streams, /, out_len=-1, fd=-1)\n--\n\n"
-"Restore the next block from its raw streams (a sequence of bytes-like\n"
-"objects, one per stream).  out_len >= 0 is checked against what the block\n"
-"restores to.  Returns the HPROF bytes, or with fd >= 0 writes them there\n"
-"and returns their number.");
-
-static PyObject *decoder_feed_block(PackDecoder *self, PyObject *args, PyObject *kwargs)
-{
-    static char *keywords[] = { "", "out_len", "fd", NULL };
-    PyObject *streams;
-    long long out_len = -1;
+    static char *keywords[] = { "", "fd", NULL };
+    PyObject *data;
     int fd = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|Li:feed_block", keywords, &streams, &out_len, &fd))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i:feed", keywords, &data, &fd))
         return NULL;
-    return decoder_run(self, streams, out_len < 0 ? UINT64_MAX : (uint64_t)out_len, fd);
+    return hprof_stream_call(&self->s, hprof_state_of_type(Py_TYPE(self)), unpacker_call, self->unpacker, data, fd);
 }
 
 PyDoc_STRVAR(decoder_flush_doc,
 "flush($self, /, fd=-1)\n--\n\n"
-"End the input: raise TruncatedError if it stopped inside a record; return\n"
-"what is left to write (the header of an empty dump), or its length with fd.");
+"End the pack: return the rest of the dump (or write it to fd); raise\n"
+"TruncatedError unless the pack was complete, CorruptError unless it\n"
+"restored to the length its end record gives.");
 
 static PyObject *decoder_flush(PackDecoder *self, PyObject *args, PyObject *kwargs)
 {
@@ -317,56 +176,84 @@ static PyObject *decoder_flush(PackDecoder *self, PyObject *args, PyObject *kwar
     int fd = -1;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|i:flush", keywords, &fd))
         return NULL;
-    return decoder_run(self, NULL, UINT64_MAX, fd);
+    return hprof_stream_call(&self->s, hprof_state_of_type(Py_TYPE(self)), unpacker_call, self->unpacker, NULL, fd);
+}
+
+/* The header fields once read, as a dict; None before. */
+static PyObject *decoder_info(PackDecoder *self, void *closure)
+{
+    const hp_pack_info *info;
+    PyObject *result;
+    (void)closure;
+    hprof_stream_lock(&self->s);
+    info = hp_unpacker_info(self->unpacker);
+    if (!info)
+        result = Py_NewRef(Py_None);
+    else
+        result = Py_BuildValue("{s:i,s:i,s:K,s:I,s:O,s:O,s:i}", "version", info->version, "id_size", info->id_size,
+                               "timestamp", (unsigned long long)info->timestamp, "strip_types",
+                               info->policy.strip_types, "app_only", info->policy.app_only ? Py_True : Py_False,
+                               "drop_traces", info->policy.drop_traces ? Py_True : Py_False, "level", info->level);
+    hprof_stream_unlock(&self->s);
+    return result;
 }
 
 static PyObject *decoder_get(PackDecoder *self, void *closure)
 {
+    unsigned long long v;
+    hprof_stream_lock(&self->s);
     switch ((int)(intptr_t)closure) {
-    case 0: return PyBool_FromLong(self->finished);
-    case 1: return PyLong_FromUnsignedLongLong(hp_pack_decoder_bytes_out(self->dec));
-    default: return PyLong_FromUnsignedLongLong(hp_pack_decoder_blocks(self->dec));
+    case 0: v = (unsigned long long)self->s.finished; break;
+    case 1: v = hp_unpacker_bytes_in(self->unpacker); break;
+    case 2: v = self->s.bytes_out; break;
+    default: v = hp_unpacker_blocks(self->unpacker); break;
     }
+    hprof_stream_unlock(&self->s);
+    return closure == (void *)0 ? PyBool_FromLong((long)v) : PyLong_FromUnsignedLongLong(v);
 }
 
 static PyMethodDef decoder_methods[] = {
-    { "feed_block", (PyCFunction)(void (*)(void))decoder_feed_block, METH_VARARGS | METH_KEYWORDS,
-      decoder_feed_block_doc },
+    { "feed", (PyCFunction)(void (*)(void))decoder_feed, METH_VARARGS | METH_KEYWORDS, decoder_feed_doc },
     { "flush", (PyCFunction)(void (*)(void))decoder_flush, METH_VARARGS | METH_KEYWORDS, decoder_flush_doc },
     { NULL, NULL, 0, NULL },
 };
 
 static PyGetSetDef decoder_getset[] = {
     { "eof", (getter)decoder_get, NULL, "True once flush() was called (or an error was raised).", (void *)0 },
-    { "bytes_out", (getter)decoder_get, NULL, "HPROF bytes restored, header included.", (void *)1 },
-    { "blocks", (getter)decoder_get, NULL, "Blocks restored.", (void *)2 },
+    { "bytes_in", (getter)decoder_get, NULL, "Pack bytes consumed.", (void *)1 },
+    { "bytes_out", (getter)decoder_get, NULL, "HPROF bytes produced.", (void *)2 },
+    { "blocks", (getter)decoder_get, NULL, "Blocks restored.", (void *)3 },
+    { "info", (getter)decoder_info, NULL,
+      "The pack's header once read (version, id_size, timestamp, strip_types, app_only, drop_traces, level), "
+      "else None.", NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
 
 static PyObject *decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "version", "id_size", "timestamp", "strip_types", "app_only", "drop_traces", NULL };
-    hp_pack_policy pol = { 0, 0, 0 };
-    hp_header h;
-    unsigned long long timestamp;
-    unsigned int strip = 0;
+    static char *keywords[] = { "threads", "max_block", "max_record", NULL };
+    hp_unpacker_options opts;
+    int threads = 1;
+    Py_ssize_t max_block = 0, max_record = 0;
     PackDecoder *self;
-    memset(&h, 0, sizeof h);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iiK|$Ipp:PackDecoder", keywords, &h.version, &h.id_size,
-                                     &timestamp, &strip, &pol.app_only, &pol.drop_traces))
+    memset(&opts, 0, sizeof opts);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$inn:PackDecoder", keywords, &threads, &max_block, &max_record) ||
+        hprof_arg_range(threads, "threads", 1, MAX_THREADS) < 0 ||
+        hprof_arg_range(max_block, "max_block", 0, PY_SSIZE_T_MAX) < 0 ||
+        hprof_arg_range(max_record, "max_record", 0, PY_SSIZE_T_MAX) < 0)
         return NULL;
-    if (h.version < 0 || h.version > 3 || (h.id_size != 4 && h.id_size != 8)) {
-        PyErr_SetString(PyExc_ValueError, "version must be 0..3 and id_size 4 or 8");
-        return NULL;
-    }
-    h.timestamp = timestamp;
-    pol.strip_types = strip;
+    opts.workers = (unsigned)threads;
+    opts.max_block = (size_t)max_block;
+    opts.max_record = (size_t)max_record;
     self = (PackDecoder *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
-    hp_buf_init(&self->out, &hprof_raw_alloc);
-    self->dec = hp_pack_decoder_new(&hprof_raw_alloc, &h, &pol);
-    if (!self->dec) {
+    if (hprof_stream_setup(&self->s, "PackDecoder") < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->unpacker = hp_unpacker_new(&hprof_raw_alloc, &opts);
+    if (!self->unpacker) {
         Py_DECREF(self);
         return PyErr_NoMemory();
     }
@@ -376,9 +263,8 @@ static PyObject *decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 static void decoder_dealloc(PackDecoder *self)
 {
     PyTypeObject *type = Py_TYPE(self);
-    hp_pack_decoder_free(self->dec);
-    hp_buf_free(&self->out);
-    hprof_fd_out_free(&self->to_fd);
+    hp_unpacker_free(self->unpacker);
+    hprof_stream_free(&self->s);
     type->tp_free(self);
     Py_DECREF(type);
 }
@@ -386,15 +272,20 @@ static void decoder_dealloc(PackDecoder *self)
 /* ---- registration ---- */
 
 static PyType_Slot encoder_slots[] = {
-    { Py_tp_doc, "PackEncoder(*, strip_types=0, app_only=False, drop_traces=False, block_size=0)\n--\n\n"
-                 "HPROF in, blocks of raw pack streams out (the modelling half of the pack format)." },
+    { Py_tp_doc, "PackEncoder(*, strip_types=0, app_only=False, drop_traces=False, level=6, threads=1, "
+                 "block_size=0)\n--\n\n"
+                 "HPROF in, hprofkit pack out (docs/format.md).  strip_types: bit t set drops the elements of\n"
+                 "primitive arrays of type t (4..11); threads compress blocks in parallel, the pack is the\n"
+                 "same for any number." },
     { Py_tp_new, encoder_new }, { Py_tp_methods, encoder_methods }, { Py_tp_getset, encoder_getset },
     { Py_tp_dealloc, encoder_dealloc }, { 0, NULL },
 };
 
 static PyType_Slot decoder_slots[] = {
-    { Py_tp_doc, "PackDecoder(version, id_size, timestamp, *, strip_types=0, app_only=False, drop_traces=False)\n"
-                 "--\n\nBlocks of raw pack streams in, HPROF out." },
+    { Py_tp_doc, "PackDecoder(*, threads=1, max_block=0, max_record=0)\n--\n\n"
+                 "hprofkit pack in, HPROF out.  max_block: what one block's streams may hold (0: 64 MiB;\n"
+                 "a pack declaring more is refused before anything is inflated); max_record: what is held\n"
+                 "of a heap record whose length comes at its end (0: 64 MiB; longer ones are streamed)." },
     { Py_tp_new, decoder_new }, { Py_tp_methods, decoder_methods }, { Py_tp_getset, decoder_getset },
     { Py_tp_dealloc, decoder_dealloc }, { 0, NULL },
 };
@@ -430,7 +321,10 @@ int hprof_pack_init(PyObject *module, hprof_state *st)
     Py_DECREF(stream_names);
     if (rc < 0)
         return -1;
-    if (PyModule_AddIntConstant(module, "PACK_BLOCK_DEFAULT", (long)HP_PACK_BLOCK_DEFAULT) < 0)
+    if (PyModule_AddIntConstant(module, "PACK_BLOCK_DEFAULT", (long)HP_PACK_BLOCK_DEFAULT) < 0 ||
+        PyModule_AddIntConstant(module, "PACK_BLOCK_MAX", (long)HP_PACK_BLOCK_MAX) < 0 ||
+        PyModule_AddIntConstant(module, "PACK_BLOCK_LIMIT", (long)HP_PACK_BLOCK_LIMIT) < 0 ||
+        PyModule_AddIntConstant(module, "HOLD_DEFAULT", (long)HP_HOLD_DEFAULT) < 0)
         return -1;
     return 0;
 }

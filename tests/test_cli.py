@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import hprofkit
 from hprofkit.cli import main
 from conftest import INVENTORY_BY_NAME, dump_path
@@ -78,8 +80,20 @@ def test_cli_default_format_is_lossless_with_keep_all(tmp_path):
     assert restored.read_bytes() == src.read_bytes()
 
 
-def test_cli_rejects_pack_options_for_other_formats(tmp_path, capsys):
+@pytest.mark.parametrize("options, words", [
+    (["--format", "tailor", "--keep-all"], "strip='none' cannot be honoured"),
+    (["--format", "tailor", "--strip", "int"], "cannot be honoured"),
+    (["--format", "tailor", "--drop-traces"], "drop_traces"),
+    (["--format", "hprof", "--level", "3"], "not compressed"),
+    (["--format", "hprof", "--drop-traces"], "drop_traces"),
+    (["--keep-all", "--strip", "int"], "--keep-all and --strip"),
+    (["--strip", "bytes"], "unknown primitive type 'bytes'"),
+])
+def test_cli_refuses_what_a_format_cannot_honour(tmp_path, capsys, options, words):
+    """One line on stderr, exit 1, no output file: the same check as
+    encode() and Encoder() (tests/test_codec_options.py)."""
     src = dump_path("leakcanary__leak_service_binder.hprof")
-    assert main(["encode", "--format", "tailor", "--keep-all", "-i", str(src), "-o", str(tmp_path / "x")]) == 1
-    assert "--format hprofkit" in capsys.readouterr().err
+    assert main(["encode", *options, "-i", str(src), "-o", str(tmp_path / "x")]) == 1
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and err.startswith("hprofkit: error: ")
     assert not (tmp_path / "x").exists()

@@ -5,8 +5,11 @@ invariance, and corrupt or truncated packs -> clear errors, never output."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import subprocess
+import threading
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -14,7 +17,9 @@ from hypothesis import given, settings, strategies as st
 import hprofkit
 from hprofkit import _hprof, _pack
 from hprofkit._errors import CorruptError, FormatError, HprofError, TruncatedError
-from conftest import HPROF_CONV, HPROF_DIR, INVENTORY, TAILOR_DIR, feed_in_pieces, raw_bytes
+from conftest import HPROF_CONV, HPROF_DIR, INVENTORY, ROOT, TAILOR_DIR, feed_in_pieces, raw_bytes
+import hostile
+from packframe import HEADER_SIZE, pack_block, pack_end, pack_header, read_pack, read_varint, varint
 
 ALL_DUMPS = [entry["file"] for entry in INVENTORY]
 REAL_ANDROID = ["leakcanary__leak_service_binder.hprof", "platform_tools_base__dialer.android-hprof"]
@@ -115,7 +120,7 @@ def test_policy_restores_exactly_what_it_keeps(name, policy):
         assert unpack(blob) == want
     info = _pack.PackDecoder()
     info.feed(blob)
-    assert info.info["strip"] == _pack.strip_names(mask)
+    assert info.info["strip_types"] == mask
     assert info.info["drop_traces"] == options.get("drop_traces", False)
 
 
@@ -744,10 +749,9 @@ def model_corners_dump(id_size: int) -> bytes:
 
 
 def pack_streams(data: bytes, **options) -> list[bytes]:
-    """Each stream of every block of the pack, joined."""
-    encoder = _hprof.PackEncoder(**options)
-    blocks = encoder.feed(data) + encoder.flush()
-    return [b"".join(streams[k] for streams, _, _ in blocks) for k in range(len(_pack.STREAMS))]
+    """Each stream of every block of the pack (keep-all unless told), joined."""
+    blocks = read_pack(pack(data, **{"strip": "none", **options})).blocks
+    return [b"".join(block.streams[k] for block in blocks) for k in range(len(_pack.STREAMS))]
 
 
 def varints(data: bytes) -> list[int]:
@@ -767,7 +771,7 @@ def test_model_corners_round_trip(id_size):
     streams = pack_streams(data)
     shared, backs, pos = streams[_pack.STREAMS.index("shared")], [], 0
     while pos < len(shared):  # varint k, then the text it names when k > 0
-        k, pos = _pack._read_varint(shared, pos, len(shared))
+        k, pos = read_varint(shared, pos)
         if k:
             backs.append(shared[pos])
             pos += 1
@@ -786,15 +790,8 @@ def test_model_corners_round_trip(id_size):
 
 def block_offsets(blob: bytes) -> list[int]:
     """File offsets of every block frame (and of the end record, last)."""
-    decoder = _pack.PackDecoder()
-    offsets = []
-    decoder._buf += blob
-    decoder._parse_header()
-    while decoder._buf and not decoder._ended:
-        offsets.append(decoder._base)
-        decoder._parse_block() if decoder._buf[0] == _pack.BLOCK_MARK else decoder._parse_end()
-    decoder._abort()
-    return offsets
+    parsed = read_pack(blob)
+    return [block.offset for block in parsed.blocks] + [parsed.end_offset]
 
 
 def must_fail(blob: bytes, kinds=(HprofError,)) -> HprofError:
@@ -806,7 +803,7 @@ def must_fail(blob: bytes, kinds=(HprofError,)) -> HprofError:
 def test_every_block_boundary_cut_is_a_truncation():
     offsets = block_offsets(HOTSPOT_PACK)
     assert len(offsets) > 50
-    for cut in [0, 5, _pack.HEADER_SIZE, *offsets, len(HOTSPOT_PACK) - 1]:
+    for cut in [0, 5, HEADER_SIZE, *offsets, len(HOTSPOT_PACK) - 1]:
         if cut == 0:
             must_fail(HOTSPOT_PACK[:cut], FormatError)
             continue
@@ -833,7 +830,7 @@ def test_flipped_bytes_in_every_block_are_reported_with_the_block():
 
 
 def test_flipped_bytes_in_header_and_end_record():
-    for pos in list(range(_pack.HEADER_SIZE)) + list(range(len(HOTSPOT_PACK) - 8, len(HOTSPOT_PACK))):
+    for pos in list(range(HEADER_SIZE)) + list(range(len(HOTSPOT_PACK) - 8, len(HOTSPOT_PACK))):
         bad = bytearray(HOTSPOT_PACK)
         bad[pos] ^= 0x10
         must_fail(bytes(bad))
@@ -852,49 +849,73 @@ def test_trailing_data_and_foreign_input():
 @pytest.mark.parametrize("data", [HOTSPOT, LEAK], ids=["hotspot", "android"])
 def test_corrupt_streams_are_clean_errors_in_the_core(data):
     """Streams that pass their checksums but lie (a buggy or hostile writer):
-    the core refuses them without crashing or over-allocating."""
-    encoder = _hprof.PackEncoder(block_size=SMALL_BLOCK)
-    blocks = encoder.feed(data) + encoder.flush()
-    version, id_size, timestamp, _ = encoder.header
+    the decoder refuses them without crashing or over-allocating."""
+    parsed = read_pack(pack(data, block_size=SMALL_BLOCK))
     rng = random.Random(3)
     failures = cut_failures = 0
     for trial in range(300):
-        target = rng.randrange(len(blocks))
-        decoder = _hprof.PackDecoder(version, id_size, timestamp)
+        block = rng.choice(parsed.blocks)
+        k = rng.choice([k for k, s in enumerate(block.streams) if s])
+        original = block.streams[k]
+        s = bytearray(original)
+        if trial % 3 == 0:
+            del s[rng.randrange(len(s)):]  # shortened
+        else:
+            s[rng.randrange(len(s))] ^= 1 << rng.randrange(8)
+        block.streams[k] = bytes(s)
         try:
-            for i, (streams, _, out_len) in enumerate(blocks):
-                if i == target:
-                    streams = list(streams)
-                    k = rng.choice([k for k, s in enumerate(streams) if s])
-                    s = bytearray(streams[k])
-                    if trial % 3 == 0:
-                        del s[rng.randrange(len(s)):]  # shortened
-                    else:
-                        s[rng.randrange(len(s))] ^= 1 << rng.randrange(8)
-                    streams[k] = bytes(s)
-                decoder.feed_block(streams, out_len)
-            decoder.flush()
+            unpack(parsed.write())
         except HprofError:
             failures += 1
             cut_failures += trial % 3 == 0
+        block.streams[k] = original
     assert cut_failures == 100  # a shortened stream always fails
     assert failures > 150  # a flipped byte in a value can still make a valid dump: the container's CRCs catch it
 
 
-def test_only_app_only_packs_hold_long_heap_records():
-    """A held heap record (no length, closed by END) is buffered by the decoder:
-    without app_only the encoder only holds records up to 1 MiB, so a pack
-    that holds more is refused rather than buffered."""
-    streams = [b""] * len(_pack.STREAMS)
-    for name, data in [("op", b"\x1c\x23"), ("time", b"\0"), ("len", b"\0"), ("objid", b"\0"),
-                       ("stack", b"\0"), ("count", _pack._varint(1_100_000)), ("atype", b"\x08")]:
-        streams[_pack.STREAMS.index(name)] = data  # one held segment, one stripped 1.1 MB byte[]
+def held_segment_pack(app_only: bool) -> bytes:
+    """A 1.0.3 pack (byte[] stripped) of one held heap segment holding one
+    1.1 MB byte[], and no END op: the segment never closes."""
+    streams = {0: b"\x1c\x23", 1: b"\0", 2: b"\0", 15: b"\0", 8: b"\0", 27: varint(1_100_000), 28: b"\x08"}
+    block = pack_block(streams, out_len=9 + 14 + 1_100_000)
+    return pack_header(3, strip=1 << 8, flags=int(app_only)) + block + pack_end(1, 0, 31 + 9 + 14 + 1_100_000)
+
+
+def test_only_app_only_packs_hold_long_heap_records(tmp_path):
+    """A held heap record (no length, closed by END): without app_only the
+    encoder only holds records up to 1 MiB, so a pack that holds more is
+    refused; an app_only one is held (or streamed past max_record)."""
     with pytest.raises(CorruptError, match="longer than 1 MiB"):
-        _hprof.PackDecoder(3, 4, 0, strip_types=1 << 8).feed_block(tuple(streams))
-    decoder = _hprof.PackDecoder(3, 4, 0, strip_types=1 << 8, app_only=True)
-    assert decoder.feed_block(tuple(streams)) == b"JAVA PROFILE 1.0.3\0\0\0\0\x04" + bytes(8)  # the record is held until END
-    with pytest.raises(TruncatedError):
-        decoder.flush()
+        unpack(held_segment_pack(False))
+    decoder = _pack.PackDecoder()
+    with open(tmp_path / "out", "wb") as f:
+        decoder.feed(held_segment_pack(True), fd=f.fileno())
+        with pytest.raises(TruncatedError):
+            decoder.flush(fd=f.fileno())
+    assert (tmp_path / "out").read_bytes() == b"JAVA PROFILE 1.0.3\0\0\0\0\x04" + bytes(8)  # the segment was held
+
+
+def test_declared_lengths_are_checked_before_anything_is_inflated():
+    """A block may declare at most max_block bytes of streams: a 2 KiB pack
+    declaring 64 MiB + 1 of zeros is refused without inflating them; so is a
+    varint of 2^63 (an error, never an OverflowError) or one too long."""
+    raw = (64 << 20) + 1
+    zeros = hostile.deflated_zeros(raw)
+    head = pack_header(2)
+    bomb = head + pack_block({0: b"\x00\x0d", 1: b"\0", 2: varint(raw), 3: (raw, zeros)}) + pack_end(1, 0, 0)
+    with pytest.raises(CorruptError, match="more than the 67108864 a block may hold"):
+        unpack(bomb)
+    with pytest.raises(CorruptError, match="more than the 1048576"):
+        feed_in_pieces(_pack.PackDecoder(max_block=1 << 20), bomb[:5000])
+    big = head + pack_block({3: b"x"}, in_len=1 << 63, out_len=1 << 63) + pack_end(1 << 63, 1 << 63, 1 << 64 - 1)
+    with pytest.raises(CorruptError):
+        unpack(big)
+    huge_stream = head + b"B\0\0\x01" + varint(1 << 63) + bytes(4)
+    with pytest.raises(CorruptError):
+        unpack(huge_stream + bytes(200))
+    overlong = head + b"B" + b"\xff" * 10 + b"\x01"
+    with pytest.raises(CorruptError, match="varint"):
+        unpack(overlong + bytes(100))
 
 
 def test_misuse():
@@ -904,6 +925,12 @@ def test_misuse():
         encoder.flush()
     with pytest.raises(ValueError):
         _pack.PackEncoder(level=10)
+    with pytest.raises(TypeError):
+        _pack.PackEncoder(level=6.5)
+    with pytest.raises(TypeError):
+        _pack.PackEncoder(app_only="no")
+    with pytest.raises(TypeError):
+        _pack.PackDecoder().feed(123)
     with pytest.raises(ValueError):
         _pack.PackEncoder(strip="bytes")
     decoder = _pack.PackDecoder()
@@ -911,3 +938,66 @@ def test_misuse():
     decoder.flush()
     with pytest.raises(ValueError):
         decoder.feed(b"x")
+
+
+# ---- the same packs as the Python container wrote -------------------------------------
+
+GOLDEN = json.loads((ROOT / "tests" / "data" / "pack_sha256.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN["packs"]))
+def test_packs_are_byte_identical_to_the_python_container(name):
+    """The container moved from Python to C: the packs did not change, for
+    any option set and any number of threads."""
+    data = (TAILOR_DIR / "art_like.hprof").read_bytes() if name.startswith("tailor/") else raw_bytes(name)
+    for label, options in GOLDEN["options"].items():
+        want = GOLDEN["packs"][name][label]
+        assert hashlib.sha256(pack(data, **options)).hexdigest() == want, label
+        assert hashlib.sha256(pack(data, cuts=range(0, len(data), 1 << 16), threads=3, **options)).hexdigest() == want
+
+
+# ---- threads ------------------------------------------------------------------------
+
+def hammer(codec, pieces, threads=4):
+    """Feeds `pieces` to one codec from several threads at once: each call
+    must finish (serialized by the codec's lock) without crashing."""
+    errors = []
+    barrier = threading.Barrier(threads)
+
+    def run(part):
+        barrier.wait()
+        try:
+            for piece in part:
+                codec.feed(piece)
+        except Exception as exc:  # noqa: BLE001 - any error is a failure of the test below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=run, args=(pieces[i::threads],)) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return errors
+
+
+def test_one_encoder_fed_from_several_threads_does_not_crash():
+    """Today's bug: two threads feeding one PackEncoder crashed the process.
+    Calls now take turns; pieces fed out of order make a wrong dump, which
+    is a clean HprofError (then ValueError: the encoder is finished)."""
+    for _ in range(5):
+        encoder = _pack.PackEncoder(threads=2)
+        encoder.feed(LEAK[:100_000])
+        pieces = [LEAK[i:i + 70_000] for i in range(100_000, len(LEAK), 70_000)]
+        errors = hammer(encoder, pieces)
+        assert all(isinstance(e, (HprofError, ValueError)) for e in errors), errors
+        assert encoder.bytes_in <= len(LEAK)
+
+
+def test_one_decoder_fed_from_several_threads_does_not_crash():
+    for _ in range(5):
+        decoder = _pack.PackDecoder(threads=2)
+        decoder.feed(LEAK_PACK[:28])
+        pieces = [LEAK_PACK[i:i + 10_000] for i in range(28, len(LEAK_PACK), 10_000)]
+        errors = hammer(decoder, pieces)
+        assert all(isinstance(e, (HprofError, ValueError)) for e in errors), errors
+        assert decoder.bytes_in <= len(LEAK_PACK)

@@ -181,6 +181,42 @@ def test_corrupt_mini_is_reported_with_an_offset():
         decode_bytes(b"this is not a mini at all")
 
 
+def first_failing_byte(blob: bytes, wbits: int) -> int | None:
+    """Where zlib itself first refuses `blob`, fed one byte at a time to a
+    fresh inflater (None when it never does)."""
+    z = zlib.decompressobj(wbits)
+    for i in range(len(blob)):
+        try:
+            z.decompress(blob[i:i + 1])
+        except zlib.error:
+            return i
+    return None
+
+
+@pytest.mark.parametrize("wrap", ["zlib", "gzip"])
+def test_broken_compressed_mini_is_reported_where_zlib_fails(wrap):
+    """Issue 9: zlib mini corruption was reported "near offset 0" wherever it
+    was.  A large mini compressed with a full flush at a few places, where a
+    deflate block of the reserved type 3 is slipped in: the error names that
+    byte, where zlib itself (fed byte by byte) refuses the stream, however the
+    decoder was fed."""
+    bare = zlib.decompress(mini_of("dialer"))
+    for fraction in (0.3, 0.55, 0.8):
+        half = int(len(bare) * fraction)
+        c = zlib.compressobj(6, zlib.DEFLATED, 15 if wrap == "zlib" else 31)
+        head = c.compress(bare[:half]) + c.flush(zlib.Z_FULL_FLUSH)  # ends on a byte boundary
+        broken = head + b"\x06" + c.compress(bare[half:]) + c.flush()  # BFINAL 0, BTYPE 3: invalid
+        assert first_failing_byte(broken, 15 if wrap == "zlib" else 31) == len(head)
+        for step in (len(broken), 4096, 777):
+            decoder = hprofkit.Decoder()
+            with pytest.raises(hprofkit.CorruptError) as info:
+                for start in range(0, len(broken), step):
+                    decoder.feed(broken[start:start + step])
+                decoder.flush()
+            assert info.value.offset == len(head), (fraction, step)
+            assert f"corrupt {wrap} stream at offset {len(head)}" in str(info.value)
+
+
 # ---- round trips and --app-only, checked by the oracle --------------------------
 
 def class_counts(oracle, path) -> dict:

@@ -1,25 +1,85 @@
 """Stream codecs shaped like zlib.compressobj: Encoder (trim + compress),
 Decoder (inflate + restore), Converter (Android -> standard HPROF).
 
-feed(data) -> bytes, flush() -> bytes, eof.  Input chunks may have any size;
-the output does not depend on how the input was cut."""
+feed(data) -> bytes, flush() -> bytes, eof.  Input chunks may have any size
+(any bytes-like object); the output does not depend on how the input was
+cut.  Each object serializes its own calls: several threads may share one,
+their calls take turns."""
 
 from __future__ import annotations
 
+import threading
 import zlib
-
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from . import _hprof
 from ._errors import CorruptError, FormatError, TruncatedError
 from ._io import to_fd
-from ._pack import PackDecoder, PackEncoder, is_pack
+from ._pack import PackDecoder, PackEncoder, is_pack, strip_mask
 from ._zstream import ZlibStream, resolve_threads
 
 FORMATS = ("hprofkit", "tailor", "hprof")
+DEFAULT_LEVEL = 6
 PIECE = 4 << 20  # largest inflated piece handed to the restorer at once
+STEP = 64 << 10  # compressed bytes inflated at a time: an error is placed within them, then exactly
 TAILOR_MAGIC = b"JAVA PROFILE 6.0.1"
+TAILOR_STRIP = strip_mask("tailor")
 Converter = _hprof.Converter
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{name} must be {low} or more, not {value}" if high is None else
+                         f"{name} must be in {low}..{high}, not {value}")
+    return value
+
+
+def encoder_options(format: str, *, level: int | None, app_only: bool, threads: int,
+                    strip: str | Iterable[str | int] | None, drop_traces: bool) -> dict[str, Any]:
+    """The one check of what an Encoder (encode(), the CLI) is asked for:
+    every argument's type, and every combination a format cannot honour
+    raises (TypeError, ValueError), the same way everywhere.  Returns the
+    options resolved: level and the strip mask (None: the format's default).
+
+    hprofkit: any strip policy (default char,byte), drop_traces, level 0-9.
+    tailor: always strips char[] and byte[] contents (Tailor's format has no
+    room for them) and drops stack traces itself; level 0-9.
+    hprof: plain, uncompressed HPROF; strip zeroes the contents of those
+    primitive arrays (default: none), app_only drops the zygote and image
+    heaps' objects."""
+    if format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}: choose one of {', '.join(FORMATS)}")
+    app_only = _check_bool("app_only", app_only)
+    drop_traces = _check_bool("drop_traces", drop_traces)
+    threads = _check_int("threads", threads, 0)
+    if level is not None:
+        level = _check_int("level", level, 0, 9)
+    if format == "hprofkit":
+        mask = strip_mask("default" if strip is None else strip)
+    elif format == "tailor":
+        mask = TAILOR_STRIP if strip is None else strip_mask(strip)
+        if mask != TAILOR_STRIP:
+            raise ValueError("the Tailor format always drops the contents of char[] and byte[] and keeps the "
+                             f"others: strip={strip!r} cannot be honoured (use format='hprofkit')")
+        if drop_traces:
+            raise ValueError("the Tailor format drops stack traces itself: drop_traces=True applies to "
+                             "format='hprofkit'")
+    else:
+        mask = strip_mask("none" if strip is None else strip)
+        if drop_traces:
+            raise ValueError("format 'hprof' keeps stack traces: drop_traces=True applies to format='hprofkit'")
+        if level is not None:
+            raise ValueError("format 'hprof' is not compressed: level applies to 'hprofkit' and 'tailor'")
+    return {"level": DEFAULT_LEVEL if level is None else level, "app_only": app_only, "threads": threads,
+            "strip": mask, "drop_traces": drop_traces}
 
 
 class Encoder:
@@ -33,89 +93,73 @@ class Encoder:
     format="tailor": Tailor's mini format (char[]/byte[] contents, serials and
     lengths dropped) in one zlib stream, level 0-9 (0: the bare mini stream,
     as Tailor's native library writes with isGzip=false).
-    format="hprof": plain HPROF (with app_only, the zygote and image heaps'
-    objects dropped), uncompressed.
+    format="hprof": plain HPROF, uncompressed; strip zeroes the contents of
+    primitive arrays of those types, lengths kept (a dump that can be shared
+    and opened anywhere); app_only drops the zygote and image heaps' objects.
     app_only: drop the objects of the zygote and image heaps, keep classes
     and roots (hprof-conv -z's rule).
     threads: compression threads, 0 (the default) for one per core; 1 writes
     exactly zlib.compress's bytes (still overlapping trimming), more write a
-    pigz-style stream that inflates to the same bytes."""
+    pigz-style stream that inflates to the same bytes.
+    A combination a format cannot honour raises (see encoder_options)."""
 
-    def __init__(self, format: str = "hprofkit", *, level: int = 6, app_only: bool = False,
-                 threads: int = 0, strip: Any = "default", drop_traces: bool = False) -> None:
-        if format not in FORMATS:
-            raise ValueError(f"unknown format {format!r}: choose one of {', '.join(FORMATS)}")
+    def __init__(self, format: str = "hprofkit", *, level: int | None = None, app_only: bool = False,
+                 threads: int = 0, strip: str | Iterable[str | int] | None = None, drop_traces: bool = False) -> None:
+        opts = encoder_options(format, level=level, app_only=app_only, threads=threads, strip=strip,
+                               drop_traces=drop_traces)
         self.format = format
-        self._pack: PackEncoder | None = None
+        self._lock = threading.Lock()
         self._zlib: ZlibStream | None = None
-        if format == "hprofkit":
-            self._pack = PackEncoder(strip=strip, app_only=app_only, drop_traces=drop_traces, level=level,
-                                     threads=resolve_threads(threads))
-            self.bytes_out = 0
-            return
-        if strip != "default" or drop_traces:
-            raise ValueError(f"strip= and drop_traces= belong to the hprofkit format, not {format!r}")
-        if format == "tailor":
-            self._filter = _hprof.TailorEncoder(app_only=app_only)
-            self._zlib = ZlibStream(level, threads) if level else None
-        else:
-            self._filter = _hprof.Converter(to_standard=False, app_only=app_only)
         self.bytes_out = 0
+        if format == "hprofkit":
+            self._core: Any = _hprof.PackEncoder(strip_types=opts["strip"], app_only=opts["app_only"],
+                                                 drop_traces=opts["drop_traces"], level=opts["level"],
+                                                 threads=resolve_threads(opts["threads"]))
+        elif format == "tailor":
+            self._core = _hprof.TailorEncoder(app_only=opts["app_only"])
+            self._zlib = ZlibStream(opts["level"], opts["threads"]) if opts["level"] else None
+        else:
+            self._core = _hprof.Converter(to_standard=False, app_only=opts["app_only"], strip_types=opts["strip"])
 
-    def feed(self, data, fd: int = -1) -> bytes | int:
+    def feed(self, data: Any, fd: int = -1) -> bytes | int:
         """The output this chunk completed; with fd >= 0, written there and counted instead."""
-        if self._pack is not None:
-            return self._count(self._pack.feed(data, fd))
-        try:
-            if self._zlib is None:
-                out = self._filter.feed(data, fd=fd)
-            else:
-                out = to_fd(self._zlib.compress(self._filter.feed(data)), fd)
-        except BaseException:
-            self._abort()
-            raise
-        self.bytes_out += out if isinstance(out, int) else len(out)
-        return out
+        view = memoryview(data)  # TypeError for what is not bytes-like, before anything changes
+        with self._lock:
+            return self._run(lambda: self._core.feed(view, fd=fd) if self._zlib is None else
+                             to_fd(self._zlib.compress(self._core.feed(view)), fd))
 
     def flush(self, fd: int = -1) -> bytes | int:
-        if self._pack is not None:
-            return self._count(self._pack.flush(fd))
+        with self._lock:
+            return self._run(lambda: self._core.flush(fd=fd) if self._zlib is None else
+                             to_fd(self._zlib.compress(self._core.flush()) + self._zlib.flush(), fd))
+
+    def _run(self, call: Any) -> bytes | int:
         try:
-            if self._zlib is None:
-                out = self._filter.flush(fd=fd)
-            else:
-                out = to_fd(self._zlib.compress(self._filter.flush()) + self._zlib.flush(), fd)
+            out = call()
         except BaseException:
-            self._abort()
+            if self._zlib:
+                self._zlib.close()
             raise
         self.bytes_out += out if isinstance(out, int) else len(out)
         return out
-
-    def _count(self, out: bytes | int) -> bytes | int:
-        self.bytes_out += out if isinstance(out, int) else len(out)
-        return out
-
-    def _abort(self) -> None:
-        if self._zlib:
-            self._zlib.close()
 
     @property
     def eof(self) -> bool:
-        return self._pack.eof if self._pack is not None else self._filter.eof
+        return self._core.eof
 
     @property
     def bytes_in(self) -> int:
         """Dump bytes consumed."""
-        return self._pack.bytes_in if self._pack is not None else self._filter.bytes_in
+        return self._core.bytes_in
 
     @property
     def trimmed_bytes(self) -> int | None:
         """Bytes of the trimmed stream before compression (None for the hprofkit format)."""
-        return None if self._pack is not None else self._filter.bytes_out
+        return None if self.format == "hprofkit" else self._core.bytes_out
 
     def counter(self) -> dict[str, int]:
         """The tag counter Tailor's encode.py prints (first-seen order); {} for other formats."""
-        return self._filter.counter() if self.format == "tailor" else {}
+        return self._core.counter() if self.format == "tailor" else {}
 
     def __repr__(self) -> str:
         state = "finished" if self.eof else f"{self.bytes_in:,} bytes in, {self.bytes_out:,} out"
@@ -133,56 +177,98 @@ def sniff(head: bytes) -> str | None:
     return None
 
 
+def _error_offset(saved: Any, piece: memoryview) -> int:
+    """Where in `piece` inflation fails, given the inflater as it was before
+    it: the length of the shortest prefix that fails, less one (bisection;
+    the output of each trial is thrown away as it comes)."""
+    def fails(n: int) -> bool:
+        trial, tail = saved.copy(), piece[:n]
+        try:
+            while tail:
+                trial.decompress(tail, PIECE)
+                tail = trial.unconsumed_tail
+        except zlib.error:
+            return True
+        return False
+    low, high = 1, len(piece)  # fails(len(piece)) holds
+    while low < high:
+        mid = (low + high) // 2
+        if fails(mid):
+            high = mid
+        else:
+            low = mid + 1
+    return low - 1
+
+
 class Decoder:
     """Restores an hprofkit pack or a Tailor mini (zlib at any level, gzip,
     or the bare stream), told apart by their first bytes.  A truncated or
     corrupt input raises an HprofError naming the offset, never a partial
-    success."""
+    success.  max_block and max_record bound memory whatever the input (see
+    PackDecoder and TailorDecoder; 0: 64 MiB each)."""
 
-    def __init__(self, *, threads: int = 0) -> None:
-        self._threads = resolve_threads(threads)
-        self._pack: PackDecoder | None = None
-        self._filter = _hprof.TailorDecoder()
+    def __init__(self, *, threads: int = 0, max_block: int = 0, max_record: int = 0) -> None:
+        self._threads = resolve_threads(_check_int("threads", threads, 0))
+        self._max_block = _check_int("max_block", max_block, 0)
+        self._max_record = _check_int("max_record", max_record, 0)
+        self._lock = threading.Lock()  # feed, flush and inflate take turns; the C restorers lock themselves
+        self._pack: Any = None
+        self._filter: Any = None
         self._head = b""
         self._kind: str | None = None
-        self._inflate = None
+        self._inflate: Any = None
         self._consumed = 0  # compressed bytes taken
         self.bytes_out = 0
 
-    def _start(self, data: bytes) -> bytes:
+    def _start(self, data: memoryview) -> memoryview:
         """Buffers until the kind of input is known; returns the bytes to process."""
-        self._head += bytes(data)
+        self._head += data
         if is_pack(self._head[:8]):
             if len(self._head) < 8:
-                return b""
-            self._kind, self._pack = "hprofkit", PackDecoder(threads=self._threads)
-            data, self._head = self._head, b""
-            return data
-        if len(self._head) < 2:
-            return b""
-        kind = sniff(self._head[:len(TAILOR_MAGIC)])
-        if kind == "mini" and len(self._head) < len(TAILOR_MAGIC):
-            return b""
-        if kind is None:
-            raise FormatError("neither an hprofkit pack nor a Tailor mini (zlib, gzip or 'JAVA PROFILE 6.0.1')", 0)
-        self._kind = kind
-        if kind != "mini":
-            self._inflate = zlib.decompressobj(15 if kind == "zlib" else 31)
-        data, self._head = self._head, b""
+                return memoryview(b"")
+            self._kind = "hprofkit"
+            self._pack = PackDecoder(threads=self._threads, max_block=self._max_block, max_record=self._max_record)
+        else:
+            if len(self._head) < 2:
+                return memoryview(b"")
+            kind = sniff(self._head[:len(TAILOR_MAGIC)])
+            if kind == "mini" and len(self._head) < len(TAILOR_MAGIC):
+                return memoryview(b"")
+            if kind is None:
+                raise FormatError("neither an hprofkit pack nor a Tailor mini (zlib, gzip or 'JAVA PROFILE 6.0.1')",
+                                  0)
+            self._kind = kind
+            self._filter = _hprof.TailorDecoder(max_record=self._max_record)
+            if kind != "mini":
+                self._inflate = zlib.decompressobj(15 if kind == "zlib" else 31)
+        data, self._head = memoryview(self._head), b""
         return data
 
-    def inflate(self, data) -> Iterator[bytes]:
-        """The mini stream inside `data`, in pieces of at most PIECE bytes
-        (a small zlib input can inflate to a lot)."""
+    def inflate(self, data: Any) -> Iterator[bytes]:
+        """The mini stream inside `data`, in pieces of at most PIECE bytes (a
+        small zlib input can inflate to a lot); restore() takes them, possibly
+        in another thread (the decoder's lock is held while this runs)."""
+        view = memoryview(data).cast("B")
+        with self._lock:
+            yield from self._mini_pieces(view)
+
+    def _mini_pieces(self, view: memoryview) -> Iterator[bytes]:
         if self._kind is None:
-            data = self._start(data)
+            view = self._start(view)
             if self._kind is None:
                 return
+        if self._pack is not None:
+            raise ValueError("Decoder.inflate(): the input is an hprofkit pack, use feed()")
         if self._inflate is None:
-            self._consumed += len(data)
-            yield data
+            self._consumed += len(view)
+            if view:
+                yield bytes(view)
             return
-        pending = data
+        for start in range(0, len(view), STEP):
+            yield from self._inflate_step(view[start:start + STEP])
+
+    def _inflate_step(self, piece: memoryview) -> Iterator[bytes]:
+        saved, base, pending = self._inflate.copy(), self._consumed, piece
         while pending:
             if self._inflate.eof:
                 raise CorruptError(f"data after the end of the {self._kind} stream at offset {self._consumed}",
@@ -190,8 +276,8 @@ class Decoder:
             try:
                 out = self._inflate.decompress(pending, PIECE)
             except zlib.error as exc:
-                raise CorruptError(f"corrupt {self._kind} stream near offset {self._consumed}: {exc}",
-                                   self._consumed) from None
+                where = base + _error_offset(saved, piece)
+                raise CorruptError(f"corrupt {self._kind} stream at offset {where}: {exc}", where) from None
             tail = self._inflate.unconsumed_tail or self._inflate.unused_data
             self._consumed += len(pending) - len(tail)
             pending = self._inflate.unconsumed_tail
@@ -201,48 +287,50 @@ class Decoder:
             if out:
                 yield out
 
-    def restore(self, mini, fd: int = -1) -> bytes | int:
+    def restore(self, mini: Any, fd: int = -1) -> bytes | int:
         """Feeds already inflated mini bytes to the restorer (see inflate())."""
         out = self._filter.feed(mini, fd=fd)
         self.bytes_out += out if isinstance(out, int) else len(out)
         return out
 
-    def feed(self, data, fd: int = -1) -> bytes | int:
+    def feed(self, data: Any, fd: int = -1) -> bytes | int:
         """The HPROF bytes this chunk completed; with fd >= 0, written there and counted instead."""
-        if self._kind is None:
-            data = self._start(data)
+        view = memoryview(data).cast("B")
+        with self._lock:
             if self._kind is None:
-                return 0 if fd >= 0 else b""
-        if self._pack is not None:
-            out = self._pack.feed(data, fd)
-            self.bytes_out += out if isinstance(out, int) else len(out)
-            self._consumed += len(data)
-            return out
-        outs = [self.restore(piece, fd) for piece in self.inflate(data)]
-        return sum(outs) if fd >= 0 else b"".join(outs)
+                view = self._start(view)
+            if self._pack is not None:
+                out = self._pack.feed(view, fd)
+                self.bytes_out += out if isinstance(out, int) else len(out)
+                self._consumed += len(view)
+                return out
+            outs = [self.restore(piece, fd) for piece in self._mini_pieces(view)]
+            return sum(outs) if fd >= 0 else b"".join(outs)
 
     def flush(self, fd: int = -1) -> bytes | int:
-        if self._pack is not None:
-            out = self._pack.flush(fd)
+        with self._lock:
+            if self._pack is not None:
+                out = self._pack.flush(fd)
+            else:
+                if self._kind is None:
+                    if self._head and sniff(self._head) == "mini":
+                        raise TruncatedError(f"truncated Tailor mini header at offset 0: needs {len(TAILOR_MAGIC)} "
+                                             f"bytes, {len(self._head)} remain", 0)
+                    if self._head and is_pack(self._head):
+                        raise TruncatedError(f"truncated hprofkit pack header at offset 0: {len(self._head)} bytes",
+                                             0)
+                    raise FormatError("not a Tailor mini file" if self._head else "empty input", 0)
+                if self._inflate is not None and not self._inflate.eof:
+                    raise TruncatedError(f"truncated {self._kind} stream at offset {self._consumed}: the compressed "
+                                         f"data ends before its end marker", self._consumed)
+                out = self._filter.flush(fd=fd)
             self.bytes_out += out if isinstance(out, int) else len(out)
             return out
-        if self._kind is None:
-            if self._head and sniff(self._head) == "mini":
-                raise TruncatedError(f"truncated Tailor mini header at offset 0: needs {len(TAILOR_MAGIC)} "
-                                     f"bytes, {len(self._head)} remain", 0)
-            if self._head and is_pack(self._head):
-                raise TruncatedError(f"truncated hprofkit pack header at offset 0: {len(self._head)} bytes", 0)
-            raise FormatError("not a Tailor mini file" if self._head else "empty input", 0)
-        if self._inflate is not None and not self._inflate.eof:
-            raise TruncatedError(f"truncated {self._kind} stream at offset {self._consumed}: the compressed "
-                                 f"data ends before its end marker", self._consumed)
-        out = self._filter.flush(fd=fd)
-        self.bytes_out += out if isinstance(out, int) else len(out)
-        return out
 
     @property
     def eof(self) -> bool:
-        return self._pack.eof if self._pack is not None else self._filter.eof
+        core = self._pack if self._pack is not None else self._filter
+        return core is not None and core.eof
 
     @property
     def bytes_in(self) -> int:
@@ -252,7 +340,7 @@ class Decoder:
     @property
     def mini_bytes(self) -> int | None:
         """Bytes of the inflated mini stream (None for a pack)."""
-        return None if self._pack is not None else self._filter.bytes_in
+        return None if self._filter is None else self._filter.bytes_in
 
     @property
     def kind(self) -> str | None:
@@ -261,7 +349,7 @@ class Decoder:
 
     def counter(self) -> dict[str, int]:
         """The tag counter Tailor's decode.py prints ({} for a pack)."""
-        return {} if self._pack is not None else self._filter.counter()
+        return {} if self._filter is None else self._filter.counter()
 
     def __repr__(self) -> str:
         state = "finished" if self.eof else f"{self.bytes_in:,} bytes in, {self.bytes_out:,} out"

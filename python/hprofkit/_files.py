@@ -189,19 +189,21 @@ def _inflating(decoder: Decoder, chunks: Iterator[Any]) -> Iterator[bytes]:
         worker.join()
 
 
-def encode(src: Any, dst: Any, *, format: str = "hprofkit", level: int = 6, app_only: bool = False,
-           threads: int = 0, strip: Any = "default", drop_traces: bool = False,
+def encode(src: Any, dst: Any, *, format: str = "hprofkit", level: int | None = None, app_only: bool = False,
+           threads: int = 0, strip: Any = None, drop_traces: bool = False,
            progress: Progress | None = None) -> Result:
-    """Trims (and compresses) the dump `src` into `dst`; see Encoder."""
-    extra = {"strip": strip, "drop_traces": drop_traces} if format == "hprofkit" else {}
-    encoder = Encoder(format, level=level, app_only=app_only, threads=threads, **extra)
+    """Trims (and compresses) the dump `src` into `dst`; see Encoder (every
+    option goes to it, and what a format cannot honour raises there)."""
+    encoder = Encoder(format, level=level, app_only=app_only, threads=threads, strip=strip, drop_traces=drop_traces)
     consumed, size, written = _pump(encoder, src, dst, progress)
     return Result(consumed, size, written, encoder.trimmed_bytes, encoder.counter())
 
 
-def decode(src: Any, dst: Any, *, threads: int = 0, progress: Progress | None = None) -> Result:
-    """Restores an hprofkit pack or a Tailor mini (zlib, gzip or bare) `src` into an HPROF `dst`."""
-    decoder = Decoder(threads=threads)
+def decode(src: Any, dst: Any, *, threads: int = 0, max_block: int = 0, max_record: int = 0,
+           progress: Progress | None = None) -> Result:
+    """Restores an hprofkit pack or a Tailor mini (zlib, gzip or bare) `src`
+    into an HPROF `dst`; max_block and max_record bound memory (see Decoder)."""
+    decoder = Decoder(threads=threads, max_block=max_block, max_record=max_record)
     with _files(src, dst) as (chunks, size, out):
         chunks = iter(chunks)
         first = next(chunks, None)
@@ -220,9 +222,11 @@ def decode(src: Any, dst: Any, *, threads: int = 0, progress: Progress | None = 
     return Result(decoder.bytes_in, size, out.written, decoder.mini_bytes, decoder.counter())
 
 
-def convert(src: Any, dst: Any, *, app_only: bool = False, progress: Progress | None = None) -> Result:
-    """Android HPROF -> standard HPROF, as hprof-conv ([-z] is app_only)."""
-    converter = Converter(to_standard=True, app_only=app_only)
+def convert(src: Any, dst: Any, *, app_only: bool = False, max_record: int = 0,
+            progress: Progress | None = None) -> Result:
+    """Android HPROF -> standard HPROF, as hprof-conv ([-z] is app_only); a
+    heap record longer than max_record (0: 64 MiB) is streamed, not held."""
+    converter = Converter(to_standard=True, app_only=app_only, max_record=max_record)
     consumed, size, written = _pump(converter, src, dst, progress)
     return Result(consumed, size, written)
 
@@ -251,6 +255,8 @@ class EncodeWriter(io.RawIOBase):
             self._out: IO[bytes] = self._output.__enter__() if self._output else fileobj
         except BaseException:
             super().close()  # nothing to abandon
+            if closefd and not isinstance(fileobj, (str, os.PathLike)):
+                fileobj.close()  # it was handed over to us
             raise
         self._start = _position(self._out)
 

@@ -124,13 +124,13 @@ def _run_file_command(args: argparse.Namespace, run) -> int:
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
+    if args.keep_all and args.strip is not None:
+        raise ValueError("--keep-all and --strip say two things: --keep-all is --strip none")
     strip = "none" if args.keep_all else args.strip
-    if args.format != "hprofkit" and (args.keep_all or args.strip != "default" or args.drop_traces):
-        raise ValueError("--strip, --keep-all and --drop-traces belong to --format hprofkit")
-    options = {"strip": strip, "drop_traces": args.drop_traces} if args.format == "hprofkit" else {}
+    # encode() refuses what the format cannot honour (--strip with tailor, --level with hprof...)
     return _run_file_command(args, lambda progress: encode(
         args.input, args.output, format=args.format, level=args.level, app_only=args.app_only,
-        threads=args.threads, progress=progress, **options))
+        threads=args.threads, strip=strip, drop_traces=args.drop_traces, progress=progress))
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
@@ -262,14 +262,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=FORMATS, default="hprofkit",
                    help="hprofkit (default: compact, any dump, lossless where asked), tailor (Tailor's mini, "
                         "for Tailor's decode.py), hprof (plain HPROF, e.g. with --app-only)")
-    p.add_argument("--level", type=int, default=6, choices=range(0, 10), metavar="N",
-                   help="zlib level 0-9 (default 6, as encode.py; 0 = uncompressed)")
+    p.add_argument("--level", type=int, default=None, choices=range(0, 10), metavar="N",
+                   help="zlib level 0-9 (default 6, as encode.py; 0 = uncompressed); not for --format hprof")
     p.add_argument("--app-only", action="store_true", help="drop the zygote and image heaps' objects")
-    p.add_argument("--strip", default="default", metavar="TYPES",
-                   help="hprofkit format: primitive array contents to drop: default (char,byte as Tailor), "
-                        "all, none, or a list such as int,long")
+    p.add_argument("--strip", default=None, metavar="TYPES",
+                   help="primitive array contents to drop: default (char,byte as Tailor), all, none, or a list "
+                        "such as int,long; with --format hprof they are zeroed, lengths kept (default none there), "
+                        "so the dump can be shared and opened anywhere")
     p.add_argument("--keep-all", action="store_true",
-                   help="hprofkit format: drop nothing; decode gives back the dump byte for byte")
+                   help="hprofkit format: drop nothing (--strip none); decode gives back the dump byte for byte")
     p.add_argument("--drop-traces", action="store_true", help="hprofkit format: drop stack traces and frames")
     p.add_argument("--threads", type=int, default=0, metavar="N",
                    help="compression threads (default 0: one per core; 1: exactly zlib's bytes, as encode.py)")

@@ -10,7 +10,10 @@ from typing import TextIO
 import gzip
 
 from ._dump import Dump
+from . import match
 from ._files import convert, decode, encode
+from ._heap import open_heap
+from ._units import human_size
 from .sample import write_sample_dump
 
 
@@ -86,4 +89,17 @@ def run(workdir: str, out: TextIO) -> int:
         lossless = a.read() == b.read()
     out.write(f"7. check: decode(encode --keep-all) gives back the dump byte for byte: "
               f"{'OK' if lossless else 'MISMATCH'}\n")
+    out.write("\n8. the heap graph: what holds memory, and what holds it alive\n")
+    with open_heap(source) as heap:
+        started = time.perf_counter()
+        top = heap.top_retainers(5)
+        out.write(f"   {heap}; dominator tree and retained sizes in {time.perf_counter() - started:.2f} s\n")
+        for obj, size in top:
+            out.write(f"   {human_size(size):>10} retained by {obj}\n")
+        activity = next(iter(heap.find_class("com.example.app.MainActivity").instances()))
+        path = heap.path_to_root(activity, exclude=match.ANDROID_DEFAULTS)
+        out.write(f"   what keeps {activity} alive ({human_size(activity.retained_size)} retained):\n")
+        out.write("   " + str(path).replace("\n", "\n   ") + "\n")
+        leaks = heap.find_leaks()
+        out.write(f"   leaks found (destroyed components, KeyedWeakReferences): {len(leaks)}\n")
     return 0 if ok and round_trip and lossless else 1

@@ -1,6 +1,7 @@
 /* Tag names, error formatting and Java class names. */
 #include "hp_common.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,17 @@ hp_code hp_fail(hp_error *err, hp_code code, uint64_t offset, int tag, int is_su
     err->need = need;
     err->have = have;
     err->detail = detail;
+    err->text[0] = '\0';
+    return code;
+}
+
+hp_code hp_failf(hp_error *err, hp_code code, uint64_t offset, int tag, int is_sub, const char *fmt, ...)
+{
+    va_list args;
+    hp_fail(err, code, offset, tag, is_sub, 0, 0, NULL);
+    va_start(args, fmt);
+    vsnprintf(err->text, sizeof err->text, fmt, args);
+    va_end(args);
     return code;
 }
 
@@ -93,6 +105,10 @@ size_t hp_error_format(const hp_error *err, char *buf, size_t size)
 
     if (size == 0)
         return 0;
+    if (err->text[0]) {
+        n = snprintf(buf, size, "%s", err->text);
+        return (size_t)n < size ? (size_t)n : size - 1;
+    }
     unit_name(err, unit, sizeof unit);
     if (err->code == HP_E_ABORTED)
         n = snprintf(buf, size, "%s", err->detail ? err->detail : "stopped by the caller");

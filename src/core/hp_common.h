@@ -31,6 +31,7 @@ typedef struct hp_error {
     uint64_t need;
     uint64_t have;
     const char *detail; /* static text, or NULL */
+    char text[192];     /* a whole message made by hp_failf, else empty */
 } hp_error;
 
 /* hp_error.tag of an error about a vertex of a graph (hp_graph.h) rather
@@ -119,5 +120,16 @@ hp_code hp_fail(hp_error *err, hp_code code, uint64_t offset, int tag, int is_su
  * "[Ljava/lang/Object;", or ART's Java names) is the Java name `want`
  * ("java.lang.String", "byte[]", "java.lang.Object[]"). */
 int hp_java_name_equals(const uint8_t *name, size_t len, const char *want, size_t want_len);
+#if defined(__GNUC__)
+#define HP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define HP_PRINTF(f, a)
+#endif
+
+/* Like hp_fail for errors whose message needs numbers or names of its own
+ * (a pack's block index and stream name): the whole message is formatted
+ * into err->text, which hp_error_format then prints as it is. */
+hp_code hp_failf(hp_error *err, hp_code code, uint64_t offset, int tag, int is_sub, const char *fmt, ...)
+    HP_PRINTF(6, 7);
 
 #endif

@@ -15,33 +15,41 @@
  *     hprof-conv reads past a sub-record that overruns its record.
  *  6. to_standard = 0 keeps 1.0.3 (no hprof-conv equivalent); with app_only
  *     it also drops the HEAP_DUMP_INFOs that no kept sub-record follows.
+ *  7. A heap record longer than max_record is streamed (hp_heaprec.h): the
+ *     same bytes to a sink that can patch; to one that cannot, cut into
+ *     records of at most max_record bytes (a longer sub-record in a record
+ *     of its own), where hprof-conv holds it whole in memory.
+ *  8. strip_types zeroes the elements of primitive arrays of those types,
+ *     lengths kept (what Shark's strip-hprof does), so a dump can be shared.
  * Like hprof-conv, input that is not 1.0.3 is refused: a 1.0.2 file has
  * nothing to convert, a silent copy would hide a wrong input, and a caller
  * that wants "standard, whatever the input" can read the header and skip
  * the copy altogether.
  *
- * No per-byte work: the output is a queue of pieces, each a run of the
- * caller's current chunk (adjacent kept units merge, so a segment of kept
- * sub-records is one piece) or a run of `lit`, our buffer for rewritten or
- * carried bytes.  The queue goes to the sink before each call returns,
- * except the open heap record, whose length is known only at its end: its
- * pieces are copied once into `seg` (one heap record is held, at most). */
+ * No per-byte work outside heap records: their output is a queue of pieces,
+ * each a run of the caller's current chunk (adjacent records merge) or a
+ * run of `lit`, our buffer for rewritten or carried bytes, and the queue
+ * goes to the writer before each call returns.  A heap record's length is
+ * known only at its end: its sub-records go to an hp_heaprec, which holds
+ * it (copied once) up to max_record bytes, else streams it. */
 #include "hp_convert.h"
-
-#include "hp_parser.h"
 
 #include <string.h>
 
+#include "hp_heaprec.h"
+#include "hp_parser.h"
+
 #define QUEUE_MAX 4096            /* pieces before the queue is written out */
 #define LIT_MAX ((size_t)1 << 18) /* literal bytes before the queue is written out */
+#define OUT_CAP ((size_t)1 << 20) /* the writer's batch */
 
-enum { PC_EXT, PC_LIT, PC_SEG };
+enum { PC_EXT, PC_LIT };
 
 typedef struct piece {
     const uint8_t *ext; /* PC_EXT: bytes of the current chunk */
     size_t off;         /* PC_LIT: offset in lit */
     size_t len;
-    int kind;           /* PC_SEG: seg_head + seg, the materialized open heap record */
+    int kind;
 } piece;
 
 enum { RUNNING, FINISHED, FAILED };
@@ -58,17 +66,11 @@ struct hp_converter {
 
     piece *q;
     size_t qn, qcap;
-    size_t floor; /* pieces below this index are never extended */
     hp_buf lit;
+    hp_writer out;
 
-    int in_heap;        /* inside a heap record */
-    int materialized;   /* its output so far is in seg_head + seg */
-    size_t seg_mark;    /* index of its head piece in q */
-    size_t head_off;    /* offset of its head in lit while not materialized */
-    uint64_t seg_body;  /* output body bytes of the heap record so far */
-    uint8_t seg_head[9];
-    hp_buf seg;
-
+    int in_heap;        /* inside a heap record: output goes to `heap` */
+    hp_heaprec heap;
     int keep_payload;   /* PAYLOAD pieces of the current sub-record are kept */
     uint8_t info[16];   /* a HEAP_DUMP_INFO held until a kept sub-record needs it */
     size_t info_len;
@@ -91,13 +93,14 @@ hp_converter *hp_converter_new(const hp_alloc *alloc, const hp_convert_options *
     } else {
         c->opt.to_standard = 1;
     }
+    c->opt.strip_types &= 0xFF0u; /* types 4..11 */
+    hp_buf_init(&c->lit, alloc);
+    hp_heaprec_init(&c->heap, alloc, c->opt.max_record, 1);
     c->parser = hp_parser_new(alloc, HP_PARSE_SUBRECORDS);
-    if (!c->parser) {
-        alloc->free_fn(c);
+    if (!c->parser || hp_writer_init(&c->out, alloc, OUT_CAP) < 0) {
+        hp_converter_free(c);
         return NULL;
     }
-    hp_buf_init(&c->lit, alloc);
-    hp_buf_init(&c->seg, alloc);
     c->state = RUNNING;
     return c;
 }
@@ -108,12 +111,14 @@ void hp_converter_free(hp_converter *c)
         return;
     hp_parser_free(c->parser);
     hp_buf_free(&c->lit);
-    hp_buf_free(&c->seg);
+    hp_heaprec_free(&c->heap);
+    hp_writer_free(&c->out, &c->alloc);
     c->alloc.free_fn(c->q);
     c->alloc.free_fn(c);
 }
 
-/* ---- the output queue: every function returns 0, or -1 out of memory ---- */
+/* ---- the output queue, outside heap records: every function returns 0,
+ * or -1 out of memory ---- */
 
 static int push(hp_converter *c, int kind, const uint8_t *ext, size_t off, size_t len)
 {
@@ -140,8 +145,7 @@ static int put_lit(hp_converter *c, const uint8_t *d, size_t n)
     size_t off = c->lit.len;
     if (hp_buf_append(&c->lit, d, n) < 0)
         return -1;
-    c->seg_body += n;
-    if (c->qn > c->floor) {
+    if (c->qn) {
         piece *last = &c->q[c->qn - 1];
         if (last->kind == PC_LIT && last->off + last->len == off) {
             last->len += n;
@@ -157,8 +161,7 @@ static inline int put_in(hp_converter *c, const uint8_t *d, size_t n)
 {
     if ((uintptr_t)d - c->in_lo >= c->in_hi - c->in_lo)
         return put_lit(c, d, n);
-    c->seg_body += n;
-    if (c->qn > c->floor) {
+    if (c->qn) {
         piece *last = &c->q[c->qn - 1];
         if (last->kind == PC_EXT && last->ext + last->len == d) {
             last->len += n;
@@ -168,108 +171,47 @@ static inline int put_in(hp_converter *c, const uint8_t *d, size_t n)
     return push(c, PC_EXT, d, 0, n);
 }
 
-static int sink_write(const hp_sink *out, const uint8_t *d, size_t n)
-{
-    return n ? out->write(out->ctx, d, n) : 0;
-}
-
-/* Writes pieces [from, to) to the sink. */
-static int write_pieces(hp_converter *c, size_t from, size_t to, const hp_sink *out)
+/* Empties the queue into the writer: after this no piece refers to the
+ * chunk or to lit.  0, or -2 when the sink refused. */
+static int settle(hp_converter *c)
 {
     size_t i;
-    for (i = from; i < to; i++) {
+    for (i = 0; i < c->qn; i++) {
         const piece *pc = &c->q[i];
-        int rc;
-        if (pc->kind == PC_EXT)
-            rc = sink_write(out, pc->ext, pc->len);
-        else if (pc->kind == PC_LIT)
-            rc = sink_write(out, c->lit.data + pc->off, pc->len);
-        else if (sink_write(out, c->seg_head, 9) < 0)
-            rc = -1;
-        else
-            rc = sink_write(out, c->seg.data, c->seg.len);
-        if (rc < 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* Empties the queue: everything before the open heap record goes to the
- * sink, the open heap record's pieces are copied into seg.  After this no
- * piece refers to the chunk or to lit.  Returns 0, -1 out of memory (seg),
- * -2 when the sink refused. */
-static int settle(hp_converter *c, const hp_sink *out)
-{
-    size_t i, total = 0;
-    if (!c->in_heap) {
-        if (write_pieces(c, 0, c->qn, out) < 0)
+        if (hp_writer_put(&c->out, pc->kind == PC_EXT ? pc->ext : c->lit.data + pc->off, pc->len) < 0)
             return -2;
-        c->qn = c->floor = 0;
-        c->lit.len = 0;
-        return 0;
     }
-    if (write_pieces(c, 0, c->seg_mark, out) < 0)
-        return -2;
-    if (!c->materialized) {
-        memcpy(c->seg_head, c->lit.data + c->head_off, 9);
-        c->seg.len = 0;
-        c->materialized = 1;
-    }
-    for (i = c->seg_mark + 1; i < c->qn; i++)
-        total += c->q[i].len;
-    if (hp_buf_reserve(&c->seg, total) < 0)
-        return -1;
-    for (i = c->seg_mark + 1; i < c->qn; i++) {
-        const piece *pc = &c->q[i];
-        memcpy(c->seg.data + c->seg.len, pc->kind == PC_EXT ? pc->ext : c->lit.data + pc->off, pc->len);
-        c->seg.len += pc->len;
-    }
-    c->q[0].kind = PC_SEG;
-    c->q[0].len = 0;
-    c->qn = c->floor = 1;
-    c->seg_mark = 0;
+    c->qn = 0;
     c->lit.len = 0;
     return 0;
 }
 
-/* ---- heap records ---- */
+/* ---- heap records: each output sub-record is announced, then written ----
+ * (0, -1 out of memory, -2 the sink refused; hp_heaprec tells no apart) */
 
-static int open_heap(hp_converter *c, const uint8_t *head)
+static int heap_sub(hp_converter *c, uint64_t len) { return hp_heaprec_sub(&c->heap, len, &c->out) < 0 ? -2 : 0; }
+static int heap_put(hp_converter *c, const uint8_t *p, size_t n) { return hp_heaprec_put(&c->heap, p, n, &c->out) < 0 ? -2 : 0; }
+
+/* One whole output sub-record. */
+static int heap_unit(hp_converter *c, const uint8_t *p, size_t n) { return heap_sub(c, n) < 0 ? -2 : heap_put(c, p, n); }
+
+static int open_heap(hp_converter *c, const hp_record *rec)
 {
+    if (settle(c) < 0) /* what came before goes first */
+        return -2;
+    hp_heaprec_open(&c->heap, rec->tag, rec->time);
     c->in_heap = 1;
-    c->materialized = 0;
     c->keep_payload = 0;
     c->info_len = 0;
-    c->seg_mark = c->qn;
-    c->head_off = c->lit.len;
-    if (hp_buf_append(&c->lit, head, 9) < 0 || push(c, PC_LIT, NULL, c->head_off, 9) < 0)
-        return -1;
-    c->floor = c->qn;
-    c->seg_body = 0;
     return 0;
 }
 
-/* Returns 0, or -2 when the sink refused. */
-static int close_heap(hp_converter *c, const hp_sink *out)
+/* The record is written (or its length patched); an empty one is not. */
+static int close_heap(hp_converter *c)
 {
-    int rc = 0;
     c->in_heap = 0;
     c->info_len = 0;
-    if (c->seg_body == 0) { /* nothing left: no empty record */
-        c->qn = c->floor = c->seg_mark;
-        c->lit.len = c->materialized ? 0 : c->head_off;
-    } else if (c->materialized) {
-        hp_put32(c->seg_head + 5, (uint32_t)c->seg_body);
-        rc = write_pieces(c, 0, c->qn, out) < 0 ? -2 : 0;
-        c->qn = c->floor = 0;
-        c->lit.len = 0;
-    } else {
-        /* The body never grows, so it fits the u4 it came from. */
-        hp_put32(c->lit.data + c->head_off + 5, (uint32_t)c->seg_body);
-    }
-    c->materialized = 0;
-    c->seg.len = 0;
-    return rc;
+    return hp_heaprec_close(&c->heap, &c->out) < 0 ? -2 : 0;
 }
 
 static int non_app_heap(uint32_t heap_id) { return heap_id == 'Z' || heap_id == 'I'; }
@@ -295,7 +237,7 @@ static int on_subrecord(hp_converter *c, const hp_event *ev)
             memcpy(b, ev->data, s->head_len);
             b[0] = HP_SUB_PRIM_ARRAY_DUMP;
             hp_put32(b + 1 + ids + 4, 0);
-            return put_lit(c, b, s->head_len);
+            return heap_unit(c, b, s->head_len);
         }
         break;
     case HP_SUB_HEAP_DUMP_INFO:
@@ -313,7 +255,7 @@ static int on_subrecord(hp_converter *c, const hp_event *ev)
         if (c->opt.to_standard) { /* ROOT_UNKNOWN with the same object; JNI_MONITOR loses 8 bytes */
             b[0] = HP_SUB_ROOT_UNKNOWN;
             memcpy(b + 1, ev->data + 1, (size_t)ids);
-            return put_lit(c, b, 1 + (size_t)ids);
+            return heap_unit(c, b, 1 + (size_t)ids);
         }
         break;
     default:
@@ -322,11 +264,17 @@ static int on_subrecord(hp_converter *c, const hp_event *ev)
     if (c->info_len) {
         size_t n = c->info_len;
         c->info_len = 0;
-        if (put_lit(c, c->info, n) < 0)
-            return -1;
+        if (heap_unit(c, c->info, n) < 0)
+            return -2;
     }
+    if (heap_sub(c, s->length) < 0)
+        return -2;
+    if (s->tag == HP_SUB_PRIM_ARRAY_DUMP && c->opt.strip_types >> s->elem_type & 1u) /* contents zeroed */
+        return heap_put(c, ev->data, s->head_len) < 0 || hp_heaprec_zeros(&c->heap, s->payload_len, &c->out) < 0
+                   ? -2
+                   : 0;
     c->keep_payload = 1;
-    return put_in(c, ev->data, ev->len);
+    return heap_put(c, ev->data, ev->len);
 }
 
 /* ---- driving the parser ---- */
@@ -335,7 +283,7 @@ static hp_code fail(hp_converter *c, hp_error *err)
 {
     c->state = FAILED;
     c->error = *err;
-    c->qn = c->floor = 0; /* drop references into the chunk */
+    c->qn = 0; /* drop references into the chunk */
     return err->code;
 }
 
@@ -352,7 +300,7 @@ static hp_code check_header(hp_converter *c, hp_error *err)
 
 /* Runs the parser over the current chunk.  Returns HP_OK when it needs
  * input or the input ended. */
-static hp_code run(hp_converter *c, const hp_sink *out, hp_error *err)
+static hp_code run(hp_converter *c, hp_error *err)
 {
     hp_event ev;
     for (;;) {
@@ -369,20 +317,20 @@ static hp_code run(hp_converter *c, const hp_sink *out, hp_error *err)
             break;
         case HP_EV_PAYLOAD:
             if (c->keep_payload)
-                r = put_in(c, ev.data, ev.len);
+                r = heap_put(c, ev.data, ev.len);
             break;
         case HP_EV_DATA:
             r = put_in(c, ev.data, ev.len);
             break;
         case HP_EV_RECORD:
             if (hp_is_heap_tag(ev.rec->tag))
-                r = open_heap(c, ev.data);
+                r = open_heap(c, ev.rec);
             else
                 r = put_in(c, ev.data, ev.len);
             break;
         case HP_EV_RECORD_END:
             if (c->in_heap)
-                r = close_heap(c, out);
+                r = close_heap(c);
             break;
         case HP_EV_HEADER: {
             uint8_t h[HP_HEADER_MAX];
@@ -395,13 +343,13 @@ static hp_code run(hp_converter *c, const hp_sink *out, hp_error *err)
         }
         }
         if (r == 0 && (c->qn >= QUEUE_MAX || c->lit.len >= LIT_MAX))
-            r = settle(c, out);
+            r = settle(c);
         if (r < 0) {
             int is_sub = ev.kind == HP_EV_SUBRECORD || ev.kind == HP_EV_PAYLOAD;
             int tag = ev.kind == HP_EV_HEADER ? -1 : is_sub ? ev.sub->tag : ev.rec->tag;
             return hp_fail(err, HP_E_NOMEM, is_sub ? ev.sub->offset : ev.offset, tag, is_sub, 0, 0,
                            r == -1 ? "out of memory for the converted output"
-                                   : "the output sink refused the bytes");
+                                   : "out of memory, or the output sink refused the bytes");
         }
     }
 }
@@ -410,7 +358,6 @@ static hp_code drive(hp_converter *c, const uint8_t *data, size_t len, int is_la
                      hp_error *err)
 {
     hp_code rc;
-    int r;
     if (c->state == FAILED) {
         *err = c->error;
         return err->code;
@@ -420,23 +367,19 @@ static hp_code drive(hp_converter *c, const uint8_t *data, size_t len, int is_la
                        "the converter is finished");
     if (!data)
         data = no_bytes;
+    c->out.sink = out;
     c->in_lo = (uintptr_t)data;
     c->in_hi = (uintptr_t)data + len;
     hp_parser_feed(c->parser, data, len, is_last);
-    rc = run(c, out, err);
-    if (rc != HP_OK) {
-        /* The complete records before the error still go out, so the
-         * output up to an error does not depend on the chunking either. */
-        (void)settle(c, out);
-        return fail(c, err);
-    }
-    r = settle(c, out);
+    rc = run(c, err);
+    /* The complete records before an error still go out, so the output up
+     * to an error does not depend on the chunking either. */
+    if ((settle(c) < 0 || hp_writer_flush(&c->out) < 0) && rc == HP_OK)
+        rc = hp_fail(err, HP_E_NOMEM, hp_parser_offset(c->parser), -1, 0, 0, 0,
+                     "out of memory, or the output sink refused the bytes");
     c->in_lo = c->in_hi = 0;
-    if (r < 0) {
-        hp_fail(err, HP_E_NOMEM, hp_parser_offset(c->parser), -1, 0, 0, 0,
-                r == -1 ? "out of memory for the converted output" : "the output sink refused the bytes");
+    if (rc != HP_OK)
         return fail(c, err);
-    }
     if (is_last)
         c->state = FINISHED;
     return HP_OK;

@@ -9,9 +9,9 @@
  * Output goes to `sink` during each call; the bytes written across all calls
  * do not depend on how the input was cut into chunks.  Non-heap records
  * stream straight through; the output of a heap record is held back until
- * its end (its length is known only then), so memory is bounded by the
- * largest heap record, never by the file.  Chunk pointers are not kept after
- * a call returns.
+ * its end (its length is known only then) up to max_record bytes, and
+ * streamed past that (hp_heaprec.h), so memory is bounded whatever the
+ * input.  Chunk pointers are not kept after a call returns.
  *
  * The input must be "JAVA PROFILE 1.0.3" (any identifier size): a 1.0.2 file
  * is refused with HP_E_FORMAT ("already in 1.0.2 format"), like hprof-conv,
@@ -34,6 +34,12 @@ typedef struct hp_convert_options {
      * resets to the default at every heap record.  In 1.0.3 output a
      * HEAP_DUMP_INFO that no kept sub-record follows is dropped too. */
     int app_only;
+    /* Bit t (4..11) set: the elements of primitive arrays of type t are
+     * written as zeros, lengths kept (a dump that can be shared). */
+    unsigned strip_types;
+    /* What is held of a heap record whose converted length is not known yet
+     * (0: HP_HOLD_DEFAULT, 64 MiB); longer ones are streamed (hp_heaprec.h). */
+    size_t max_record;
 } hp_convert_options;
 
 typedef struct hp_converter hp_converter;

@@ -194,6 +194,7 @@ typedef struct hp_ref_iter {
     uint32_t pos, count;
     int kind;
     uint32_t cls;
+    int lazy; /* set after init: hp_ref_next leaves hp_ref.target HP_NONE (no look-up by id) */
 } hp_ref_iter;
 
 void hp_ref_iter_init(hp_ref_iter *it, const hp_heap *h, uint32_t index);

@@ -12,6 +12,7 @@ void hp_ref_iter_init(hp_ref_iter *it, const hp_heap *h, uint32_t index)
     uint32_t ord = obj_ord(h, index), C = h->n_classes;
     const uint8_t *p = h->buf + obj_offset(h, index);
     it->h = h;
+    it->lazy = 0;
     it->pos = 0;
     it->count = 0;
     it->offsets = NULL;
@@ -48,7 +49,7 @@ static int emit(hp_ref_iter *it, hp_ref *out, int kind, uint32_t slot, uint64_t 
     out->kind = kind;
     out->slot = slot;
     out->target_id = target;
-    out->target = hp_heap_find(it->h, target);
+    out->target = it->lazy ? HP_NONE : hp_heap_find(it->h, target);
     return 1;
 }
 

@@ -97,7 +97,9 @@ typedef struct hp_pack_policy {
 /* The encoder cuts a block once its streams hold this many bytes. */
 #define HP_PACK_BLOCK_DEFAULT ((size_t)4 << 20)
 #define HP_PACK_BLOCK_MIN ((size_t)4 << 10)
-#define HP_PACK_BLOCK_MAX ((size_t)1 << 30)
+/* Larger blocks would not fit HP_PACK_BLOCK_LIMIT (hp_packer.h) once the
+ * sorted groups are coded: their records are counted below their size. */
+#define HP_PACK_BLOCK_MAX ((size_t)8 << 20)
 
 /* One block, valid during the callback only. */
 typedef struct hp_pack_block {
@@ -142,6 +144,11 @@ typedef struct hp_pack_decoder hp_pack_decoder;
  * restore; `policy` the one it was encoded with (NULL: keep everything). */
 hp_pack_decoder *hp_pack_decoder_new(const hp_alloc *alloc, const hp_header *header, const hp_pack_policy *policy);
 void hp_pack_decoder_free(hp_pack_decoder *d);
+
+/* What the decoder holds of one heap record whose length comes at its end
+ * (0: HP_HOLD_DEFAULT); longer ones are streamed (hp_heaprec.h).  Call
+ * before the first block. */
+void hp_pack_decoder_hold_limit(hp_pack_decoder *d, size_t max_record);
 
 /* Restores the next block from its raw streams and writes the HPROF bytes
  * (the header first) to `out`.  `expected_out` is the block's out_len as

@@ -1,9 +1,12 @@
-/* Internals of the pack decoder, shared by hp_pack_decode.c (records and
- * sub-records) and hp_pack_decode_block.c (blocks: sorted groups, output,
- * errors, the op loop).  Not a public header. */
+/* Internals of the pack decoder, in three layers that call downwards only:
+ * hp_pack_decode.c (the public entry points: blocks, sorted groups, the op
+ * loop), hp_pack_decode_units.c (records and sub-records) and
+ * hp_pack_decode_io.c (reading streams, output, errors).  Not a public
+ * header. */
 #ifndef HP_PACK_DEC_H
 #define HP_PACK_DEC_H
 
+#include "hp_heaprec.h"
 #include "hp_pack.h"
 #include "hp_pack_model.h"
 #include "hp_parser.h"
@@ -12,11 +15,6 @@
 
 #define FLUSH_AT ((size_t)1 << 20)   /* buffered output written out beyond this */
 #define DIRECT_MIN ((size_t)64 << 10) /* payload runs at least this long skip the buffer */
-/* A held heap record, head included: only app_only packs hold records of
- * any length (those cut across blocks); others hold those of at most
- * PK_HELD_MAX bytes, so a hostile pack cannot make the decoder hold more. */
-#define HOLD_MAX ((size_t)9 + 0xFFFFFFFFu)
-#define HOLD_MAX_SHORT ((size_t)9 + PK_HELD_MAX)
 
 typedef struct pk_in {
     const uint8_t *p, *end;
@@ -61,13 +59,14 @@ struct hp_pack_decoder {
     size_t nrows, rows_cap;
     hp_buf planes[2]; /* the 2-byte element streams, unshuffled */
 
-    /* output: buf, then the sink or (holding) the hold buffer */
+    /* output: units are built in buf, which goes to `out` or, inside a held
+     * heap record, to `held`, which writes it as it can (hp_heaprec.h) */
     uint8_t *buf;
     size_t len, cap;
-    const hp_sink *sink;
-    int sink_failed;
-    hp_buf hold;
+    hp_writer out;
+    hp_heaprec held;
     int holding;
+    uint64_t held_body; /* bytes announced in the held record (its length check) */
     uint64_t pos, block_out, blocks;
 
     /* what went wrong in the current unit */
@@ -197,12 +196,18 @@ static inline uint32_t get_ser(hp_pack_decoder *d, int si, int ctx)
     return v;
 }
 
-/* ---- output: units are built in d->buf, which goes to the sink (or, for a
- * held heap record, the hold) between units ---- */
+/* ---- output: units are built in d->buf, which goes to the writer (or,
+ * inside a held heap record, to the held record) between units ---- */
 
-int pk_dec_sink_write(hp_pack_decoder *d, const uint8_t *p, size_t n);
 int pk_dec_flush(hp_pack_decoder *d);
 int pk_dec_payload_out(hp_pack_decoder *d, const uint8_t *p, uint64_t n);
+
+/* Restored bytes written elsewhere than d->buf (a held record's head). */
+static inline void counted(hp_pack_decoder *d, uint64_t n)
+{
+    d->pos += n;
+    d->block_out += n;
+}
 
 /* Room for n more bytes of the current unit in buf; NULL out of memory. */
 static inline uint8_t *wroom(hp_pack_decoder *d, size_t n)
@@ -250,7 +255,7 @@ static inline void begin_unit(hp_pack_decoder *d, int tag, int sub)
     d->unit_sub = sub;
 }
 
-/* ---- units (hp_pack_decode.c) ---- */
+/* ---- units (hp_pack_decode_units.c) ---- */
 
 hp_code pk_dec_record(hp_pack_decoder *d, unsigned op);
 hp_code pk_dec_subrecord(hp_pack_decoder *d, unsigned op);

@@ -121,22 +121,11 @@ static inline void put_u8(hp_pack_encoder *e, int si, unsigned v)
     }
 }
 
-static inline size_t var_write(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
 static inline void put_var(hp_pack_encoder *e, int si, uint64_t v)
 {
     uint8_t *p = room(e, si, PK_VARINT_MAX);
     if (p)
-        commit(e, si, var_write(p, v));
+        commit(e, si, pk_put_varint(p, v));
 }
 
 static inline void put_bytes(hp_pack_encoder *e, int si, const uint8_t *data, size_t n)

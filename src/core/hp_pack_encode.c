@@ -677,7 +677,7 @@ hp_pack_encoder *hp_pack_encoder_new(const hp_alloc *alloc, const hp_pack_policy
     e->block_size = block_size == 0 ? HP_PACK_BLOCK_DEFAULT : block_size;
     if (e->block_size < HP_PACK_BLOCK_MIN)
         e->block_size = HP_PACK_BLOCK_MIN;
-    if (e->block_size > HP_PACK_BLOCK_MAX) /* held texts are indexed with 32 bits */
+    if (e->block_size > HP_PACK_BLOCK_MAX)
         e->block_size = HP_PACK_BLOCK_MAX;
     pk_model_init(&e->m, alloc);
     e->parser = hp_parser_new(alloc, HP_PARSE_SUBRECORDS);

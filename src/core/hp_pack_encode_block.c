@@ -287,13 +287,13 @@ static void code_elements(hp_pack_encoder *e, const uint8_t *p, size_t n)
         d = pk_id_diff(v, base, ids);
         z = pk_zigzag(d);
         if (pk_aligned(a)) {
-            w += var_write(q + w, pk_delta_code(d) + 1);
+            w += pk_put_varint(q + w, pk_delta_code(d) + 1);
             low[l++] = (uint8_t)(d & 7);
         } else if (z < UINT64_MAX - 1) {
-            w += var_write(q + w, z + 2);
+            w += pk_put_varint(q + w, z + 2);
         } else {
             q[w++] = 1;
-            w += var_write(q + w, pk_delta_code(d));
+            w += pk_put_varint(q + w, pk_delta_code(d));
             low[l++] = (uint8_t)(d & 7);
         }
         pk_align_learn(a, (uint64_t)d);

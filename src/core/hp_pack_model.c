@@ -75,9 +75,10 @@ int pk_class_define(pk_classes *t, size_t idx, uint64_t super_id, const uint8_t 
     t->epoch++;
     if (c->dumped) {
         /* A class dumped twice (a file with two heap dumps): programs built
-         * on its old fields may be stale, so all are rebuilt on demand. */
-        for (i = 0; i < t->n; i++)
-            t->v[i].prog_state = PK_PROG_NONE;
+         * on its old fields may be stale, so all are rebuilt on demand (a
+         * program is current while no class was dumped again since it was
+         * built: one counter, not a pass over every class). */
+        t->redumps++;
         t->nsteps = 0;
     }
     c->dumped = 0;
@@ -143,7 +144,7 @@ const uint32_t *pk_class_program(pk_classes *t, size_t idx, int id_size, size_t 
     *nomem = 0;
     if (c->prog_state == PK_PROG_FAILED && c->fail_epoch == t->epoch)
         return NULL;
-    if (c->prog_state != PK_PROG_BUILT) {
+    if (c->prog_state != PK_PROG_BUILT || c->built_redumps != t->redumps) {
         uint64_t total;
         size_t start = t->nsteps, i;
         int rc;
@@ -166,6 +167,7 @@ const uint32_t *pk_class_program(pk_classes *t, size_t idx, int id_size, size_t 
             if (t->steps[i] == PK_STEP_REF)
                 c->prim -= (uint32_t)id_size;
         c->prog_state = PK_PROG_BUILT;
+        c->built_redumps = t->redumps;
     }
     *n = c->prog_n;
     *size = c->size;

@@ -15,6 +15,18 @@
 /* Longest varint: 10 bytes hold 64 bits. */
 #define PK_VARINT_MAX 10
 
+/* Writes v as a varint (7 bits a byte, low first) at p; returns its length. */
+static inline size_t pk_put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
 /* The streams' names, in hp_pack.h order, for messages and the spec. */
 #define PK_STREAM_LIST(X)                                                                                 \
     X("op") X("time") X("len") X("raw") X("strings") X("text") X("name") X("serial") X("stack") X("classes") X("rank") \
@@ -279,6 +291,7 @@ typedef struct pk_class {
     uint32_t rows_width;     /* ... opened for rows of this many bytes ... */
     uint64_t rows_block;     /* ... if this is that block's index + 1 */
     uint32_t fail_epoch;     /* dumps seen when building last failed */
+    uint32_t built_redumps;  /* classes dumped again when its program was built */
     uint8_t dumped;
     uint8_t prog_state;      /* PK_PROG_* */
 } pk_class;
@@ -294,7 +307,8 @@ typedef struct pk_classes {
     size_t ntypes, types_cap;
     uint32_t *steps;
     size_t nsteps, steps_cap;
-    uint32_t epoch; /* CLASS_DUMPs recorded */
+    uint32_t epoch;   /* CLASS_DUMPs recorded */
+    uint32_t redumps; /* of which dumps of a class dumped before: each makes every program stale */
 } pk_classes;
 
 void pk_classes_init(pk_classes *t, const hp_alloc *alloc);

@@ -42,17 +42,45 @@ int reach_cursor_step(const hp_reach *r, reach_cursor *c, hp_ref *out)
     return 0;
 }
 
+/* The target of edge `pos` is in the graph's row; naming the edge only
+ * needs the reference to it, found by comparing ids.  (Resolving every
+ * reference on the way, as the cursor does, costs a look-up per element of
+ * a large array, for each of the many paths that may go through it.) */
 int hp_reach_edge(const hp_reach *r, uint32_t v, uint32_t pos, hp_ref *out)
 {
-    reach_cursor c;
+    const uint32_t *row;
+    uint32_t degree, t, before = 0, k;
+    uint64_t t_id;
+    hp_ref_iter it;
     if (v >= r->n)
         return 0;
-    reach_cursor_init(r, &c, v);
-    while (c.next <= pos)
-        if (!reach_cursor_step(r, &c, out))
-            return 0;
-    *out = c.last;
-    return 1;
+    row = hp_graph_row(&r->graph, v, &degree);
+    if (pos >= degree)
+        return 0;
+    t = row[pos];
+    for (k = 0; k < pos; k++)
+        before += row[k] == t;
+    t_id = hp_heap_object_id(r->heap, t);
+    hp_ref_iter_init(&it, r->heap, v);
+    it.lazy = 1;
+    while (hp_ref_next(&it, out)) {
+        if (out->target_id != t_id || hp_heap_find(r->heap, t_id) != t)
+            continue;
+        if (r->semantics == HP_REACH_HPROFKIT && reach_is_referent(r, it.cls, out))
+            continue;
+        if (before-- == 0) {
+            out->target = t;
+            return 1;
+        }
+    }
+    if (r->claims && hp_bit(r->claims, v) && r->class_object[hp_heap_object_class(r->heap, v)] == t) {
+        out->kind = HP_REF_CLASS;
+        out->slot = 0;
+        out->target = t;
+        out->target_id = t_id;
+        return 1;
+    }
+    return 0;
 }
 
 static int put_edges(void *ctx, uint32_t first, uint32_t count, hp_edge_sink *sink)

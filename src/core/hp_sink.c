@@ -49,7 +49,7 @@ static int buf_write(void *ctx, const uint8_t *data, size_t len) { return hp_buf
 
 hp_sink hp_buf_sink(hp_buf *b)
 {
-    hp_sink s = { buf_write, b };
+    hp_sink s = { buf_write, b, NULL };
     return s;
 }
 
@@ -109,4 +109,19 @@ int hp_writer_zeros(hp_writer *w, uint64_t count)
         count -= k;
     }
     return 0;
+}
+
+int hp_writer_patch(hp_writer *w, uint64_t pos, const void *data, size_t n)
+{
+    if (pos + n > hp_writer_pos(w))
+        return -1;
+    if (pos < w->written && pos + n > w->written && hp_writer_flush(w) < 0) /* straddles: all to the sink */
+        return -1;
+    if (pos >= w->written) {
+        memcpy(w->buf + (pos - w->written), data, n);
+        return 0;
+    }
+    if (!w->sink->patch)
+        return -1;
+    return w->sink->patch(w->sink->ctx, w->written - pos, data, n);
 }

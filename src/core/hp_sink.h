@@ -11,6 +11,12 @@ typedef struct hp_sink {
     /* Returns 0, or -1 when the bytes could not be taken (out of memory). */
     int (*write)(void *ctx, const uint8_t *data, size_t len);
     void *ctx;
+    /* NULL, or for a sink whose output can be rewritten (a seekable file):
+     * overwrites `len` bytes it was given earlier, the first of them `back`
+     * bytes before the end of all it was given.  0 or -1.  Records whose
+     * length is known only at their end are then streamed and patched
+     * (hp_heaprec.h) instead of held or cut. */
+    int (*patch)(void *ctx, uint64_t back, const uint8_t *data, size_t len);
 } hp_sink;
 
 /* A growable byte buffer, also usable as a sink (hp_buf_sink). */
@@ -42,6 +48,16 @@ void hp_writer_free(hp_writer *w, const hp_alloc *alloc);
 int hp_writer_flush(hp_writer *w);                                     /* 0, or -1 the sink refused */
 int hp_writer_put_slow(hp_writer *w, const void *data, size_t len);
 int hp_writer_zeros(hp_writer *w, uint64_t count);
+
+/* The position of the next byte put: bytes handed to the sink and batched. */
+static inline uint64_t hp_writer_pos(const hp_writer *w) { return w->written + w->len; }
+
+/* Whether bytes put earlier can be rewritten (the sink can patch). */
+static inline int hp_writer_can_patch(const hp_writer *w) { return w->sink->patch != NULL; }
+
+/* Rewrites n bytes put earlier at position `pos`: in the batch if they are
+ * still there, else through the sink's patch.  0 or -1. */
+int hp_writer_patch(hp_writer *w, uint64_t pos, const void *data, size_t n);
 
 static inline int hp_writer_put(hp_writer *w, const void *data, size_t len)
 {

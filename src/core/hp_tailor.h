@@ -19,12 +19,15 @@
  *    0x02 are sub-tags too);
  *  - both report HP_E_TRUNCATED for a stream that does not end after a
  *    HEAP_DUMP_END at a record boundary, since a mini has no other way to
- *    mark its end (every Tailor encoder writes it; ART always ends with it).
+ *    mark its end (every Tailor encoder writes it; ART always ends with it):
+ *    records after the last HEAP_DUMP_END are a truncated mini, not a
+ *    complete one with data after its end.
  *
  * Errors carry the absolute byte offset in the filter's *input* (source dump
  * for the encoder, mini stream for the decoder) and the record or sub-record
- * tag.  Errors are sticky.  Nothing here allocates more than one segment's
- * worth of memory (decoder) or the parser's bounded carry (encoder). */
+ * tag.  Errors are sticky.  Memory is bounded whatever the input: the
+ * decoder holds at most max_record bytes of a segment (then streams it) and
+ * a sub-record head; the encoder, the parser's bounded carry. */
 #ifndef HP_TAILOR_H
 #define HP_TAILOR_H
 
@@ -41,6 +44,10 @@ typedef struct hp_tailor_options {
      * heap switches followed by nothing kept, and segments left empty, are not
      * written.  Ignored by the decoder. */
     int app_only;
+    /* Decoder: what it holds of a restored heap segment (0: HP_HOLD_DEFAULT,
+     * 64 MiB); a longer one is streamed, its length patched or the segment
+     * cut in several (hp_heaprec.h).  Ignored by the encoder. */
+    size_t max_record;
 } hp_tailor_options;
 
 /* The tag counter Tailor's scripts print: counts keyed by name, in the order

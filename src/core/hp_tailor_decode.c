@@ -2,22 +2,23 @@
  * byte-identical to decode.py, as a push state machine.
  *
  * A mini segment has no length and a restored one must carry its length up
- * front, so a segment is written when it ends.  What is buffered meanwhile is
- * the segment's *mini* bytes, not the restored ones: memory stays bounded by
- * the input actually received (char[]/byte[] contents come back as zeros,
- * and a 20-byte mini can claim 8 GiB of them), and restoring is a second,
- * cheap walk over bytes already validated.  The same buffer is the carry for
- * a sub-record that straddles chunks; top-level records (at most 65538
- * bytes) have their own carry. */
+ * front: the restored segment goes through an hp_heaprec, which holds it
+ * until it ends (up to the limit), else streams it (hp_heaprec.h).  Each
+ * sub-record is restored as soon as its head is here: a small one whole, an
+ * object or array as its head, its elements then passing straight through
+ * (char[] and byte[] contents come back as zeros: a 20-byte mini can claim
+ * 8 GiB of them, which are written, never held past the limit).  Only a
+ * sub-record head or a class dump straddling chunks, and a top-level record
+ * (at most 65538 bytes), are carried. */
 #include "hp_tailor.h"
 
 #include <string.h>
 
+#include "hp_heaprec.h"
 #include "hp_subrecord.h"
 #include "hp_tailor_layout.h"
 
 #define OUT_CAP ((size_t)64 << 10)
-#define U4_MAX 0xFFFFFFFFu
 
 enum state { D_MAGIC, D_TOP, D_SEG };
 
@@ -33,15 +34,17 @@ struct hp_tailor_decoder {
     uint64_t pos; /* mini offset of the next byte not yet consumed */
     uint64_t bytes_in;
     hp_tailor_counter counter;
-    int seen_end; /* a HEAP_DUMP_END was decoded */
+    int seen_end; /* the last record decoded is a HEAP_DUMP_END: the mini may end here */
 
     hp_buf carry;      /* the magic, or a top-level record straddling chunks */
     uint64_t unit_off; /* mini offset of carry[0] */
 
-    hp_buf seg;          /* mini bytes of the current segment's sub-records */
-    uint64_t seg_off;    /* mini offset of the segment's tag byte */
-    uint64_t seg_body;   /* restored body bytes of its complete sub-records */
-    size_t sub_start;    /* seg index of a sub-record still being gathered */
+    hp_heaprec seg;         /* the restored segment */
+    hp_buf sub;             /* a sub-record's head (or a small one) straddling chunks */
+    uint64_t sub_off;       /* mini offset of the current sub-record's tag... */
+    int sub_tag;            /* ...its tag */
+    uint64_t sub_size;      /* ...its mini size */
+    uint64_t payload_left;  /* its elements still to pass through */
 };
 
 /* ---- output ---- */
@@ -52,9 +55,6 @@ static hp_code sink_fail(hp_tailor_decoder *d)
 }
 
 static int put(hp_tailor_decoder *d, const uint8_t *p, size_t n) { return hp_writer_put(&d->out, p, n); }
-
-/* The fields decode.py fills with zero bytes. */
-static int zeros(hp_tailor_decoder *d, uint64_t n) { return hp_writer_zeros(&d->out, n); }
 
 /* ---- mini layouts (docs/tailor-format.md §4, ids are 4 bytes) ---- */
 
@@ -166,30 +166,47 @@ static const char *sub_size(const uint8_t *u, size_t have, uint64_t *size, uint6
     }
 }
 
-/* Writes the restored form of the complete, validated sub-record u[0..size):
- * the mini bytes, with zeros where the mini dropped a field. */
-static int restore_sub(hp_tailor_decoder *d, const uint8_t *u, size_t size)
+/* What of a sub-record (mini size `size`) is gathered before it is
+ * restored: all of it, or for objects and arrays their head (the elements
+ * then pass through). */
+static uint64_t gathered(const uint8_t *u, uint64_t size)
+{
+    switch (u[0]) {
+    case HP_SUB_INSTANCE_DUMP: case HP_SUB_OBJ_ARRAY_DUMP: return TL_MINI_OBJECT_HEAD;
+    case HP_SUB_PRIM_ARRAY_DUMP: return TL_MINI_PRIM_HEAD;
+    default: return size;
+    }
+}
+
+/* Output inside the segment; zeros are the fields decode.py fills with zero bytes. */
+static int seg_put(hp_tailor_decoder *d, const uint8_t *p, size_t n) { return hp_heaprec_put(&d->seg, p, n, &d->out); }
+static int seg_zeros(hp_tailor_decoder *d, uint64_t n) { return hp_heaprec_zeros(&d->seg, n, &d->out); }
+
+/* Writes the restored form of the gathered part u[0..n) of a validated
+ * sub-record: the mini bytes, with zeros where the mini dropped a field
+ * (and for char[] and byte[], their elements). */
+static int restore_sub(hp_tailor_decoder *d, const uint8_t *u, size_t n)
 {
     int fixed = fixed_mini(u[0]);
     if (fixed)
-        return put(d, u, (size_t)fixed) < 0 || zeros(d, fixed_dropped(u[0])) < 0 ? -1 : 0;
-    if (put(d, u, TL_TAG_ID) < 0 || zeros(d, TL_SERIAL) < 0) /* tag + id, stack serial */
+        return seg_put(d, u, (size_t)fixed) < 0 || seg_zeros(d, fixed_dropped(u[0])) < 0 ? -1 : 0;
+    if (seg_put(d, u, TL_TAG_ID) < 0 || seg_zeros(d, TL_SERIAL) < 0) /* tag + id, stack serial */
         return -1;
     switch (u[0]) {
     case HP_SUB_CLASS_DUMP:
-        if (put(d, u + TL_TAG_ID, TL_CLASS_REFS) < 0 || zeros(d, TL_CLASS_RESERVED_AND_SIZE_HIGH) < 0)
+        if (seg_put(d, u + TL_TAG_ID, TL_CLASS_REFS) < 0 || seg_zeros(d, TL_CLASS_RESERVED_AND_SIZE_HIGH) < 0)
             return -1;
-        return put(d, u + TL_MINI_CLASS_SIZE_LOW, size - TL_MINI_CLASS_SIZE_LOW);
+        return seg_put(d, u + TL_MINI_CLASS_SIZE_LOW, n - TL_MINI_CLASS_SIZE_LOW);
     case HP_SUB_PRIM_ARRAY_DUMP: {
         int type = u[TL_MINI_PRIM_TYPE];
-        if (put(d, u + TL_TAG_ID, size - TL_TAG_ID) < 0)
+        if (seg_put(d, u + TL_TAG_ID, n - TL_TAG_ID) < 0)
             return -1;
         if (type == HP_T_CHAR || type == HP_T_BYTE) /* the elements the mini dropped */
-            return zeros(d, (uint64_t)hp_be32(u + TL_MINI_ARRAY_COUNT) * (uint64_t)elem_size(type));
+            return seg_zeros(d, (uint64_t)hp_be32(u + TL_MINI_ARRAY_COUNT) * (uint64_t)elem_size(type));
         return 0;
     }
-    default: /* INSTANCE, OBJ_ARRAY */
-        return put(d, u + TL_TAG_ID, size - TL_TAG_ID);
+    default: /* INSTANCE, OBJ_ARRAY: the head */
+        return seg_put(d, u + TL_TAG_ID, n - TL_TAG_ID);
     }
 }
 
@@ -268,15 +285,13 @@ static int restore_top(hp_tailor_decoder *d, const uint8_t *u, size_t size)
     }
 }
 
-static hp_code top_unit(hp_tailor_decoder *d, const uint8_t *u, size_t size, uint64_t off)
+static hp_code top_unit(hp_tailor_decoder *d, const uint8_t *u, size_t size)
 {
+    d->seen_end = 0; /* until this record is a HEAP_DUMP_END: the mini must end with one */
     if (u[0] == HP_TAG_HEAP_DUMP || u[0] == HP_TAG_HEAP_DUMP_SEGMENT) {
         hp_tailor_count(&d->counter, HP_TAG_HEAP_DUMP_SEGMENT);
         d->state = D_SEG;
-        d->seg_off = off;
-        d->seg_body = 0;
-        d->seg.len = 0;
-        d->sub_start = 0;
+        hp_heaprec_open(&d->seg, HP_TAG_HEAP_DUMP_SEGMENT, 0);
         return HP_OK;
     }
     return restore_top(d, u, size) < 0 ? sink_fail(d) : HP_OK;
@@ -292,12 +307,11 @@ static hp_code step_top(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
                                               : "unknown record tag in mini stream");
         size = top_size(*p, *n);
         if (size <= *n) { /* whole in the chunk */
-            uint64_t off = d->pos;
             const uint8_t *u = *p;
             *p += size;
             *n -= size;
             d->pos += size;
-            return top_unit(d, u, size, off);
+            return top_unit(d, u, size);
         }
         d->unit_off = d->pos;
     }
@@ -317,118 +331,107 @@ static hp_code step_top(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
         d->pos += take;
     }
     d->carry.len = 0;
-    return top_unit(d, d->carry.data, size, d->unit_off);
+    return top_unit(d, d->carry.data, size);
 }
 
 static hp_code end_segment(hp_tailor_decoder *d)
 {
-    uint8_t head[TL_SRC_RECORD_HEAD] = { HP_TAG_HEAP_DUMP_SEGMENT };
-    size_t at = 0;
     d->state = D_TOP;
-    if (d->seg_body == 0)
-        return HP_OK; /* decode.py deletes an empty segment */
-    hp_put32(head + TL_SRC_RECORD_LENGTH, (uint32_t)d->seg_body);
-    if (put(d, head, sizeof head) < 0)
+    return hp_heaprec_close(&d->seg, &d->out) < 0 ? sink_fail(d) : HP_OK; /* an empty one is dropped, as decode.py does */
+}
+
+/* Restores the gathered part of the sub-record at u (mini size `size`,
+ * restored size `restored`); its elements, if any, pass through next. */
+static hp_code begin_sub(hp_tailor_decoder *d, const uint8_t *u, uint64_t size, uint64_t restored)
+{
+    uint64_t head = gathered(u, size);
+    int rc = hp_heaprec_sub(&d->seg, restored, &d->out);
+    if (rc == -2)
+        return hp_fail(&d->error, HP_E_LIMIT, d->sub_off, u[0], 1, 0, 0,
+                       "restored sub-record longer than a heap record can hold (4 GiB - 1)");
+    hp_tailor_count(&d->counter, 256u + u[0]);
+    d->sub_tag = u[0];
+    if (rc < 0 || restore_sub(d, u, (size_t)head) < 0)
         return sink_fail(d);
-    while (at < d->seg.len) {
-        uint64_t size, restored;
-        sub_size(d->seg.data + at, d->seg.len - at, &size, &restored);
-        if (restore_sub(d, d->seg.data + at, (size_t)size) < 0)
-            return sink_fail(d);
-        at += (size_t)size;
-    }
-    d->seg.len = 0;
-    d->sub_start = 0;
+    d->sub_size = size;
+    d->payload_left = u[0] == HP_SUB_PRIM_ARRAY_DUMP || u[0] == HP_SUB_INSTANCE_DUMP || u[0] == HP_SUB_OBJ_ARRAY_DUMP
+                          ? size - head
+                          : 0;
     return HP_OK;
 }
 
-/* Refuses, before buffering any of it, a sub-record whose restored size
- * would push the segment past HPROF's u4 record length. */
-static hp_code check_fits(hp_tailor_decoder *d, uint64_t restored)
-{
-    if (restored > U4_MAX - d->seg_body)
-        return hp_fail(&d->error, HP_E_LIMIT, d->seg_off, HP_TAG_HEAP_DUMP_SEGMENT, 0, 0, 0,
-                       "restored heap segment would be longer than 4 GiB - 1");
-    return HP_OK;
-}
-
-/* Accounts a complete sub-record. */
-static hp_code add_sub(hp_tailor_decoder *d, int tag, uint64_t restored)
-{
-    hp_code rc = check_fits(d, restored);
-    if (rc == HP_OK) {
-        d->seg_body += restored;
-        hp_tailor_count(&d->counter, 256u + (unsigned)tag);
-    }
-    return rc;
-}
-
-static hp_code seg_append(hp_tailor_decoder *d, const uint8_t **p, size_t *n, size_t take)
-{
-    if (hp_buf_append(&d->seg, *p, take) < 0)
-        return hp_fail(&d->error, HP_E_NOMEM, d->pos, HP_TAG_HEAP_DUMP_SEGMENT, 0, 0, 0,
-                       "out of memory for the segment buffer");
-    *p += take;
-    *n -= take;
-    d->pos += take;
-    return HP_OK;
-}
-
-/* A sub-record straddling chunks: gather it in the segment buffer. */
+/* A sub-record head straddling chunks: gather it in `sub`. */
 static hp_code gather_sub(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
 {
     for (;;) {
-        const uint8_t *u = d->seg.data + d->sub_start;
-        size_t have = d->seg.len - d->sub_start;
-        uint64_t size, restored;
-        const char *why = sub_size(u, have, &size, &restored);
+        uint64_t size, restored, want;
+        const char *why = sub_size(d->sub.data, d->sub.len, &size, &restored);
+        size_t take;
         hp_code rc;
         if (why)
-            return fail_unit(d, HP_E_CORRUPT, d->seg_off + 1 + d->sub_start, u[0], 1, why);
-        if (restored && (rc = check_fits(d, restored)) != HP_OK)
+            return fail_unit(d, HP_E_CORRUPT, d->sub_off, d->sub.data[0], 1, why);
+        want = restored ? gathered(d->sub.data, size) : size;
+        if (d->sub.len >= want) {
+            rc = begin_sub(d, d->sub.data, size, restored);
+            d->sub.len = 0;
             return rc;
-        if (size <= have) {
-            d->sub_start = d->seg.len;
-            return add_sub(d, u[0], restored);
         }
         if (*n == 0)
             return HP_OK;
-        rc = seg_append(d, p, n, size - have < *n ? (size_t)(size - have) : *n);
-        if (rc != HP_OK)
-            return rc;
+        take = want - d->sub.len < *n ? (size_t)(want - d->sub.len) : *n;
+        if (hp_buf_append(&d->sub, *p, take) < 0)
+            return hp_fail(&d->error, HP_E_NOMEM, d->sub_off, d->sub.data[0], 1, 0, 0,
+                           "out of memory for a sub-record head");
+        *p += take;
+        *n -= take;
+        d->pos += take;
     }
 }
 
 static hp_code step_seg(hp_tailor_decoder *d, const uint8_t **p, size_t *n)
 {
-    const uint8_t *q = *p, *end = *p + *n;
-    hp_code rc;
-
-    if (d->sub_start < d->seg.len)
-        return gather_sub(d, p, n);
-    /* At a sub-record boundary: take every whole sub-record in the chunk with one copy. */
-    while (q < end && is_sub(*q)) {
+    while (*n) {
+        const uint8_t *u = *p;
         uint64_t size, restored;
-        const char *why = sub_size(q, (size_t)(end - q), &size, &restored);
+        const char *why;
+        hp_code rc;
+        if (d->payload_left) { /* elements pass straight through */
+            size_t take = d->payload_left < *n ? (size_t)d->payload_left : *n;
+            if (seg_put(d, *p, take) < 0)
+                return sink_fail(d);
+            *p += take;
+            *n -= take;
+            d->pos += take;
+            d->payload_left -= take;
+            continue;
+        }
+        if (d->sub.len) {
+            if ((rc = gather_sub(d, p, n)) != HP_OK)
+                return rc;
+            continue;
+        }
+        if (!is_sub(*u))
+            return end_segment(d); /* that byte is the next record's tag */
+        d->sub_off = d->pos;
+        why = sub_size(u, *n, &size, &restored);
         if (why)
-            return fail_unit(d, HP_E_CORRUPT, d->pos + (uint64_t)(q - *p), *q, 1, why);
-        if (size > (uint64_t)(end - q))
-            break;
-        if ((rc = add_sub(d, *q, restored)) != HP_OK)
-            return rc;
-        q += size;
+            return fail_unit(d, HP_E_CORRUPT, d->pos, *u, 1, why);
+        if (restored && gathered(u, size) <= *n) { /* its head is here: no copy */
+            uint64_t head = gathered(u, size);
+            if ((rc = begin_sub(d, u, size, restored)) != HP_OK)
+                return rc;
+            *p += head;
+            *n -= (size_t)head;
+            d->pos += head;
+            continue;
+        }
+        if (hp_buf_append(&d->sub, u, 1) < 0) /* gather it from its tag on */
+            return hp_fail(&d->error, HP_E_NOMEM, d->pos, *u, 1, 0, 0, "out of memory for a sub-record head");
+        *p += 1;
+        *n -= 1;
+        d->pos += 1;
     }
-    if ((rc = seg_append(d, p, n, (size_t)(q - *p))) != HP_OK)
-        return rc;
-    d->sub_start = d->seg.len;
-    if (*n == 0)
-        return HP_OK;
-    if (!is_sub(**p))
-        return end_segment(d); /* that byte is the next record's tag */
-    /* The chunk ends inside this sub-record: gather it from its tag on. */
-    if ((rc = seg_append(d, p, n, 1)) != HP_OK)
-        return rc;
-    return gather_sub(d, p, n);
+    return HP_OK;
 }
 
 /* ---- driver ---- */
@@ -489,11 +492,12 @@ hp_code hp_tailor_decoder_finish(hp_tailor_decoder *d, const hp_sink *out, hp_er
             rc = hp_fail(&d->error, HP_E_TRUNCATED, d->pos, HP_TAG_HEAP_DUMP_END, 0, 1, 0, NULL);
         break;
     case D_SEG:
-        if (d->sub_start < d->seg.len) {
-            const uint8_t *u = d->seg.data + d->sub_start;
-            sub_size(u, d->seg.len - d->sub_start, &size, &restored);
-            rc = hp_fail(&d->error, HP_E_TRUNCATED, d->seg_off + 1 + d->sub_start, u[0], 1, size,
-                         d->seg.len - d->sub_start, NULL);
+        if (d->sub.len) {
+            sub_size(d->sub.data, d->sub.len, &size, &restored);
+            rc = hp_fail(&d->error, HP_E_TRUNCATED, d->sub_off, d->sub.data[0], 1, size, d->sub.len, NULL);
+        } else if (d->payload_left) {
+            rc = hp_fail(&d->error, HP_E_TRUNCATED, d->sub_off, d->sub_tag, 1, d->sub_size,
+                         d->sub_size - d->payload_left, NULL);
         } else {
             /* Ended inside a segment: no HEAP_DUMP_END closed it. */
             rc = hp_fail(&d->error, HP_E_TRUNCATED, d->pos, HP_TAG_HEAP_DUMP_END, 0, 1, 0, NULL);
@@ -510,7 +514,6 @@ hp_code hp_tailor_decoder_finish(hp_tailor_decoder *d, const hp_sink *out, hp_er
 hp_tailor_decoder *hp_tailor_decoder_new(const hp_alloc *alloc, const hp_tailor_options *opts)
 {
     hp_tailor_decoder *d;
-    (void)opts;
     if (!alloc)
         alloc = &hp_default_alloc;
     d = alloc->malloc_fn(sizeof *d);
@@ -520,7 +523,8 @@ hp_tailor_decoder *hp_tailor_decoder_new(const hp_alloc *alloc, const hp_tailor_
     d->alloc = *alloc;
     d->state = D_MAGIC;
     hp_buf_init(&d->carry, alloc);
-    hp_buf_init(&d->seg, alloc);
+    hp_buf_init(&d->sub, alloc);
+    hp_heaprec_init(&d->seg, alloc, opts ? opts->max_record : 0, 1);
     if (hp_writer_init(&d->out, alloc, OUT_CAP) < 0 || hp_buf_reserve(&d->carry, HP_TAILOR_MAGIC_LEN) < 0) {
         hp_tailor_decoder_free(d);
         return NULL;
@@ -533,7 +537,8 @@ void hp_tailor_decoder_free(hp_tailor_decoder *d)
     if (!d)
         return;
     hp_buf_free(&d->carry);
-    hp_buf_free(&d->seg);
+    hp_buf_free(&d->sub);
+    hp_heaprec_free(&d->seg);
     hp_writer_free(&d->out, &d->alloc);
     d->alloc.free_fn(d);
 }

@@ -269,7 +269,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #include <dirent.h>
 
 #include "seedgen.h"
-#include <zlib.h>
 
 
 /* A small dump with every record and sub-record kind. */
@@ -383,48 +382,6 @@ static int write_seed(const char *dir, const char *name, int c0, int c1, const u
     return fclose(f) == 0 ? 0 : -1;
 }
 
-/* Up to `max` bytes from the start of a file, gzip or plain (gzread reads both). */
-static uint8_t *read_head(const char *path, size_t max, size_t *len)
-{
-    gzFile f = gzopen(path, "rb");
-    uint8_t *buf = malloc(max ? max : 1);
-    int got;
-    if (!f || !buf) {
-        if (f)
-            gzclose(f);
-        free(buf);
-        return NULL;
-    }
-    got = gzread(f, buf, (unsigned)max);
-    gzclose(f);
-    if (got <= 0) {
-        free(buf);
-        return NULL;
-    }
-    *len = (size_t)got;
-    return buf;
-}
-
-/* Offset of the first heap-dump record among the first `len` bytes, or 0. */
-static uint64_t first_heap_record(const uint8_t *buf, size_t len, size_t *hlen)
-{
-    hp_parser *p = hp_parser_new(NULL, 0);
-    hp_event ev;
-    hp_error err;
-    uint64_t off = 0;
-    hp_parser_feed(p, buf, len, 1);
-    while (hp_parser_next(p, &ev, &err) == HP_OK && ev.kind != HP_EV_END) {
-        if (ev.kind == HP_EV_HEADER)
-            *hlen = ev.len;
-        if (ev.kind == HP_EV_RECORD && hp_is_heap_tag(ev.rec->tag)) {
-            off = ev.offset;
-            break;
-        }
-    }
-    hp_parser_free(p);
-    return off;
-}
-
 int main(int argc, char **argv)
 {
     const char *out, *data_dir;
@@ -470,12 +427,12 @@ int main(int argc, char **argv)
         if (!seedgen_is_dump(de->d_name))
             continue;
         snprintf(path, sizeof path, "%s/%s", data_dir, de->d_name);
-        buf = read_head(path, 8u << 20, &len);
+        buf = seedgen_read_head(path, 8u << 20, &len);
         if (!buf)
             continue;
         snprintf(name, sizeof name, "head-%s", de->d_name);
         n_seeds += write_seed(out, name, 0x0C + (k % 4), 0x2B * k, buf, len < max ? len : max) == 0;
-        heap = first_heap_record(buf, len, &hlen);
+        heap = seedgen_first_heap_record(buf, len, &hlen);
         if (heap > hlen && hlen) {
             /* The header, then the heap record and what follows. */
             size_t take = len - (size_t)heap < max - hlen ? len - (size_t)heap : max - hlen;

@@ -9,7 +9,7 @@
  * HPROFKIT_EXTRA_DUMP (one more Android dump to check, e.g. a big
  * androidized HeapGen dump) and HPROFKIT_SLOW=1 (the > 2 GiB heap record). */
 #define _XOPEN_SOURCE 700
-#include "check.h"
+#include "testkit.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,7 +25,7 @@ static const char *const android_dumps[] = {
 };
 #define N_DUMPS (sizeof android_dumps / sizeof android_dumps[0])
 
-static const hp_convert_options all_opts[4] = { { 1, 0 }, { 1, 1 }, { 0, 1 }, { 0, 0 } };
+static const hp_convert_options all_opts[4] = { { 1, 0, 0, 0 }, { 1, 1, 0, 0 }, { 0, 1, 0, 0 }, { 0, 0, 0, 0 } };
 
 /* ---- running the converter ---- */
 
@@ -65,7 +65,7 @@ static hp_code convert(const uint8_t *in, size_t len, const hp_convert_options *
     return rc;
 }
 
-static int same_bytes(const hp_buf *a, const uint8_t *b, size_t blen)
+static int buf_equals(const hp_buf *a, const uint8_t *b, size_t blen)
 {
     return a->len == blen && (blen == 0 || memcmp(a->data, b, blen) == 0);
 }
@@ -537,10 +537,10 @@ static void test_crafted(int ids)
 {
     hp_buf x[X_COUNT], out;
     static const struct { hp_convert_options o; int expect; const char *name; } cases[] = {
-        { { 1, 0 }, X_STD, "to_standard" },
-        { { 1, 1 }, X_STD_APP, "to_standard+app_only" },
-        { { 0, 1 }, X_3_APP, "app_only (1.0.3)" },
-        { { 0, 0 }, X_INPUT, "identity" },
+        { { 1, 0, 0, 0 }, X_STD, "to_standard" },
+        { { 1, 1, 0, 0 }, X_STD_APP, "to_standard+app_only" },
+        { { 0, 1, 0, 0 }, X_3_APP, "app_only (1.0.3)" },
+        { { 0, 0, 0, 0 }, X_INPUT, "identity" },
     };
     size_t i, k;
     hp_error err;
@@ -556,15 +556,15 @@ static void test_crafted(int ids)
             hp_buf_init(&out, NULL);
             rc = convert(x[X_INPUT].data, x[X_INPUT].len, &cases[i].o, chunk, seed, &out, &err);
             CHECK(rc == HP_OK);
-            CHECK(same_bytes(&out, want->data, want->len));
-            if (!same_bytes(&out, want->data, want->len))
+            CHECK(buf_equals(&out, want->data, want->len));
+            if (!buf_equals(&out, want->data, want->len))
                 report_diff(cases[i].name, out.data, out.len, want->data, want->len);
             hp_buf_free(&out);
         }
         /* the model agrees too */
         hp_buf_init(&out, NULL);
         CHECK(model_convert(x[X_INPUT].data, x[X_INPUT].len, &cases[i].o, &out) == HP_OK);
-        CHECK(same_bytes(&out, want->data, want->len));
+        CHECK(buf_equals(&out, want->data, want->len));
         hp_buf_free(&out);
     }
 
@@ -624,8 +624,8 @@ static void test_dumps(void)
 
             hp_buf_init(&model, NULL);
             CHECK(model_convert(in, len, opt, &model) == HP_OK);
-            CHECK(same_bytes(&one, model.data, model.len));
-            if (!same_bytes(&one, model.data, model.len))
+            CHECK(buf_equals(&one, model.data, model.len));
+            if (!buf_equals(&one, model.data, model.len))
                 report_diff(android_dumps[d], one.data, one.len, model.data, model.len);
             hp_buf_free(&model);
 
@@ -636,8 +636,8 @@ static void test_dumps(void)
                 if (conv) {
                     hp_buf cb = { conv, n, n, hp_default_alloc };
                     strip_empty_heap_records(&cb);
-                    CHECK(same_bytes(&one, cb.data, cb.len));
-                    if (!same_bytes(&one, cb.data, cb.len))
+                    CHECK(buf_equals(&one, cb.data, cb.len));
+                    if (!buf_equals(&one, cb.data, cb.len))
                         report_diff(android_dumps[d], one.data, one.len, cb.data, cb.len);
                     if (opt->app_only == 0)
                         CHECK(cb.len == n); /* without -z hprof-conv leaves no empty segment here */
@@ -652,8 +652,8 @@ static void test_dumps(void)
                     continue;
                 hp_buf_init(&other, NULL);
                 CHECK(convert(in, len, opt, chunk, seed, &other, &err) == HP_OK);
-                CHECK(same_bytes(&other, one.data, one.len));
-                if (!same_bytes(&other, one.data, one.len))
+                CHECK(buf_equals(&other, one.data, one.len));
+                if (!buf_equals(&other, one.data, one.len))
                     report_diff("chunked", other.data, other.len, one.data, one.len);
                 hp_buf_free(&other);
             }
@@ -739,8 +739,8 @@ static void test_big_units(void)
             unsigned seed = k < 4 ? 0 : (unsigned)(k + 17 * o);
             hp_buf_init(&out, NULL);
             CHECK(convert(in.data, in.len, &all_opts[o], chunk, seed, &out, &err) == HP_OK);
-            CHECK(same_bytes(&out, want.data, want.len));
-            if (!same_bytes(&out, want.data, want.len))
+            CHECK(buf_equals(&out, want.data, want.len));
+            if (!buf_equals(&out, want.data, want.len))
                 report_diff("big units", out.data, out.len, want.data, want.len);
             hp_buf_free(&out);
         }
@@ -767,11 +767,11 @@ static void test_extra_dump(const char *path)
         CHECK(convert(in, len, &all_opts[o], 0, 0, &one, &err) == HP_OK);
         hp_buf_init(&other, NULL);
         CHECK(model_convert(in, len, &all_opts[o], &other) == HP_OK);
-        CHECK(same_bytes(&one, other.data, other.len));
+        CHECK(buf_equals(&one, other.data, other.len));
         hp_buf_free(&other);
         hp_buf_init(&other, NULL);
         CHECK(convert(in, len, &all_opts[o], 0, 12345, &other, &err) == HP_OK);
-        CHECK(same_bytes(&one, other.data, other.len));
+        CHECK(buf_equals(&one, other.data, other.len));
         hp_buf_free(&other);
         if (all_opts[o].to_standard && hprof_conv_path()) {
             size_t n;
@@ -780,8 +780,8 @@ static void test_extra_dump(const char *path)
             if (conv) {
                 hp_buf cb = { conv, n, n, hp_default_alloc };
                 strip_empty_heap_records(&cb);
-                CHECK(same_bytes(&one, cb.data, cb.len));
-                if (!same_bytes(&one, cb.data, cb.len))
+                CHECK(buf_equals(&one, cb.data, cb.len));
+                if (!buf_equals(&one, cb.data, cb.len))
                     report_diff(path, one.data, one.len, cb.data, cb.len);
             }
             free(conv);
@@ -797,7 +797,7 @@ static void test_truncation(void)
 {
     hp_buf x[X_COUNT], out;
     hp_error err, err2;
-    hp_convert_options opt = { 1, 0 };
+    hp_convert_options opt = { 1, 0, 0, 0 };
     size_t cut, full;
     int i;
     craft(4, x);
@@ -877,7 +877,7 @@ static void test_errors(void)
 {
     hp_buf x[X_COUNT], out, in;
     hp_error err;
-    hp_convert_options opt = { 1, 0 }, app = { 0, 1 };
+    hp_convert_options opt = { 1, 0, 0, 0 }, app = { 0, 1, 0, 0 };
     hp_converter *c;
     hp_sink sink;
     size_t seg1 = 31 + 9 + 7 + 9 + 16;
@@ -935,7 +935,7 @@ static void test_errors(void)
     CHECK(hp_converter_feed(c, x[X_INPUT].data, x[X_INPUT].len, &sink, &err) == HP_OK);
     CHECK(hp_converter_feed(c, NULL, 0, &sink, &err) == HP_OK);
     CHECK(hp_converter_finish(c, &sink, &err) == HP_OK);
-    CHECK(same_bytes(&out, x[X_STD].data, x[X_STD].len));
+    CHECK(buf_equals(&out, x[X_STD].data, x[X_STD].len));
     CHECK(hp_converter_finish(c, &sink, &err) == HP_E_USAGE);
     CHECK(hp_converter_feed(c, x[X_INPUT].data, 1, &sink, &err) == HP_E_USAGE);
     hp_converter_free(c);
@@ -944,7 +944,7 @@ static void test_errors(void)
 
     /* a sink that refuses: NOMEM, sticky */
     {
-        hp_sink bad = { refusing_write, NULL };
+        hp_sink bad = { refusing_write, NULL, NULL };
         c = hp_converter_new(NULL, &opt);
         CHECK(hp_converter_feed(c, x[X_INPUT].data, x[X_INPUT].len, &bad, &err) == HP_E_NOMEM);
         CHECK(hp_converter_finish(c, &bad, &err) == HP_E_NOMEM);
@@ -988,7 +988,7 @@ static void test_out_of_memory(void)
         CHECK(rc == HP_OK || rc == HP_E_NOMEM);
         if (rc == HP_OK) {
             succeeded = 1;
-            CHECK(same_bytes(&out, x[X_STD].data, x[X_STD].len));
+            CHECK(buf_equals(&out, x[X_STD].data, x[X_STD].len));
         }
         hp_converter_free(c);
         hp_buf_free(&out);
@@ -1026,9 +1026,9 @@ static void test_huge_record(void)
     uint8_t *chunk = calloc(1, (size_t)1 << 20);
     unit hdr = { { 0 }, 0 }, seg = { { 0 }, 0 };
     uint64_t written = 0, fed = 0, body = 9 + 14 + elems; /* HEAP_DUMP_INFO, array head, elements */
-    hp_convert_options opt = { 1, 0 };
+    hp_convert_options opt = { 1, 0, 0, 0 };
     hp_converter *c = hp_converter_new(NULL, &opt);
-    hp_sink sink = { head_write, &written };
+    hp_sink sink = { head_write, &written, NULL };
     hp_error err;
     hp_code rc;
     uint8_t h[HP_HEADER_MAX];
@@ -1066,7 +1066,7 @@ static void test_streaming(void)
     size_t body = (size_t)3 << 20, pos;
     uint64_t written = 0, last = 0;
     hp_converter *c = hp_converter_new(NULL, NULL);
-    hp_sink sink = { count_write, &written };
+    hp_sink sink = { count_write, &written, NULL };
     hp_error err;
     int grew_every_time = 1;
 
@@ -1091,6 +1091,122 @@ static void test_streaming(void)
     hp_buf_free(&in);
 }
 
+/* An Android dump: a STRING, then one segment of `n` byte[] and int[] of
+ * varied contents, one of them `big` bytes long, then HEAP_DUMP_END. */
+static void android_arrays(bb *b, int n, uint32_t big)
+{
+    int i;
+    uint32_t k;
+    memset(b, 0, sizeof *b);
+    b->id = 4;
+    bb_raw(b, "JAVA PROFILE 1.0.3", 19);
+    bb_u4(b, 4);
+    bb_u8(b, 0);
+    bb_rec_begin(b, HP_TAG_UTF8);
+    bb_id(b, 0x400000);
+    bb_raw(b, "secret", 6);
+    bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_HEAP_DUMP_SEGMENT);
+    for (i = 0; i < n; i++) {
+        uint32_t count = i == n / 2 ? big : 100 + (uint32_t)(rng() % 2000);
+        int type = i % 3 ? HP_T_BYTE : HP_T_INT;
+        bb_u1(b, HP_SUB_PRIM_ARRAY_DUMP);
+        bb_id(b, 0x1000 + 16 * (unsigned)i);
+        bb_u4(b, 0);
+        bb_u4(b, type == HP_T_INT ? count / 4 : count);
+        bb_u1(b, (unsigned)type);
+        for (k = 0; k < (type == HP_T_INT ? count / 4 * 4 : count); k++)
+            bb_u1(b, 1 + (k * (unsigned)i) % 250);
+    }
+    bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(b);
+}
+
+/* A heap record longer than max_record: streamed, its length patched (the
+ * very bytes) or, for a sink that cannot patch, cut into records of at most
+ * the limit (the one longer sub-record in a record of its own). */
+static void test_long_records(void)
+{
+    hp_convert_options opt = { 1, 0, 0, 64 << 10 };
+    hp_buf want;
+    hp_error err;
+    bb dump;
+    int patch;
+    android_arrays(&dump, 400, 300000);
+    hp_buf_init(&want, NULL);
+    CHECK(convert(dump.d, dump.len, &all_opts[0], 0, 0, &want, &err) == HP_OK);
+    for (patch = 0; patch <= 1; patch++) {
+        hp_converter *c = hp_converter_new(NULL, &opt);
+        mem_sink m = { 0 };
+        hp_sink sink = { mem_write, &m, patch ? mem_patch : NULL };
+        hp_buf heap_a, other_a, heap_b, other_b;
+        size_t longest_a, longest_b, pos;
+        for (pos = 0; pos < dump.len; pos += 7000)
+            CHECK(hp_converter_feed(c, dump.d + pos, dump.len - pos < 7000 ? dump.len - pos : 7000, &sink, &err) ==
+                  HP_OK);
+        CHECK(hp_converter_finish(c, &sink, &err) == HP_OK);
+        hp_converter_free(c);
+        split_records(want.data, want.len, 31, &heap_a, &other_a, &longest_a);
+        split_records(m.d, m.len, 31, &heap_b, &other_b, &longest_b);
+        CHECK(longest_a > (size_t)4 << 16); /* one record, four times the limit */
+        if (patch) {
+            CHECK(m.patches == 1);
+            CHECK(same_bytes("long record, patched", m.d, m.len, want.data, want.len));
+        } else {
+            CHECK(longest_b == 14 + 300000); /* the long array, alone; the others under the limit */
+            CHECK(same_bytes("long record, cut", heap_b.data, heap_b.len, heap_a.data, heap_a.len));
+            CHECK(same_bytes("long record, cut", other_b.data, other_b.len, other_a.data, other_a.len));
+        }
+        hp_buf_free(&heap_a);
+        hp_buf_free(&other_a);
+        hp_buf_free(&heap_b);
+        hp_buf_free(&other_b);
+        free(m.d);
+    }
+    hp_buf_free(&want);
+    free(dump.d);
+}
+
+/* strip_types: the elements of those primitive arrays come out as zeros,
+ * everything else (lengths included) as it was. */
+static void test_strip(void)
+{
+    hp_convert_options opt = { 0, 0, 1u << HP_T_BYTE, 0 };
+    hp_buf out, subs;
+    hp_error err;
+    hp_parser *p = hp_parser_new(NULL, HP_PARSE_SUBRECORDS);
+    hp_event ev;
+    bb dump;
+    size_t zeroed = 0, kept = 0;
+    android_arrays(&dump, 60, 5000);
+    hp_buf_init(&out, NULL);
+    hp_buf_init(&subs, NULL);
+    CHECK(convert(dump.d, dump.len, &opt, 1000, 0, &out, &err) == HP_OK);
+    CHECK_EQ_U64(out.len, dump.len);
+    hp_parser_feed(p, out.data, out.len, 1);
+    while (hp_parser_next(p, &ev, &err) == HP_OK && ev.kind != HP_EV_END) {
+        const uint8_t *in = dump.d + ev.offset, *q;
+        if (ev.kind != HP_EV_SUBRECORD)
+            continue;
+        if (ev.sub->tag == HP_SUB_PRIM_ARRAY_DUMP && ev.sub->elem_type == HP_T_BYTE) {
+            for (q = ev.data + ev.sub->head_len; q < ev.data + ev.len; q++)
+                CHECK(*q == 0);
+            zeroed++;
+        } else {
+            CHECK(memcmp(ev.data, in, ev.len) == 0);
+            kept++;
+        }
+        CHECK(memcmp(ev.data, in, ev.sub->head_len) == 0);
+    }
+    CHECK(zeroed == 40 && kept == 20);
+    CHECK(memcmp(out.data, dump.d, 31 + 9 + 4 + 6) == 0); /* STRINGs are not arrays */
+    hp_parser_free(p);
+    hp_buf_free(&out);
+    hp_buf_free(&subs);
+    free(dump.d);
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/hprofkit-convert-XXXXXX";
@@ -1107,6 +1223,8 @@ int main(void)
     test_errors();
     test_out_of_memory();
     test_streaming();
+    test_long_records();
+    test_strip();
     if (getenv("HPROFKIT_SLOW"))
         test_huge_record();
     else

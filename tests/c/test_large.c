@@ -152,11 +152,11 @@ static void test_parser_and_stats(uint8_t *buf)
 
 static void test_filters(uint8_t *buf)
 {
-    hp_convert_options copts = { 1, 0 };
+    hp_convert_options copts = { 1, 0, 0, 0 };
     hp_converter *c = hp_converter_new(NULL, &copts);
     hp_tailor_encoder *e = hp_tailor_encoder_new(NULL, NULL);
     uint64_t conv_out = 0, mini_out = 0;
-    hp_sink conv_sink = { count_sink, &conv_out }, mini_sink = { count_sink, &mini_out };
+    hp_sink conv_sink = { count_sink, &conv_out, NULL }, mini_sink = { count_sink, &mini_out, NULL };
     hp_error err;
     gen g;
     size_t n;
@@ -210,7 +210,7 @@ static void test_pack_round_trip(uint8_t *buf)
 {
     hp_pack_encoder *e = hp_pack_encoder_new(NULL, NULL, 0);
     digest in = { 0, crc32(0, NULL, 0) }, out = { 0, crc32(0, NULL, 0) };
-    relay r = { NULL, { digest_sink, &out }, 0 };
+    relay r = { NULL, { digest_sink, &out, NULL }, 0 };
     hp_header header = { 3, 4, 0, 0, "" };
     hp_error err;
     gen g;

@@ -2,8 +2,6 @@
  * shared data (keep-all), policy round trips against what each policy must
  * restore, block cuts inside huge payloads, chunking invariance of the
  * encoder, and corrupt or truncated streams -> clean errors. */
-#include <zlib.h>
-
 #include "testkit.h"
 #include "hp_convert.h"
 #include "hp_pack.h"
@@ -112,7 +110,7 @@ static const hp_alloc *unpack_alloc;
 static hp_code unpack(const packed *p, const hp_pack_policy *pol, hp_buf *out, hp_error *err)
 {
     hp_pack_decoder *d = hp_pack_decoder_new(unpack_alloc, &p->header, pol);
-    hp_sink sink = { capped_write, out };
+    hp_sink sink = { capped_write, out, NULL };
     size_t offs[HP_PACK_NSTREAMS] = { 0 }, b;
     hp_code rc = HP_OK;
     hp_buf_init(out, NULL);
@@ -154,26 +152,6 @@ static int same_packed(const packed *a, const packed *b)
             (a->streams[i].len && memcmp(a->streams[i].data, b->streams[i].data, a->streams[i].len) != 0))
             return 0;
     return 1;
-}
-
-/* Whole file, inflating .gz files. */
-static uint8_t *load(const char *rel, size_t *len)
-{
-    gzFile f;
-    hp_buf b;
-    uint8_t tmp[1 << 16];
-    int n;
-    if (strcmp(rel + strlen(rel) - 3, ".gz") != 0)
-        return check_read_file(check_data_path(rel), len);
-    f = gzopen(check_data_path(rel), "rb");
-    if (!f)
-        return NULL;
-    hp_buf_init(&b, NULL);
-    while ((n = gzread(f, tmp, sizeof tmp)) > 0)
-        hp_buf_append(&b, tmp, (size_t)n);
-    gzclose(f);
-    *len = b.len;
-    return b.data;
 }
 
 /* Round trip with a keep-all policy must give back the very bytes. */
@@ -228,7 +206,7 @@ static void test_real_dumps(void)
     size_t i;
     for (i = 0; i < N_DUMPS; i++) {
         size_t len;
-        uint8_t *src = load(dumps[i], &len);
+        uint8_t *src = load_dump(dumps[i], &len);
         CHECK(src != NULL);
         if (!src)
             continue;
@@ -247,7 +225,7 @@ static void test_chunking(void)
     size_t i, s;
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t len;
-        uint8_t *src = load(names[i], &len);
+        uint8_t *src = load_dump(names[i], &len);
         packed whole;
         CHECK(src != NULL);
         if (!src)
@@ -312,7 +290,7 @@ static void reference(const uint8_t *src, size_t len, const hp_pack_policy *pol,
     hp_parser_free(p);
     hp_buf_free(&copy);
     if (pol->app_only && len > 18 && memcmp(src, "JAVA PROFILE 1.0.3", 18) == 0) {
-        hp_convert_options opts = { 0, 1 };
+        hp_convert_options opts = { 0, 1, 0, 0 };
         hp_converter *c = hp_converter_new(NULL, &opts);
         hp_buf conv;
         hp_sink sink;
@@ -840,7 +818,7 @@ static void test_decoder_out_of_memory(void)
 {
     size_t len;
     long total, k;
-    uint8_t *src = load("hprof/mat__sun_jdk6_32bit.hprof", &len);
+    uint8_t *src = load_dump("hprof/mat__sun_jdk6_32bit.hprof", &len);
     packed p;
     hp_buf out;
     hp_error err;

@@ -67,6 +67,7 @@ static void run_filter(int decode, const uint8_t *data, size_t len, const hp_tai
 
     memset(r, 0, sizeof *r);
     hp_buf_init(&r->out, NULL);
+    sink.patch = NULL;
     sink.write = capped_write;
     sink.ctx = &r->out;
     do {
@@ -562,7 +563,7 @@ static hp_code take_census(const uint8_t *data, size_t len, census *c)
 
 static void test_app_only_golden(void)
 {
-    hp_tailor_options app = { 1 };
+    hp_tailor_options app = { 1, 0 };
     size_t i;
     for (i = 1; i < N_GOLDENS; i++) {
         golden *g = &goldens[i];
@@ -608,7 +609,7 @@ static void test_app_only_golden(void)
 /* app_only on crafted segments, against a dump that never had the dropped parts. */
 static void test_app_only_crafted(void)
 {
-    hp_tailor_options app = { 1 };
+    hp_tailor_options app = { 1, 0 };
     dump full, want;
     run a, b, ra, rb;
     int k;
@@ -928,10 +929,10 @@ static void test_decode_errors(void)
     put_u1(&m, 3);
     put_u1(&m, HP_TAG_HEAP_DUMP_END);
     expect_decode_error("bad array type", m.data, m.len, HP_E_CORRUPT, at, HP_SUB_PRIM_ARRAY_DUMP, 1);
-    /* An int[] claiming 4 GiB: refused before anything is buffered. */
+    /* An int[] claiming 4 GiB: no HPROF record can hold it, refused before anything is buffered. */
     m.data[at + 9] = HP_T_INT;
     hp_put32(m.data + at + 5, 0x3FFFFFFF);
-    expect_decode_error("huge segment", m.data, m.len, HP_E_LIMIT, at - 1, HP_TAG_HEAP_DUMP_SEGMENT, 0);
+    expect_decode_error("huge sub-record", m.data, m.len, HP_E_LIMIT, at, HP_SUB_PRIM_ARRAY_DUMP, 1);
     hp_buf_free(&m);
 
     /* A class dump with a bad field type, found while gathering it. */
@@ -1096,6 +1097,72 @@ static void test_memory_bound(void)
     hp_buf_free(&out);
 }
 
+/* A mini of one segment of `roots` empty roots (the hostile input of issue
+ * 9, small): restored with a small max_record to a sink that can patch it is
+ * the very bytes of a held decode, to one that cannot it is records of at
+ * most the limit holding the same roots; memory stays bounded either way. */
+static void test_long_segments_stream(void)
+{
+    static const hp_alloc counting = { count_malloc, count_realloc, count_free };
+    const uint32_t roots = 200000;
+    hp_tailor_options limited = { 0, 64 << 10 };
+    hp_buf m, held;
+    hp_error err;
+    uint32_t i;
+    int patch;
+    mini_init(&m);
+    put_u1(&m, HP_TAG_HEAP_DUMP_SEGMENT);
+    for (i = 0; i < roots; i++) {
+        put_u1(&m, HP_SUB_ROOT_UNKNOWN);
+        put_u4(&m, i);
+    }
+    put_u1(&m, HP_TAG_HEAP_DUMP_END);
+    {
+        run r;
+        run_filter(1, m.data, m.len, NULL, 4096, 1, &r);
+        CHECK(r.rc == HP_OK);
+        held = r.out;
+        CHECK_EQ_U64(hp_be32(held.data + 31 + 5), 5 * (uint64_t)roots); /* one segment */
+    }
+    for (patch = 0; patch <= 1; patch++) {
+        mem_sink out = { 0 };
+        hp_sink sink = { mem_write, &out, patch ? mem_patch : NULL };
+        hp_tailor_decoder *d;
+        size_t pos, records = 0;
+        const uint8_t *p, *end;
+        peak_bytes = live_bytes = 0;
+        d = hp_tailor_decoder_new(&counting, &limited);
+        for (pos = 0; pos < m.len; pos += 10000)
+            CHECK(hp_tailor_decoder_feed(d, m.data + pos, m.len - pos < 10000 ? m.len - pos : 10000, &sink, &err) ==
+                  HP_OK);
+        CHECK(hp_tailor_decoder_finish(d, &sink, &err) == HP_OK);
+        hp_tailor_decoder_free(d);
+        CHECK(peak_bytes < (size_t)512 << 10); /* not the 1 MB segment */
+        if (patch) {
+            CHECK(out.patches == 1);
+            CHECK(same_bytes("patched segment", out.d, out.len, held.data, held.len));
+        } else { /* cut between roots: the same roots, in records of at most 64 KiB */
+            CHECK(out.len > held.len);
+            for (p = out.d + 31, end = out.d + out.len; p < end && p[0] == HP_TAG_HEAP_DUMP_SEGMENT; records++) {
+                uint32_t len = hp_be32(p + 5);
+                CHECK(len <= 64 << 10 && len % 5 == 0);
+                CHECK(p[9] == HP_SUB_ROOT_UNKNOWN);
+                p += 9 + len;
+            }
+            CHECK(records > 10 && p + 9 == end && *p == HP_TAG_HEAP_DUMP_END);
+        }
+        free(out.d);
+    }
+    /* Records after the last HEAP_DUMP_END make a mini that did not end:
+     * trailing bytes are not restored as if the mini were complete. */
+    put_u1(&m, HP_TAG_UTF8);
+    put_u2(&m, 4);
+    put_u4(&m, 7);
+    expect_decode_error("record after the end", m.data, m.len, HP_E_TRUNCATED, m.len, HP_TAG_HEAP_DUMP_END, 0);
+    hp_buf_free(&held);
+    hp_buf_free(&m);
+}
+
 /* Runs a test; TAILOR_VERBOSE=1 shows its CPU time. */
 #define TIMED(fn)                                                                        \
     do {                                                                                 \
@@ -1123,6 +1190,7 @@ int main(void)
     TIMED(test_decode_errors);
     TIMED(test_source_cuts_and_corruption);
     TIMED(test_memory_bound);
+    TIMED(test_long_segments_stream);
     for (i = 0; i < N_GOLDENS; i++) {
         free(goldens[i].src);
         free(goldens[i].restored_bytes);

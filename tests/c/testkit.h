@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "check.h"
 #include "hp_common.h"
+#include "hp_sink.h"
 
 /* xorshift32: the next pseudo-random number of the sequence in *s. */
 static inline uint32_t xorshift(uint32_t *s)
@@ -134,6 +136,125 @@ static inline int same_bytes(const char *what, const uint8_t *a, size_t alen, co
         ;
     fprintf(stderr, "  %s: %zu vs %zu bytes, first difference at %zu\n", what, alen, blen, i);
     return 0;
+}
+
+/* A dump of the shared data, whole, inflating .gz files (caller frees);
+ * NULL when it cannot be read.  `rel` is relative to the data folder. */
+static inline uint8_t *load_dump(const char *rel, size_t *len)
+{
+    uint8_t tmp[1 << 16], *data = NULL;
+    size_t cap = 0;
+    gzFile f;
+    int n;
+    *len = 0;
+    if (strcmp(rel + strlen(rel) - 3, ".gz") != 0)
+        return check_read_file(check_data_path(rel), len);
+    f = gzopen(check_data_path(rel), "rb");
+    if (!f)
+        return NULL;
+    while ((n = gzread(f, tmp, sizeof tmp)) > 0) {
+        if (*len + (size_t)n > cap) {
+            cap = 2 * (*len + (size_t)n);
+            data = realloc(data, cap);
+            if (!data) {
+                fprintf(stderr, "out of memory\n");
+                exit(2);
+            }
+        }
+        memcpy(data + *len, tmp, (size_t)n);
+        *len += (size_t)n;
+    }
+    gzclose(f);
+    return data;
+}
+
+/* A memory sink that can patch (hp_sink.patch), or not: `patches` counts
+ * the patches made. */
+typedef struct mem_sink {
+    uint8_t *d;
+    size_t len, cap;
+    int patches;
+} mem_sink;
+
+static inline int mem_write(void *ctx, const uint8_t *data, size_t len)
+{
+    mem_sink *m = ctx;
+    if (m->len + len > m->cap) {
+        m->cap = 2 * (m->len + len) + 4096;
+        m->d = realloc(m->d, m->cap);
+        if (!m->d) {
+            fprintf(stderr, "out of memory\n");
+            exit(2);
+        }
+    }
+    if (len)
+        memcpy(m->d + m->len, data, len);
+    m->len += len;
+    return 0;
+}
+
+static inline int mem_patch(void *ctx, uint64_t back, const uint8_t *data, size_t len)
+{
+    mem_sink *m = ctx;
+    if (back > m->len || len > back)
+        return -1;
+    memcpy(m->d + m->len - back, data, len);
+    m->patches++;
+    return 0;
+}
+
+/* Appends `len` bytes at `in` deflated at `level` to *out; window_bits as
+ * deflateInit2 takes it: -15 raw deflate, 15 zlib, 31 gzip. */
+static inline void deflate_append(mem_sink *out, const void *in, size_t len, int level, int window_bits)
+{
+    z_stream z;
+    uLong bound;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, level, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        abort();
+    bound = deflateBound(&z, (uLong)len) + 32; /* + the gzip header deflateBound may not count */
+    mem_write(out, NULL, 0);
+    if (out->len + bound > out->cap) {
+        out->cap = out->len + bound;
+        if (!(out->d = realloc(out->d, out->cap)))
+            abort();
+    }
+    z.next_in = (Bytef *)(uintptr_t)in;
+    z.avail_in = (uInt)len;
+    z.next_out = out->d + out->len;
+    z.avail_out = (uInt)bound;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+        abort();
+    out->len += z.total_out;
+    deflateEnd(&z);
+}
+
+/* The records of an HPROF byte string whose header is `header` bytes: the
+ * bodies of heap records joined, and the other records whole; *longest is
+ * the longest heap record.  Two outputs that cut heap records differently
+ * have the same of both. */
+static inline void split_records(const uint8_t *p, size_t len, size_t header, hp_buf *heap, hp_buf *other,
+                                 size_t *longest)
+{
+    const uint8_t *end = p + len;
+    hp_buf_init(heap, NULL);
+    hp_buf_init(other, NULL);
+    *longest = 0;
+    p += header;
+    while (end - p >= 9) {
+        uint32_t n = hp_be32(p + 5);
+        CHECK(n <= (size_t)(end - p - 9));
+        if (n > (size_t)(end - p - 9))
+            return;
+        if (hp_is_heap_tag(p[0])) {
+            hp_buf_append(heap, p + 9, n);
+            *longest = n > *longest ? n : *longest;
+        } else {
+            hp_buf_append(other, p, 9 + (size_t)n);
+        }
+        p += 9 + n;
+    }
+    CHECK(p == end);
 }
 
 /* ---- INVENTORY.json ---- */

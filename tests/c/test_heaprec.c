@@ -1,0 +1,199 @@
+/* hp_heaprec: heap records written before their length is known.  The same
+ * sub-records go through a record held whole, streamed with its length
+ * patched, and cut for a sink that cannot patch; the first two must give
+ * the very same bytes, the third valid records that hold exactly the same
+ * sub-records, none longer than the limit unless one sub-record is. */
+#include "testkit.h"
+#include "hp_heaprec.h"
+#include "hp_parser.h"
+
+static uint32_t rng_state = 4242;
+static unsigned rng(void) { return xorshift(&rng_state); }
+
+/* Sub-record sizes: small ones, and now and then one above the limit. */
+#define LIMIT ((size_t)64 << 10)
+#define NSUBS 400
+
+static size_t sizes[NSUBS];
+
+/* Writes two records of the sub-records (bytes: the index, repeated) through
+ * a fresh hp_heaprec into m; `batch` is the writer's capacity. */
+static void write_records(mem_sink *m, int patch, size_t batch, int drop_empty)
+{
+    hp_sink sink = { mem_write, m, patch ? mem_patch : NULL };
+    hp_writer w;
+    hp_heaprec r;
+    uint8_t piece[4096];
+    int rec, i;
+    memset(m, 0, sizeof *m);
+    CHECK(hp_writer_init(&w, &hp_default_alloc, batch) == 0);
+    w.sink = &sink;
+    hp_heaprec_init(&r, NULL, LIMIT, drop_empty);
+    for (rec = 0; rec < 2; rec++) {
+        hp_heaprec_open(&r, HP_TAG_HEAP_DUMP_SEGMENT, 0x01020304u + (uint32_t)rec);
+        for (i = 0; i < NSUBS; i++) {
+            size_t left = sizes[i];
+            CHECK(hp_heaprec_sub(&r, sizes[i], &w) == 0);
+            memset(piece, i, sizeof piece);
+            while (left) {
+                size_t n = 1 + rng() % sizeof piece;
+                n = n < left ? n : left;
+                if (i % 5 == 0)
+                    CHECK(hp_heaprec_zeros(&r, n, &w) == 0);
+                else
+                    CHECK(hp_heaprec_put(&r, piece, n, &w) == 0);
+                left -= n;
+            }
+        }
+        CHECK(hp_heaprec_put(&r, piece, 1, &w) == -1); /* more than announced */
+        CHECK(hp_heaprec_close(&r, &w) == 0);
+        hp_heaprec_open(&r, HP_TAG_HEAP_DUMP, 7); /* an empty record */
+        CHECK(hp_heaprec_close(&r, &w) == 0);
+    }
+    CHECK(hp_writer_flush(&w) == 0);
+    hp_heaprec_free(&r);
+    hp_writer_free(&w, &hp_default_alloc);
+}
+
+/* Walks the records of `m`: their count and bodies' bytes; each record's
+ * body must be whole sub-records in order (checked by their fill byte). */
+static void check_records(const mem_sink *m, int empty_kept, size_t *records, size_t *longest)
+{
+    const uint8_t *p = m->d, *end = p + m->len;
+    int sub = 0, rec = 0;
+    size_t left = 0;
+    *records = *longest = 0;
+    while (p < end) {
+        uint32_t len;
+        CHECK(end - p >= 9);
+        if (end - p < 9)
+            return;
+        len = hp_be32(p + 5);
+        CHECK(p[0] == HP_TAG_HEAP_DUMP_SEGMENT || p[0] == HP_TAG_HEAP_DUMP);
+        CHECK((size_t)(end - p - 9) >= len);
+        (*records)++;
+        *longest = len > *longest ? len : *longest;
+        if (p[0] == HP_TAG_HEAP_DUMP) {
+            CHECK(len == 0 && empty_kept && sub == 0 && hp_be32(p + 1) == 7);
+            p += 9;
+            continue;
+        }
+        CHECK(hp_be32(p + 1) == 0x01020304u + (uint32_t)rec);
+        p += 9;
+        while (len) { /* whole sub-records only */
+            if (left == 0) {
+                CHECK(sub < NSUBS);
+                left = sizes[sub];
+            }
+            CHECK(left <= len);
+            CHECK(*p == (sub % 5 == 0 ? 0 : (uint8_t)sub) && p[left - 1] == *p);
+            len -= (uint32_t)left;
+            p += left;
+            left = 0;
+            if (++sub == NSUBS) {
+                sub = 0;
+                rec++;
+            }
+        }
+    }
+    CHECK(sub == 0);
+}
+
+static void test_heaprec(void)
+{
+    static const size_t batches[] = { 64, 4096, 1 << 20 };
+    mem_sink held, patched, cut;
+    size_t i, b, records, longest, body = 0;
+    for (i = 0; i < NSUBS; i++) {
+        sizes[i] = 1 + rng() % 2000;
+        if (i % 97 == 13)
+            sizes[i] = LIMIT + rng() % (3 * LIMIT); /* longer than the limit by itself */
+        body += sizes[i];
+    }
+    CHECK(body > 4 * LIMIT);
+    for (b = 0; b < sizeof batches / sizeof batches[0]; b++) {
+        hp_heaprec big;
+        /* a limit above the whole record: held, written as one */
+        write_records(&held, 0, batches[b], 0);
+        hp_heaprec_init(&big, NULL, 0, 0);
+        CHECK(big.limit == HP_HOLD_DEFAULT);
+        hp_heaprec_free(&big);
+        check_records(&held, 1, &records, &longest);
+        CHECK(records >= 4);
+        write_records(&patched, 1, batches[b], 0);
+        check_records(&patched, 1, &records, &longest);
+        CHECK_EQ_U64(records, 4); /* streamed and patched: one record each */
+        CHECK(patched.patches > 0 || batches[b] == (1 << 20));
+        write_records(&cut, 0, batches[b], 1);
+        check_records(&cut, 0, &records, &longest);
+        CHECK(records > 4); /* cut before the long sub-records */
+        CHECK(longest <= 3 * LIMIT + LIMIT);
+        free(held.d);
+        free(patched.d);
+        free(cut.d);
+    }
+}
+
+/* A held record (everything under the limit) and a patched one are the same bytes. */
+static void test_patched_is_held(void)
+{
+    size_t i;
+    mem_sink a, b;
+    for (i = 0; i < NSUBS; i++)
+        sizes[i] = 1 + rng() % 300; /* 60 KiB in all: under the limit */
+    write_records(&a, 0, 4096, 0);
+    write_records(&b, 1, 4096, 0);
+    CHECK(same_bytes("held vs patched", a.d, a.len, b.d, b.len));
+    CHECK(b.patches == 0);
+    free(a.d);
+    free(b.d);
+    for (i = 0; i < NSUBS; i++)
+        sizes[i] = 1 + rng() % 3000; /* 600 KiB: over it */
+    {
+        /* the bytes a held record would have: its sub-records, whatever the limit */
+        mem_sink c;
+        hp_heaprec r;
+        hp_sink sink = { mem_write, &c, mem_patch };
+        hp_writer w;
+        memset(&c, 0, sizeof c);
+        CHECK(hp_writer_init(&w, &hp_default_alloc, 4096) == 0);
+        w.sink = &sink;
+        hp_heaprec_init(&r, NULL, (size_t)1 << 30, 0);
+        hp_heaprec_open(&r, HP_TAG_HEAP_DUMP_SEGMENT, 1);
+        for (i = 0; i < NSUBS; i++) {
+            uint8_t fill[3000];
+            memset(fill, (int)i, sizes[i]);
+            CHECK(hp_heaprec_sub(&r, sizes[i], &w) == 0 && hp_heaprec_put(&r, fill, sizes[i], &w) == 0);
+        }
+        CHECK(hp_heaprec_close(&r, &w) == 0 && hp_writer_flush(&w) == 0);
+        hp_heaprec_free(&r);
+        hp_writer_free(&w, &hp_default_alloc);
+        hp_heaprec_init(&r, NULL, LIMIT, 0);
+        memset(&b, 0, sizeof b);
+        sink.ctx = &b;
+        CHECK(hp_writer_init(&w, &hp_default_alloc, 4096) == 0);
+        w.sink = &sink;
+        b.patches = 0;
+        hp_heaprec_open(&r, HP_TAG_HEAP_DUMP_SEGMENT, 1);
+        for (i = 0; i < NSUBS; i++) {
+            uint8_t fill[3000];
+            memset(fill, (int)i, sizes[i]);
+            CHECK(hp_heaprec_sub(&r, sizes[i], &w) == 0 && hp_heaprec_put(&r, fill, sizes[i], &w) == 0);
+        }
+        CHECK(hp_heaprec_close(&r, &w) == 0 && hp_writer_flush(&w) == 0);
+        CHECK(b.patches == 1);
+        CHECK(same_bytes("held vs patched, long", c.d, c.len, b.d, b.len));
+        CHECK(hp_heaprec_sub(&r, (uint64_t)1 << 32, &w) == -2);
+        hp_heaprec_free(&r);
+        hp_writer_free(&w, &hp_default_alloc);
+        free(c.d);
+        free(b.d);
+    }
+}
+
+int main(void)
+{
+    test_heaprec();
+    test_patched_is_held();
+    return check_report("test_heaprec");
+}
