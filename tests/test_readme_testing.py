@@ -26,14 +26,15 @@ def test_readme_suite_runs_as_written(pytester):
     dumps.mkdir()
     for name in ("before.hprof", "after.hprof"):
         shutil.copy(dump_path("platform_tools_base__dialer.android-hprof"), dumps / name)
-    (tests / "test_heap.py").write_text(blocks["python"])
+    # Not test_heap.py: a module of that name is in this suite (pytester runs in-process).
+    (tests / "test_app_heap.py").write_text(blocks["python"])
     pytester.makepyprojecttoml(blocks["toml"])
 
     first = pytester.runpytest("tests")
     first.assert_outcomes(passed=4, failed=1)
     first.stdout.fnmatch_lines(["*no heap baseline*test_snapshot.json", "*- hprofkit -*", "*--hprof-update-baselines*"])
     pytester.runpytest("tests", "--hprof-update-baselines").assert_outcomes(passed=5)
-    assert (tests / "__hprof_baselines__" / "test_heap" / "test_snapshot.json").is_file()
+    assert (tests / "__hprof_baselines__" / "test_app_heap" / "test_snapshot.json").is_file()
     pytester.runpytest("tests").assert_outcomes(passed=5)
 
     checked = pytester.runpytest("--hprof-check", "tests/dumps", "-v")
