@@ -123,6 +123,22 @@ static PyObject *filter_get(Filter *self, void *closure)
     }
 }
 
+/* As the Python codecs print themselves: <hprofkit.Converter 1,024 bytes in, 1,200 out>. */
+static PyObject *filter_repr(Filter *self)
+{
+    PyObject *in = PyLong_FromUnsignedLongLong(self->s.bytes_in), *out = PyLong_FromUnsignedLongLong(self->s.bytes_out);
+    PyObject *spec = PyUnicode_FromString(","), *in_text = NULL, *out_text = NULL, *repr = NULL;
+    if (in && out && spec && (in_text = PyObject_Format(in, spec)) && (out_text = PyObject_Format(out, spec)))
+        repr = PyUnicode_FromFormat("<hprofkit.%s %U bytes in, %U out%s>", kind_names[self->kind], in_text, out_text,
+                                    self->s.finished ? ", finished" : "");
+    Py_XDECREF(in);
+    Py_XDECREF(out);
+    Py_XDECREF(spec);
+    Py_XDECREF(in_text);
+    Py_XDECREF(out_text);
+    return repr;
+}
+
 static PyMethodDef filter_methods[] = {
     { "feed", (PyCFunction)(void (*)(void))filter_feed, METH_VARARGS | METH_KEYWORDS, filter_feed_doc },
     { "flush", (PyCFunction)(void (*)(void))filter_flush, METH_VARARGS | METH_KEYWORDS, filter_flush_doc },
@@ -230,7 +246,8 @@ static void filter_dealloc(Filter *self)
 #define FILTER_SLOTS(new_fn, doc)                                        \
     {                                                                    \
         { Py_tp_doc, doc }, { Py_tp_new, new_fn }, { Py_tp_methods, filter_methods }, \
-        { Py_tp_getset, filter_getset }, { Py_tp_dealloc, filter_dealloc }, { 0, NULL } \
+        { Py_tp_getset, filter_getset }, { Py_tp_dealloc, filter_dealloc },              \
+        { Py_tp_repr, filter_repr }, { 0, NULL }                                         \
     }
 
 static PyType_Slot tailor_encoder_slots[] = FILTER_SLOTS(

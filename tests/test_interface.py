@@ -432,6 +432,10 @@ def test_notebook_table_is_padded_with_totals_and_a_settable_top():
 
 def test_codec_reprs_tell_format_and_progress():
     data = raw_bytes("leakcanary__leak_service_binder.hprof")
+    conv = hprofkit.Converter()
+    assert repr(conv) == "<hprofkit.Converter 0 bytes in, 0 out>"
+    converted = conv.feed(data) + conv.flush()
+    assert repr(conv) == f"<hprofkit.Converter {len(data):,} bytes in, {len(converted):,} out, finished>"
     enc = hprofkit.Encoder("tailor")
     assert repr(enc) == "<hprofkit.Encoder format='tailor', 0 bytes in, 0 out>"
     packed = enc.feed(data) + enc.flush()
