@@ -58,7 +58,9 @@ static void compute(void *ctx)
     const uint64_t *by_class;
     c->rc = HP_OK;
     if (!heap->reach)
-        c->rc = hp_reach_build(heap->index, heap->semantics, &hprof_raw_alloc, &cp, &heap->reach, &c->err);
+        /* One thread: the SIGBUS guard covers the calling thread's reads only. */
+        c->rc = hp_reach_build(heap->index, heap->semantics | HP_REACH_ONE_THREAD, &hprof_raw_alloc, &cp,
+                               &heap->reach, &c->err);
     if (c->rc == HP_OK && c->level >= REACH_DOMINATORS)
         c->rc = hp_reach_dominators(heap->reach, 1, &cp, &c->err);
     if (c->rc == HP_OK && c->level >= REACH_CLASSES)

@@ -254,7 +254,9 @@ hp_code hp_reach_build(const hp_heap *h, int semantics, const hp_alloc *alloc, c
     hp_reach *r;
     hp_code rc;
     uint32_t c;
+    int threads = semantics & HP_REACH_ONE_THREAD ? 1 : 2;
     *out = NULL;
+    semantics &= ~HP_REACH_ONE_THREAD;
     if (semantics != HP_REACH_HPROFKIT && semantics != HP_REACH_VISUALVM)
         return hp_vertex_fail(err, HP_E_USAGE, UINT64_MAX, "unknown reachability semantics");
     r = a.malloc_fn(sizeof *r);
@@ -284,7 +286,7 @@ hp_code hp_reach_build(const hp_heap *h, int semantics, const hp_alloc *alloc, c
     if (rc == HP_OK) {
         source.edges = put_edges;
         source.ctx = r;
-        source.threads = 2;
+        source.threads = threads;
         rc = hp_graph_build(&r->graph, r->n, &source, &a, cp, err);
     }
     if (rc != HP_OK) {

@@ -43,6 +43,10 @@
 #include "hp_paths.h"
 
 enum { HP_REACH_HPROFKIT = 0, HP_REACH_VISUALVM = 1 };
+/* Or'ed into hp_reach_build's semantics: read the heap on the calling
+ * thread only (the graph build otherwise splits over two).  For a heap over
+ * a mapping that may shrink, where only the caller's reads can be guarded. */
+enum { HP_REACH_ONE_THREAD = 0x100 };
 
 /* hp_ref.kind of VisualVM's instance -> class edge (HP_REACH_VISUALVM). */
 #define HP_REF_CLASS (HP_REF_LOADER + 1)
