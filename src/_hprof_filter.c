@@ -123,6 +123,23 @@ static PyObject *filter_get(Filter *self, void *closure)
     }
 }
 
+/* Only the converter can finish on a dump that was cut short: a Tailor mini
+ * must end with HEAP_DUMP_END, so the Tailor encoder and decoder refuse one
+ * (HP_E_TRUNCATED). */
+static PyObject *filter_unfinished(Filter *self, void *unused)
+{
+    hp_unfinished u;
+    int finished;
+    (void)unused;
+    memset(&u, 0, sizeof u);
+    hprof_stream_lock(&self->s);
+    if (self->kind == CONVERTER && self->core.converter)
+        hp_converter_unfinished(self->core.converter, &u);
+    finished = self->s.finished;
+    hprof_stream_unlock(&self->s);
+    return hprof_unfinished(finished, &u);
+}
+
 /* As the Python codecs print themselves: <hprofkit.Converter 1,024 bytes in, 1,200 out>. */
 static PyObject *filter_repr(Filter *self)
 {
@@ -150,6 +167,7 @@ static PyGetSetDef filter_getset[] = {
     { "eof", (getter)filter_get, NULL, "True once flush() was called (or an error was raised).", (void *)0 },
     { "bytes_in", (getter)filter_get, NULL, "Input bytes consumed.", (void *)1 },
     { "bytes_out", (getter)filter_get, NULL, "Output bytes produced.", (void *)2 },
+    { "unfinished", (getter)filter_unfinished, NULL, HPROF_UNFINISHED_DOC, NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
 

@@ -69,6 +69,18 @@ static PyObject *encoder_get(PackEncoder *self, void *closure)
     return closure == (void *)0 ? PyBool_FromLong((long)v) : PyLong_FromUnsignedLongLong(v);
 }
 
+static PyObject *encoder_unfinished(PackEncoder *self, void *unused)
+{
+    hp_unfinished u;
+    int finished;
+    (void)unused;
+    hprof_stream_lock(&self->s);
+    hp_packer_unfinished(self->packer, &u);
+    finished = self->s.finished;
+    hprof_stream_unlock(&self->s);
+    return hprof_unfinished(finished, &u);
+}
+
 static PyMethodDef encoder_methods[] = {
     { "feed", (PyCFunction)(void (*)(void))encoder_feed, METH_VARARGS | METH_KEYWORDS, encoder_feed_doc },
     { "flush", (PyCFunction)(void (*)(void))encoder_flush, METH_VARARGS | METH_KEYWORDS, encoder_flush_doc },
@@ -82,6 +94,7 @@ static PyGetSetDef encoder_getset[] = {
     { "restored_bytes", (getter)encoder_get, NULL,
       "Bytes the pack restores to (the dump minus what the policy drops).", (void *)3 },
     { "blocks", (getter)encoder_get, NULL, "Blocks written.", (void *)4 },
+    { "unfinished", (getter)encoder_unfinished, NULL, HPROF_UNFINISHED_DOC, NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -212,6 +225,18 @@ static PyObject *decoder_get(PackDecoder *self, void *closure)
     return closure == (void *)0 ? PyBool_FromLong((long)v) : PyLong_FromUnsignedLongLong(v);
 }
 
+static PyObject *decoder_unfinished(PackDecoder *self, void *unused)
+{
+    hp_unfinished u;
+    int finished;
+    (void)unused;
+    hprof_stream_lock(&self->s);
+    hp_unpacker_unfinished(self->unpacker, &u);
+    finished = self->s.finished;
+    hprof_stream_unlock(&self->s);
+    return hprof_unfinished(finished, &u);
+}
+
 static PyMethodDef decoder_methods[] = {
     { "feed", (PyCFunction)(void (*)(void))decoder_feed, METH_VARARGS | METH_KEYWORDS, decoder_feed_doc },
     { "flush", (PyCFunction)(void (*)(void))decoder_flush, METH_VARARGS | METH_KEYWORDS, decoder_flush_doc },
@@ -223,6 +248,8 @@ static PyGetSetDef decoder_getset[] = {
     { "bytes_in", (getter)decoder_get, NULL, "Pack bytes consumed.", (void *)1 },
     { "bytes_out", (getter)decoder_get, NULL, "HPROF bytes produced.", (void *)2 },
     { "blocks", (getter)decoder_get, NULL, "Blocks restored.", (void *)3 },
+    { "unfinished", (getter)decoder_unfinished, NULL, HPROF_UNFINISHED_DOC " Offsets are the restored dump's.",
+      NULL },
     { "info", (getter)decoder_info, NULL,
       "The pack's header once read (version, id_size, timestamp, strip_types, app_only, drop_traces, level), "
       "else None.", NULL },

@@ -187,3 +187,11 @@ done:
         PyBuffer_Release(&view);
     return result;
 }
+
+PyObject *hprof_unfinished(int finished, const hp_unfinished *u)
+{
+    if (!finished || u->count == 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(IKKI)", (unsigned int)u->index, (unsigned long long)u->offset, (unsigned long long)u->end,
+                         (unsigned int)u->count);
+}

@@ -16,6 +16,7 @@
 #define HPROF_STREAM_H
 
 #include "_hprof.h"
+#include "core/hp_dumps.h"
 
 #include <pythread.h>
 
@@ -54,5 +55,14 @@ int hprof_arg_range(Py_ssize_t value, const char *name, Py_ssize_t low, Py_ssize
  * for getters that read the core while a call may run in another thread. */
 void hprof_stream_lock(hprof_stream *s);
 void hprof_stream_unlock(hprof_stream *s);
+
+/* The `unfinished` attribute: None until flush() ran, or when every heap
+ * dump is whole; else (index, offset, end, count) of the first heap dump
+ * that stops without its HEAP_DUMP_END, and how many do. */
+#define HPROF_UNFINISHED_DOC                                                                           \
+    "None, or once flush() ran on a dump whose heap dump stops without its HEAP_DUMP_END (the dump "  \
+    "was cut short): (index, offset, end, count) of the first such heap dump (its first record, just " \
+    "past its last) and how many there are."
+PyObject *hprof_unfinished(int finished, const hp_unfinished *u);
 
 #endif

@@ -395,3 +395,5 @@ hp_code hp_converter_finish(hp_converter *c, const hp_sink *out, hp_error *err)
 {
     return drive(c, NULL, 0, 1, out, err);
 }
+
+void hp_converter_unfinished(const hp_converter *c, hp_unfinished *out) { hp_parser_unfinished(c->parser, out); }

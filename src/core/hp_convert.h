@@ -21,6 +21,7 @@
 #define HP_CONVERT_H
 
 #include "hp_common.h"
+#include "hp_dumps.h"
 #include "hp_sink.h"
 
 typedef struct hp_convert_options {
@@ -58,5 +59,10 @@ hp_code hp_converter_feed(hp_converter *c, const uint8_t *data, size_t len, cons
 /* Ends the input: reports truncation if it stopped inside a unit, and
  * writes the rest of the output.  Feeding after this is HP_E_USAGE. */
 hp_code hp_converter_finish(hp_converter *c, const hp_sink *out, hp_error *err);
+
+/* The input's heap dumps that stopped without their HEAP_DUMP_END (input
+ * offsets), once finish succeeded: the output was written, but what it
+ * holds of the dump was cut short. */
+void hp_converter_unfinished(const hp_converter *c, hp_unfinished *out);
 
 #endif

@@ -29,6 +29,7 @@
 #define HP_PACK_H
 
 #include "hp_common.h"
+#include "hp_dumps.h"
 #include "hp_header.h"
 #include "hp_sink.h"
 
@@ -135,6 +136,9 @@ const hp_header *hp_pack_encoder_header(const hp_pack_encoder *e);
 uint64_t hp_pack_encoder_bytes_in(const hp_pack_encoder *e);  /* source bytes consumed */
 uint64_t hp_pack_encoder_bytes_out(const hp_pack_encoder *e); /* restored bytes, header included */
 uint64_t hp_pack_encoder_blocks(const hp_pack_encoder *e);
+/* The dump's heap dumps that stopped without their HEAP_DUMP_END, once
+ * finish succeeded (hp_dumps.h). */
+void hp_pack_encoder_unfinished(const hp_pack_encoder *e, hp_unfinished *out);
 
 /* ---- decoder ------------------------------------------------------------ */
 
@@ -163,5 +167,9 @@ hp_code hp_pack_decoder_finish(hp_pack_decoder *d, const hp_sink *out, hp_error 
 
 uint64_t hp_pack_decoder_bytes_out(const hp_pack_decoder *d); /* restored bytes, header included */
 uint64_t hp_pack_decoder_blocks(const hp_pack_decoder *d);
+/* The heap dumps of the restored dump that stop without their
+ * HEAP_DUMP_END (restored offsets), once finish succeeded: a pack of a dump
+ * that was cut short restores it cut short. */
+void hp_pack_decoder_unfinished(const hp_pack_decoder *d, hp_unfinished *out);
 
 #endif

@@ -79,6 +79,7 @@ struct hp_pack_decoder {
 
     int in_heap, heap_deferred;
     uint64_t heap_left;
+    hp_dump_track dumps; /* of the restored records */
 
     int cont, cont_stream;
     uint64_t cont_left, aref_base;

@@ -359,3 +359,4 @@ void hp_pack_decoder_hold_limit(hp_pack_decoder *d, size_t max_record)
 
 uint64_t hp_pack_decoder_bytes_out(const hp_pack_decoder *d) { return d->pos; }
 uint64_t hp_pack_decoder_blocks(const hp_pack_decoder *d) { return d->blocks; }
+void hp_pack_decoder_unfinished(const hp_pack_decoder *d, hp_unfinished *out) { hp_dump_track_unfinished(&d->dumps, d->pos, out); }

@@ -107,6 +107,7 @@ static hp_code raw_record(hp_pack_decoder *d)
     d->unit_tag = (int)tag;
     if ((rc = pk_dec_checked(d)) != HP_OK)
         return rc;
+    hp_dump_track_record(&d->dumps, (int)tag, d->unit_off);
     if (!record_head(d, tag, time, len, 0))
         return pk_dec_nomem(d);
     wdone(d, 9);
@@ -239,6 +240,7 @@ hp_code pk_dec_record(hp_pack_decoder *d, unsigned op)
     if (op == 0)
         return raw_record(d);
     time = get_ser(d, HP_PS_TIME, PK_SER_TIME);
+    hp_dump_track_record(&d->dumps, (int)op, d->unit_off);
     switch (op) {
     case HP_TAG_UTF8: return utf8_record(d, time);
     case HP_TAG_LOAD_CLASS: return load_class_record(d, time);

@@ -713,3 +713,4 @@ const hp_header *hp_pack_encoder_header(const hp_pack_encoder *e) { return hp_pa
 uint64_t hp_pack_encoder_bytes_in(const hp_pack_encoder *e) { return e->bytes_in; }
 uint64_t hp_pack_encoder_bytes_out(const hp_pack_encoder *e) { return e->bytes_out; }
 uint64_t hp_pack_encoder_blocks(const hp_pack_encoder *e) { return e->blocks; }
+void hp_pack_encoder_unfinished(const hp_pack_encoder *e, hp_unfinished *out) { hp_parser_unfinished(e->parser, out); }

@@ -318,3 +318,4 @@ uint64_t hp_packer_bytes_in(const hp_packer *p) { return hp_pack_encoder_bytes_i
 uint64_t hp_packer_bytes_out(const hp_packer *p) { return p->bytes_out; }
 uint64_t hp_packer_restored_bytes(const hp_packer *p) { return hp_pack_encoder_bytes_out(p->enc); }
 uint64_t hp_packer_blocks(const hp_packer *p) { return p->blocks; }
+void hp_packer_unfinished(const hp_packer *p, hp_unfinished *out) { hp_pack_encoder_unfinished(p->enc, out); }

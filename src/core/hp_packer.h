@@ -80,6 +80,9 @@ uint64_t hp_packer_bytes_in(const hp_packer *p);       /* dump bytes consumed */
 uint64_t hp_packer_bytes_out(const hp_packer *p);      /* pack bytes written */
 uint64_t hp_packer_restored_bytes(const hp_packer *p); /* what the pack restores to, header included */
 uint64_t hp_packer_blocks(const hp_packer *p);         /* blocks written */
+/* The dump's heap dumps that stopped without their HEAP_DUMP_END, once
+ * finish succeeded (hp_dumps.h): the pack restores them cut short. */
+void hp_packer_unfinished(const hp_packer *p, hp_unfinished *out);
 
 /* ---- pack in, HPROF out ---------------------------------------------------- */
 
@@ -97,6 +100,10 @@ hp_code hp_unpacker_feed(hp_unpacker *u, const uint8_t *data, size_t len, const 
  * was complete (end record included) and HP_E_CORRUPT unless it restored to
  * the length its end record gives. */
 hp_code hp_unpacker_finish(hp_unpacker *u, const hp_sink *out, hp_error *err);
+
+/* The heap dumps of the restored dump that stop without their HEAP_DUMP_END
+ * (restored offsets), once finish succeeded. */
+void hp_unpacker_unfinished(const hp_unpacker *u, hp_unfinished *out);
 
 /* The pack's header once read, else NULL. */
 const hp_pack_info *hp_unpacker_info(const hp_unpacker *u);

@@ -36,8 +36,7 @@ struct hp_parser {
     uint64_t sub_left; /* payload bytes of the current sub-record not yet delivered */
     uint32_t heap_id;
     uint32_t heap_dump;  /* of the current record, or HP_NO_DUMP */
-    uint32_t heap_dumps; /* begun so far */
-    int dump_open;       /* the last heap dump is a run of segments without its HEAP_DUMP_END yet */
+    hp_dump_track dumps;
 };
 
 hp_parser *hp_parser_new(const hp_alloc *alloc, int flags)
@@ -83,24 +82,9 @@ void hp_parser_resume(hp_parser *p, const hp_header *h, uint64_t offset)
 
 const hp_header *hp_parser_header(const hp_parser *p) { return p->have_header ? &p->header : NULL; }
 uint64_t hp_parser_offset(const hp_parser *p) { return p->pos; }
-uint32_t hp_parser_heap_dumps(const hp_parser *p) { return p->heap_dumps; }
-int hp_parser_dump_open(const hp_parser *p) { return p->dump_open; }
-
-/* Which heap dump a record with `tag` belongs to (hp_parser.h tells the rule). */
-static uint32_t track_heap_dump(hp_parser *p, int tag)
-{
-    if (tag == HP_TAG_HEAP_DUMP || (tag == HP_TAG_HEAP_DUMP_SEGMENT && !p->dump_open)) {
-        p->dump_open = tag == HP_TAG_HEAP_DUMP_SEGMENT;
-        return p->heap_dumps++;
-    }
-    if (tag == HP_TAG_HEAP_DUMP_SEGMENT)
-        return p->heap_dumps - 1;
-    if (tag == HP_TAG_HEAP_DUMP_END && p->dump_open) {
-        p->dump_open = 0;
-        return p->heap_dumps - 1;
-    }
-    return HP_NO_DUMP;
-}
+uint32_t hp_parser_heap_dumps(const hp_parser *p) { return p->dumps.dumps; }
+int hp_parser_dump_open(const hp_parser *p) { return p->dumps.open; }
+void hp_parser_unfinished(const hp_parser *p, hp_unfinished *out) { hp_dump_track_unfinished(&p->dumps, p->pos, out); }
 
 static size_t in_avail(const hp_parser *p) { return p->in_len - p->in_pos; }
 
@@ -267,7 +251,7 @@ static hp_code step_record_head(hp_parser *p, hp_event *ev, hp_error *err)
     p->rec.length = hp_be32(v + 5);
     p->rec_left = p->rec.length;
     p->heap_id = 0; /* ART re-announces the heap in every segment */
-    p->heap_dump = track_heap_dump(p, p->rec.tag);
+    p->heap_dump = hp_dump_track_record(&p->dumps, p->rec.tag, p->rec.offset);
     emit(p, ev, HP_EV_RECORD, v, 9);
     consume(p, 9);
     p->state = (hp_is_heap_tag(p->rec.tag) && (p->flags & HP_PARSE_SUBRECORDS)) ? ST_HEAP_BODY : ST_BODY;

@@ -18,6 +18,7 @@
 #define HP_PARSER_H
 
 #include "hp_common.h"
+#include "hp_dumps.h"
 #include "hp_header.h"
 #include "hp_subrecord.h"
 
@@ -55,12 +56,10 @@ typedef struct hp_event {
     uint32_t heap_dump;       /* the heap dump the current record belongs to (see below), else HP_NO_DUMP */
 } hp_event;
 
-/* Heap dumps: a file may hold several (the old hprof agent wrote two).  A
- * HEAP_DUMP record is one heap dump; a run of HEAP_DUMP_SEGMENTs is one,
- * closed by the HEAP_DUMP_END that follows it.  Each gets an index from 0 in
- * file order; its records (the closing HEAP_DUMP_END included) and their
- * sub-records carry it in ev->heap_dump, every other record HP_NO_DUMP. */
-#define HP_NO_DUMP UINT32_MAX
+/* Heap dumps: a file may hold several (the old hprof agent wrote two); the
+ * rule is hp_dumps.h's.  Each gets an index from 0 in file order; its
+ * records (the closing HEAP_DUMP_END included) and their sub-records carry
+ * it in ev->heap_dump, every other record HP_NO_DUMP. */
 
 typedef struct hp_parser hp_parser;
 
@@ -93,5 +92,9 @@ uint64_t hp_parser_offset(const hp_parser *p);
  * stopped early, so the file is incomplete). */
 uint32_t hp_parser_heap_dumps(const hp_parser *p);
 int hp_parser_dump_open(const hp_parser *p);
+
+/* The heap dumps that stopped without their HEAP_DUMP_END, had the input
+ * ended here (once the END event came: they did). */
+void hp_parser_unfinished(const hp_parser *p, hp_unfinished *out);
 
 #endif

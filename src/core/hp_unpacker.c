@@ -484,6 +484,14 @@ uint64_t hp_unpacker_bytes_in(const hp_unpacker *u) { return u->bytes_in; }
 uint64_t hp_unpacker_bytes_out(const hp_unpacker *u) { return u->dec ? hp_pack_decoder_bytes_out(u->dec) : 0; }
 uint64_t hp_unpacker_blocks(const hp_unpacker *u) { return u->dec ? hp_pack_decoder_blocks(u->dec) : 0; }
 
+void hp_unpacker_unfinished(const hp_unpacker *u, hp_unfinished *out)
+{
+    if (u->dec)
+        hp_pack_decoder_unfinished(u->dec, out);
+    else
+        memset(out, 0, sizeof *out);
+}
+
 int hp_is_pack(const uint8_t *head, size_t len)
 {
     if (len > PF_MAGIC_LEN)
