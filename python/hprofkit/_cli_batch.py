@@ -13,6 +13,7 @@ import time
 from typing import Any, Iterator, TextIO
 
 from ._progress import Progress
+from ._stats import UnfinishedDump
 from .batch import TASKS, BatchResult, batch
 
 TOP = 20
@@ -58,6 +59,15 @@ def write_summary(result: BatchResult, seconds: float, out: TextIO) -> None:
                 out.write(f"  {row.input} -> {row.value['output']} ({row.value['written']:,} bytes)\n")
 
 
+def _warn_unfinished(result: BatchResult) -> None:
+    """A warning line on stderr per dump that was cut short, as encode and
+    decode print it: the input that encode read, the dump that decode wrote."""
+    for row in result.rows:
+        if row.ok and result.task in ("encode", "decode") and row.value.get("unfinished"):
+            name = row.value["output"] if result.task == "decode" else row.input
+            print(f"hprofkit: warning: {UnfinishedDump(**row.value['unfinished']).describe(name)}", file=sys.stderr)
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
     progress = Progress("batch", unit="dumps")
     start = time.perf_counter()
@@ -78,6 +88,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
             result.to_parquet(args.out)
         except ImportError as exc:
             raise ValueError(str(exc)) from None
+    _warn_unfinished(result)
     failed = len(result.failed)
     if failed:
         print(f"hprofkit: error: {failed} of {len(result.rows)} inputs failed", file=sys.stderr)

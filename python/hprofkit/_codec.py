@@ -16,6 +16,7 @@ from . import _hprof
 from ._errors import CorruptError, FormatError, TruncatedError
 from ._io import to_fd
 from ._pack import PackDecoder, PackEncoder, is_pack, strip_mask
+from ._stats import UnfinishedDump, unfinished_of
 from ._zstream import ZlibStream, resolve_threads
 
 FORMATS = ("hprofkit", "tailor", "hprof")
@@ -160,6 +161,14 @@ class Encoder:
     def counter(self) -> dict[str, int]:
         """The tag counter Tailor's encode.py prints (first-seen order); {} for other formats."""
         return self._core.counter() if self.format == "tailor" else {}
+
+    @property
+    def unfinished(self) -> UnfinishedDump | None:
+        """Once flushed: the dump's first heap dump that stops without its
+        HEAP_DUMP_END (input offsets) and how many do, else None.  The
+        output holds what there was; a Tailor mini cannot, so that format
+        raises TruncatedError instead."""
+        return unfinished_of(self._core.unfinished)
 
     def __repr__(self) -> str:
         state = "finished" if self.eof else f"{self.bytes_in:,} bytes in, {self.bytes_out:,} out"
@@ -350,6 +359,15 @@ class Decoder:
     def counter(self) -> dict[str, int]:
         """The tag counter Tailor's decode.py prints ({} for a pack)."""
         return {} if self._filter is None else self._filter.counter()
+
+    @property
+    def unfinished(self) -> UnfinishedDump | None:
+        """Once flushed: the restored dump's first heap dump that stops
+        without its HEAP_DUMP_END (restored offsets) and how many do, else
+        None -- a pack of a dump that was cut short restores it cut short.
+        (A Tailor mini always ends with HEAP_DUMP_END.)"""
+        core = self._pack if self._pack is not None else self._filter
+        return None if core is None else unfinished_of(core.unfinished)
 
     def __repr__(self) -> str:
         state = "finished" if self.eof else f"{self.bytes_in:,} bytes in, {self.bytes_out:,} out"

@@ -23,6 +23,7 @@ from ._codec import Converter, Decoder, Encoder
 from ._compressed import decompressed, detect_compression
 from ._output import check_not_same_file, is_path, named, output_file
 from ._pack import is_pack
+from ._stats import UnfinishedDump, unfinished_of
 from ._dump import MAGIC_LENGTH, Readable, Rewound, is_buffer, read_head
 
 CHUNK = 8 << 20
@@ -31,12 +32,22 @@ Progress = Callable[[int, int], object]
 
 @dataclass
 class Result:
-    """What a file operation did: bytes in and out, and Tailor's tag counter."""
+    """What a file operation did: bytes in and out, and Tailor's tag counter.
+    ``unfinished`` is set when the dump was cut short (a heap dump stops
+    without its HEAP_DUMP_END): the output was still written, and holds the
+    dump as far as it goes.  Its offsets are the source's for encode() and
+    convert(), the restored dump's for decode()."""
     consumed: int
     size: int | None
     output: int
     trimmed: int | None = None
     counter: dict[str, int] = field(default_factory=dict)
+    unfinished: UnfinishedDump | None = None
+
+    @property
+    def incomplete(self) -> bool:
+        """Whether the dump was cut short (see ``unfinished``)."""
+        return self.unfinished is not None
 
 
 @contextlib.contextmanager
@@ -196,7 +207,7 @@ def encode(src: Any, dst: Any, *, format: str = "hprofkit", level: int | None = 
     option goes to it, and what a format cannot honour raises there)."""
     encoder = Encoder(format, level=level, app_only=app_only, threads=threads, strip=strip, drop_traces=drop_traces)
     consumed, size, written = _pump(encoder, src, dst, progress)
-    return Result(consumed, size, written, encoder.trimmed_bytes, encoder.counter())
+    return Result(consumed, size, written, encoder.trimmed_bytes, encoder.counter(), encoder.unfinished)
 
 
 def decode(src: Any, dst: Any, *, threads: int = 0, max_block: int = 0, max_record: int = 0,
@@ -219,7 +230,7 @@ def decode(src: Any, dst: Any, *, threads: int = 0, max_block: int = 0, max_reco
                 if progress and size:
                     progress(decoder.bytes_in, size)
         out.take(lambda fd: decoder.flush(fd=fd))
-    return Result(decoder.bytes_in, size, out.written, decoder.mini_bytes, decoder.counter())
+    return Result(decoder.bytes_in, size, out.written, decoder.mini_bytes, decoder.counter(), decoder.unfinished)
 
 
 def convert(src: Any, dst: Any, *, app_only: bool = False, max_record: int = 0,
@@ -228,7 +239,7 @@ def convert(src: Any, dst: Any, *, app_only: bool = False, max_record: int = 0,
     heap record longer than max_record (0: 64 MiB) is streamed, not held."""
     converter = Converter(to_standard=True, app_only=app_only, max_record=max_record)
     consumed, size, written = _pump(converter, src, dst, progress)
-    return Result(consumed, size, written)
+    return Result(consumed, size, written, unfinished=unfinished_of(converter.unfinished))
 
 
 class _Abandoned(Exception):

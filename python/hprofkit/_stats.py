@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _hprof
 from ._names import array_name, decode_utf8, java_name
@@ -66,6 +66,28 @@ class HeapDump:
     @property
     def arrays(self) -> int:
         return self.object_arrays + self.primitive_arrays
+
+
+class UnfinishedDump(NamedTuple):
+    """A dump that was cut short: the first of its heap dumps that stops
+    without its HEAP_DUMP_END (``index`` from 0 in file order, ``offset`` its
+    first record, ``end`` just past its last: where it stops), and ``count``,
+    how many heap dumps stop so."""
+    index: int
+    offset: int
+    end: int
+    count: int = 1
+
+    def describe(self, name: str) -> str:
+        """The one line that warns about it, for the dump called `name`."""
+        more = f" (and {self.count - 1} more)" if self.count > 1 else ""
+        return (f"{name} is incomplete: heap dump {self.index}{more} stops at offset {self.end:,} without its "
+                f"HEAP_DUMP_END (the dump was cut short)")
+
+
+def unfinished_of(raw: tuple[int, int, int, int] | None) -> UnfinishedDump | None:
+    """The UnfinishedDump of a core codec's ``unfinished`` attribute."""
+    return None if raw is None else UnfinishedDump(*raw)
 
 
 def heap_dumps_of(raw: dict[str, Any]) -> list[HeapDump]:
@@ -212,6 +234,16 @@ class Stats:
     def incomplete_dumps(self) -> list[HeapDump]:
         """The heap dumps that stop without their HEAP_DUMP_END."""
         return [d for d in self.heap_dumps if not d.complete]
+
+    @property
+    def unfinished(self) -> UnfinishedDump | None:
+        """The first heap dump that stops without its HEAP_DUMP_END and how
+        many do (as encode(), convert() and decode() report it), or None."""
+        incomplete = self.incomplete_dumps()
+        if not incomplete:
+            return None
+        first = incomplete[0]
+        return UnfinishedDump(first.index, first.offset, first.end, len(incomplete))
 
     # -- output -----------------------------------------------------------------
     def _headline(self) -> str:

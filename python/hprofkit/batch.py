@@ -148,7 +148,8 @@ def _output_path(path: Any, options: Mapping[str, Any], suffix: str) -> str:
 
 
 def _file_result(result: Any, output: str) -> dict[str, Any]:
-    return {"output": output, "consumed": result.consumed, "written": result.output}
+    unfinished = result.unfinished._asdict() if result.unfinished else None
+    return {"output": output, "consumed": result.consumed, "written": result.output, "unfinished": unfinished}
 
 
 def _task_encode(path: Any, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -251,7 +252,8 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
     task: "stats" (Stats.to_dict()), "histogram" ([[class, instances, shallow_bytes]]), "leaks"
       ([{fingerprint, retained_size, report}] from heap.find_leaks()), "encode" / "decode" (writes
       NAME.hpk / NAME.hprof into output_dir, by default beside the input; value {output, consumed,
-      written}), or any picklable callable taking an input and returning a picklable value.
+      written, unfinished}: unfinished is None, or Result.unfinished as a dict when the dump was cut
+      short), or any picklable callable taking an input and returning a picklable value.
     inputs: paths (as given in the rows) or, for a callable, anything it takes.
     executor: None for a local process pool of `jobs` workers (default: one per CPU); a
       distributed.Client or any concurrent.futures.Executor (not shut down here).

@@ -22,6 +22,7 @@ from ._errors import HprofError
 from ._files import Result, convert, decode, encode
 from ._output import is_stdout
 from ._progress import Progress
+from ._stats import UnfinishedDump
 from ._units import human_size
 
 SIGPIPE = 13  # its number on every Unix; signal.SIGPIPE is absent on Windows
@@ -40,13 +41,15 @@ def _stats(dump: Dump, heap_dump: int | None):
         stats = dump.stats(progress, heap_dump=heap_dump)
     finally:
         progress.close()
-    incomplete = stats.incomplete_dumps()
-    if incomplete:
-        first = incomplete[0]
-        more = f" (and {len(incomplete) - 1} more)" if len(incomplete) > 1 else ""
-        print(f"hprofkit: warning: {dump.path or '<stdin>'} is incomplete: heap dump {first.index}{more} stops at "
-              f"offset {first.end:,} without its HEAP_DUMP_END (the dump was cut short)", file=sys.stderr)
+    _warn_unfinished(dump.path or "<stdin>", stats.unfinished)
     return stats
+
+
+def _warn_unfinished(name: str, unfinished: UnfinishedDump | None) -> None:
+    """One warning line on stderr for a dump that was cut short (the command
+    still succeeds: what the dump holds was read, or written, whole)."""
+    if unfinished is not None:
+        print(f"hprofkit: warning: {unfinished.describe(name)}", file=sys.stderr)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -120,6 +123,11 @@ def _run_file_command(args: argparse.Namespace, run) -> int:
         progress.close()
     # With the output on stdout, the report goes to stderr.
     _report(args.command, result, sys.stderr if is_stdout(args.output) else sys.stdout)
+    # Name the dump that was cut short: the source, or for decode the dump restored.
+    if args.command == "decode":
+        _warn_unfinished("<stdout>" if args.output == "-" else args.output, result.unfinished)
+    else:
+        _warn_unfinished("<stdin>" if args.input == "-" else args.input, result.unfinished)
     return 0
 
 
