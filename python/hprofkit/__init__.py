@@ -11,7 +11,7 @@ from ._hprof import Parser, Record, SubRecord
 from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, OverrunError,
                       TruncatedError, UnsupportedError)
 from ._dump import Dump, iter_records, iter_subrecords, open, stats
-from ._stats import ClassRow, HeapDump, Stats, Tally
+from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from ._codec import Converter, Decoder, Encoder
 from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
@@ -30,7 +30,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
-    "ClassRow", "HeapDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
+    "ClassRow", "HeapDump", "UnfinishedDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "leaks", "diff", "HeapDiff",

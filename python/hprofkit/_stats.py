@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from . import _hprof
 from ._names import array_name, decode_utf8, java_name
@@ -68,7 +68,8 @@ class HeapDump:
         return self.object_arrays + self.primitive_arrays
 
 
-class UnfinishedDump(NamedTuple):
+@dataclass(frozen=True)
+class UnfinishedDump:
     """A dump that was cut short: the first of its heap dumps that stops
     without its HEAP_DUMP_END (``index`` from 0 in file order, ``offset`` its
     first record, ``end`` just past its last: where it stops), and ``count``,

@@ -14,7 +14,7 @@ import concurrent.futures
 import json
 import multiprocessing
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 __all__ = ["batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "TASKS"]
@@ -148,7 +148,7 @@ def _output_path(path: Any, options: Mapping[str, Any], suffix: str) -> str:
 
 
 def _file_result(result: Any, output: str) -> dict[str, Any]:
-    unfinished = result.unfinished._asdict() if result.unfinished else None
+    unfinished = asdict(result.unfinished) if result.unfinished else None
     return {"output": output, "consumed": result.consumed, "written": result.output, "unfinished": unfinished}
 
 

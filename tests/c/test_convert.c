@@ -1207,6 +1207,63 @@ static void test_strip(void)
     free(dump.d);
 }
 
+/* Converts `len` bytes of `in` in chunks of `chunk`; returns the heap dumps
+ * the converter reports unfinished (count 0xFFFFFFFF when it failed). */
+static hp_unfinished converted_unfinished(const uint8_t *in, size_t len, size_t chunk)
+{
+    hp_converter *c = hp_converter_new(NULL, NULL);
+    hp_buf out;
+    hp_sink sink = hp_buf_sink(&out);
+    hp_unfinished u = { UINT32_MAX, 0, 0, 0 };
+    hp_error err;
+    size_t pos = 0;
+    hp_code rc = HP_OK;
+    hp_buf_init(&out, NULL);
+    for (; pos < len && rc == HP_OK; pos += chunk < len - pos ? chunk : len - pos)
+        rc = hp_converter_feed(c, in + pos, chunk < len - pos ? chunk : len - pos, &sink, &err);
+    if (rc == HP_OK && hp_converter_finish(c, &sink, &err) == HP_OK)
+        hp_converter_unfinished(c, &u);
+    hp_converter_free(c);
+    hp_buf_free(&out);
+    return u;
+}
+
+/* A real dump cut short: without its final HEAP_DUMP_END, and cut right
+ * after a segment in the middle, whatever the chunking; the whole dump
+ * reports nothing. */
+static void test_unfinished(void)
+{
+    static const size_t chunks[] = { 7, 4096, (size_t)-1 };
+    size_t len, at, first = 0, middle = 0, k, segments = 0;
+    uint8_t *in = check_read_file(check_data_path(android_dumps[0]), &len);
+    CHECK(in != NULL && len > 9 && in[len - 9] == HP_TAG_HEAP_DUMP_END);
+    if (!in)
+        return;
+    for (at = strlen((const char *)in) + 1 + 12; at + 9 <= len; at += 9 + hp_be32(in + at + 5)) {
+        if (in[at] != HP_TAG_HEAP_DUMP_SEGMENT)
+            continue;
+        if (segments++ == 0)
+            first = at;
+        if (segments == 300)
+            middle = at + 9 + hp_be32(in + at + 5);
+    }
+    CHECK(first > 0 && middle > first);
+    for (k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        hp_unfinished whole = converted_unfinished(in, len, chunks[k]);
+        hp_unfinished cut = converted_unfinished(in, len - 9, chunks[k]);
+        hp_unfinished mid = converted_unfinished(in, middle, chunks[k]);
+        CHECK_EQ_U64(whole.count, 0);
+        CHECK_EQ_U64(cut.count, 1);
+        CHECK_EQ_U64(cut.index, 0);
+        CHECK_EQ_U64(cut.offset, first);
+        CHECK_EQ_U64(cut.end, len - 9);
+        CHECK_EQ_U64(mid.count, 1);
+        CHECK_EQ_U64(mid.offset, first);
+        CHECK_EQ_U64(mid.end, middle);
+    }
+    free(in);
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/hprofkit-convert-XXXXXX";
@@ -1225,6 +1282,7 @@ int main(void)
     test_streaming();
     test_long_records();
     test_strip();
+    test_unfinished();
     if (getenv("HPROFKIT_SLOW"))
         test_huge_record();
     else

@@ -428,6 +428,108 @@ static void test_jobs(void)
     }
 }
 
+/* ---- a dump cut short ---- */
+
+/* Packs `len` bytes of `data` (keep everything) and restores them, byte for
+ * byte; what the packer and the unpacker report unfinished. */
+static void unfinished_both_ways(const uint8_t *data, size_t len, hp_unfinished *packed, hp_unfinished *restored)
+{
+    hp_packer_options opts = { { 0, 0, 0 }, 1, 0, 0 };
+    hp_packer *p = hp_packer_new(NULL, &opts);
+    hp_unpacker *u = hp_unpacker_new(NULL, NULL);
+    hp_buf pk, out;
+    hp_sink to_pack = hp_buf_sink(&pk), to_out = hp_buf_sink(&out);
+    hp_error err;
+    hp_buf_init(&pk, NULL);
+    hp_buf_init(&out, NULL);
+    memset(packed, 0xFF, sizeof *packed);
+    memset(restored, 0xFF, sizeof *restored);
+    CHECK(p && u);
+    CHECK(hp_packer_feed(p, data, len, &to_pack, &err) == HP_OK && hp_packer_finish(p, &to_pack, &err) == HP_OK);
+    hp_packer_unfinished(p, packed);
+    CHECK(hp_unpacker_feed(u, pk.data, pk.len, &to_out, &err) == HP_OK &&
+          hp_unpacker_finish(u, &to_out, &err) == HP_OK);
+    hp_unpacker_unfinished(u, restored);
+    CHECK(same_bytes("restored", data, len, out.data, out.len));
+    hp_packer_free(p);
+    hp_unpacker_free(u);
+    hp_buf_free(&pk);
+    hp_buf_free(&out);
+}
+
+static void check_unfinished(const hp_unfinished *u, uint32_t count, uint64_t offset, uint64_t end)
+{
+    CHECK_EQ_U64(u->count, count);
+    if (count) {
+        CHECK_EQ_U64(u->index, 0);
+        CHECK_EQ_U64(u->offset, offset);
+        CHECK_EQ_U64(u->end, end);
+    }
+}
+
+/* A HotSpot dump without its HEAP_DUMP_END (one 14 MB segment: a record
+ * whose length the pack gives up front), and a crafted one with small
+ * segments (held by the decoder): a run that a HEAP_DUMP interrupts after a
+ * STRING record, then a run the input ends.  The packer reports input
+ * offsets, the unpacker restored ones: the same here. */
+static void test_unfinished(void)
+{
+    hp_unfinished packed, restored;
+    size_t len, at, first = 0, run_end, end;
+    uint8_t *data = load_dump("hprof/mat__openjdk_jdk11_04_x64.hprof.gz", &len);
+    bb b;
+    CHECK(data && len > 9 && data[len - 9] == HP_TAG_HEAP_DUMP_END);
+    if (data) {
+        for (at = strlen((const char *)data) + 1 + 12; at + 9 <= len && !first; at += 9 + hp_be32(data + at + 5))
+            if (data[at] == HP_TAG_HEAP_DUMP_SEGMENT)
+                first = at;
+        CHECK(first > 0);
+        unfinished_both_ways(data, len, &packed, &restored);
+        check_unfinished(&packed, 0, 0, 0);
+        check_unfinished(&restored, 0, 0, 0);
+        unfinished_both_ways(data, len - 9, &packed, &restored);
+        check_unfinished(&packed, 1, first, len - 9);
+        check_unfinished(&restored, 1, first, len - 9);
+        free(data);
+    }
+
+    memset(&b, 0, sizeof b);
+    b.id = 4;
+    bb_raw(&b, "JAVA PROFILE 1.0.2", 19);
+    bb_u4(&b, 4);
+    bb_u8(&b, 0);
+    first = b.len;
+    for (at = 0; at < 2; at++) {
+        bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+        bb_u1(&b, HP_SUB_ROOT_UNKNOWN);
+        bb_id(&b, 0x1000 + at);
+        bb_rec_end(&b);
+    }
+    run_end = b.len;
+    bb_rec_begin(&b, HP_TAG_UTF8);
+    bb_id(&b, 0x50);
+    bb_raw(&b, "text", 4);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP);
+    bb_u1(&b, HP_SUB_ROOT_UNKNOWN);
+    bb_id(&b, 0x2000);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+    bb_u1(&b, HP_SUB_ROOT_UNKNOWN);
+    bb_id(&b, 0x3000);
+    bb_rec_end(&b);
+    end = b.len;
+    unfinished_both_ways(b.d, end, &packed, &restored);
+    check_unfinished(&packed, 2, first, run_end);
+    check_unfinished(&restored, 2, first, run_end);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_END); /* closes the last run: the first stays unfinished */
+    bb_rec_end(&b);
+    unfinished_both_ways(b.d, b.len, &packed, &restored);
+    check_unfinished(&packed, 1, first, run_end);
+    check_unfinished(&restored, 1, first, run_end);
+    free(b.d);
+}
+
 int main(void)
 {
     test_jobs();
@@ -436,5 +538,6 @@ int main(void)
     test_info();
     test_hostile();
     test_held_records();
+    test_unfinished();
     return check_report("test_packer");
 }
