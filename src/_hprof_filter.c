@@ -126,18 +126,14 @@ static PyObject *filter_get(Filter *self, void *closure)
 /* Only the converter can finish on a dump that was cut short: a Tailor mini
  * must end with HEAP_DUMP_END, so the Tailor encoder and decoder refuse one
  * (HP_E_TRUNCATED). */
+static void converter_unfinished(const void *core, hp_unfinished *out) { hp_converter_unfinished(core, out); }
+
 static PyObject *filter_unfinished(Filter *self, void *unused)
 {
-    hp_unfinished u;
-    int finished;
     (void)unused;
-    memset(&u, 0, sizeof u);
-    hprof_stream_lock(&self->s);
-    if (self->kind == CONVERTER && self->core.converter)
-        hp_converter_unfinished(self->core.converter, &u);
-    finished = self->s.finished;
-    hprof_stream_unlock(&self->s);
-    return hprof_unfinished(finished, &u);
+    if (self->kind != CONVERTER)
+        Py_RETURN_NONE;
+    return hprof_stream_unfinished(&self->s, converter_unfinished, self->core.converter);
 }
 
 /* As the Python codecs print themselves: <hprofkit.Converter 1,024 bytes in, 1,200 out>. */

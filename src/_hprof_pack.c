@@ -69,16 +69,12 @@ static PyObject *encoder_get(PackEncoder *self, void *closure)
     return closure == (void *)0 ? PyBool_FromLong((long)v) : PyLong_FromUnsignedLongLong(v);
 }
 
+static void packer_unfinished(const void *core, hp_unfinished *out) { hp_packer_unfinished(core, out); }
+
 static PyObject *encoder_unfinished(PackEncoder *self, void *unused)
 {
-    hp_unfinished u;
-    int finished;
     (void)unused;
-    hprof_stream_lock(&self->s);
-    hp_packer_unfinished(self->packer, &u);
-    finished = self->s.finished;
-    hprof_stream_unlock(&self->s);
-    return hprof_unfinished(finished, &u);
+    return hprof_stream_unfinished(&self->s, packer_unfinished, self->packer);
 }
 
 static PyMethodDef encoder_methods[] = {
@@ -225,16 +221,12 @@ static PyObject *decoder_get(PackDecoder *self, void *closure)
     return closure == (void *)0 ? PyBool_FromLong((long)v) : PyLong_FromUnsignedLongLong(v);
 }
 
+static void unpacker_unfinished(const void *core, hp_unfinished *out) { hp_unpacker_unfinished(core, out); }
+
 static PyObject *decoder_unfinished(PackDecoder *self, void *unused)
 {
-    hp_unfinished u;
-    int finished;
     (void)unused;
-    hprof_stream_lock(&self->s);
-    hp_unpacker_unfinished(self->unpacker, &u);
-    finished = self->s.finished;
-    hprof_stream_unlock(&self->s);
-    return hprof_unfinished(finished, &u);
+    return hprof_stream_unfinished(&self->s, unpacker_unfinished, self->unpacker);
 }
 
 static PyMethodDef decoder_methods[] = {

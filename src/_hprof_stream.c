@@ -188,10 +188,16 @@ done:
     return result;
 }
 
-PyObject *hprof_unfinished(int finished, const hp_unfinished *u)
+PyObject *hprof_stream_unfinished(hprof_stream *s, hprof_unfinished_fn fn, const void *core)
 {
-    if (!finished || u->count == 0)
+    hp_unfinished u;
+    int finished;
+    hprof_stream_lock(s);
+    fn(core, &u);
+    finished = s->finished;
+    hprof_stream_unlock(s);
+    if (!finished || u.count == 0)
         Py_RETURN_NONE;
-    return Py_BuildValue("(IKKI)", (unsigned int)u->index, (unsigned long long)u->offset, (unsigned long long)u->end,
-                         (unsigned int)u->count);
+    return Py_BuildValue("(IKKI)", (unsigned int)u.index, (unsigned long long)u.offset, (unsigned long long)u.end,
+                         (unsigned int)u.count);
 }

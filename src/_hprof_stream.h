@@ -56,13 +56,15 @@ int hprof_arg_range(Py_ssize_t value, const char *name, Py_ssize_t low, Py_ssize
 void hprof_stream_lock(hprof_stream *s);
 void hprof_stream_unlock(hprof_stream *s);
 
-/* The `unfinished` attribute: None until flush() ran, or when every heap
- * dump is whole; else (index, offset, end, count) of the first heap dump
- * that stops without its HEAP_DUMP_END, and how many do. */
+/* The `unfinished` attribute, read from `core` by `fn` under the lock: None
+ * until flush() ran, or when every heap dump is whole; else (index, offset,
+ * end, count) of the first heap dump that stops without its HEAP_DUMP_END,
+ * and how many do. */
 #define HPROF_UNFINISHED_DOC                                                                           \
     "None, or once flush() ran on a dump whose heap dump stops without its HEAP_DUMP_END (the dump "  \
     "was cut short): (index, offset, end, count) of the first such heap dump (its first record, just " \
     "past its last) and how many there are."
-PyObject *hprof_unfinished(int finished, const hp_unfinished *u);
+typedef void (*hprof_unfinished_fn)(const void *core, hp_unfinished *out);
+PyObject *hprof_stream_unfinished(hprof_stream *s, hprof_unfinished_fn fn, const void *core);
 
 #endif
