@@ -68,6 +68,11 @@ static hp_code convert(const uint8_t *dump, size_t len, const hp_convert_options
         rc = hp_converter_finish(c, &sink, &err);
         fuzz_check_error(rc, &err);
     }
+    if (rc == HP_OK) {
+        hp_unfinished u;
+        hp_converter_unfinished(c, &u);
+        fuzz_check_unfinished(&u, len);
+    }
     hp_converter_free(c);
     return rc;
 }

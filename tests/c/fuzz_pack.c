@@ -115,6 +115,11 @@ static hp_code unpack(const uint8_t *pack, size_t len, size_t step, uint64_t *ou
         rc = hp_unpacker_finish(u, &sink, &err);
         fuzz_check_error(rc, &err);
     }
+    if (rc == HP_OK) {
+        hp_unfinished unfinished;
+        hp_unpacker_unfinished(u, &unfinished);
+        fuzz_check_unfinished(&unfinished, hp_unpacker_bytes_out(u));
+    }
     hp_unpacker_free(u);
     *out = o.total;
     return rc;

@@ -12,6 +12,7 @@
 
 #include "countalloc.h"
 #include "hp_common.h"
+#include "hp_dumps.h"
 #include "hp_sink.h"
 #include "testkit.h"
 
@@ -105,6 +106,14 @@ static inline void fuzz_check_three(hp_code ra, fuzz_out *a, hp_code rb, fuzz_ou
     free(a->kept.d);
     free(b->kept.d);
     free(c->kept.d);
+}
+
+/* Aborts unless the heap dump reported cut short lies within the `len`
+ * bytes of the dump it was read from (or restored into). */
+static inline void fuzz_check_unfinished(const hp_unfinished *u, uint64_t len)
+{
+    if (u->count && !(u->offset < u->end && u->end <= len))
+        abort();
 }
 
 /* Aborts unless every allocation was given back. */
