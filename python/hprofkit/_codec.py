@@ -304,8 +304,14 @@ class Decoder:
                 self.bytes_out += out if isinstance(out, int) else len(out)
                 self._consumed += len(view)
                 return out
-            outs = [self.restore(piece, fd) for piece in self._mini_pieces(view)]
-            return sum(outs) if fd >= 0 else b"".join(outs)
+            written, chunks = 0, []
+            for piece in self._mini_pieces(view):
+                out = self.restore(piece, fd)
+                if isinstance(out, int):  # fd >= 0: a count of bytes written
+                    written += out
+                else:
+                    chunks.append(out)
+            return written if fd >= 0 else b"".join(chunks)
 
     def flush(self, fd: int = -1) -> bytes | int:
         with self._lock:
