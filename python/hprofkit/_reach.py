@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional,
 from .match import Matcher
 
 if TYPE_CHECKING:
-    from ._hprof import Heap, HeapObject
+    from ._hprof import Heap, HeapObject, StackFrame
 
 # heap._paths()'s rules and answers (src/_hprof_reach.c): a rule is (pattern,
 # edge, class ordinal, thread serial, name); a path is its hops (ref_type,
@@ -122,7 +122,7 @@ def _reference(hop: Hop) -> str:
     return f"{_simple(hop.holder.class_name)}.{hop.name}"
 
 
-def _frame_text(frame: Any) -> Optional[str]:
+def _frame_text(frame: Optional[StackFrame]) -> Optional[str]:
     """A StackFrame as a stack trace prints it: Class.method(File.java:12)."""
     if frame is None or frame.method is None:
         return None
@@ -134,7 +134,7 @@ def _frame_text(frame: Any) -> Optional[str]:
     return f"{frame.class_name or '?'}.{frame.method}({where})"
 
 
-def _thread_name(thread: Any) -> Optional[str]:
+def _thread_name(thread: HeapObject) -> Optional[str]:
     try:
         name = thread["name"]
     except (KeyError, TypeError):
