@@ -7,9 +7,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._units import human_size
+
+if TYPE_CHECKING:
+    from ._hprof import HeapObject
 
 SEMANTICS = ("hprofkit", "visualvm")
 
@@ -38,7 +41,7 @@ def cmd_path(args: argparse.Namespace) -> int:
     return 0
 
 
-def _row(obj: Any, retained: int) -> dict:
+def _row(obj: HeapObject, retained: int) -> dict[str, Any]:
     return {"id": obj.id, "class": obj.class_name, "kind": obj.kind, "shallow": obj.shallow_size,
             "retained": retained, "retained_count": obj.retained_count}
 
@@ -48,10 +51,11 @@ def cmd_top(args: argparse.Namespace) -> int:
     if args.n < 0:
         raise ValueError("-n must be >= 0")
     with open_heap(args.file, semantics=args.semantics) as heap:
+        rows: list[dict[str, Any]]
         if args.by == "class":
-            rows = sorted(((cls.retained_size, cls) for cls in heap.classes), key=lambda r: (-r[0], r[1].name))
+            ranked = sorted(((cls.retained_size, cls) for cls in heap.classes), key=lambda r: (-r[0], r[1].name))
             rows = [{"class": cls.name, "id": cls.class_id, "instances": cls.instance_count, "retained": size}
-                    for size, cls in rows[:args.n]]
+                    for size, cls in ranked[:args.n]]
         else:
             rows = [_row(obj, size) for obj, size in heap.top_retainers(args.n)]
         if args.json:
@@ -67,7 +71,7 @@ def cmd_top(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(sub: Any) -> None:
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("path", help="the shortest path from a GC root to an object, as LeakCanary prints it")
     p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
     p.add_argument("id", type=_object_id, help="object id (decimal or 0x hex)")

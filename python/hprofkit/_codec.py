@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import zlib
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypedDict
 
 from . import _hprof
 from ._errors import CorruptError, FormatError, TruncatedError
@@ -18,6 +18,9 @@ from ._io import to_fd
 from ._pack import PackDecoder, PackEncoder, is_pack, strip_mask
 from ._stats import UnfinishedDump, unfinished_of
 from ._zstream import ZlibStream, resolve_threads
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 FORMATS = ("hprofkit", "tailor", "hprof")
 DEFAULT_LEVEL = 6
@@ -28,13 +31,13 @@ TAILOR_STRIP = strip_mask("tailor")
 Converter = _hprof.Converter
 
 
-def _check_bool(name: str, value: Any) -> bool:
+def _check_bool(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
     return value
 
 
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+def _check_int(name: str, value: object, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     if value < low or (high is not None and value > high):
@@ -43,8 +46,17 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return value
 
 
+class EncoderOptions(TypedDict):
+    """What encoder_options resolves: strip is the core's type mask."""
+    level: int
+    app_only: bool
+    threads: int
+    strip: int
+    drop_traces: bool
+
+
 def encoder_options(format: str, *, level: int | None, app_only: bool, threads: int,
-                    strip: str | Iterable[str | int] | None, drop_traces: bool) -> dict[str, Any]:
+                    strip: str | Iterable[str | int] | None, drop_traces: bool) -> EncoderOptions:
     """The one check of what an Encoder (encode(), the CLI) is asked for:
     every argument's type, and every combination a format cannot honour
     raises (TypeError, ValueError), the same way everywhere.  Returns the
@@ -113,6 +125,7 @@ class Encoder:
         self._zlib: ZlibStream | None = None
         self.bytes_out = 0
         if format == "hprofkit":
+            # Any: fed without an fd, each core gives bytes, which the stubs' bytes | int does not say.
             self._core: Any = _hprof.PackEncoder(strip_types=opts["strip"], app_only=opts["app_only"],
                                                  drop_traces=opts["drop_traces"], level=opts["level"],
                                                  threads=resolve_threads(opts["threads"]))
@@ -122,7 +135,7 @@ class Encoder:
         else:
             self._core = _hprof.Converter(to_standard=False, app_only=opts["app_only"], strip_types=opts["strip"])
 
-    def feed(self, data: Any, fd: int = -1) -> bytes | int:
+    def feed(self, data: Buffer, fd: int = -1) -> bytes | int:
         """The output this chunk completed; with fd >= 0, written there and counted instead."""
         view = memoryview(data)  # TypeError for what is not bytes-like, before anything changes
         with self._lock:
@@ -134,7 +147,7 @@ class Encoder:
             return self._run(lambda: self._core.flush(fd=fd) if self._zlib is None else
                              to_fd(self._zlib.compress(self._core.flush()) + self._zlib.flush(), fd))
 
-    def _run(self, call: Any) -> bytes | int:
+    def _run(self, call: Callable[[], bytes | int]) -> bytes | int:
         try:
             out = call()
         except BaseException:
@@ -186,12 +199,13 @@ def sniff(head: bytes) -> str | None:
     return None
 
 
-def _error_offset(saved: Any, piece: memoryview) -> int:
+def _error_offset(saved: zlib._Decompress, piece: memoryview) -> int:
     """Where in `piece` inflation fails, given the inflater as it was before
     it: the length of the shortest prefix that fails, less one (bisection;
     the output of each trial is thrown away as it comes)."""
     def fails(n: int) -> bool:
-        trial, tail = saved.copy(), piece[:n]
+        trial = saved.copy()
+        tail: memoryview | bytes = piece[:n]
         try:
             while tail:
                 trial.decompress(tail, PIECE)
@@ -221,11 +235,11 @@ class Decoder:
         self._max_block = _check_int("max_block", max_block, 0)
         self._max_record = _check_int("max_record", max_record, 0)
         self._lock = threading.Lock()  # feed, flush and inflate take turns; the C restorers lock themselves
-        self._pack: Any = None
-        self._filter: Any = None
+        self._pack: _hprof.PackDecoder | None = None
+        self._filter: _hprof.TailorDecoder | None = None
         self._head = b""
         self._kind: str | None = None
-        self._inflate: Any = None
+        self._inflate: zlib._Decompress | None = None
         self._consumed = 0  # compressed bytes taken
         self.bytes_out = 0
 
@@ -253,7 +267,7 @@ class Decoder:
         data, self._head = memoryview(self._head), b""
         return data
 
-    def inflate(self, data: Any) -> Iterator[bytes]:
+    def inflate(self, data: Buffer) -> Iterator[bytes]:
         """The mini stream inside `data`, in pieces of at most PIECE bytes (a
         small zlib input can inflate to a lot); restore() takes them, possibly
         in another thread (the decoder's lock is held while this runs)."""
@@ -274,35 +288,39 @@ class Decoder:
                 yield bytes(view)
             return
         for start in range(0, len(view), STEP):
-            yield from self._inflate_step(view[start:start + STEP])
+            yield from self._inflate_step(self._inflate, view[start:start + STEP])
 
-    def _inflate_step(self, piece: memoryview) -> Iterator[bytes]:
-        saved, base, pending = self._inflate.copy(), self._consumed, piece
+    def _inflate_step(self, inflater: zlib._Decompress, piece: memoryview) -> Iterator[bytes]:
+        saved, base = inflater.copy(), self._consumed
+        pending: memoryview | bytes = piece
         while pending:
-            if self._inflate.eof:
+            if inflater.eof:
                 raise CorruptError(f"data after the end of the {self._kind} stream at offset {self._consumed}",
                                    self._consumed)
             try:
-                out = self._inflate.decompress(pending, PIECE)
+                out = inflater.decompress(pending, PIECE)
             except zlib.error as exc:
                 where = base + _error_offset(saved, piece)
                 raise CorruptError(f"corrupt {self._kind} stream at offset {where}: {exc}", where) from None
-            tail = self._inflate.unconsumed_tail or self._inflate.unused_data
+            tail = inflater.unconsumed_tail or inflater.unused_data
             self._consumed += len(pending) - len(tail)
-            pending = self._inflate.unconsumed_tail
-            if self._inflate.eof and self._inflate.unused_data:
+            pending = inflater.unconsumed_tail
+            if inflater.eof and inflater.unused_data:
                 raise CorruptError(f"data after the end of the {self._kind} stream at offset {self._consumed}",
                                    self._consumed)
             if out:
                 yield out
 
-    def restore(self, mini: Any, fd: int = -1) -> bytes | int:
+    def restore(self, mini: Buffer, fd: int = -1) -> bytes | int:
         """Feeds already inflated mini bytes to the restorer (see inflate())."""
+        if self._filter is None:
+            raise ValueError("Decoder.restore(): no Tailor mini to restore (the input is an hprofkit pack, or "
+                             "inflate() has not started it): use feed()")
         out = self._filter.feed(mini, fd=fd)
         self.bytes_out += out if isinstance(out, int) else len(out)
         return out
 
-    def feed(self, data: Any, fd: int = -1) -> bytes | int:
+    def feed(self, data: Buffer, fd: int = -1) -> bytes | int:
         """The HPROF bytes this chunk completed; with fd >= 0, written there and counted instead."""
         view = memoryview(data).cast("B")
         with self._lock:
@@ -313,8 +331,14 @@ class Decoder:
                 self.bytes_out += out if isinstance(out, int) else len(out)
                 self._consumed += len(view)
                 return out
-            outs = [self.restore(piece, fd) for piece in self._mini_pieces(view)]
-            return sum(outs) if fd >= 0 else b"".join(outs)
+            written, chunks = 0, []
+            for piece in self._mini_pieces(view):
+                out = self.restore(piece, fd)
+                if isinstance(out, int):  # fd >= 0: a count of bytes written
+                    written += out
+                else:
+                    chunks.append(out)
+            return written if fd >= 0 else b"".join(chunks)
 
     def flush(self, fd: int = -1) -> bytes | int:
         with self._lock:
@@ -332,6 +356,7 @@ class Decoder:
                 if self._inflate is not None and not self._inflate.eof:
                     raise TruncatedError(f"truncated {self._kind} stream at offset {self._consumed}: the compressed "
                                          f"data ends before its end marker", self._consumed)
+                assert self._filter is not None  # every kind but a pack has its restorer
                 out = self._filter.flush(fd=fd)
             self.bytes_out += out if isinstance(out, int) else len(out)
             return out

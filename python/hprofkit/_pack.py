@@ -34,7 +34,9 @@ def strip_mask(strip: str | Iterable[str | int]) -> int:
         names = strip
     mask = 0
     for name in names:
-        code = name if isinstance(name, int) and not isinstance(name, bool) else PRIMITIVE_CODES.get(name)
+        # A bool is an int to isinstance, but no type code.
+        code = name if isinstance(name, int) and not isinstance(name, bool) else \
+            None if isinstance(name, bool) else PRIMITIVE_CODES.get(name)
         if code is None or not 4 <= code <= 11:
             raise ValueError(f"unknown primitive type {name!r}: choose from {', '.join(PRIMITIVE_CODES)} "
                              f"or a preset ({', '.join(STRIP_PRESETS)})")

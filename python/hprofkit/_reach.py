@@ -13,9 +13,18 @@ raw hops into Hop and Path objects.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional, Sequence
 
 from .match import Matcher
+
+if TYPE_CHECKING:
+    from ._hprof import Heap, HeapObject, StackFrame
+
+# heap._paths()'s rules and answers (src/_hprof_reach.c): a rule is (pattern,
+# edge, class ordinal, thread serial, name); a path is its hops (ref_type,
+# holder, name, target) and the index of the library rule crossed, or -1.
+_Rule = tuple[int, int, int, int, Optional[bytes]]
+_RawPath = tuple[list[tuple[str, Any, Any, "HeapObject"]], int]
 
 __all__ = ["Hop", "Path", "REF_TYPES", "path_to_root", "paths_to_root"]
 
@@ -113,7 +122,7 @@ def _reference(hop: Hop) -> str:
     return f"{_simple(hop.holder.class_name)}.{hop.name}"
 
 
-def _frame_text(frame: Any) -> Optional[str]:
+def _frame_text(frame: Optional[StackFrame]) -> Optional[str]:
     """A StackFrame as a stack trace prints it: Class.method(File.java:12)."""
     if frame is None or frame.method is None:
         return None
@@ -125,7 +134,7 @@ def _frame_text(frame: Any) -> Optional[str]:
     return f"{frame.class_name or '?'}.{frame.method}({where})"
 
 
-def _thread_name(thread: Any) -> Optional[str]:
+def _thread_name(thread: HeapObject) -> Optional[str]:
     try:
         name = thread["name"]
     except (KeyError, TypeError):
@@ -139,11 +148,11 @@ def _thread_name(thread: Any) -> Optional[str]:
     return None
 
 
-def _rules(heap: Any, exclude: Iterable[Matcher]) -> tuple[list[tuple], list[Matcher]]:
+def _rules(heap: Heap, exclude: Iterable[Matcher]) -> tuple[list[_Rule], list[Matcher]]:
     """Matchers as the C rules (pattern, edge, class ordinal, thread serial,
     name), each with the matcher it came from.  Names no class of the dump
     has match nothing."""
-    rules: list[tuple] = []
+    rules: list[_Rule] = []
     owners: list[Matcher] = []
     threads: Optional[dict[str, list[int]]] = None
     for m in exclude:
@@ -154,22 +163,24 @@ def _rules(heap: Any, exclude: Iterable[Matcher]) -> tuple[list[tuple], list[Mat
             if threads is None:
                 threads = {}
                 for root in heap.gc_roots:
-                    if root.kind == "THREAD_OBJECT" and root.object is not None:
+                    if root.kind == "THREAD_OBJECT" and root.object is not None and root.thread_serial is not None:
                         name = _thread_name(root.object)
                         if name is not None:
                             threads.setdefault(name, []).append(root.thread_serial)
-            for serial in threads.get(m.name, ()):
+            for serial in threads.get(m.name, ()) if m.name is not None else ():
                 rules.append((pattern, edge, 0, serial, None))
                 owners.append(m)
             continue
-        name = m.name.encode("utf-8") if m.name is not None else None
+        if m.class_name is None:  # only a Matcher built by hand, not by hprofkit.match
+            raise TypeError(f"{m!r}: a {m.pattern} matcher needs a class name")
+        field_name = m.name.encode("utf-8") if m.name is not None else None
         for cls in heap.classes_named(m.class_name):
-            rules.append((pattern, edge, cls.ordinal, 0, name))
+            rules.append((pattern, edge, cls.ordinal, 0, field_name))
             owners.append(m)
     return rules, owners
 
 
-def _path(raw: Optional[tuple], owners: Sequence[Matcher]) -> Optional[Path]:
+def _path(raw: Optional[_RawPath], owners: Sequence[Matcher]) -> Optional[Path]:
     if raw is None:
         return None
     hops, rule = raw
@@ -181,7 +192,7 @@ def _path(raw: Optional[tuple], owners: Sequence[Matcher]) -> Optional[Path]:
     return Path(out, owners[rule] if rule >= 0 else None)
 
 
-def paths_to_root(heap: Any, objs: Iterable[Any], exclude: Iterable[Matcher] = ()) -> list[Optional[Path]]:
+def paths_to_root(heap: Heap, objs: Iterable[HeapObject], exclude: Iterable[Matcher] = ()) -> list[Optional[Path]]:
     """Shortest paths from GC roots to each of objs, by one search; a list
     aligned with objs, None where no strong path exists.  The objects are
     leaves of the search: a path to one never passes through another."""
@@ -189,6 +200,6 @@ def paths_to_root(heap: Any, objs: Iterable[Any], exclude: Iterable[Matcher] = (
     return [_path(raw, owners) for raw in heap._paths(list(objs), rules)]
 
 
-def path_to_root(heap: Any, obj: Any, exclude: Iterable[Matcher] = ()) -> Optional[Path]:
+def path_to_root(heap: Heap, obj: HeapObject, exclude: Iterable[Matcher] = ()) -> Optional[Path]:
     """The shortest path from a GC root to obj, or None."""
     return paths_to_root(heap, [obj], exclude)[0]

@@ -96,7 +96,9 @@ def run(workdir: str, out: TextIO) -> int:
         out.write(f"   {heap}; dominator tree and retained sizes in {time.perf_counter() - started:.2f} s\n")
         for obj, size in top:
             out.write(f"   {human_size(size):>10} retained by {obj}\n")
-        activity = next(iter(heap.find_class("com.example.app.MainActivity").instances()))
+        activity_class = heap.find_class("com.example.app.MainActivity")
+        assert activity_class is not None, "write_sample_dump writes MainActivity"
+        activity = next(iter(activity_class.instances()))
         path = heap.path_to_root(activity, exclude=match.ANDROID_DEFAULTS)
         out.write(f"   what keeps {activity} alive ({human_size(activity.retained_size)} retained):\n")
         out.write("   " + str(path).replace("\n", "\n   ") + "\n")

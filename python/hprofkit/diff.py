@@ -26,11 +26,12 @@ from collections import Counter, deque
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ._heap import Heap, HeapObject
+from ._heap import Heap, HeapClass, HeapObject, Referrer
 from ._heapfile import open_any
 from ._reach import Hop
 from ._units import human_size
 from .leaks import default_exclude
+from .match import Matcher
 
 __all__ = ["diff", "HeapDiff", "DiffRow", "PathGrowth", "class_histogram", "retained_by_class", "growth_paths"]
 
@@ -129,10 +130,10 @@ def retained_by_class(heap: Heap, names: Iterable[str] | None = None) -> dict[st
 def _target_name(obj: HeapObject | None) -> str:
     if obj is None:
         return "?"
-    return f"class {obj.name}" if obj.kind == "class" else obj.class_name  # type: ignore[attr-defined]
+    return f"class {obj.name}" if isinstance(obj, HeapClass) else obj.class_name
 
 
-def hop_name(hop: Any) -> str:
+def hop_name(hop: Hop) -> str:
     """A path hop named without addresses: 'INSTANCE_FIELD a.B.field -> c.D',
     'ARRAY_ENTRY java.lang.Object[].[x] -> c.D', 'ROOT JNI_GLOBAL -> c.D'."""
     target = _target_name(hop.target)
@@ -147,7 +148,8 @@ def hop_name(hop: Any) -> str:
     return f"{hop.ref_type} {owner}.{hop.name} -> {target}"
 
 
-def _path_counts(heap: Heap, name: str, exclude: Any, sample: int) -> tuple[Counter, bool]:
+def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher], sample: int
+                 ) -> tuple[Counter[tuple[str, ...]], bool]:
     """{named path: objects of class `name` on it}, and whether it is a sample.
 
     One search finds the paths of all the objects; it treats them as leaves,
@@ -155,12 +157,12 @@ def _path_counts(heap: Heap, name: str, exclude: Any, sample: int) -> tuple[Coun
     hash bucket, a linked list) is named by that one's path plus the hop
     between them, as a search through it would have found it; a hop repeated
     along such a chain is named once."""
-    objects = []
+    objects: list[HeapObject] = []
     for cls in heap.classes_named(name):
         objects += itertools.islice(cls.instances(), sample - len(objects))
     sampled = len(objects) == sample and sum(c.instance_count for c in heap.classes_named(name)) > sample
     names: dict[int, tuple[str, ...]] = {}
-    pending = []
+    pending: list[HeapObject] = []
     for obj, path in zip(objects, heap.paths_to_root(objects, exclude=exclude)):
         if path is None:
             pending.append(obj)
@@ -169,7 +171,7 @@ def _path_counts(heap: Heap, name: str, exclude: Any, sample: int) -> tuple[Coun
     # Breadth-first from the named objects over same-class references:
     # linear, however long the chains.
     pending_ids = {obj.id for obj in pending}
-    children: dict[int, list[tuple[Any, Any]]] = {}
+    children: dict[int, list[tuple[Referrer, HeapObject]]] = {}
     for obj in pending:
         for via in obj.referrers():
             if via.source_id in names or via.source_id in pending_ids:
@@ -185,14 +187,14 @@ def _path_counts(heap: Heap, name: str, exclude: Any, sample: int) -> tuple[Coun
     pending = [obj for obj in pending if obj.id not in names]
     # A hop repeated along a chain (Node.next -> Node ...) is named once, so
     # the items a list or a bucket chain gained count on one path.
-    counts: Counter = Counter(tuple(h for i, h in enumerate(path) if i == 0 or path[i - 1] != h)
+    counts: Counter[tuple[str, ...]] = Counter(tuple(h for i, h in enumerate(path) if i == 0 or path[i - 1] != h)
                               for path in names.values())
     if pending:
         counts[("(not strongly reachable)",)] += len(pending)
     return counts, sampled
 
 
-def growth_paths(a: Heap, b: Heap, names: Iterable[str], *, exclude: Any = None,
+def growth_paths(a: Heap, b: Heap, names: Iterable[str], *, exclude: Iterable[Matcher] | None = None,
                  sample: int = PATH_SAMPLE) -> tuple[list[PathGrowth], bool]:
     """Where the objects of classes `names` hang in both heaps: the named
     paths whose object count rose, most growth first; and whether counts come
@@ -225,14 +227,14 @@ class HeapDiff:
                         *, a: str = "a", b: str = "b") -> "HeapDiff":
         """A diff of two {name: (instances, shallow bytes)} histograms (and
         {name: retained bytes}, when both are given)."""
-        with_retained = retained_a is not None and retained_b is not None
+        both = (retained_a, retained_b) if retained_a is not None and retained_b is not None else None
         rows = []
-        for name in hist_a.keys() | hist_b.keys() | (retained_a.keys() | retained_b.keys() if with_retained else set()):
+        for name in hist_a.keys() | hist_b.keys() | (both[0].keys() | both[1].keys() if both is not None else set()):
             count_a, shallow_a = hist_a.get(name, (0, 0))
             count_b, shallow_b = hist_b.get(name, (0, 0))
             row = DiffRow(name, count_a, count_b, shallow_a, shallow_b,
-                          retained_a.get(name, 0) if with_retained else None,
-                          retained_b.get(name, 0) if with_retained else None)
+                          both[0].get(name, 0) if both is not None else None,
+                          both[1].get(name, 0) if both is not None else None)
             if row.count_delta or row.shallow_delta or row.retained_delta:
                 rows.append(row)
         rows.sort(key=lambda r: (-r.shallow_delta, -r.count_delta, -(r.retained_delta or 0), r.name))
@@ -267,7 +269,8 @@ class HeapDiff:
                     f"{human_size(r.shallow_b):>10} {_signed_size(r.shallow_delta):>11}")
             if with_retained:
                 line += (f"  {human_size(r.retained_a):>10} {human_size(r.retained_b):>10} "
-                         f"{_signed_size(r.retained_delta):>11}" if r.retained_delta is not None else " " * 35)
+                         f"{_signed_size(r.retained_delta):>11}"
+                         if r.retained_a is not None and r.retained_b is not None else " " * 35)
             lines.append(f"{line}  {r.name}")
         if self.paths:
             lines += ["", "grown along reference paths" + (" (sampled)" if self.paths_sampled else "") + ":"]
@@ -327,7 +330,8 @@ def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap]) -> tuple
 
 
 def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, retained: bool = False,
-         paths: bool | Sequence[str] = False, exclude: Any = None, top_paths: int = 10) -> HeapDiff:
+         paths: bool | Sequence[str] = False, exclude: Iterable[Matcher] | None = None, top_paths: int = 10
+         ) -> HeapDiff:
     """The per-class changes from heap (or dump path) `a` to `b`.
 
     retained: also compare each class's retained size (computes the

@@ -28,11 +28,11 @@ It works as LeakCanary's analyzer (Shark) does:
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Protocol, Sequence
 
 from . import match
-from ._hprof import HeapObject
-from ._reach import _thread_name
+from ._hprof import Heap, HeapClass, HeapObject
+from ._reach import Hop, Path, _thread_name
 from ._units import human_size
 
 __all__ = [
@@ -52,7 +52,7 @@ _VIEW = "android.view.View"
 
 # ---- heap helpers ------------------------------------------------------------
 
-def _field(obj, declaring_class: str, name: str, default: Any = None) -> Any:
+def _field(obj: HeapObject, declaring_class: str, name: str, default: Any = None) -> Any:
     """The value of `name` as declared by `declaring_class`, or default when
     the object has no such field (an older or newer framework)."""
     try:
@@ -61,7 +61,7 @@ def _field(obj, declaring_class: str, name: str, default: Any = None) -> Any:
         return default
 
 
-def _static(cls, name: str, default: Any = None) -> Any:
+def _static(cls: Optional[HeapClass], name: str, default: Any = None) -> Any:
     """A static field's value, or default when the class (or the field) is missing."""
     if cls is None:
         return default
@@ -71,12 +71,12 @@ def _static(cls, name: str, default: Any = None) -> Any:
         return default
 
 
-def _text(value) -> Optional[str]:
+def _text(value: object) -> Optional[str]:
     """A String object's text (None for null, a non-String or a primitive)."""
     return value.as_str() if isinstance(value, HeapObject) else None
 
 
-def _instances(heap, class_name: str) -> Iterator:
+def _instances(heap: Heap, class_name: str) -> Iterator[HeapObject]:
     """Instances of every class of that name (a dump may hold duplicates) and their subclasses."""
     for cls in heap.classes_named(class_name):
         yield from cls.instances(subclasses=True)
@@ -89,22 +89,23 @@ class _Ancestry:
     def __init__(self) -> None:
         self._names: dict[int, frozenset[str]] = {}
 
-    def names(self, obj) -> frozenset[str]:
+    def names(self, obj: object) -> frozenset[str]:
         """Empty for anything but an instance (a class, an array, a primitive)."""
         if not isinstance(obj, HeapObject) or obj.kind != "instance" or obj.class_ is None:
             return frozenset()
         cls = obj.class_
         names = self._names.get(cls.index)
         if names is None:
-            chain = []
-            while cls is not None and len(chain) < 256:     # a hostile superclass cycle ends
-                chain.append(cls.name)
-                cls = cls.superclass
-            names = self._names[obj.class_.index] = frozenset(chain)
+            chain: list[str] = []
+            ancestor: Optional[HeapClass] = cls
+            while ancestor is not None and len(chain) < 256:     # a hostile superclass cycle ends
+                chain.append(ancestor.name)
+                ancestor = ancestor.superclass
+            names = self._names[cls.index] = frozenset(chain)
         return names
 
 
-def android_build(heap) -> tuple[Optional[int], Optional[str]]:
+def android_build(heap: Heap) -> tuple[Optional[int], Optional[str]]:
     """(SDK_INT, MANUFACTURER) of an Android heap, from android.os.Build's
     statics; (None, None) when the dump is not Android's or lacks them."""
     value = _static(heap.find_class("android.os.Build$VERSION"), "SDK_INT")
@@ -112,7 +113,7 @@ def android_build(heap) -> tuple[Optional[int], Optional[str]]:
     return sdk, _text(_static(heap.find_class("android.os.Build"), "MANUFACTURER"))
 
 
-def default_exclude(heap) -> tuple[match.Matcher, ...]:
+def default_exclude(heap: Heap) -> tuple[match.Matcher, ...]:
     """ANDROID_DEFAULTS for an Android heap (one with android.os.Build),
     JDK_DEFAULTS otherwise."""
     return match.ANDROID_DEFAULTS if heap.find_class("android.os.Build") is not None else match.JDK_DEFAULTS
@@ -124,7 +125,7 @@ class Candidate(NamedTuple):
     """An object a finder holds for leaking: its watch key (LeakCanary's
     KeyedWeakReference key) if any, and why."""
 
-    object: Any
+    object: HeapObject
     key: Optional[str] = None
     reason: str = ""
 
@@ -134,16 +135,24 @@ class Finder(NamedTuple):
 
     name: str
     description: str
-    find: Callable[[Any], Iterable[Candidate]]
+    find: Callable[[Heap], Iterable[Candidate]]
 
-    def __call__(self, heap) -> Iterable[Candidate]:
+    def __call__(self, heap: Heap) -> Iterable[Candidate]:
         return self.find(heap)
 
     def __repr__(self) -> str:
         return f"<Finder {self.name}>"
 
 
-def _watched(heap) -> Iterator[tuple[Any, Any, str]]:
+class _FinderFunction(Protocol):
+    """What find_leaks takes as a finder: ``finder(heap)`` yielding Candidates
+    or HeapObjects.  A Protocol, not a Callable: mypy does not take a
+    NamedTuple's __call__ (Finder's) for a Callable (python/mypy#9858)."""
+
+    def __call__(self, heap: Heap, /) -> Iterable[Candidate | HeapObject]: ...
+
+
+def _watched(heap: Heap) -> Iterator[tuple[HeapObject, HeapObject, str]]:
     """(reference, referent, reason) for every KeyedWeakReference still
     watching an object that was not collected."""
     for class_name in KEYED_WEAK_REFERENCE_CLASSES:
@@ -161,12 +170,12 @@ def _watched(heap) -> Iterator[tuple[Any, Any, str]]:
             yield ref, referent, f"{watcher} was watching this" + (f" because {why}" if why else "")
 
 
-def _find_keyed_weak_references(heap) -> Iterator[Candidate]:
+def _find_keyed_weak_references(heap: Heap) -> Iterator[Candidate]:
     for ref, referent, reason in _watched(heap):
-        yield Candidate(referent, _text(_field(ref, ref.class_.name, "key")), reason)
+        yield Candidate(referent, _text(_field(ref, ref.class_name, "key")), reason)
 
 
-def _destroyed_activity_reason(activity) -> Optional[str]:
+def _destroyed_activity_reason(activity: HeapObject) -> Optional[str]:
     if _field(activity, _ACTIVITY, "mDestroyed") is True:
         return "Activity#mDestroyed is true"
     if _field(activity, _ACTIVITY, "mFinished") is True:
@@ -174,23 +183,23 @@ def _destroyed_activity_reason(activity) -> Optional[str]:
     return None
 
 
-def _find_destroyed_activities(heap) -> Iterator[Candidate]:
+def _find_destroyed_activities(heap: Heap) -> Iterator[Candidate]:
     for activity in _instances(heap, _ACTIVITY):
         reason = _destroyed_activity_reason(activity)
         if reason:
             yield Candidate(activity, None, reason)
 
 
-def _find_detached_fragments(heap) -> Iterator[Candidate]:
+def _find_detached_fragments(heap: Heap) -> Iterator[Candidate]:
     for class_name in FRAGMENT_CLASSES:
         for fragment in _instances(heap, class_name):
             if _field(fragment, class_name, "mFragmentManager", False) is None:
                 yield Candidate(fragment, None, "Fragment.mFragmentManager is null")
 
 
-def _activity_of(context, ancestry: _Ancestry):
+def _activity_of(context: object, ancestry: _Ancestry) -> Optional[HeapObject]:
     """The Activity a Context is or wraps (ContextWrapper.mBase chains), or None."""
-    seen = set()
+    seen: set[int] = set()
     while isinstance(context, HeapObject) and context.id not in seen:
         seen.add(context.id)
         names = ancestry.names(context)
@@ -202,7 +211,7 @@ def _activity_of(context, ancestry: _Ancestry):
     return None
 
 
-def _find_detached_views(heap) -> Iterator[Candidate]:
+def _find_detached_views(heap: Heap) -> Iterator[Candidate]:
     # Root views only (no parent, or a ViewRootImpl parent): one per hierarchy.
     ancestry = _Ancestry()
     for view in _instances(heap, _VIEW):
@@ -216,7 +225,7 @@ def _find_detached_views(heap) -> Iterator[Candidate]:
             yield Candidate(view, None, "View detached and View.mContext references a destroyed activity")
 
 
-def _find_destroyed_windows(heap) -> Iterator[Candidate]:
+def _find_destroyed_windows(heap: Heap) -> Iterator[Candidate]:
     for window in _instances(heap, "android.view.Window"):
         if _field(window, "android.view.Window", "mDestroyed") is True:
             yield Candidate(window, None, "Window#mDestroyed is true")
@@ -249,7 +258,7 @@ class Report:
 
     __slots__ = ("heap", "object", "names", "labels", "leaking_reasons", "not_leaking_reasons", "cache", "_ancestry")
 
-    def __init__(self, heap, obj, ancestry: _Ancestry, cache: dict) -> None:
+    def __init__(self, heap: Heap, obj: HeapObject, ancestry: _Ancestry, cache: dict[str, Any]) -> None:
         self.heap = heap
         self.object = obj
         self._ancestry = ancestry
@@ -262,11 +271,11 @@ class Report:
     def instance_of(self, class_name: str) -> bool:
         return class_name in self.names
 
-    def names_of(self, obj) -> frozenset[str]:
+    def names_of(self, obj: object) -> frozenset[str]:
         """Another object's class and superclasses' names (empty for a non-instance)."""
         return self._ancestry.names(obj)
 
-    def activity_of(self, context):
+    def activity_of(self, context: object) -> Optional[HeapObject]:
         return _activity_of(context, self._ancestry)
 
 
@@ -276,14 +285,14 @@ def _inspect_watched(report: Report) -> None:
         watched = report.cache["watched"] = {}
         for ref, referent, reason in _watched(report.heap):
             labels = []
-            key = _text(_field(ref, ref.class_.name, "key"))
+            key = _text(_field(ref, ref.class_name, "key"))
             if key is not None:
                 labels.append(f"key = {key}")
             # LeakCanary 2 records when the watch started and expired, and when the heap was dumped.
             dumped = _static(ref.class_, "heapDumpUptimeMillis")
             for name, label in (("watchUptimeMillis", "watchDurationMillis"),
                                 ("retainedUptimeMillis", "retainedDurationMillis")):
-                since = _field(ref, ref.class_.name, name)
+                since = _field(ref, ref.class_name, name)
                 if type(dumped) is int and type(since) is int and 0 < since <= dumped:
                     labels.append(f"{label} = {dumped - since}")
             watched.setdefault(referent.id, (reason, labels))
@@ -309,14 +318,14 @@ def _inspect_jdk(report: Report) -> None:
         class_name = obj.class_name
         tail = class_name.rsplit("$", 1)[-1]
         if "$" in class_name and tail.isdigit():
-            superclass = obj.class_.superclass
+            superclass = obj.class_.superclass if obj.class_ is not None else None
             if superclass is not None and superclass.name != "java.lang.Object":
                 report.labels.append(f"Anonymous subclass of {superclass.name}")
             else:
                 report.labels.append("Anonymous class")
 
 
-def _destroyed_label(activity) -> str:
+def _destroyed_label(activity: HeapObject) -> str:
     destroyed = _field(activity, _ACTIVITY, "mDestroyed")
     return f"instance of {activity.class_name} with mDestroyed = {str(destroyed).lower()}"
 
@@ -370,12 +379,13 @@ def _inspect_android_components(report: Report) -> None:
             break
 
 
-def _running_services(heap) -> frozenset[int]:
+def _running_services(heap: Heap) -> frozenset[int]:
     """Ids of the services ActivityThread.mServices holds (a map: its entries
     are at most three references away)."""
     thread = _static(heap.find_class("android.app.ActivityThread"), "sCurrentActivityThread")
     services = _field(thread, "android.app.ActivityThread", "mServices") if thread is not None else None
-    found, frontier = set(), [services] if services is not None else []
+    found: set[int] = set()
+    frontier: list[HeapObject] = [services] if services is not None else []
     for _ in range(3):
         frontier = [ref.target for obj in frontier for ref in obj.references()
                     if ref.target is not None and ref.name != "<loader>"]
@@ -456,9 +466,9 @@ def _resolve(report: Report, leaking_wins: bool) -> tuple[str, str]:
     return status, reason
 
 
-def _class_name(obj) -> str:
+def _class_name(obj: HeapObject) -> str:
     """The class a trace names for an object: a class object's own name."""
-    return obj.name if obj.kind == "class" else obj.class_name
+    return obj.name if isinstance(obj, HeapClass) else obj.class_name
 
 
 def _statuses(reports: list[Report]) -> list[tuple[str, str]]:
@@ -466,7 +476,8 @@ def _statuses(reports: list[Report]) -> list[tuple[str, str]]:
     leaking; nodes above the last not-leaking one are not leaking; nodes below
     the first leaking one are leaking."""
     last = len(reports) - 1
-    result, last_not_leaking, first_leaking = [], -1, last
+    result: list[tuple[str, str]] = []
+    last_not_leaking, first_leaking = -1, last
     for i, report in enumerate(reports):
         status, reason = _resolve(report, leaking_wins=i == last)
         if i == last and status != LEAKING:
@@ -506,11 +517,11 @@ _ROOT_DESCRIPTIONS = {
 }
 
 
-def _type_name(obj) -> str:
+def _type_name(obj: HeapObject) -> str:
     return {"class": "class", "instance": "instance"}.get(obj.kind, "array")
 
 
-def _declaring_class(holder, field_name: str) -> str:
+def _declaring_class(holder: HeapObject, field_name: str) -> str:
     """The class declaring `field_name` nearest to the holder's class (what
     holder[field_name] reads)."""
     cls = holder.class_
@@ -529,11 +540,11 @@ class TraceNode(NamedTuple):
     class, the array class, the static's class, the thread's class).
     suspect: whether that reference is in the suspect span."""
 
-    object: Any
+    object: HeapObject
     status: str
     reason: str
     labels: tuple[str, ...]
-    reference: Any
+    reference: Optional[Hop]
     owner: Optional[str]
     suspect: bool
 
@@ -541,16 +552,29 @@ class TraceNode(NamedTuple):
     def class_name(self) -> str:
         return _class_name(self.object)
 
+    def _hop(self) -> Hop:
+        if self.reference is None:
+            raise AttributeError("the leaking object's node has no reference")
+        return self.reference
+
     @property
     def reference_name(self) -> str:
         """The reference as the fingerprint names it: array indexes as [x]."""
-        ref = self.reference
-        return {"ARRAY_ENTRY": "[x]", "LOCAL": "<Java Local>"}.get(ref.ref_type, ref.name)
+        ref = self._hop()
+        return {"ARRAY_ENTRY": "[x]", "LOCAL": "<Java Local>"}.get(ref.ref_type) or _hop_name(ref)
 
     @property
     def reference_display(self) -> str:
         """The reference as the trace shows it: the field, "[3]", "<Java Local>"."""
-        return "<Java Local>" if self.reference.ref_type == "LOCAL" else self.reference.name
+        ref = self._hop()
+        return "<Java Local>" if ref.ref_type == "LOCAL" else _hop_name(ref)
+
+
+def _hop_name(hop: Hop) -> str:
+    """The name a hop carries: the root kind, the field, "[3]" (only a LOCAL
+    hop's may be None)."""
+    assert hop.name is not None, hop
+    return hop.name
 
 
 def fingerprint(nodes: Iterable[TraceNode]) -> str:
@@ -572,7 +596,8 @@ class Leak:
     __slots__ = ("object", "key", "path", "library", "pattern", "nodes", "fingerprint", "retained_size",
                  "retained_count", "_retained")
 
-    def __init__(self, obj, key, path, nodes, retained: dict) -> None:
+    def __init__(self, obj: HeapObject, key: Optional[str], path: Path, nodes: Iterable[TraceNode],
+                 retained: dict[int, tuple[int, int]]) -> None:
         self.object = obj
         self.key = key
         self.path = path
@@ -580,12 +605,14 @@ class Leak:
         self.pattern = path.library_matcher
         self.nodes = tuple(nodes)
         self.fingerprint = fingerprint(self.nodes)
+        self.retained_size: Optional[int]
+        self.retained_count: Optional[int]
         self.retained_size, self.retained_count = retained.get(obj.id, (None, None))
         self._retained = retained
 
     @property
     def root_kind(self) -> str:
-        return self.path.hops[0].name
+        return _hop_name(self.path.hops[0])
 
     @property
     def description(self) -> str:
@@ -616,6 +643,7 @@ class Leak:
                   f"│ GC Root: {_ROOT_DESCRIPTIONS.get(self.root_kind, self.root_kind)}", "│"]
         for node in self.nodes[:-1]:
             lines += self._node_lines(node, "├─ ", "│    ")
+            assert node.reference is not None and node.owner is not None  # every node but the last has both
             static = " static" if node.reference.ref_type == "STATIC_FIELD" else ""
             dot = "" if node.reference.ref_type == "LOCAL" else "."
             owner = node.owner.rsplit(".", 1)[-1]
@@ -626,11 +654,11 @@ class Leak:
         lines += self._node_lines(self.nodes[-1], "╰→ ", "     ")
         return "\n".join(lines)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The leak as JSON-ready data."""
-        def node_dict(node: TraceNode) -> dict:
-            out = {"id": node.object.id, "class": node.class_name, "type": _type_name(node.object),
-                   "status": node.status, "reason": node.reason, "labels": list(node.labels)}
+        def node_dict(node: TraceNode) -> dict[str, Any]:
+            out: dict[str, Any] = {"id": node.object.id, "class": node.class_name, "type": _type_name(node.object),
+                                   "status": node.status, "reason": node.reason, "labels": list(node.labels)}
             size, count = self._retained.get(node.object.id, (None, None))
             if size is not None:
                 out["retained_size"], out["retained_count"] = size, count
@@ -645,7 +673,8 @@ class Leak:
                 "root": self.root_kind, "trace": [node_dict(n) for n in self.nodes]}
 
 
-def _trace_nodes(heap, path, inspectors, ancestry: _Ancestry, cache: dict) -> list[TraceNode]:
+def _trace_nodes(heap: Heap, path: Path, inspectors: Iterable[Callable[[Report], None]], ancestry: _Ancestry,
+                 cache: dict[str, Any]) -> list[TraceNode]:
     hops = path.hops
     objects = [hop.target for hop in hops]
     reports = [Report(heap, obj, ancestry, cache) for obj in objects]
@@ -653,13 +682,13 @@ def _trace_nodes(heap, path, inspectors, ancestry: _Ancestry, cache: dict) -> li
         for inspect in inspectors:
             inspect(report)
     found = _statuses(reports)
-    nodes = []
+    nodes: list[TraceNode] = []
     for i, (obj, report, (status, reason)) in enumerate(zip(objects, reports, found)):
         reference = hops[i + 1] if i + 1 < len(hops) else None
-        owner = None
+        owner: Optional[str] = None
         if reference is not None:
             if reference.ref_type == "INSTANCE_FIELD":
-                owner = _declaring_class(obj, reference.name)
+                owner = _declaring_class(obj, _hop_name(reference))
             else:
                 owner = _class_name(obj)
         # A reference is suspect from the last not-leaking node to the first leaking one.
@@ -669,13 +698,13 @@ def _trace_nodes(heap, path, inspectors, ancestry: _Ancestry, cache: dict) -> li
     return nodes
 
 
-def _retained(heap, objects) -> dict[int, tuple[int, int]]:
+def _retained(heap: Heap, objects: Iterable[HeapObject]) -> dict[int, tuple[int, int]]:
     """Retained size and count of each object (the first call computes the dominators)."""
     return {obj.id: (heap.retained_size(obj), heap.retained_count(obj)) for obj in objects}
 
 
-def find_leaks(heap, exclude: Optional[Iterable[match.Matcher]] = None,
-               finders: Iterable[Finder | Callable] = DEFAULT_FINDERS, *,
+def find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]] = None,
+               finders: Iterable[_FinderFunction] = DEFAULT_FINDERS, *,
                inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS) -> list[Leak]:
     """The leaks of a heap: each candidate the finders name that is strongly
     reachable, with its shortest path from a GC root, statuses and fingerprint.
@@ -707,13 +736,14 @@ def find_leaks(heap, exclude: Optional[Iterable[match.Matcher]] = None,
     return leaks_of_paths(heap, list(candidates.values()), paths, inspectors)
 
 
-def leaks_of_paths(heap, candidates: list[Candidate], paths: list, inspectors: Iterable[Callable[[Report], None]]
-                   = DEFAULT_INSPECTORS) -> list[Leak]:
+def leaks_of_paths(heap: Heap, candidates: list[Candidate], paths: Sequence[Optional[Path]],
+                   inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS) -> list[Leak]:
     """The Leaks of candidates whose paths (aligned, None for no path) were
     searched already: statuses, suspects, fingerprints, retained sizes."""
     inspectors = tuple(inspectors)
     reached = [(candidate, path) for candidate, path in zip(candidates, paths) if path is not None]
-    ancestry, cache = _Ancestry(), {}
+    ancestry = _Ancestry()
+    cache: dict[str, Any] = {}
     traces = [(c, p, _trace_nodes(heap, p, inspectors, ancestry, cache)) for c, p in reached]
     retained = _retained(heap, {n.object.id: n.object for _, _, nodes in traces for n in nodes
                                 if n.status == LEAKING}.values())

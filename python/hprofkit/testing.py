@@ -28,7 +28,8 @@ import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from functools import partial
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import match
 from ._dump import Dump
@@ -36,8 +37,8 @@ from ._files import decode, encode
 from ._heap import Heap, HeapObject
 from ._heapfile import open_any
 from ._units import human_size, parse_size
-from .leaks import default_exclude
-from .diff import HeapDiff, class_histogram, diff, growth_paths, retained_by_class
+from .leaks import Leak, default_exclude
+from .diff import DiffRow, HeapDiff, class_histogram, diff, growth_paths, retained_by_class
 
 __all__ = ["HeapCheckFailed", "assert_no_leaks", "assert_max_instances", "assert_retained_below",
            "assert_no_growth", "assert_roundtrip", "Baseline", "CheckSettings", "check_dump", "open_any"]
@@ -88,7 +89,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}{'es' if word.endswith('s') else 's'}"
 
 
-def _keepers(heap: Heap, objects: Sequence[HeapObject], exclude: Any = None) -> list[str]:
+def _keepers(heap: Heap, objects: Sequence[HeapObject], exclude: Iterable[match.Matcher] | None = None) -> list[str]:
     """The paths from GC roots of the first objects: what keeps them alive."""
     lines: list[str] = []
     exclude = default_exclude(heap) if exclude is None else exclude
@@ -101,15 +102,15 @@ def _keepers(heap: Heap, objects: Sequence[HeapObject], exclude: Any = None) -> 
 
 # -- leaks ----------------------------------------------------------------------
 
-def _leak_groups(leaks: Sequence[Any]) -> list[list[Any]]:
+def _leak_groups(leaks: Sequence[Leak]) -> list[list[Leak]]:
     """Leaks grouped by fingerprint (the same leak in several objects), biggest group first."""
-    groups: dict[str, list[Any]] = {}
+    groups: dict[str, list[Leak]] = {}
     for leak in leaks:
         groups.setdefault(leak.fingerprint, []).append(leak)
     return sorted(groups.values(), key=lambda g: (-len(g), -sum(x.retained_size or 0 for x in g)))
 
 
-def _leak_report(title: str, leaks: Sequence[Any]) -> list[str]:
+def _leak_report(title: str, leaks: Sequence[Leak]) -> list[str]:
     lines: list[str] = []
     for n, group in enumerate(_leak_groups(leaks), 1):
         first = group[0]
@@ -119,7 +120,8 @@ def _leak_report(title: str, leaks: Sequence[Any]) -> list[str]:
     return lines
 
 
-def assert_no_leaks(heap: Heap | str | os.PathLike[str], exclude: Any = None, fail_on_library: bool = False) -> None:
+def assert_no_leaks(heap: Heap | str | os.PathLike[str], exclude: Iterable[match.Matcher] | None = None,
+                    fail_on_library: bool = False) -> None:
     """Fails if the heap holds application leaks (heap.find_leaks): LeakCanary's
     watched objects still strongly reachable, destroyed activities, fragments,
     views and windows.  Library leaks (paths that must cross a matcher of
@@ -227,7 +229,8 @@ def _matches(name: str, patterns: Iterable[str] | None) -> bool:
 
 
 def assert_no_growth(before: Heap | str | os.PathLike[str], after: Heap | str | os.PathLike[str],
-                     classes: Iterable[str] | None = None, allow: str | int = "5%", exclude: Any = None) -> None:
+                     classes: Iterable[str] | None = None, allow: str | int = "5%",
+                     exclude: Iterable[match.Matcher] | None = None) -> None:
     """Fails if a class grew from `before` to `after` beyond `allow`: "5%"
     (of its instances or of its shallow bytes), a size ("64 KB" more shallow
     bytes) or an int (more instances).  classes: names or glob patterns
@@ -236,7 +239,7 @@ def assert_no_growth(before: Heap | str | os.PathLike[str], after: Heap | str | 
     kind, amount = _allowance(allow)
     patterns = [classes] if isinstance(classes, str) else (list(classes) if classes is not None else None)
 
-    def over(row) -> bool:
+    def over(row: DiffRow) -> bool:
         if kind == "count":
             return row.count_delta > amount
         if kind == "bytes":
@@ -260,7 +263,7 @@ def assert_no_growth(before: Heap | str | os.PathLike[str], after: Heap | str | 
           f"{_plural(len(offending), 'class')} grew beyond {allowed} (allow={allow!r}):\n\n{grown.format(top=None)}")
 
 
-def _label(source: Any) -> str:
+def _label(source: Heap | str | os.PathLike[str]) -> str:
     return repr(source) if isinstance(source, Heap) else os.fspath(source)
 
 
@@ -311,8 +314,7 @@ def assert_roundtrip(path: str | os.PathLike[str], format: str = "hprofkit", kee
     source = os.fspath(path)
     with tempfile.TemporaryDirectory(prefix="hprofkit-roundtrip-") as tmp:
         packed, restored = os.path.join(tmp, "packed"), os.path.join(tmp, "restored.hprof")
-        options = {"strip": "none"} if keep_all else {}
-        encode(source, packed, format=format, threads=1, **options)
+        encode(source, packed, format=format, threads=1, strip="none" if keep_all else None)
         decode(packed, restored, threads=1)
         what = f"{source} through format={format!r}{' keep_all=True' if keep_all else ''}"
         if keep_all:
@@ -407,8 +409,10 @@ def _masked(name: str, masks: Sequence[str]) -> bool:
 
 # -- dumps as test items ----------------------------------------------------------------
 
-_MATCHER_KEYS = {"instance_field": match.instance_field, "static_field": match.static_field,
-                 "thread_local": match.thread_local, "root_class": match.root_class}
+# The field patterns take (class, field), the others one name: called as the entry says.
+_MATCHER_KEYS: dict[str, Callable[..., match.Matcher]] = {
+    "instance_field": match.instance_field, "static_field": match.static_field,
+    "thread_local": match.thread_local, "root_class": match.root_class}
 _DEFAULTS = {"android": match.ANDROID_DEFAULTS, "jdk": match.JDK_DEFAULTS, "none": ()}
 
 
@@ -432,7 +436,7 @@ class CheckSettings:
     """
     leaks: bool = True
     fail_on_library: bool = False
-    exclude: tuple[Any, ...] = match.ANDROID_DEFAULTS
+    exclude: tuple[match.Matcher, ...] = match.ANDROID_DEFAULTS
     max_instances: dict[str, int] = field(default_factory=dict)
     retained_below: dict[str, str | int] = field(default_factory=dict)
 
@@ -457,7 +461,7 @@ class CheckSettings:
         return settings
 
 
-def _matcher(entry: Any) -> Any:
+def _matcher(entry: object) -> match.Matcher:
     if not isinstance(entry, dict):
         raise ValueError(f"[tool.hprofkit] exclude entry {entry!r}: write a table such as "
                          "{ static_field = \"com.example.Cache.sInstance\" }")
@@ -481,13 +485,11 @@ def check_dump(path: str | os.PathLike[str], settings: CheckSettings) -> None:
     every failing check (a summary line each, and their reports)."""
     failures: list[HeapCheckFailed] = []
     with open_any(path) as heap:
-        checks = []
+        checks: list[Callable[[], None]] = []
         if settings.leaks:
-            checks.append(lambda: assert_no_leaks(heap, settings.exclude, settings.fail_on_library))
-        checks += [lambda name=name, n=n: assert_max_instances(heap, name, n)
-                   for name, n in settings.max_instances.items()]
-        checks += [lambda name=name, size=size: assert_retained_below(heap, name, size)
-                   for name, size in settings.retained_below.items()]
+            checks.append(partial(assert_no_leaks, heap, settings.exclude, settings.fail_on_library))
+        checks += [partial(assert_max_instances, heap, name, n) for name, n in settings.max_instances.items()]
+        checks += [partial(assert_retained_below, heap, name, size) for name, size in settings.retained_below.items()]
         for check in checks:
             try:
                 check()
