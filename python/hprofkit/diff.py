@@ -30,7 +30,6 @@ from ._heap import Heap, HeapClass, HeapObject, Referrer
 from ._heapfile import open_any
 from ._reach import Hop
 from ._units import human_size
-from .leaks import default_exclude
 from .match import Matcher
 
 __all__ = ["diff", "HeapDiff", "DiffRow", "PathGrowth", "class_histogram", "retained_by_class", "growth_paths"]
@@ -199,6 +198,8 @@ def growth_paths(a: Heap, b: Heap, names: Iterable[str], *, exclude: Iterable[Ma
     """Where the objects of classes `names` hang in both heaps: the named
     paths whose object count rose, most growth first; and whether counts come
     from a sample (more than `sample` instances of a class)."""
+    from .leaks import default_exclude  # here: leaks loads on first use (see __init__)
+
     grown: list[PathGrowth] = []
     sampled = False
     for name in names:

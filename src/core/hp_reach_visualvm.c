@@ -116,19 +116,22 @@ static uint64_t *several_referrers(hp_reach *r)
 
 /* Whether candidate p is a tree object: all its children (distinct, in
  * the table; for fields and statics, objects VisualVM can build) have one
- * referrer and are tree objects.  *total: the sum of their sizes. */
+ * referrer and are tree objects.  *total: the sum of their sizes.  The
+ * children are p's row of the graph, less the class edge it ends with when
+ * p claims its class (reach_cursor_step): no reference is looked up again. */
 static int all_children_tree(hp_reach *r, uint32_t p, hp_kind kind, const uint64_t *multi, uint64_t *counted,
                              uint64_t *total)
 {
     const hp_heap *h = r->heap;
-    hp_ref_iter it;
-    hp_ref ref;
+    uint32_t degree, e;
+    const uint32_t *row = hp_graph_row(&r->graph, p, &degree);
     int ok = 1;
+    if (hp_bit(r->claims, p))
+        degree--;
     *total = 0;
-    hp_ref_iter_init(&it, h, p);
-    while (hp_ref_next(&it, &ref)) {
-        uint32_t t = ref.target;
-        if (t == HP_NONE || hp_bit(counted, t))
+    for (e = 0; e < degree; e++) {
+        uint32_t t = row[e];
+        if (hp_bit(counted, t))
             continue;
         if (kind != HP_KIND_OBJ_ARRAY && hp_heap_object_class(h, t) == HP_NONE)
             continue;
@@ -139,10 +142,8 @@ static int all_children_tree(hp_reach *r, uint32_t p, hp_kind kind, const uint64
         hp_bit_set(counted, t);
         *total += r->retained[t];
     }
-    hp_ref_iter_init(&it, h, p);
-    while (hp_ref_next(&it, &ref))
-        if (ref.target != HP_NONE)
-            hp_bit_clear(counted, ref.target);
+    for (e = 0; e < degree; e++)
+        hp_bit_clear(counted, row[e]);
     return ok;
 }
 
