@@ -372,6 +372,7 @@ const hp_sink *hprof_fd_out_start(hprof_fd_out *out, int fd, int patch)
     out->batch.sink = &out->to_fd;
     out->batch.len = 0;
     out->batch.written = 0;
+    out->batch.failed = 0;
     return &out->to_batch;
 }
 

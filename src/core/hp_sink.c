@@ -69,10 +69,14 @@ void hp_writer_free(hp_writer *w, const hp_alloc *alloc)
 
 static int writer_emit(hp_writer *w, const uint8_t *data, size_t len)
 {
+    if (w->failed)
+        return -1;
     if (len == 0)
         return 0;
-    if (w->sink->write(w->sink->ctx, data, len) < 0)
+    if (w->sink->write(w->sink->ctx, data, len) < 0) {
+        w->failed = 1;
         return -1;
+    }
     w->written += len;
     return 0;
 }

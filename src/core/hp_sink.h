@@ -34,13 +34,17 @@ hp_sink hp_buf_sink(hp_buf *b);
 
 /* Batches a filter's many small writes into pieces of `cap` bytes before
  * they reach a sink (one sink call per piece, not per record); a write of at
- * least cap/2 bytes goes through directly.  `sink` may change between calls
- * (filters get theirs with each feed). */
+ * least cap/2 bytes (or HP_WRITER_DIRECT) goes through directly.  `sink` may
+ * change between calls (filters get theirs with each feed).  Once the sink
+ * refused, the writer refuses too: the output stops where it failed, and a
+ * caller that tries again (to put out what came before an error) neither
+ * repeats bytes nor waits again on a sink that would block. */
 typedef struct hp_writer {
     const hp_sink *sink;
     uint8_t *buf;
     size_t len, cap;
     uint64_t written; /* bytes handed to the sink */
+    int failed;       /* the sink refused a write */
 } hp_writer;
 
 int hp_writer_init(hp_writer *w, const hp_alloc *alloc, size_t cap); /* 0, or -1 out of memory */

@@ -208,8 +208,53 @@ static void test_patched_is_held(void)
     }
 }
 
+/* A sink that takes `room` bytes, then refuses. */
+typedef struct refusing {
+    mem_sink kept;
+    size_t room;
+    int calls;
+} refusing;
+
+static int refusing_write(void *ctx, const uint8_t *data, size_t len)
+{
+    refusing *r = ctx;
+    r->calls++;
+    if (len > r->room)
+        return -1;
+    r->room -= len;
+    return mem_write(&r->kept, data, len);
+}
+
+/* Once its sink refused, a writer refuses too, and hands it nothing more:
+ * a filter that puts out what came before an error must neither repeat
+ * bytes nor wait again on a sink that blocks. */
+static void test_writer_stops_at_refusal(void)
+{
+    static const uint8_t big[(size_t)100 << 10];
+    refusing r;
+    hp_sink sink = { refusing_write, &r, NULL };
+    hp_writer w;
+    int calls;
+    memset(&r, 0, sizeof r);
+    r.room = 1000;
+    CHECK(hp_writer_init(&w, &hp_default_alloc, 4096) == 0);
+    w.sink = &sink;
+    CHECK(hp_writer_put(&w, "head", 4) == 0);
+    CHECK(hp_writer_put(&w, big, sizeof big) == -1); /* the head goes out, the big piece is refused */
+    CHECK_EQ_U64(r.kept.len, 4);
+    calls = r.calls;
+    CHECK(hp_writer_put(&w, "more", 4) == 0); /* batched... */
+    CHECK(hp_writer_flush(&w) == -1);          /* ...and never sent */
+    CHECK(hp_writer_put(&w, big, sizeof big) == -1);
+    CHECK(hp_writer_zeros(&w, 10000) == -1);
+    CHECK(r.calls == calls && r.kept.len == 4);
+    hp_writer_free(&w, &hp_default_alloc);
+    free(r.kept.d);
+}
+
 int main(void)
 {
+    test_writer_stops_at_refusal();
     test_heaprec();
     test_patched_is_held();
     return check_report("test_heaprec");
