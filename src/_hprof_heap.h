@@ -50,10 +50,46 @@ PyObject *heap_handle(HeapIndex *heap, uint32_t index);
 PyObject *heap_class_handle(HeapIndex *heap, uint32_t ord);
 /* The Java name of class `ord` ("java.lang.String", "int[]"), borrowed. */
 PyObject *heap_class_name(HeapIndex *heap, uint32_t ord);
-/* A STRING record's text, decoded with replacement (a new reference). */
-PyObject *heap_utf8(const hp_heap *index, uint64_t sid);
-/* A field value as Python: bool, int, float, 1-char str, handle or None. */
-PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *value);
+/* Modified UTF-8 as Java writes it, decoded without failing. */
+PyObject *heap_decode_mutf8(const uint8_t *text, size_t len);
+/* A field value as Python (bool, int, float, 1-char str, handle or None)
+ * from a copy of its bytes, never from the mapping. */
+PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *copy);
+
+/* ---- reads of the mapping (_hprof_heap_read.c) ----
+ *
+ * Every read of the dump's bytes through the index runs under the SIGBUS
+ * guard of the heap's buffer: a C call copies out under the guard, Python
+ * objects are built from the copy afterwards.  Each function below returns
+ * -1 (or NULL) with FileChangedError set when the file shrank. */
+
+/* Runs fn(ctx) under the guard of the heap's buffer (with the GIL held). */
+int heap_guard(HeapIndex *heap, void (*fn)(void *ctx), void *ctx);
+
+/* Bytes of the mapping copied out: a guarded call points data/len at them
+ * (data NULL for none) and calls heap_copy_small, which copies them into
+ * `small` when they fit; heap_copy_finish copies larger ones into a raw
+ * allocation, under a second guard; heap_copy_free frees it. */
+typedef struct heap_copy {
+    const uint8_t *data;
+    size_t len;
+    uint8_t *big;
+    uint8_t small[200];
+} heap_copy;
+void heap_copy_small(heap_copy *c);
+int heap_copy_finish(HeapIndex *heap, heap_copy *c);
+void heap_copy_free(heap_copy *c);
+
+/* hp_heap_object, hp_heap_shallow_size and hp_heap_class under the guard.
+ * Pointers they return still point into the mapping (info->name is
+ * cleared: with `name`, the class's name is copied there). */
+int heap_describe(HeapIndex *heap, uint32_t index, hp_object *out);
+int heap_shallow_size(HeapIndex *heap, uint32_t index, uint64_t *size);
+int heap_class_info(HeapIndex *heap, uint32_t ord, hp_class_info *info, heap_copy *name);
+/* A STRING record's text, decoded with replacement, or None (a new reference). */
+PyObject *heap_utf8(HeapIndex *heap, uint64_t sid);
+/* The name of Android heap `number` ("app", "zygote"...), or None (a new reference). */
+PyObject *heap_android_name(HeapIndex *heap, int number);
 
 /* Builds the referrer index on first use (without the GIL, under the
  * heap's lock); 0, or -1 with an exception set. */
@@ -66,10 +102,10 @@ PyObject *heap_objects_iter(HeapIndex *heap, PyObject *unused);
 /* Ctrl-C between slices of a core call running without the GIL. */
 int heap_interrupted(void *ctx);
 /* The StackFrame of a JAVA_FRAME / JNI_LOCAL root, or None. */
-PyObject *heap_stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root *r);
-/* The name of reference `ref` of object `index`: the field or static's
+PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r);
+/* The name of reference `ref` of object `source`: the field or static's
  * name, "[i]" or "<loader>" (as HeapObject.references() names it). */
-PyObject *heap_ref_name(const hp_heap *index, uint32_t source, const hp_ref *ref);
+PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref);
 
 /* _hprof_reach.c: the Heap's reachability methods and getters. */
 /* module_name.function(heap, *args, **kwargs): methods written in Python. */

@@ -10,6 +10,7 @@ import signal
 import struct
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -190,6 +191,118 @@ with hprofkit.open(path) as dump:
         proc = run_job(walk, path)
     finally:
         del JOBS[walk]
+    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    assert proc.stderr.startswith("FileChangedError ")
+
+
+def test_parser_payload_views_of_a_mapping_that_shrank(tmp_path):
+    """Parser.feed(mapping) copies the chunk for its payload views when the
+    first sub-record with a payload comes (at 1,056,602 in this dump, before
+    the new end): the copy reaches past the new end and faults there."""
+    path = tmp_path / "x64.hprof"
+    path.write_bytes(raw_bytes("mat__sun_jdk6_18_x64.hprof"))
+    job = f"""
+import mmap
+with open(path, "rb") as f:
+    m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    os.truncate(path, {2 * SHRUNK})
+    hprofkit.Parser().feed(m)
+"""
+    JOBS["payload views"] = job
+    try:
+        proc = run_job("payload views", path)
+    finally:
+        del JOBS["payload views"]
+    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    name, offset, message = proc.stderr.split(" ", 2)
+    assert name == "FileChangedError" and int(offset) == 2 * SHRUNK, proc.stderr
+
+
+# Reads through handles taken before the file shrank (to nothing): each reads
+# the dump's bytes from the mapping (an object's header, a value, a name, a
+# String's text, a class dump's fields, a stack frame).  `before` runs first;
+# the read is made once before the shrink (it works) and once after (it
+# raises), unless `cached` (a read whose answer the heap keeps after the
+# first: made after the shrink only).
+HANDLE_SETUP = """
+heap = dump.heap()
+String = heap.find_class("java.lang.String")
+string = next(s for s in String.instances() if s.as_str())
+ints = next(o for o in heap.find_class("int[]").instances() if len(o) > 1)
+array = next(o for o in heap.objects() if o.kind == "object_array" and len(o) > 1)
+"""
+HANDLE_READS = {
+    'obj["value"]': ("", 'string["value"]'),
+    'obj["a.Class", "name"]': ("", 'string["java.lang.String", "count"]'),
+    "obj.fields()": ("", "string.fields()"),
+    "obj.as_str()": ("", "string.as_str()"),
+    "obj.references()": ("", "array.references()"),
+    "obj.referrers()": ("", "string.referrers()"),
+    "arr[i]": ("", "ints[1]"),
+    "arr[-1]": ("", "array[-1]"),
+    "len(arr)": ("", "len(ints)"),
+    "arr.tolist()": ("", "ints.tolist()"),
+    "arr.values()": ("", "ints.values()"),
+    "arr.shallow_size": ("", "ints.shallow_size"),
+    "repr(arr)": ("", "repr(ints)"),
+    "class_object[static]": ("", 'String["CASE_INSENSITIVE_ORDER"]'),
+    "cls.statics()": ("", "String.statics()"),
+    "cls.fields": ("", "String.fields"),
+    "cls.subclasses()": ("", "heap.find_class('java.lang.Object').subclasses()"),
+    "cls.instances(subclasses=True)": ("", "heap.find_class('java.lang.Object').instances(subclasses=True)"),
+    "cls.name (first use)": ("first = hprofkit.open_heap(path).classes[0]", "first.name cached"),
+    "heap.find_class (first use)": ("other = hprofkit.open_heap(path)", "other.find_class('java.lang.String') cached"),
+    "heap.gc_roots (stack frames)": ("", "heap.gc_roots"),
+}
+
+
+@pytest.mark.parametrize("read", list(HANDLE_READS))
+def test_a_handle_read_after_the_file_shrank(read, tmp_path):
+    """issue #9: a field read on a heap whose file was truncated after it was
+    opened raises FileChangedError, naming an offset of the file."""
+    path = tmp_path / "x64.hprof"
+    path.write_bytes(raw_bytes("mat__sun_jdk6_18_x64.hprof"))
+    size = path.stat().st_size
+    before, expression = HANDLE_READS[read]
+    cached = expression.endswith(" cached")
+    expression = expression.removesuffix(" cached")
+    job = f"""
+import os
+with hprofkit.open(path) as dump:
+{textwrap.indent(HANDLE_SETUP.strip(), "    ")}
+    {before}
+    value = {"None" if cached else expression}
+    os.truncate(path, 0)
+    value = {expression}
+    print("no error:", repr(value)[:200], file=sys.stderr)
+"""
+    JOBS[read] = job
+    try:
+        proc = run_job(read, path)
+    finally:
+        del JOBS[read]
+    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    name, offset, message = proc.stderr.split(" ", 2)
+    assert name == "FileChangedError"
+    assert 0 <= int(offset) < size
+    assert "the file changed while it was read" in message and f"offset {offset} " in message
+
+
+def test_an_android_heap_name_after_the_file_shrank(tmp_path):
+    path = tmp_path / "dialer.hprof"
+    path.write_bytes(raw_bytes("platform_tools_base__dialer.android-hprof"))
+    job = """
+import os
+heap = hprofkit.open_heap(path)
+obj = next(o for o in heap.objects() if o.heap_name == "app")
+os.truncate(path, 0)
+obj.heap_name
+"""
+    JOBS["heap_name"] = job
+    try:
+        proc = run_job("heap_name", path)
+    finally:
+        del JOBS["heap_name"]
     assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
     assert proc.stderr.startswith("FileChangedError ")
 
