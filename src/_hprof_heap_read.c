@@ -133,60 +133,55 @@ int heap_class_info(HeapIndex *heap, uint32_t ord, hp_class_info *info, heap_cop
 
 /* ---- text ---- */
 
+/* Text of the mapping found by find(call) under the guard, by STRING id or
+ * Android heap number. */
 typedef struct {
     const hp_heap *h;
-    uint64_t sid;
+    uint64_t key;
     heap_copy text;
-} utf8_call;
+} text_call;
 
 static void find_utf8(void *ctx)
 {
-    utf8_call *c = ctx;
-    if (!hp_heap_utf8(c->h, c->sid, &c->text.data, &c->text.len))
+    text_call *c = ctx;
+    if (!hp_heap_utf8(c->h, c->key, &c->text.data, &c->text.len))
         c->text.data = NULL;
     heap_copy_small(&c->text);
 }
 
-PyObject *heap_utf8(HeapIndex *heap, uint64_t sid)
+static void find_android_name(void *ctx)
 {
-    utf8_call call;
+    text_call *c = ctx;
+    if (!hp_heap_heap_name(c->h, (int)c->key, &c->text.data, &c->text.len))
+        c->text.data = NULL;
+    heap_copy_small(&c->text);
+}
+
+static PyObject *decode_replace(const uint8_t *text, size_t len)
+{
+    return PyUnicode_DecodeUTF8((const char *)text, (Py_ssize_t)len, "replace");
+}
+
+/* The text find() copies out, decoded; None when there is none. */
+static PyObject *text_of(HeapIndex *heap, void (*find)(void *ctx), uint64_t key,
+                         PyObject *(*decode)(const uint8_t *text, size_t len))
+{
+    text_call call;
     PyObject *out;
     call.h = heap->index;
-    call.sid = sid;
-    if (heap_guard(heap, find_utf8, &call) < 0 || heap_copy_finish(heap, &call.text) < 0)
+    call.key = key;
+    if (heap_guard(heap, find, &call) < 0 || heap_copy_finish(heap, &call.text) < 0)
         return NULL;
     if (!call.text.data)
         Py_RETURN_NONE;
-    out = heap_decode_mutf8(call.text.data, call.text.len);
+    out = decode(call.text.data, call.text.len);
     heap_copy_free(&call.text);
     return out;
 }
 
-typedef struct {
-    const hp_heap *h;
-    int heap;
-    heap_copy name;
-} android_name_call;
-
-static void find_android_name(void *ctx)
-{
-    android_name_call *c = ctx;
-    if (!hp_heap_heap_name(c->h, c->heap, &c->name.data, &c->name.len))
-        c->name.data = NULL;
-    heap_copy_small(&c->name);
-}
+PyObject *heap_utf8(HeapIndex *heap, uint64_t sid) { return text_of(heap, find_utf8, sid, heap_decode_mutf8); }
 
 PyObject *heap_android_name(HeapIndex *heap, int number)
 {
-    android_name_call call;
-    PyObject *out;
-    call.h = heap->index;
-    call.heap = number;
-    if (heap_guard(heap, find_android_name, &call) < 0 || heap_copy_finish(heap, &call.name) < 0)
-        return NULL;
-    if (!call.name.data)
-        Py_RETURN_NONE;
-    out = PyUnicode_DecodeUTF8((const char *)call.name.data, (Py_ssize_t)call.name.len, "replace");
-    heap_copy_free(&call.name);
-    return out;
+    return text_of(heap, find_android_name, (uint64_t)number, decode_replace);
 }

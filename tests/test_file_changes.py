@@ -121,9 +121,19 @@ sys.exit(0)
 
 
 def run_job(job: str, path: Path) -> subprocess.CompletedProcess:
-    body = "\n".join("    " + line for line in JOBS[job].strip().splitlines())
+    """Runs the code `job` on `path` in a child (PRELUDE around it)."""
+    body = "\n".join("    " + line for line in job.strip().splitlines())
     code = PRELUDE.format(shrunk=SHRUNK, job=body)
     return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300)
+
+
+def changed_offset(proc: subprocess.CompletedProcess) -> int:
+    """The offset of the FileChangedError the child ended with (exit 3)."""
+    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
+    name, offset, message = proc.stderr.split(" ", 2)
+    assert name == "FileChangedError"
+    assert "the file changed while it was read" in message and f"offset {offset} " in message
+    return int(offset)
 
 
 @pytest.mark.parametrize("job", list(JOBS))
@@ -131,12 +141,7 @@ def test_a_walk_over_a_shrinking_mapping_raises(job, dump_file, tmp_path):
     path = tmp_path / "t.hprof"
     path.write_bytes(dump_file.read_bytes())
     size = path.stat().st_size
-    proc = run_job(job, path)
-    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
-    name, offset, message = proc.stderr.split(" ", 2)
-    assert name == "FileChangedError"
-    assert SHRUNK <= int(offset) < size
-    assert "the file changed while it was read" in message and f"offset {offset} " in message
+    assert SHRUNK <= changed_offset(run_job(JOBS[job], path)) < size
 
 
 def test_a_class_dump_getter_after_the_file_shrank(tmp_path):
@@ -155,13 +160,7 @@ with hprofkit.open(path) as dump:
     shrink()
     cls.statics
 """
-    JOBS["class dump getter"] = job
-    try:
-        proc = run_job("class dump getter", path)
-    finally:
-        del JOBS["class dump getter"]
-    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
-    assert proc.stderr.startswith("FileChangedError ")
+    changed_offset(run_job(job, path))
 
 
 # Walks of a built heap: each reads the objects' bytes from the mapping.
@@ -186,13 +185,7 @@ with hprofkit.open(path) as dump:
         shrink()
     {HEAP_WALKS[walk]}
 """
-    JOBS[walk] = job
-    try:
-        proc = run_job(walk, path)
-    finally:
-        del JOBS[walk]
-    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
-    assert proc.stderr.startswith("FileChangedError ")
+    changed_offset(run_job(job, path))
 
 
 def test_parser_payload_views_of_a_mapping_that_shrank(tmp_path):
@@ -208,14 +201,7 @@ with open(path, "rb") as f:
     os.truncate(path, {2 * SHRUNK})
     hprofkit.Parser().feed(m)
 """
-    JOBS["payload views"] = job
-    try:
-        proc = run_job("payload views", path)
-    finally:
-        del JOBS["payload views"]
-    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
-    name, offset, message = proc.stderr.split(" ", 2)
-    assert name == "FileChangedError" and int(offset) == 2 * SHRUNK, proc.stderr
+    assert changed_offset(run_job(job, path)) == 2 * SHRUNK
 
 
 # Reads through handles taken before the file shrank (to nothing): each reads
@@ -276,16 +262,7 @@ with hprofkit.open(path) as dump:
     value = {expression}
     print("no error:", repr(value)[:200], file=sys.stderr)
 """
-    JOBS[read] = job
-    try:
-        proc = run_job(read, path)
-    finally:
-        del JOBS[read]
-    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
-    name, offset, message = proc.stderr.split(" ", 2)
-    assert name == "FileChangedError"
-    assert 0 <= int(offset) < size
-    assert "the file changed while it was read" in message and f"offset {offset} " in message
+    assert 0 <= changed_offset(run_job(job, path)) < size
 
 
 def test_an_android_heap_name_after_the_file_shrank(tmp_path):
@@ -298,13 +275,7 @@ obj = next(o for o in heap.objects() if o.heap_name == "app")
 os.truncate(path, 0)
 obj.heap_name
 """
-    JOBS["heap_name"] = job
-    try:
-        proc = run_job("heap_name", path)
-    finally:
-        del JOBS["heap_name"]
-    assert proc.returncode == 3, f"exit {proc.returncode}: {proc.stderr[-2000:]}"
-    assert proc.stderr.startswith("FileChangedError ")
+    changed_offset(run_job(job, path))
 
 
 def _mapped_by(pid: int, path: Path) -> bool:
