@@ -86,6 +86,61 @@ void heap_copy_free(heap_copy *c);
 int heap_describe(HeapIndex *heap, uint32_t index, hp_object *out);
 int heap_shallow_size(HeapIndex *heap, uint32_t index, uint64_t *size);
 int heap_class_info(HeapIndex *heap, uint32_t ord, hp_class_info *info, heap_copy *name);
+
+/* A field and a copy of its value (none: beyond the instance's data, or not asked). */
+typedef struct heap_field {
+    hp_field f;
+    int has_value;
+    uint8_t value[8];
+} heap_field;
+enum { FIELDS_ALL, FIELDS_STATIC, FIELDS_DECLARED };
+/* The fields of class `ord`: FIELDS_ALL its own then its superclasses'
+ * (the order of instance data), with the values of instance `index` unless
+ * that is HP_NONE; FIELDS_STATIC its statics and their values;
+ * FIELDS_DECLARED its own.  *items: a PyMem_Raw array of *n, the caller's
+ * to free. */
+int heap_fields(HeapIndex *heap, int what, uint32_t ord, uint32_t index, heap_field **items, size_t *n);
+
+/* The outbound references of an object (when asked) and the names of its
+ * reference slots as STRING ids: an instance's reference fields in slot
+ * order, a class object's statics.  Free with heap_refs_free. */
+typedef struct heap_refs {
+    hp_ref *refs;
+    size_t n, cap;
+    uint64_t *slots;
+    size_t n_slots, cap_slots;
+} heap_refs;
+int heap_refs_of(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *out);
+void heap_refs_free(heap_refs *r);
+
+/* One value of object `index`, copied out: its instance field `field`;
+ * else, with `name`, the static of that name of class `ord`; else its
+ * element `element` (negative: from the end).  `found` is 0 when there is
+ * none (beyond the data, out of range, no such static). */
+typedef struct heap_value_read {
+    const hp_heap *h;        /* set by heap_read_value */
+    uint32_t index;          /* set by heap_read_value */
+    const hp_field *field;
+    const char *name;
+    size_t name_len;
+    uint32_t ord;
+    Py_ssize_t element;
+    int type;                /* out: the value's type */
+    int found;               /* out */
+    uint8_t value[8];        /* out */
+} heap_value_read;
+int heap_read_value(HeapIndex *heap, uint32_t index, heap_value_read *call);
+
+/* The text of String `index` copied into *text, its encoding (HP_TEXT_*)
+ * in *encoding: as hp_heap_string, 1, 0 when not a String, -1 when its
+ * characters are not in the dump; -2 with an exception set. */
+int heap_string_text(HeapIndex *heap, uint32_t index, int *encoding, heap_copy *text);
+/* Array `index` described into *obj and its elements copied into *data. */
+int heap_elements(HeapIndex *heap, uint32_t index, hp_object *obj, heap_copy *data);
+/* A PyMem array of the class count: 1 at `ord` (with_self) and at every
+ * class below it; NULL with an exception set. */
+uint8_t *heap_descendants(HeapIndex *heap, uint32_t ord, int with_self);
+
 /* A STRING record's text, decoded with replacement, or None (a new reference). */
 PyObject *heap_utf8(HeapIndex *heap, uint64_t sid);
 /* The name of Android heap `number` ("app", "zygote"...), or None (a new reference). */

@@ -70,202 +70,29 @@ PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *v) /* v: a copy *
 /* The index of a live handle, or NULL with ValueError when closed. */
 static const hp_heap *live(HeapHandle *o) { return heap_index(o->heap); }
 
-/* ---- copies of an object's fields and references ---------------------------
- *
- * Made under the guard (_hprof_heap_read.c) into raw arrays: the copies
- * outlive the call, the Python objects are built from them afterwards. */
-
-/* Appends one zeroed item to a raw array; NULL when out of memory. */
-static void *grow(void **items, size_t *n, size_t *cap, size_t size)
+/* The names of an object's reference slots (heap_refs.slots) as a list. */
+static PyObject *slot_names(HeapIndex *heap, const heap_refs *r)
 {
-    if (*n == *cap) {
-        size_t want = *cap ? 2 * *cap : 16;
-        void *more = want <= PY_SSIZE_T_MAX / size ? PyMem_RawRealloc(*items, want * size) : NULL;
-        if (!more)
-            return NULL;
-        *items = more;
-        *cap = want;
-    }
-    return memset((char *)*items + (*n)++ * size, 0, size);
-}
-
-/* Copies one value (1, 2, 4 or 8 bytes) out of the mapping: fixed-size
- * copies the compiler inlines, no memcpy call on the field-read path. */
-static void copy_value_bytes(uint8_t out[8], const uint8_t *v, int size)
-{
-    switch (size) {
-    case 1: memcpy(out, v, 1); break;
-    case 2: memcpy(out, v, 2); break;
-    case 4: memcpy(out, v, 4); break;
-    default: memcpy(out, v, 8); break;
-    }
-}
-
-/* A field with a copy of its value. */
-typedef struct {
-    hp_field f;
-    int has_value;
-    uint8_t value[8];
-} field_copy;
-
-enum { FIELDS_ALL, FIELDS_STATIC, FIELDS_DECLARED };
-
-typedef struct {
-    const hp_heap *h;
-    int what;           /* FIELDS_* */
-    uint32_t ord;       /* the class */
-    uint32_t index;     /* FIELDS_ALL: an instance of it whose values are copied, or HP_NONE */
-    field_copy *items;  /* PyMem_Raw, freed by the caller */
-    size_t n, cap;
-    int nomem;
-} fields_call;
-
-static void copy_value(field_copy *item, const uint8_t *value, int id_size)
-{
-    item->has_value = value != NULL;
-    if (value)
-        copy_value_bytes(item->value, value, hp_type_size(item->f.type, id_size));
-}
-
-static void collect_fields(void *ctx)
-{
-    fields_call *c = ctx;
-    const int id = hp_heap_id_size(c->h);
-    hp_field f;
-    if (c->what == FIELDS_STATIC) {
-        hp_static_iter it;
-        hp_static_iter_init(&it, c->h, c->ord);
-        while (hp_static_next(&it, &f)) {
-            field_copy *item = grow((void **)&c->items, &c->n, &c->cap, sizeof *item);
-            if (!item) {
-                c->nomem = 1;
-                return;
-            }
-            item->f = f;
-            copy_value(item, f.value, id);
-        }
-    } else {
-        hp_object obj;
-        hp_field_iter it;
-        if (c->index != HP_NONE)
-            hp_heap_object(c->h, c->index, &obj);
-        hp_field_iter_init(&it, c->h, c->ord);
-        /* Declared fields only: the iterator starts with the class's own. */
-        while (hp_field_next(&it, &f) && (c->what == FIELDS_ALL || f.declaring == c->ord)) {
-            field_copy *item = grow((void **)&c->items, &c->n, &c->cap, sizeof *item);
-            if (!item) {
-                c->nomem = 1;
-                return;
-            }
-            item->f = f;
-            if (c->index != HP_NONE)
-                copy_value(item, hp_field_value(&f, obj.data, obj.data_len, id), id);
-        }
-    }
-}
-
-/* Fills call->items; 0, or -1 with an exception set (items then freed). */
-static int fields_copy(HeapIndex *heap, fields_call *call)
-{
-    call->h = heap->index;
-    call->items = NULL;
-    call->n = call->cap = 0;
-    call->nomem = 0;
-    if (heap_guard(heap, collect_fields, call) < 0 || call->nomem) {
-        PyMem_RawFree(call->items);
-        if (call->nomem && !PyErr_Occurred())
-            PyErr_NoMemory();
-        return -1;
-    }
-    return 0;
-}
-
-/* The references of one object and the names of its slots, by STRING id. */
-typedef struct {
-    const hp_heap *h;
-    uint32_t index;
-    int with_refs;      /* 0: the slot names only */
-    hp_ref *refs;       /* PyMem_Raw, freed by refs_free */
-    size_t n, cap;
-    uint64_t *slots;    /* instance: its reference fields' names in slot order; class: its statics' */
-    size_t n_slots, cap_slots;
-    int nomem;
-} refs_call;
-
-static int add_slot(refs_call *c, uint64_t sid)
-{
-    uint64_t *slot = grow((void **)&c->slots, &c->n_slots, &c->cap_slots, sizeof *slot);
-    if (!slot)
-        return c->nomem = 1, -1;
-    *slot = sid;
-    return 0;
-}
-
-static void collect_refs(void *ctx)
-{
-    refs_call *c = ctx;
-    hp_kind kind = hp_heap_object_kind(c->h, c->index);
-    hp_field f;
-    hp_ref r;
-    if (kind == HP_KIND_INSTANCE && hp_heap_object_class(c->h, c->index) != HP_NONE) {
-        hp_field_iter it;
-        hp_field_iter_init(&it, c->h, hp_heap_object_class(c->h, c->index));
-        while (hp_field_next(&it, &f))
-            if (f.type == HP_T_OBJECT && add_slot(c, f.name_sid) < 0)
-                return;
-    } else if (kind == HP_KIND_CLASS) {
-        uint32_t ord = hp_heap_find_class_id(c->h, hp_heap_object_id(c->h, c->index));
-        hp_static_iter it;
-        if (ord != HP_NONE)
-            for (hp_static_iter_init(&it, c->h, ord); hp_static_next(&it, &f);)
-                if (add_slot(c, f.name_sid) < 0)
-                    return;
-    }
-    if (c->with_refs) {
-        hp_ref_iter it;
-        hp_ref_iter_init(&it, c->h, c->index);
-        while (hp_ref_next(&it, &r)) {
-            hp_ref *item = grow((void **)&c->refs, &c->n, &c->cap, sizeof *item);
-            if (!item) {
-                c->nomem = 1;
-                return;
-            }
-            *item = r;
-        }
-    }
-}
-
-static void refs_free(refs_call *c)
-{
-    PyMem_RawFree(c->refs);
-    PyMem_RawFree(c->slots);
-}
-
-/* The references of object `index` (with_refs) and its slot names as a
- * list of str in *names; 0, or -1 with an exception set (all freed). */
-static int refs_copy(HeapIndex *heap, uint32_t index, int with_refs, refs_call *call, PyObject **names)
-{
+    PyObject *names = PyList_New((Py_ssize_t)r->n_slots);
     size_t k;
-    memset(call, 0, sizeof *call);
-    call->h = heap->index;
-    call->index = index;
-    call->with_refs = with_refs;
-    if (heap_guard(heap, collect_refs, call) < 0 || call->nomem) {
-        refs_free(call);
-        if (call->nomem && !PyErr_Occurred())
-            PyErr_NoMemory();
-        return -1;
-    }
-    *names = PyList_New((Py_ssize_t)call->n_slots);
-    for (k = 0; *names && k < call->n_slots; k++) {
-        PyObject *name = heap_utf8(heap, call->slots[k]);
+    for (k = 0; names && k < r->n_slots; k++) {
+        PyObject *name = heap_utf8(heap, r->slots[k]);
         if (!name)
-            Py_CLEAR(*names);
+            Py_CLEAR(names);
         else
-            PyList_SET_ITEM(*names, k, name);
+            PyList_SET_ITEM(names, k, name);
     }
-    if (!*names) {
-        refs_free(call);
+    return names;
+}
+
+/* The references of object `index` (with_refs) and its slot names in
+ * *names; 0, or -1 with an exception set (nothing to free). */
+static int refs_named(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *refs, PyObject **names)
+{
+    if (heap_refs_of(heap, index, with_refs, refs) < 0)
+        return -1;
+    if (!(*names = slot_names(heap, refs))) {
+        heap_refs_free(refs);
         return -1;
     }
     return 0;
@@ -286,11 +113,11 @@ static PyObject *ref_name(const hp_ref *r, PyObject *names)
 
 PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref)
 {
-    refs_call call;
+    heap_refs refs;
     PyObject *names, *name;
-    if (refs_copy(heap, source, 0, &call, &names) < 0)
+    if (refs_named(heap, source, 0, &refs, &names) < 0)
         return NULL;
-    refs_free(&call);
+    heap_refs_free(&refs);
     name = ref_name(ref, names);
     Py_DECREF(names);
     return name;
@@ -301,10 +128,10 @@ PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref)
 static PyObject *obj_references(HeapHandle *o, PyObject *unused)
 {
     PyObject *list, *names;
-    refs_call call;
+    heap_refs call;
     size_t k;
     (void)unused;
-    if (!live(o) || refs_copy(o->heap, o->index, 1, &call, &names) < 0)
+    if (!live(o) || refs_named(o->heap, o->index, 1, &call, &names) < 0)
         return NULL;
     list = PyList_New(0);
     for (k = 0; list && k < call.n; k++) {
@@ -327,7 +154,7 @@ static PyObject *obj_references(HeapHandle *o, PyObject *unused)
             Py_CLEAR(list);
         Py_DECREF(item);
     }
-    refs_free(&call);
+    heap_refs_free(&call);
     Py_DECREF(names);
     return list;
 }
@@ -346,11 +173,11 @@ static PyObject *obj_referrers(HeapHandle *o, PyObject *unused)
     list = PyList_New(0);
     for (k = 0; list && k < n; k++) {
         PyObject *names, *source;
-        refs_call call;
+        heap_refs call;
         size_t j;
         if (k > 0 && src[k] == src[k - 1])
             continue; /* one source, several fields: all named below */
-        if (refs_copy(o->heap, src[k], 1, &call, &names) < 0) {
+        if (refs_named(o->heap, src[k], 1, &call, &names) < 0) {
             Py_CLEAR(list);
             break;
         }
@@ -379,14 +206,14 @@ static PyObject *obj_referrers(HeapHandle *o, PyObject *unused)
         }
         if (!source)
             Py_CLEAR(list);
-        refs_free(&call);
+        heap_refs_free(&call);
         Py_DECREF(names);
         Py_XDECREF(source);
     }
     return list;
 }
 
-static PyObject *make_field(HeapHandle *o, const field_copy *c)
+static PyObject *make_field(HeapHandle *o, const heap_field *c)
 {
     const hp_field *f = &c->f;
     PyObject *item = PyStructSequence_New(o->heap->st->field_type);
@@ -412,23 +239,20 @@ static PyObject *make_field(HeapHandle *o, const field_copy *c)
 /* The Field list of one FIELDS_* walk over class `ord` (and instance `index`). */
 static PyObject *field_list(HeapHandle *o, int what, uint32_t ord, uint32_t index)
 {
-    fields_call call;
+    heap_field *items;
     PyObject *list;
-    size_t k;
-    call.what = what;
-    call.ord = ord;
-    call.index = index;
-    if (fields_copy(o->heap, &call) < 0)
+    size_t n, k;
+    if (heap_fields(o->heap, what, ord, index, &items, &n) < 0)
         return NULL;
-    list = PyList_New((Py_ssize_t)call.n);
-    for (k = 0; list && k < call.n; k++) {
-        PyObject *item = make_field(o, &call.items[k]);
+    list = PyList_New((Py_ssize_t)n);
+    for (k = 0; list && k < n; k++) {
+        PyObject *item = make_field(o, &items[k]);
         if (!item)
             Py_CLEAR(list);
         else
             PyList_SET_ITEM(list, k, item);
     }
-    PyMem_RawFree(call.items);
+    PyMem_RawFree(items);
     return list;
 }
 
@@ -464,8 +288,8 @@ static PyObject *field_map(HeapHandle *o, const hp_heap *h, uint32_t ord)
 {
     HeapIndex *heap = o->heap;
     PyObject *map;
-    fields_call call;
-    size_t k;
+    heap_field *items;
+    size_t n, k;
     if (!heap->field_maps) {
         Py_ssize_t i, n = hp_heap_class_count(h);
         if (!(heap->field_maps = PyList_New(n)))
@@ -476,17 +300,14 @@ static PyObject *field_map(HeapHandle *o, const hp_heap *h, uint32_t ord)
     map = PyList_GET_ITEM(heap->field_maps, ord);
     if (map != Py_None)
         return map;
-    call.what = FIELDS_ALL;
-    call.ord = ord;
-    call.index = HP_NONE;
-    if (fields_copy(heap, &call) < 0)
+    if (heap_fields(heap, FIELDS_ALL, ord, HP_NONE, &items, &n) < 0)
         return NULL;
     if (!(map = PyDict_New())) {
-        PyMem_RawFree(call.items);
+        PyMem_RawFree(items);
         return NULL;
     }
-    for (k = 0; k < call.n; k++) {
-        const hp_field *f = &call.items[k].f;
+    for (k = 0; k < n; k++) {
+        const hp_field *f = &items[k].f;
         PyObject *name = heap_utf8(heap, f->name_sid), *cls = heap_class_name(heap, f->declaring);
         PyObject *where = Py_BuildValue("iI", f->type, f->offset), *pair = NULL;
         int rc = -1;
@@ -502,68 +323,10 @@ static PyObject *field_map(HeapHandle *o, const hp_heap *h, uint32_t ord)
             break;
         }
     }
-    PyMem_RawFree(call.items);
+    PyMem_RawFree(items);
     if (map)
         PyList_SetItem(heap->field_maps, ord, map); /* steals map */
     return map;
-}
-
-/* One value read under one guard: field `field` of instance `index`,
- * element `element` of array `index` (negative: from the end), or the
- * static named `name` of class `ord`. */
-typedef struct {
-    const hp_heap *h;
-    uint32_t index;
-    const hp_field *field;
-    Py_ssize_t element;
-    uint32_t ord;
-    const char *name;
-    size_t name_len;
-    int type;           /* out: the value's type */
-    int found;          /* out: 0 beyond the instance data, out of range, no such static */
-    uint8_t value[8];   /* out */
-} value_call;
-
-static void read_value(void *ctx)
-{
-    value_call *c = ctx;
-    const int id = hp_heap_id_size(c->h);
-    const uint8_t *v = NULL;
-    if (c->name) {
-        hp_static_iter it;
-        hp_field f;
-        const uint8_t *text;
-        size_t len;
-        for (hp_static_iter_init(&it, c->h, c->ord); !v && hp_static_next(&it, &f);)
-            if (hp_heap_utf8(c->h, f.name_sid, &text, &len) && len == c->name_len && !memcmp(text, c->name, len)) {
-                c->type = f.type;
-                v = f.value;
-            }
-    } else {
-        hp_object obj;
-        hp_heap_object(c->h, c->index, &obj);
-        if (c->field) {
-            c->type = c->field->type;
-            v = hp_field_value(c->field, obj.data, obj.data_len, id);
-        } else {
-            Py_ssize_t i = c->element < 0 ? c->element + (Py_ssize_t)obj.length : c->element;
-            c->type = obj.elem_type;
-            if (i >= 0 && (uint64_t)i < obj.length)
-                v = obj.data + (size_t)i * hp_type_size(obj.elem_type, id);
-        }
-    }
-    c->found = v != NULL;
-    if (v)
-        copy_value_bytes(c->value, v, hp_type_size(c->type, id));
-}
-
-/* read_value for call (its h set here); 0, or -1 with FileChangedError. */
-static int value_read(HeapHandle *o, value_call *call)
-{
-    call->h = o->heap->index;
-    call->index = o->index;
-    call->found = 0;
-    return heap_guard(o->heap, read_value, call);
 }
 
 /* inst["name"] / inst["a.Class", "name"]: the nearest declaration. */
@@ -571,7 +334,7 @@ static PyObject *field_item(HeapHandle *o, const hp_heap *h, PyObject *key)
 {
     uint32_t ord = hp_heap_object_class(h, o->index);
     PyObject *map, *where;
-    value_call call;
+    heap_value_read call;
     hp_field f;
     if (!PyUnicode_Check(key) && !(PyTuple_Check(key) && PyTuple_GET_SIZE(key) == 2 &&
                                    PyUnicode_Check(PyTuple_GET_ITEM(key, 0)) &&
@@ -594,21 +357,21 @@ static PyObject *field_item(HeapHandle *o, const hp_heap *h, PyObject *key)
     f.offset = (uint32_t)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(where, 1));
     call.field = &f;
     call.name = NULL;
-    if (value_read(o, &call) < 0)
+    if (heap_read_value(o->heap, o->index, &call) < 0)
         return NULL;
     return call.found ? heap_value(o->heap, call.type, call.value) : Py_NewRef(Py_None);
 }
 
 static PyObject *element(HeapHandle *o, PyObject *key)
 {
-    value_call call;
+    heap_value_read call;
     Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
     if (i == -1 && PyErr_Occurred())
         return NULL;
     call.field = NULL;
     call.name = NULL;
     call.element = i;
-    if (value_read(o, &call) < 0)
+    if (heap_read_value(o->heap, o->index, &call) < 0)
         return NULL;
     if (!call.found) {
         PyErr_SetString(PyExc_IndexError, "array index out of range");
@@ -620,7 +383,7 @@ static PyObject *element(HeapHandle *o, PyObject *key)
 /* A class object's "fields" are its statics. */
 static PyObject *static_item(HeapHandle *o, const hp_heap *h, PyObject *key)
 {
-    value_call call;
+    heap_value_read call;
     Py_ssize_t want_len;
     if (!PyUnicode_Check(key) || !(call.name = PyUnicode_AsUTF8AndSize(key, &want_len))) {
         if (!PyErr_Occurred())
@@ -630,7 +393,7 @@ static PyObject *static_item(HeapHandle *o, const hp_heap *h, PyObject *key)
     call.name_len = (size_t)want_len;
     call.field = NULL;
     call.ord = self_class(h, o->index);
-    if (call.ord != HP_NONE && value_read(o, &call) < 0)
+    if (call.ord != HP_NONE && heap_read_value(o->heap, o->index, &call) < 0)
         return NULL;
     if (call.ord == HP_NONE || !call.found) {
         PyErr_SetObject(PyExc_KeyError, key);
@@ -683,96 +446,49 @@ static Py_ssize_t obj_length(HeapHandle *o)
     return (Py_ssize_t)obj.length;
 }
 
-/* The text of a String copied out: 1, 0 when not a String, -1 when its
- * characters are not in the dump. */
-typedef struct {
-    const hp_heap *h;
-    uint32_t index;
-    int rc;
-    int encoding;
-    heap_copy text;
-} string_call;
-
-static void read_string(void *ctx)
-{
-    string_call *c = ctx;
-    hp_text t;
-    c->text.data = NULL;
-    c->rc = hp_heap_string(c->h, c->index, &t);
-    if (c->rc == 1) {
-        c->encoding = t.encoding;
-        c->text.data = t.data;
-        c->text.len = t.encoding == HP_TEXT_LATIN1 ? t.units : t.units * 2;
-    }
-    heap_copy_small(&c->text);
-}
-
 static PyObject *obj_as_str(HeapHandle *o, PyObject *unused)
 {
-    string_call call;
+    heap_copy text;
     PyObject *out;
-    int order;
+    int rc, encoding, order;
     (void)unused;
-    if (!(call.h = live(o)))
+    if (!live(o) || (rc = heap_string_text(o->heap, o->index, &encoding, &text)) == -2)
         return NULL;
-    call.index = o->index;
-    if (heap_guard(o->heap, read_string, &call) < 0 || heap_copy_finish(o->heap, &call.text) < 0)
-        return NULL;
-    if (call.rc == 0) {
+    if (rc == 0) {
         PyErr_SetString(PyExc_TypeError, "not a java.lang.String");
         return NULL;
     }
-    if (call.rc < 0)
+    if (rc < 0)
         Py_RETURN_NONE;
-    order = call.encoding == HP_TEXT_UTF16LE ? -1 : 1;
-    out = call.encoding == HP_TEXT_LATIN1
-              ? PyUnicode_DecodeLatin1((const char *)call.text.data, (Py_ssize_t)call.text.len, NULL)
-              : PyUnicode_DecodeUTF16((const char *)call.text.data, (Py_ssize_t)call.text.len, "surrogatepass",
-                                      &order);
-    heap_copy_free(&call.text);
+    order = encoding == HP_TEXT_UTF16LE ? -1 : 1;
+    out = encoding == HP_TEXT_LATIN1
+              ? PyUnicode_DecodeLatin1((const char *)text.data, (Py_ssize_t)text.len, NULL)
+              : PyUnicode_DecodeUTF16((const char *)text.data, (Py_ssize_t)text.len, "surrogatepass", &order);
+    heap_copy_free(&text);
     return out;
-}
-
-typedef struct {
-    const hp_heap *h;
-    uint32_t index;
-    hp_object obj;
-    heap_copy data;
-} elements_call;
-
-static void read_elements(void *ctx)
-{
-    elements_call *c = ctx;
-    hp_heap_object(c->h, c->index, &c->obj);
-    c->data.data = c->obj.data;
-    c->data.len = (size_t)c->obj.data_len;
-    heap_copy_small(&c->data);
 }
 
 static PyObject *obj_tolist(HeapHandle *o, PyObject *unused)
 {
-    elements_call call;
+    hp_object obj;
+    heap_copy data;
     PyObject *list;
     uint32_t i;
     int size;
     (void)unused;
-    if (array_of(o, &call.obj, "only arrays have elements", 0) < 0)
+    if (array_of(o, &obj, "only arrays have elements", 0) < 0 || heap_elements(o->heap, o->index, &obj, &data) < 0)
         return NULL;
-    call.h = o->heap->index;
-    call.index = o->index;
-    if (heap_guard(o->heap, read_elements, &call) < 0 || heap_copy_finish(o->heap, &call.data) < 0)
-        return NULL;
-    size = hp_type_size(call.obj.elem_type, hp_heap_id_size(call.h));
-    list = PyList_New(call.obj.length);
-    for (i = 0; list && i < call.obj.length; i++) {
-        PyObject *v = heap_value(o->heap, call.obj.elem_type, call.data.data + (size_t)i * size);
+    size = hp_type_size(obj.elem_type, hp_heap_id_size(o->heap->index));
+    list = PyList_New(obj.length);
+    for (i = 0; list && i < obj.length; i++) {
+        PyObject *v = heap_value(o->heap, obj.elem_type, data.data + (size_t)i * size);
         if (!v) {
             Py_CLEAR(list);
             break;
         }
         PyList_SET_ITEM(list, i, v);
     }
-    heap_copy_free(&call.data);
+    heap_copy_free(&data);
     return list;
 }
 
@@ -987,55 +703,6 @@ static PyObject *class_statics(HeapHandle *c, PyObject *unused)
     return live(c) ? field_list(c, FIELDS_STATIC, c->ord, HP_NONE) : NULL;
 }
 
-typedef struct {
-    const hp_heap *h;
-    uint32_t ord;
-    uint8_t *mark;
-} descendants_call;
-
-static void mark_descendants(void *ctx)
-{
-    descendants_call *c = ctx;
-    const hp_heap *h = c->h;
-    uint8_t *mark = c->mark;
-    uint32_t n = hp_heap_class_count(h), i;
-    mark[c->ord] = 2; /* 2: known to descend, 1: known not to, 0: unknown */
-    for (i = 0; i < n; i++) {
-        uint32_t cur = i, depth = 0, verdict;
-        hp_class_info info;
-        while (mark[cur] == 0 && depth++ <= n) {
-            hp_heap_class(h, cur, &info);
-            if (info.super_ord == HP_NONE) {
-                mark[cur] = 1;
-                break;
-            }
-            cur = info.super_ord;
-        }
-        verdict = mark[cur] ? mark[cur] : 1;
-        for (cur = i; mark[cur] == 0;) {
-            mark[cur] = (uint8_t)verdict;
-            hp_heap_class(h, cur, &info);
-            cur = info.super_ord;
-        }
-    }
-}
-
-/* 1 at ord (with_self) and at every class below it; NULL with an exception set. */
-static uint8_t *descendants(HeapIndex *heap, uint32_t ord, int with_self)
-{
-    uint32_t n = hp_heap_class_count(heap->index), i;
-    descendants_call call = { heap->index, ord, PyMem_Calloc(n ? n : 1, 1) };
-    if (!call.mark)
-        return (uint8_t *)PyErr_NoMemory();
-    if (heap_guard(heap, mark_descendants, &call) < 0) {
-        PyMem_Free(call.mark);
-        return NULL;
-    }
-    for (i = 0; i < n; i++)
-        call.mark[i] = call.mark[i] == 2 && (with_self || i != ord);
-    return call.mark;
-}
-
 static PyObject *class_subclasses(HeapHandle *c, PyObject *unused)
 {
     const hp_heap *h = live(c);
@@ -1045,7 +712,7 @@ static PyObject *class_subclasses(HeapHandle *c, PyObject *unused)
     (void)unused;
     if (!h)
         return NULL;
-    if (!(mark = descendants(c->heap, c->ord, 0)))
+    if (!(mark = heap_descendants(c->heap, c->ord, 0)))
         return NULL;
     n = hp_heap_class_count(h);
     list = PyList_New(0);
@@ -1151,7 +818,7 @@ static PyObject *class_instances(HeapHandle *c, PyObject *args, PyObject *kwargs
         return NULL;
     if (!subclasses)
         return iter_new(c->heap, c->ord, NULL);
-    if (!(mark = descendants(c->heap, c->ord, 1)))
+    if (!(mark = heap_descendants(c->heap, c->ord, 1)))
         return NULL;
     return iter_new(c->heap, HP_NONE, mark);
 }

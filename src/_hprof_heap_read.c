@@ -131,6 +131,334 @@ int heap_class_info(HeapIndex *heap, uint32_t ord, hp_class_info *info, heap_cop
     return name ? heap_copy_finish(heap, name) : 0;
 }
 
+/* ---- fields and references, into raw arrays ---- */
+
+/* Appends one zeroed item to a raw array; NULL when out of memory. */
+static void *grow(void **items, size_t *n, size_t *cap, size_t size)
+{
+    if (*n == *cap) {
+        size_t want = *cap ? 2 * *cap : 16;
+        void *more = want <= PY_SSIZE_T_MAX / size ? PyMem_RawRealloc(*items, want * size) : NULL;
+        if (!more)
+            return NULL;
+        *items = more;
+        *cap = want;
+    }
+    return memset((char *)*items + (*n)++ * size, 0, size);
+}
+
+/* Copies one value (1, 2, 4 or 8 bytes) out of the mapping: fixed-size
+ * copies the compiler inlines, no memcpy call on the field-read path. */
+static void copy_value_bytes(uint8_t out[8], const uint8_t *v, int size)
+{
+    switch (size) {
+    case 1: memcpy(out, v, 1); break;
+    case 2: memcpy(out, v, 2); break;
+    case 4: memcpy(out, v, 4); break;
+    default: memcpy(out, v, 8); break;
+    }
+}
+
+typedef struct {
+    const hp_heap *h;
+    int what;           /* FIELDS_* */
+    uint32_t ord;       /* the class */
+    uint32_t index;     /* FIELDS_ALL: an instance of it whose values are copied, or HP_NONE */
+    heap_field *items;  /* PyMem_Raw, freed by the caller */
+    size_t n, cap;
+    int nomem;
+} fields_call;
+
+static void copy_value(heap_field *item, const uint8_t *value, int id_size)
+{
+    item->has_value = value != NULL;
+    if (value)
+        copy_value_bytes(item->value, value, hp_type_size(item->f.type, id_size));
+}
+
+static void collect_fields(void *ctx)
+{
+    fields_call *c = ctx;
+    const int id = hp_heap_id_size(c->h);
+    hp_field f;
+    if (c->what == FIELDS_STATIC) {
+        hp_static_iter it;
+        hp_static_iter_init(&it, c->h, c->ord);
+        while (hp_static_next(&it, &f)) {
+            heap_field *item = grow((void **)&c->items, &c->n, &c->cap, sizeof *item);
+            if (!item) {
+                c->nomem = 1;
+                return;
+            }
+            item->f = f;
+            copy_value(item, f.value, id);
+        }
+    } else {
+        hp_object obj;
+        hp_field_iter it;
+        if (c->index != HP_NONE)
+            hp_heap_object(c->h, c->index, &obj);
+        hp_field_iter_init(&it, c->h, c->ord);
+        /* Declared fields only: the iterator starts with the class's own. */
+        while (hp_field_next(&it, &f) && (c->what == FIELDS_ALL || f.declaring == c->ord)) {
+            heap_field *item = grow((void **)&c->items, &c->n, &c->cap, sizeof *item);
+            if (!item) {
+                c->nomem = 1;
+                return;
+            }
+            item->f = f;
+            if (c->index != HP_NONE)
+                copy_value(item, hp_field_value(&f, obj.data, obj.data_len, id), id);
+        }
+    }
+}
+
+int heap_fields(HeapIndex *heap, int what, uint32_t ord, uint32_t index, heap_field **items, size_t *n)
+{
+    fields_call call;
+    call.h = heap->index;
+    call.what = what;
+    call.ord = ord;
+    call.index = index;
+    call.items = NULL;
+    call.n = call.cap = 0;
+    call.nomem = 0;
+    if (heap_guard(heap, collect_fields, &call) < 0 || call.nomem) {
+        PyMem_RawFree(call.items);
+        if (call.nomem && !PyErr_Occurred())
+            PyErr_NoMemory();
+        return -1;
+    }
+    *items = call.items;
+    *n = call.n;
+    return 0;
+}
+
+typedef struct {
+    const hp_heap *h;
+    uint32_t index;
+    int with_refs;
+    heap_refs *out;
+    int nomem;
+} refs_call;
+
+static int add_slot(refs_call *c, uint64_t sid)
+{
+    uint64_t *slot = grow((void **)&c->out->slots, &c->out->n_slots, &c->out->cap_slots, sizeof *slot);
+    if (!slot)
+        return c->nomem = 1, -1;
+    *slot = sid;
+    return 0;
+}
+
+static void collect_refs(void *ctx)
+{
+    refs_call *c = ctx;
+    hp_kind kind = hp_heap_object_kind(c->h, c->index);
+    hp_field f;
+    hp_ref r;
+    if (kind == HP_KIND_INSTANCE && hp_heap_object_class(c->h, c->index) != HP_NONE) {
+        hp_field_iter it;
+        hp_field_iter_init(&it, c->h, hp_heap_object_class(c->h, c->index));
+        while (hp_field_next(&it, &f))
+            if (f.type == HP_T_OBJECT && add_slot(c, f.name_sid) < 0)
+                return;
+    } else if (kind == HP_KIND_CLASS) {
+        uint32_t ord = hp_heap_find_class_id(c->h, hp_heap_object_id(c->h, c->index));
+        hp_static_iter it;
+        if (ord != HP_NONE)
+            for (hp_static_iter_init(&it, c->h, ord); hp_static_next(&it, &f);)
+                if (add_slot(c, f.name_sid) < 0)
+                    return;
+    }
+    if (c->with_refs) {
+        hp_ref_iter it;
+        hp_ref_iter_init(&it, c->h, c->index);
+        while (hp_ref_next(&it, &r)) {
+            hp_ref *item = grow((void **)&c->out->refs, &c->out->n, &c->out->cap, sizeof *item);
+            if (!item) {
+                c->nomem = 1;
+                return;
+            }
+            *item = r;
+        }
+    }
+}
+
+void heap_refs_free(heap_refs *r)
+{
+    PyMem_RawFree(r->refs);
+    PyMem_RawFree(r->slots);
+}
+
+int heap_refs_of(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *out)
+{
+    refs_call call = { heap->index, index, with_refs, out, 0 };
+    memset(out, 0, sizeof *out);
+    if (heap_guard(heap, collect_refs, &call) < 0 || call.nomem) {
+        heap_refs_free(out);
+        if (call.nomem && !PyErr_Occurred())
+            PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- one value ---- */
+
+static void read_value(void *ctx)
+{
+    heap_value_read *c = ctx;
+    const int id = hp_heap_id_size(c->h);
+    const uint8_t *v = NULL;
+    if (c->name) {
+        hp_static_iter it;
+        hp_field f;
+        const uint8_t *text;
+        size_t len;
+        for (hp_static_iter_init(&it, c->h, c->ord); !v && hp_static_next(&it, &f);)
+            if (hp_heap_utf8(c->h, f.name_sid, &text, &len) && len == c->name_len && !memcmp(text, c->name, len)) {
+                c->type = f.type;
+                v = f.value;
+            }
+    } else {
+        hp_object obj;
+        hp_heap_object(c->h, c->index, &obj);
+        if (c->field) {
+            c->type = c->field->type;
+            v = hp_field_value(c->field, obj.data, obj.data_len, id);
+        } else {
+            Py_ssize_t i = c->element < 0 ? c->element + (Py_ssize_t)obj.length : c->element;
+            c->type = obj.elem_type;
+            if (i >= 0 && (uint64_t)i < obj.length)
+                v = obj.data + (size_t)i * hp_type_size(obj.elem_type, id);
+        }
+    }
+    c->found = v != NULL;
+    if (v)
+        copy_value_bytes(c->value, v, hp_type_size(c->type, id));
+}
+
+int heap_read_value(HeapIndex *heap, uint32_t index, heap_value_read *call)
+{
+    call->h = heap->index;
+    call->index = index;
+    call->found = 0;
+    return heap_guard(heap, read_value, call);
+}
+
+/* ---- a String's text ---- */
+
+typedef struct {
+    const hp_heap *h;
+    uint32_t index;
+    int rc;
+    int *encoding;
+    heap_copy *text;
+} string_call;
+
+static void read_string(void *ctx)
+{
+    string_call *c = ctx;
+    hp_text t;
+    c->text->data = NULL;
+    c->rc = hp_heap_string(c->h, c->index, &t);
+    if (c->rc == 1) {
+        *c->encoding = t.encoding;
+        c->text->data = t.data;
+        c->text->len = t.encoding == HP_TEXT_LATIN1 ? t.units : t.units * 2;
+    }
+    heap_copy_small(c->text);
+}
+
+int heap_string_text(HeapIndex *heap, uint32_t index, int *encoding, heap_copy *text)
+{
+    string_call call = { heap->index, index, 0, encoding, text };
+    if (heap_guard(heap, read_string, &call) < 0 || heap_copy_finish(heap, text) < 0)
+        return -2;
+    return call.rc;
+}
+
+
+
+/* ---- an array's elements ---- */
+
+typedef struct {
+    const hp_heap *h;
+    uint32_t index;
+    hp_object *obj;
+    heap_copy *data;
+} elements_call;
+
+static void read_elements(void *ctx)
+{
+    elements_call *c = ctx;
+    hp_heap_object(c->h, c->index, c->obj);
+    c->data->data = c->obj->data;
+    c->data->len = (size_t)c->obj->data_len;
+    heap_copy_small(c->data);
+}
+
+int heap_elements(HeapIndex *heap, uint32_t index, hp_object *obj, heap_copy *data)
+{
+    elements_call call = { heap->index, index, obj, data };
+    if (heap_guard(heap, read_elements, &call) < 0)
+        return -1;
+    return heap_copy_finish(heap, data);
+}
+
+
+
+/* ---- subclasses ---- */
+
+typedef struct {
+    const hp_heap *h;
+    uint32_t ord;
+    uint8_t *mark;
+} descendants_call;
+
+static void mark_descendants(void *ctx)
+{
+    descendants_call *c = ctx;
+    const hp_heap *h = c->h;
+    uint8_t *mark = c->mark;
+    uint32_t n = hp_heap_class_count(h), i;
+    mark[c->ord] = 2; /* 2: known to descend, 1: known not to, 0: unknown */
+    for (i = 0; i < n; i++) {
+        uint32_t cur = i, depth = 0, verdict;
+        hp_class_info info;
+        while (mark[cur] == 0 && depth++ <= n) {
+            hp_heap_class(h, cur, &info);
+            if (info.super_ord == HP_NONE) {
+                mark[cur] = 1;
+                break;
+            }
+            cur = info.super_ord;
+        }
+        verdict = mark[cur] ? mark[cur] : 1;
+        for (cur = i; mark[cur] == 0;) {
+            mark[cur] = (uint8_t)verdict;
+            hp_heap_class(h, cur, &info);
+            cur = info.super_ord;
+        }
+    }
+}
+
+uint8_t *heap_descendants(HeapIndex *heap, uint32_t ord, int with_self)
+{
+    uint32_t n = hp_heap_class_count(heap->index), i;
+    descendants_call call = { heap->index, ord, PyMem_Calloc(n ? n : 1, 1) };
+    if (!call.mark)
+        return (uint8_t *)PyErr_NoMemory();
+    if (heap_guard(heap, mark_descendants, &call) < 0) {
+        PyMem_Free(call.mark);
+        return NULL;
+    }
+    for (i = 0; i < n; i++)
+        call.mark[i] = call.mark[i] == 2 && (with_self || i != ord);
+    return call.mark;
+}
+
 /* ---- text ---- */
 
 /* Text of the mapping found by find(call) under the guard, by STRING id or
