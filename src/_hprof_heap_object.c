@@ -882,7 +882,8 @@ static PyMethodDef obj_methods[] = {
       "dump); TypeError for other objects." },
     { "values", (PyCFunction)obj_values, METH_NOARGS,
       "values($self, /)\n--\n\nA primitive array's payload: a read-only memoryview into the dump, items\n"
-      "big-endian as written ('>i'...), so numpy.asarray(arr.values()) reads it without a copy." },
+      "big-endian as written ('>i'...), so numpy.asarray(arr.values()) reads it without a copy.\n"
+      "Python reads it unguarded: a file shrunk under it kills the process (tolist() copies guarded)." },
     { "tolist", (PyCFunction)obj_tolist, METH_NOARGS,
       "tolist($self, /)\n--\n\nAn array's elements as a list of Python values." },
     { NULL, NULL, 0, NULL },
