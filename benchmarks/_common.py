@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("HPROFKIT_SHARED", ROOT.parent / "shared"))
@@ -27,6 +31,39 @@ def androidize(src: Path, dst: Path) -> Path:
     subprocess.run([sys.executable, str(SHARED / "tools" / "androidize" / "androidize.py"), str(src), str(dst)],
                    check=True)
     return dst
+
+
+VISUALVM_JAR = Path("/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar")
+
+
+def dump_options(parser: argparse.ArgumentParser, megabytes: int, oracle: str | None = None) -> None:
+    """--dump and --mb (and --no-oracle, helped by `oracle`): which dump a script measures."""
+    parser.add_argument("--dump", type=Path, help="an existing dump (default: generate one)")
+    parser.add_argument("--mb", type=int, default=megabytes,
+                        help=f"HeapGen heap size when generating (default {megabytes})")
+    if oracle:
+        parser.add_argument("--no-oracle", action="store_true", help=oracle)
+
+
+@contextlib.contextmanager
+def measured_dump(args: argparse.Namespace) -> Iterator[Path]:
+    """The dump of --dump, or a fresh HeapGen dump of --mb in a temporary
+    folder (deleted afterwards); in the page cache, and named on stdout."""
+    with tempfile.TemporaryDirectory(prefix="hprofkit-bench-", dir="/tmp") as tmp:
+        path = args.dump or heapgen(Path(tmp) / "heapgen.hprof", args.mb)
+        warm(path)
+        print(f"dump: {path} ({os.path.getsize(path) / 1e6:,.0f} MB)")
+        yield path
+
+
+def run_visualvm(program: str, path: Path, heap: str = "8g") -> list[str]:
+    """The words `program` (a .java file here, run against VisualVM's heap
+    library) prints about the dump at `path`."""
+    with tempfile.TemporaryDirectory(prefix="hprofkit-vv-") as tmp:
+        link = Path(tmp) / "dump.hprof"  # VisualVM writes its caches beside the dump
+        link.symlink_to(path.resolve())
+        return subprocess.run(["java", f"-Xmx{heap}", "-cp", str(VISUALVM_JAR), str(ROOT / "benchmarks" / program),
+                               str(link)], check=True, capture_output=True, text=True).stdout.split()
 
 
 def warm(path: Path) -> None:

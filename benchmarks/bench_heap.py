@@ -15,18 +15,13 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import subprocess
-import tempfile
 import time
 from itertools import islice
 from pathlib import Path
 
 import hprofkit
 
-from _common import SHARED, child_anon_peak, heapgen, timed, warm
-
-HERE = Path(__file__).resolve().parent
-VISUALVM_JAR = Path("/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar")
+from _common import child_anon_peak, dump_options, measured_dump, run_visualvm, timed
 
 
 def rate(label: str, count: int, seconds: float, unit: str) -> None:
@@ -35,30 +30,20 @@ def rate(label: str, count: int, seconds: float, unit: str) -> None:
 
 def visualvm_open(path: Path) -> tuple[float, float]:
     """(seconds inside the JVM, wall seconds with JVM start) for VisualVM to open the dump."""
-    with tempfile.TemporaryDirectory(prefix="hprofkit-vv-") as tmp:
-        link = Path(tmp) / "dump.hprof"  # VisualVM writes its caches beside the dump
-        link.symlink_to(path.resolve())
-        start = time.perf_counter()
-        out = subprocess.run(["java", "-Xmx8g", "-cp", str(VISUALVM_JAR), str(HERE / "VisualVMOpen.java"), str(link)],
-                             check=True, capture_output=True, text=True).stdout
-        wall = time.perf_counter() - start
-    return float(out.split()[0]), wall
+    start = time.perf_counter()
+    out = run_visualvm("VisualVMOpen.java", path)
+    return float(out[0]), time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dump", type=Path, help="an existing dump (default: generate one)")
-    parser.add_argument("--mb", type=int, default=1000, help="HeapGen heap size when generating (default 1000)")
-    parser.add_argument("--no-oracle", action="store_true", help="skip VisualVM's open")
+    dump_options(parser, 1000, oracle="skip VisualVM's open")
     parser.add_argument("--repeat", type=int, default=2, help="index builds; the best is kept")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="hprofkit-bench-") as tmp:
-        path = args.dump or heapgen(Path(tmp) / "heapgen.hprof", args.mb)
+    with measured_dump(args) as path:
         size = os.path.getsize(path)
         mb = size / 1e6
-        warm(path)
-        print(f"dump: {path} ({mb:,.0f} MB)")
 
         with hprofkit.open(path) as dump:
             best = None

@@ -13,14 +13,12 @@ fingerprints, retained-size look-ups), and find_leaks as a whole."""
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
-from pathlib import Path
 
 import hprofkit
 from hprofkit import leaks
 
-from _common import heapgen, warm
+from _common import dump_options, measured_dump
 
 
 def timed(fn):
@@ -31,13 +29,10 @@ def timed(fn):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dump", type=Path, help="an existing dump (default: generate one)")
-    parser.add_argument("--mb", type=int, default=300, help="HeapGen heap size when generating (default 300)")
+    dump_options(parser, 300)
     parser.add_argument("--watch", type=int, default=1000, help="objects the benchmark finder names")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="hprofkit-bench-leaks-") as tmp:
-        path = args.dump or heapgen(Path(tmp) / "heapgen.hprof", args.mb)
-        warm(path)
+    with measured_dump(args) as path:
         heap, seconds = timed(lambda: hprofkit.open_heap(path))
         print(f"{'index build':<44}{seconds:>8.2f} s  ({heap.object_count:,} objects)")
         found, seconds = timed(lambda: heap.find_leaks())

@@ -15,18 +15,12 @@ than VisualVM, <= 48 bytes per object."""
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import hprofkit
 
-from _common import child_anon_peak, heapgen, warm
-
-HERE = Path(__file__).resolve().parent
-VISUALVM_JAR = Path("/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar")
+from _common import child_anon_peak, dump_options, measured_dump, run_visualvm
 
 
 def timed(fn) -> float:
@@ -41,25 +35,16 @@ def line(label: str, seconds: float, n: int) -> None:
 
 def visualvm_retained(path: Path) -> tuple[float, float, int]:
     """(open seconds, retained-size seconds, the biggest retained size) inside VisualVM's JVM."""
-    with tempfile.TemporaryDirectory(prefix="hprofkit-vv-") as tmp:
-        link = Path(tmp) / "dump.hprof"  # VisualVM writes its caches beside the dump
-        link.symlink_to(path.resolve())
-        out = subprocess.run(["java", "-Xmx12g", "-cp", str(VISUALVM_JAR), str(HERE / "VisualVMRetained.java"),
-                              str(link)], check=True, capture_output=True, text=True).stdout.split()
+    out = run_visualvm("VisualVMRetained.java", path, heap="12g")
     return float(out[0]), float(out[1]), int(out[2])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dump", type=Path, help="an existing dump (default: generate one)")
-    parser.add_argument("--mb", type=int, default=1000, help="HeapGen heap size when generating (default 1000)")
-    parser.add_argument("--no-oracle", action="store_true", help="skip VisualVM")
+    dump_options(parser, 1000, oracle="skip VisualVM")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="hprofkit-bench-", dir="/tmp") as tmp:
-        path = args.dump or heapgen(Path(tmp) / "heapgen.hprof", args.mb)
-        warm(path)
-        print(f"dump: {path} ({os.path.getsize(path) / 1e6:,.0f} MB)")
+    with measured_dump(args) as path:
         heap = hprofkit.open_heap(path)
         n = heap.object_count
         print(f"{n:,} objects, {heap.class_count:,} classes, semantics {heap.semantics}")

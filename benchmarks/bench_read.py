@@ -13,31 +13,25 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import hprofkit
 from hprofkit import _hprof
 
-from _common import SHARED, child_anon_peak, heapgen, warm, best_of
+from _common import SHARED, best_of, child_anon_peak, dump_options, measured_dump
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dump", type=Path, help="an existing dump (default: generate one)")
-    parser.add_argument("--mb", type=int, default=1000, help="HeapGen heap size when generating (default 1000)")
-    parser.add_argument("--no-oracle", action="store_true", help="skip the oracle baseline")
+    dump_options(parser, 1000, oracle="skip the oracle baseline")
     parser.add_argument("--parser", action="store_true", help="also time Parser.feed (1 MiB chunks)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per C measurement; the best is kept")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="hprofkit-bench-") as tmp:
-        path = args.dump or heapgen(Path(tmp) / "heapgen.hprof", args.mb)
+    with measured_dump(args) as path:
         size = os.path.getsize(path)
         mb = size / 1e6
-        warm(path)
-        print(f"dump: {path} ({mb:,.0f} MB)")
 
         with hprofkit.open(path) as dump:
             events = _hprof.walk(dump.buffer)

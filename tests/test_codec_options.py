@@ -7,6 +7,8 @@ codec object shared by threads takes calls in turn instead of crashing."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -183,3 +185,38 @@ def test_a_mini_decoder_shared_by_threads_does_not_crash():
         pieces = [blob[i:i + 5000] for i in range(100, len(blob), 5000)]
         errors = run_threads([lambda p=p: decoder.feed(p) for p in pieces])
         assert all(isinstance(e, (HprofError, ValueError)) for e in errors), errors
+
+
+FEED_FROM_THREADS = """
+import sys, threading, hprofkit
+from hprofkit._errors import HprofError
+data = open(sys.argv[1], "rb").read()
+chunks = [data[i:i + 1_000_000] for i in range(0, len(data), 1_000_000)]
+for _ in range(5):
+    encoder, errors = hprofkit.Encoder(), []
+    def feed(part):
+        for chunk in part:
+            try:
+                encoder.feed(chunk)
+            except Exception as exc:
+                errors.append(exc)
+    workers = [threading.Thread(target=feed, args=(chunks[i::4],)) for i in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert all(isinstance(e, HprofError) for e in errors), errors
+print("ok")
+"""
+
+
+def test_a_pack_encoder_fed_by_threads_does_not_crash(tmp_path):
+    """The issue's crash: one Encoder() (pack) fed 1 MB chunks from four
+    threads killed the interpreter (SIGSEGV/SIGABRT three runs in three: the
+    encoder kept a thread state on the object).  Run in a child process, so a
+    crash fails this test instead of ending the run."""
+    dump = tmp_path / "leak.hprof"
+    dump.write_bytes(raw_bytes(LEAK))
+    child = subprocess.run([sys.executable, "-c", FEED_FROM_THREADS, str(dump)], capture_output=True, text=True,
+                           timeout=600)
+    assert child.returncode == 0 and child.stdout.strip() == "ok", child.stderr[-2000:]

@@ -7,6 +7,9 @@
         print(dump.stats())
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._hprof import Parser, Record, SubRecord
 from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, OverrunError,
                       TruncatedError, UnsupportedError)
@@ -15,18 +18,39 @@ from ._stats import ClassRow, HeapDump, Stats, Tally
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from ._codec import Converter, Decoder, Encoder
 from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
-from .writer import HprofWriter
-from .sample import write_sample_dump
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
 from ._reach import Hop, Path
-from . import leaks
 from .diff import DiffRow, HeapDiff, diff  # the function hides the module's name: import hprofkit.diff's parts by name
-from ._tables import sql
 from .batch import BatchResult, BatchRow, ClassTotal, LeakGroup
 from .batch import batch  # the function; the module stays importable as hprofkit.batch's sys.modules entry
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from . import leaks
+    from ._tables import sql
+    from .sample import write_sample_dump
+    from .writer import HprofWriter
+
+# Imported on first use: the command line and most scripts need none of
+# them, and they are a third of the package's import time.
+_LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hprofkit' has no attribute {name!r}")
+    value = importlib.import_module(f"{__name__}.{module}")
+    if name != module:
+        value = getattr(value, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",

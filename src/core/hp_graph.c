@@ -119,7 +119,7 @@ void hp_edge_end_vertex(hp_edge_sink *s)
 /* One call of the source for [first, first + count): counting degrees into
  * g->rows.rel, or (g->edges set) filling rows. */
 static hp_code run_source(hp_graph *g, const hp_graph_source *source, uint32_t first, uint32_t count,
-                          hp_pacer *pacer, hp_error *err)
+                          hp_pacer *pacer, uint64_t *holes, hp_error *err)
 {
     hp_edge_sink s;
     memset(&s, 0, sizeof s);
@@ -151,6 +151,7 @@ static hp_code run_source(hp_graph *g, const hp_graph_source *source, uint32_t f
     }
     if (hp_pace(pacer, count + s.len))
         return hp_graph_stop(err, HP_E_ABORTED);
+    *holes += s.holes;
     return HP_OK;
 }
 
@@ -166,6 +167,7 @@ typedef struct pass {
     uint32_t *count;         /* the transpose: in-degrees in from's numbering */
     hp_pacer pacer;          /* worker 0's, over every pass of the call */
     int workers, stop;
+    uint64_t holes[HP_MAX_WORKERS]; /* building: HP_EDGE_HOLE edges each worker filled */
     hp_code rc[HP_MAX_WORKERS];
     hp_error err[HP_MAX_WORKERS];
 } pass;
@@ -234,7 +236,7 @@ static void build_share(void *ctx, int worker)
     for (first = (uint64_t)worker * SOURCE_RANGE; first < p->g->n && !hp_flag_get(&p->stop);
          first += (uint64_t)p->workers * SOURCE_RANGE) {
         uint32_t count = p->g->n - first < SOURCE_RANGE ? (uint32_t)(p->g->n - first) : SOURCE_RANGE;
-        hp_code rc = run_source(p->g, p->source, (uint32_t)first, count, pacer, &p->err[worker]);
+        hp_code rc = run_source(p->g, p->source, (uint32_t)first, count, pacer, &p->holes[worker], &p->err[worker]);
         if (rc != HP_OK) {
             pass_fail(p, worker, rc);
             return;
@@ -242,10 +244,40 @@ static void build_share(void *ctx, int worker)
     }
 }
 
+/* Drops the HP_EDGE_HOLE edges from the filled rows: compacted in place,
+ * their offsets rebuilt from the degrees left. */
+static hp_code drop_holes(hp_graph *g, hp_error *err)
+{
+    uint64_t *old_base = g->rows.base, kept = 0, start = hp_row_start(&g->rows, 0), end, e;
+    uint32_t v;
+    for (v = 0; v < g->n; v++, start = end) {
+        uint32_t degree = 0;
+        end = hp_row_start(&g->rows, v + 1); /* rel[v + 1] is still the old offset */
+        for (e = start; e < end; e++)
+            if (g->edges[e] != HP_EDGE_HOLE) {
+                g->edges[kept++] = g->edges[e];
+                degree++;
+            }
+        g->rows.rel[v] = degree;
+    }
+    g->m = rows_from_degrees(&g->rows, g->n, &g->alloc, 0);
+    g->alloc.free_fn(old_base);
+    if (g->m == UINT64_MAX)
+        return hp_graph_stop(err, HP_E_NOMEM);
+    if (kept <= SIZE_MAX / 4) { /* the room of the holes back (a failed shrink keeps the old array) */
+        uint32_t *edges = g->alloc.realloc_fn(g->edges, kept ? (size_t)kept * 4 : 1);
+        if (edges)
+            g->edges = edges;
+    }
+    return HP_OK;
+}
+
 hp_code hp_graph_build(hp_graph *g, uint32_t n, const hp_graph_source *source, const hp_alloc *alloc,
                        const hp_checkpoint *cp, hp_error *err)
 {
     hp_code rc = HP_OK;
+    uint64_t holes = 0;
+    int w;
     pass p;
 
     memset(g, 0, sizeof *g);
@@ -260,7 +292,14 @@ hp_code hp_graph_build(hp_graph *g, uint32_t n, const hp_graph_source *source, c
     p.g = g;
     p.source = source;
     /* Degrees into rows.rel, then rows, now that g->edges is set. */
-    if ((rc = run_pass(&p, build_share, err)) != HP_OK || (rc = fill_rows(&p, g, 0, build_share, err)) != HP_OK)
+    if ((rc = run_pass(&p, build_share, err)) != HP_OK)
+        goto fail;
+    memset(p.holes, 0, sizeof p.holes); /* the counting pass's are no holes */
+    if ((rc = fill_rows(&p, g, 0, build_share, err)) != HP_OK)
+        goto fail;
+    for (w = 0; w < p.workers; w++)
+        holes += p.holes[w];
+    if (holes && (rc = drop_holes(g, err)) != HP_OK)
         goto fail;
     return HP_OK;
 nomem:

@@ -93,10 +93,16 @@ static inline const uint32_t *hp_graph_row(const hp_graph *g, uint32_t v, uint32
  * pass, then a filling pass), and must give the same edges both times.  For each vertex
  * of the range, in order, it calls hp_edge_put() once per out-edge and then
  * hp_edge_end_vertex().  It returns 0, or nonzero to stop the build
- * (HP_E_ABORTED, keeping its own reason).  Targets must be < n; a source
- * drops references to missing objects itself.  An edge's position in its
- * row is its rank among the edges the source put for that vertex. */
+ * (HP_E_ABORTED, keeping its own reason).  Targets must be < n, or
+ * HP_EDGE_HOLE: an edge the source puts without a target (one whose target
+ * turned out to be missing), dropped from the rows.  So a source need not
+ * look its targets up twice: while hp_edge_counting() it may put any target
+ * for an edge it has not resolved, and put a hole for it in the filling pass
+ * if it is missing.  An edge's position in its row is its rank among the
+ * edges the source put for that vertex, holes left out. */
 enum { HP_SINK_OK, HP_SINK_TARGET, HP_SINK_MISMATCH, HP_SINK_TOO_MANY };
+
+#define HP_EDGE_HOLE UINT32_MAX
 
 typedef struct hp_edge_sink {
     /* Private to hp_graph.c and hp_edge_put. */
@@ -109,16 +115,24 @@ typedef struct hp_edge_sink {
     uint32_t end;        /* first vertex after the range */
     uint32_t bad_vertex; /* where `bad` was found */
     int bad;             /* HP_SINK_* */
+    uint64_t holes;      /* filling: HP_EDGE_HOLE edges put */
     hp_rows *rows;
 } hp_edge_sink;
+
+/* Whether this is the counting pass, whose targets are not kept. */
+static inline int hp_edge_counting(const hp_edge_sink *s) { return s->dst == NULL; }
 
 static inline void hp_edge_put(hp_edge_sink *s, uint32_t target)
 {
     if (s->len < s->cap)
         s->dst[s->len] = target;
-    if (target >= s->n && !s->bad) {
-        s->bad = HP_SINK_TARGET;
-        s->bad_vertex = s->vertex;
+    if (target >= s->n) {
+        if (target == HP_EDGE_HOLE)
+            s->holes++;
+        else if (!s->bad) {
+            s->bad = HP_SINK_TARGET;
+            s->bad_vertex = s->vertex;
+        }
     }
     s->len++;
 }

@@ -130,6 +130,20 @@ int hp_heaprec_sub(hp_heaprec *r, uint64_t len, hp_writer *w)
     return 0;
 }
 
+uint64_t hp_heaprec_room(const hp_heaprec *r)
+{
+    uint64_t cap;
+    if (r->mode == HR_HELD) /* holding: within the limit and a u4 */
+        cap = r->limit < U4_MAX ? r->limit : U4_MAX;
+    else if (r->mode == HR_PATCHED) /* streaming: within a u4 */
+        cap = U4_MAX;
+    else
+        return 0;
+    /* in both modes `body` equals what the part took; announced bytes not
+     * yet put will take their room */
+    return cap > r->announced ? cap - r->announced : 0;
+}
+
 int hp_heaprec_put(hp_heaprec *r, const uint8_t *p, size_t n, hp_writer *w)
 {
     if (n > r->announced - r->body)

@@ -69,6 +69,12 @@ int hp_heaprec_zeros(hp_heaprec *r, uint64_t n, hp_writer *w);
 /* Ends the record: writes it (or patches its length).  0 or -1. */
 int hp_heaprec_close(hp_heaprec *r, hp_writer *w);
 
+/* How many more bytes hp_heaprec_sub would take without deciding anything
+ * (no part ended, held or streamed differently): announcing them in one
+ * call or in many then gives the same output.  0 when the next call may
+ * decide. */
+uint64_t hp_heaprec_room(const hp_heaprec *r);
+
 /* Body bytes of the open record so far (of all its parts when cut). */
 static inline uint64_t hp_heaprec_total(const hp_heaprec *r) { return r->total; }
 

@@ -67,6 +67,13 @@ struct hp_pack_decoder {
     hp_heaprec held;
     int holding;
     uint64_t held_body; /* bytes announced in the held record (its length check) */
+    /* Sub-records of the held record not yet announced to it: while it has
+     * room (hp_heaprec_room) they are announced together at the next flush,
+     * rather than each with a flush of its own.  They begin at
+     * buf[pending_from]; the room is the held record's when the batch began
+     * (it changes only when told of the batch). */
+    uint64_t pending, batch_room;
+    size_t pending_from;
     uint64_t pos, block_out, blocks;
 
     /* what went wrong in the current unit */

@@ -56,7 +56,17 @@ static int write_out(hp_pack_decoder *d, const uint8_t *p, size_t n)
 /* Buffered output to the writer (or the held record); -1 when it refused. */
 int pk_dec_flush(hp_pack_decoder *d)
 {
-    int rc = write_out(d, d->buf, d->len);
+    int rc;
+    if (d->pending) { /* the held record takes what it was told of before the batch's announcement */
+        uint64_t batch = d->pending;
+        d->pending = 0;
+        rc = write_out(d, d->buf, d->pending_from) < 0 || hp_heaprec_sub(&d->held, batch, &d->out) < 0 ||
+                     write_out(d, d->buf + d->pending_from, d->len - d->pending_from) < 0
+                 ? -1
+                 : 0;
+    } else {
+        rc = write_out(d, d->buf, d->len);
+    }
     d->len = 0;
     return rc;
 }

@@ -6,6 +6,9 @@
  * block (docs/format.md §8). */
 #include "hp_pack_dec.h"
 
+/* At least the longest root or heap info sub-record (1 + 2 ids + 8). */
+#define SHORT_SUBRECORD_MAX 64
+
 /* A class reference: its id (added to the table when new). */
 static uint64_t get_class(hp_pack_decoder *d, int64_t *index)
 {
@@ -257,9 +260,17 @@ hp_code pk_dec_record(hp_pack_decoder *d, unsigned op)
 
 /* ---- heap sub-records ---- */
 
+/* Whether the held record's batch of sub-records can take `n` more bytes. */
+static int batch_takes(hp_pack_decoder *d, uint64_t n)
+{
+    if (!d->pending)
+        d->batch_room = hp_heaprec_room(&d->held);
+    return n <= d->batch_room - d->pending;
+}
+
 /* Accounts a sub-record of `n` bytes against its heap record, or announces
- * it to the held record (whose body the caller has flushed to it). */
-static hp_code fits(hp_pack_decoder *d, uint64_t n)
+ * it to the held record. */
+static inline hp_code fits(hp_pack_decoder *d, uint64_t n)
 {
     if (d->heap_deferred) {
         int rc;
@@ -270,7 +281,14 @@ static hp_code fits(hp_pack_decoder *d, uint64_t n)
                                                      : "held heap record longer than 1 MiB (only app_only packs hold "
                                                        "more)");
         d->held_body += n;
-        rc = hp_heaprec_sub(&d->held, n, &d->out);
+        if (batch_takes(d, n)) {
+            if (!d->pending)
+                d->pending_from = d->len;
+            d->pending += n;
+            return HP_OK;
+        }
+        /* nothing of this sub-record is in buf yet (pk_dec_subrecord saw to it) */
+        rc = pk_dec_flush(d) < 0 ? -1 : hp_heaprec_sub(&d->held, n, &d->out);
         return rc < 0 ? pk_dec_nomem(d) : HP_OK;
     }
     if (n > d->heap_left)
@@ -675,7 +693,12 @@ static hp_code array(hp_pack_decoder *d, unsigned tag)
 hp_code pk_dec_subrecord(hp_pack_decoder *d, unsigned op)
 {
     begin_unit(d, (int)op, 1);
-    if (d->holding && pk_dec_flush(d) < 0) /* the held record gets every earlier sub-record first */
+    /* Roots, heap info and class dumps are built in buf before fits()
+     * accounts them, so a flush there would lose them: flush now unless the
+     * batch surely takes them (a class dump may be long: always). */
+    if (d->holding && op != HP_SUB_INSTANCE_DUMP && op != HP_SUB_OBJ_ARRAY_DUMP && op != HP_SUB_PRIM_ARRAY_DUMP &&
+        op != HP_SUB_PRIM_ARRAY_NODATA && (op == HP_SUB_CLASS_DUMP || !batch_takes(d, SHORT_SUBRECORD_MAX)) &&
+        pk_dec_flush(d) < 0)
         return pk_dec_nomem(d);
     switch (op) {
     case HP_SUB_ROOT_UNKNOWN: case HP_SUB_ROOT_JNI_GLOBAL: case HP_SUB_ROOT_JNI_LOCAL: case HP_SUB_ROOT_JAVA_FRAME:

@@ -13,6 +13,7 @@ void reach_cursor_init(const hp_reach *r, reach_cursor *c, uint32_t v)
     c->v = v;
     c->next = 0;
     c->class_done = 0;
+    c->holes = 0;
     hp_ref_iter_init(&c->it, r->heap, v);
 }
 
@@ -20,7 +21,7 @@ int reach_cursor_step(const hp_reach *r, reach_cursor *c, hp_ref *out)
 {
     uint32_t cls = c->it.cls;
     while (hp_ref_next(&c->it, out)) {
-        if (out->target == HP_NONE)
+        if (out->target == HP_NONE && !c->holes)
             continue;
         if (r->semantics == HP_REACH_HPROFKIT && reach_is_referent(r, cls, out))
             continue;
@@ -91,8 +92,12 @@ static int put_edges(void *ctx, uint32_t first, uint32_t count, hp_edge_sink *si
         reach_cursor c;
         hp_ref ref;
         reach_cursor_init(r, &c, v);
+        /* Targets are looked up once, when filling: counting takes every
+         * reference, and one to a missing object is then a hole. */
+        c.holes = 1;
+        c.it.lazy = hp_edge_counting(sink);
         while (reach_cursor_step(r, &c, &ref))
-            hp_edge_put(sink, ref.target);
+            hp_edge_put(sink, ref.target == HP_NONE ? HP_EDGE_HOLE : ref.target);
         hp_edge_end_vertex(sink);
     }
     return 0;

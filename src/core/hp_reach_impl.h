@@ -45,6 +45,7 @@ typedef struct reach_cursor {
     uint32_t v;
     uint32_t next;      /* number of the edge the next step gives */
     int class_done;
+    int holes;          /* references to missing objects are given too (target HP_NONE) */
     hp_ref_iter it;
     hp_ref last;        /* the edge number next - 1 */
 } reach_cursor;

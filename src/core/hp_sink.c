@@ -88,7 +88,7 @@ int hp_writer_put_slow(hp_writer *w, const void *data, size_t len)
 {
     if (hp_writer_flush(w) < 0)
         return -1;
-    if (len >= w->cap / 2)
+    if (len >= w->cap / 2 || len >= HP_WRITER_DIRECT)
         return writer_emit(w, data, len);
     memcpy(w->buf, data, len);
     w->len = len;

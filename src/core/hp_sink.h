@@ -59,9 +59,13 @@ static inline int hp_writer_can_patch(const hp_writer *w) { return w->sink->patc
  * still there, else through the sink's patch.  0 or -1. */
 int hp_writer_patch(hp_writer *w, uint64_t pos, const void *data, size_t n);
 
+/* Pieces at least this long go to the sink as they are: copying them into
+ * the batch would cost more than the call it saves. */
+#define HP_WRITER_DIRECT ((size_t)64 << 10)
+
 static inline int hp_writer_put(hp_writer *w, const void *data, size_t len)
 {
-    if (len > w->cap - w->len)
+    if (len > w->cap - w->len || len >= HP_WRITER_DIRECT)
         return hp_writer_put_slow(w, data, len);
     memcpy(w->buf + w->len, data, len);
     w->len += len;

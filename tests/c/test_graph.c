@@ -352,6 +352,55 @@ static void test_build_and_transpose(void)
     }
 }
 
+/* A source that looks targets up only when filling (counting puts 0) and
+ * puts holes for missing ones: here before every fourth edge and at the
+ * end of every third row. */
+static int holed_source(void *ctx, uint32_t first, uint32_t count, hp_edge_sink *sink)
+{
+    const tg *g = ctx;
+    uint32_t v, e;
+    for (v = first; v < first + count; v++) {
+        for (e = g->off[v]; e < g->off[v + 1]; e++) {
+            if ((v * 31 + e) % 4 == 0)
+                hp_edge_put(sink, HP_EDGE_HOLE);
+            hp_edge_put(sink, hp_edge_counting(sink) ? 0 : g->adj[e]);
+        }
+        if (v % 3 == 0)
+            hp_edge_put(sink, HP_EDGE_HOLE);
+        hp_edge_end_vertex(sink);
+    }
+    return 0;
+}
+
+/* Holes leave the very graph the source would give without them. */
+static void test_holes(void)
+{
+    uint32_t seed = 11, round;
+    for (round = 0; round < 200; round++) {
+        tg t;
+        hp_graph g;
+        hp_error err;
+        hp_graph_source source;
+        uint32_t n = round % 50 == 0 ? 0 : xorshift(&seed) % 300, v;
+        tg_random(&t, n, (xorshift(&seed) % 40) / 10.0, &seed);
+        source.edges = holed_source;
+        source.ctx = &t;
+        source.threads = threads;
+        CHECK(hp_graph_build(&g, n, &source, &countalloc, NULL, &err) == HP_OK);
+        CHECK_EQ_U64(g.m, t.off[n]);
+        for (v = 0; v < n; v++) {
+            uint32_t degree;
+            const uint32_t *row = hp_graph_row(&g, v, &degree);
+            CHECK_EQ_U64(degree, t.off[v + 1] - t.off[v]);
+            CHECK(memcmp(row, t.adj + t.off[v], (size_t)degree * 4) == 0);
+        }
+        CHECK_EQ_U64(hp_graph_bytes(&g) + (g.m == 0), countalloc_live); /* the holes' room is given back */
+        hp_graph_free(&g);
+        CHECK_EQ_U64(countalloc_live, 0);
+        tg_free(&t);
+    }
+}
+
 /* Edge sources that break the contract. */
 typedef struct bad_source {
     int mode, calls;
@@ -1272,6 +1321,7 @@ int main(void)
     run("build and transpose", test_build_and_transpose);
     run("build errors", test_build_errors);
     run("dominators, small", test_dominators_small);
+    run("holes", test_holes);
     run("dominators, random", test_dominators_random);
     run("top values", test_top_values);
     run("hostile shapes", test_hostile_big);
@@ -1281,6 +1331,7 @@ int main(void)
     /* Again with two threads where the graph layer splits work. */
     threads = 2;
     run("build and transpose, 2 threads", test_build_and_transpose);
+    run("holes, 2 threads", test_holes);
     run("build errors, 2 threads", test_build_errors);
     run("dominators, random, 2 threads", test_dominators_random);
     run("hostile shapes, 2 threads", test_hostile_two_threads);

@@ -17,32 +17,41 @@ static unsigned rng(void) { return xorshift(&rng_state); }
 static size_t sizes[NSUBS];
 
 /* Writes two records of the sub-records (bytes: the index, repeated) through
- * a fresh hp_heaprec into m; `batch` is the writer's capacity. */
-static void write_records(mem_sink *m, int patch, size_t batch, int drop_empty)
+ * a fresh hp_heaprec into m; `batch` is the writer's capacity.  `grouped`:
+ * runs of sub-records are announced in one call while hp_heaprec_room says
+ * that changes nothing (as the pack decoder does). */
+static void write_records(mem_sink *m, int patch, size_t batch, int drop_empty, int grouped)
 {
     hp_sink sink = { mem_write, m, patch ? mem_patch : NULL };
     hp_writer w;
     hp_heaprec r;
     uint8_t piece[4096];
-    int rec, i;
+    int rec, i, first;
     memset(m, 0, sizeof *m);
     CHECK(hp_writer_init(&w, &hp_default_alloc, batch) == 0);
     w.sink = &sink;
     hp_heaprec_init(&r, NULL, LIMIT, drop_empty);
     for (rec = 0; rec < 2; rec++) {
         hp_heaprec_open(&r, HP_TAG_HEAP_DUMP_SEGMENT, 0x01020304u + (uint32_t)rec);
-        for (i = 0; i < NSUBS; i++) {
-            size_t left = sizes[i];
-            CHECK(hp_heaprec_sub(&r, sizes[i], &w) == 0);
-            memset(piece, i, sizeof piece);
-            while (left) {
-                size_t n = 1 + rng() % sizeof piece;
-                n = n < left ? n : left;
-                if (i % 5 == 0)
-                    CHECK(hp_heaprec_zeros(&r, n, &w) == 0);
-                else
-                    CHECK(hp_heaprec_put(&r, piece, n, &w) == 0);
-                left -= n;
+        for (first = 0; first < NSUBS; first = i) {
+            uint64_t group = sizes[first], room = hp_heaprec_room(&r);
+            for (i = first + 1; grouped && group <= room && i < NSUBS && sizes[i] <= room - group; i++)
+                group += sizes[i];
+            CHECK(hp_heaprec_sub(&r, group, &w) == 0);
+            if (group <= room)
+                CHECK_EQ_U64(hp_heaprec_room(&r), room - group);
+            for (; first < i; first++) {
+                size_t left = sizes[first];
+                memset(piece, first, sizeof piece);
+                while (left) {
+                    size_t n = 1 + rng() % sizeof piece;
+                    n = n < left ? n : left;
+                    if (first % 5 == 0)
+                        CHECK(hp_heaprec_zeros(&r, n, &w) == 0);
+                    else
+                        CHECK(hp_heaprec_put(&r, piece, n, &w) == 0);
+                    left -= n;
+                }
             }
         }
         CHECK(hp_heaprec_put(&r, piece, 1, &w) == -1); /* more than announced */
@@ -113,21 +122,29 @@ static void test_heaprec(void)
     CHECK(body > 4 * LIMIT);
     for (b = 0; b < sizeof batches / sizeof batches[0]; b++) {
         hp_heaprec big;
+        int patch;
         /* a limit above the whole record: held, written as one */
-        write_records(&held, 0, batches[b], 0);
+        write_records(&held, 0, batches[b], 0, 0);
         hp_heaprec_init(&big, NULL, 0, 0);
         CHECK(big.limit == HP_HOLD_DEFAULT);
         hp_heaprec_free(&big);
         check_records(&held, 1, &records, &longest);
         CHECK(records >= 4);
-        write_records(&patched, 1, batches[b], 0);
+        write_records(&patched, 1, batches[b], 0, 0);
         check_records(&patched, 1, &records, &longest);
         CHECK_EQ_U64(records, 4); /* streamed and patched: one record each */
         CHECK(patched.patches > 0 || batches[b] == (1 << 20));
-        write_records(&cut, 0, batches[b], 1);
+        write_records(&cut, 0, batches[b], 1, 0);
         check_records(&cut, 0, &records, &longest);
         CHECK(records > 4); /* cut before the long sub-records */
         CHECK(longest <= 3 * LIMIT + LIMIT);
+        for (patch = 0; patch < 2; patch++) { /* announcing runs at once changes no byte */
+            mem_sink grouped;
+            write_records(&grouped, patch, batches[b], !patch, 1);
+            CHECK(same_bytes("grouped announcements", grouped.d, grouped.len, patch ? patched.d : cut.d,
+                             patch ? patched.len : cut.len));
+            free(grouped.d);
+        }
         free(held.d);
         free(patched.d);
         free(cut.d);
@@ -141,8 +158,8 @@ static void test_patched_is_held(void)
     mem_sink a, b;
     for (i = 0; i < NSUBS; i++)
         sizes[i] = 1 + rng() % 300; /* 60 KiB in all: under the limit */
-    write_records(&a, 0, 4096, 0);
-    write_records(&b, 1, 4096, 0);
+    write_records(&a, 0, 4096, 0, 0);
+    write_records(&b, 1, 4096, 0, 0);
     CHECK(same_bytes("held vs patched", a.d, a.len, b.d, b.len));
     CHECK(b.patches == 0);
     free(a.d);
