@@ -149,7 +149,12 @@ int hprof_guard_call(const void *buf, size_t len, void (*fn)(void *ctx), void *c
     g.hi = g.lo + len;
     g.outer = guard_top;
     guard_top = &g;
+    /* The compiler sees fn when it is in this file (call_copy): without the
+     * fences it may inline it, find that memcpy cannot read guard_top and
+     * drop the store above as dead, leaving the copy unguarded. */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     fn(ctx);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     guard_top = g.outer;
     return 0;
 }

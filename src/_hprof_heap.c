@@ -208,7 +208,7 @@ static void heap_dealloc(HeapIndex *heap)
 
 /* Modified UTF-8 as Java writes it, never failing: strict UTF-8 first (the
  * common case), else hprofkit._names.decode_utf8. */
-static PyObject *decode_mutf8(const uint8_t *text, size_t len)
+PyObject *heap_decode_mutf8(const uint8_t *text, size_t len)
 {
     PyObject *raw, *names, *out = PyUnicode_DecodeUTF8((const char *)text, (Py_ssize_t)len, NULL);
     if (out || !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
@@ -222,16 +222,24 @@ static PyObject *decode_mutf8(const uint8_t *text, size_t len)
     return out;
 }
 
-PyObject *heap_utf8(const hp_heap *index, uint64_t sid)
+/* The Java name of class `ord`, by hprofkit._names.java_name. */
+static PyObject *java_name_of(HeapIndex *heap, uint32_t ord, PyObject *java_name)
 {
-    const uint8_t *text;
-    size_t len;
-    if (!hp_heap_utf8(index, sid, &text, &len))
-        Py_RETURN_NONE;
-    return decode_mutf8(text, len);
+    hp_class_info info;
+    heap_copy name;
+    PyObject *text, *out;
+    if (heap_class_info(heap, ord, &info, &name) < 0)
+        return NULL;
+    if (!name.data)
+        return PyUnicode_FromFormat("<unknown class 0x%llx>", (unsigned long long)info.id);
+    text = heap_decode_mutf8(name.data, name.len);
+    heap_copy_free(&name);
+    out = text ? PyObject_CallOneArg(java_name, text) : NULL;
+    Py_XDECREF(text);
+    return out;
 }
 
-/* Java names of every class, computed once by hprofkit._names.java_name. */
+/* Java names of every class, computed once. */
 static int load_names(HeapIndex *heap, const hp_heap *index)
 {
     PyObject *names_mod, *java_name, *list;
@@ -245,20 +253,13 @@ static int load_names(HeapIndex *heap, const hp_heap *index)
     Py_DECREF(names_mod);
     list = java_name ? PyList_New(n) : NULL;
     for (i = 0; list && i < n; i++) {
-        hp_class_info info;
-        PyObject *name;
-        hp_heap_class(index, i, &info);
-        if (info.name) {
-            PyObject *text = decode_mutf8(info.name, info.name_len);
-            name = text ? PyObject_CallOneArg(java_name, text) : NULL;
-            Py_XDECREF(text);
-        } else {
-            name = PyUnicode_FromFormat("<unknown class 0x%llx>", (unsigned long long)info.id);
-        }
+        PyObject *name = java_name_of(heap, i, java_name);
         if (!name) {
             Py_CLEAR(list);
             break;
         }
+        if (PyUnicode_CheckExact(name))
+            PyUnicode_InternInPlace(&name); /* obj["a.Class", "f"] and find_class: found by identity */
         PyList_SET_ITEM(list, i, name);
     }
     Py_XDECREF(java_name);
@@ -318,13 +319,13 @@ PyObject *heap_class_handle(HeapIndex *heap, uint32_t ord)
         uint32_t n = hp_heap_class_count(index), i;
         PyObject *list = PyList_New(n);
         for (i = 0; list && i < n; i++) {
-            HeapHandle *c = PyObject_GC_New(HeapHandle, heap->st->heap_class_type);
+            HeapHandle *c;
             hp_class_info info;
-            if (!c) {
+            if (heap_class_info(heap, i, &info, NULL) < 0 ||
+                !(c = PyObject_GC_New(HeapHandle, heap->st->heap_class_type))) {
                 Py_CLEAR(list);
                 break;
             }
-            hp_heap_class(index, i, &info);
             c->heap = (HeapIndex *)Py_NewRef(heap);
             c->index = info.object_index;
             c->ord = i;
@@ -497,18 +498,36 @@ static const char *root_kind_name(int tag)
 
 PyObject *heap_root_kind(int tag) { return PyUnicode_FromString(root_kind_name(tag)); }
 
-PyObject *heap_stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root *r)
+typedef struct {
+    const hp_heap *h;
+    const hp_root *root;
+    hp_frame frame;
+    int found;
+} frame_call;
+
+static void find_frame(void *ctx)
 {
+    frame_call *c = ctx;
+    c->found = hp_heap_thread_frame(c->h, c->root->thread_serial, c->root->frame, &c->frame);
+}
+
+PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r)
+{
+    const hp_heap *index = heap->index;
+    frame_call call = { index, r, { 0, 0, 0, 0, 0 }, 0 };
     hp_frame f;
     PyObject *item;
     uint32_t cls;
     if (r->frame < 0)
         Py_RETURN_NONE;
+    if (heap_guard(heap, find_frame, &call) < 0)
+        return NULL;
+    f = call.frame;
     item = PyStructSequence_New(heap->st->stack_frame_type);
     if (!item)
         return NULL;
     PyStructSequence_SET_ITEM(item, 0, PyLong_FromLong(r->frame));
-    if (!hp_heap_thread_frame(index, r->thread_serial, r->frame, &f)) {
+    if (!call.found) {
         int k;
         for (k = 1; k < 6; k++)
             PyStructSequence_SET_ITEM(item, k, Py_NewRef(Py_None));
@@ -516,9 +535,9 @@ PyObject *heap_stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root 
     }
     cls = hp_heap_class_by_serial(index, f.class_serial);
     PyStructSequence_SET_ITEM(item, 1, cls != HP_NONE ? Py_XNewRef(heap_class_name(heap, cls)) : Py_NewRef(Py_None));
-    PyStructSequence_SET_ITEM(item, 2, heap_utf8(index, f.method_sid));
-    PyStructSequence_SET_ITEM(item, 3, heap_utf8(index, f.signature_sid));
-    PyStructSequence_SET_ITEM(item, 4, heap_utf8(index, f.source_sid));
+    PyStructSequence_SET_ITEM(item, 2, heap_utf8(heap, f.method_sid));
+    PyStructSequence_SET_ITEM(item, 3, heap_utf8(heap, f.signature_sid));
+    PyStructSequence_SET_ITEM(item, 4, heap_utf8(heap, f.source_sid));
     PyStructSequence_SET_ITEM(item, 5, PyLong_FromLong(f.line));
     {
         int k;
@@ -546,7 +565,7 @@ static PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i)
     values[3] = r.thread_serial || r.kind == HP_SUB_ROOT_THREAD_OBJECT || r.frame >= 0 ||
                         r.kind == HP_SUB_ROOT_NATIVE_STACK || r.kind == HP_SUB_ROOT_THREAD_BLOCK
                     ? PyLong_FromUnsignedLong(r.thread_serial) : Py_NewRef(Py_None);
-    values[4] = heap_stack_frame(heap, index, &r);
+    values[4] = heap_stack_frame(heap, &r);
     for (k = 0; k < 5; k++) {
         if (!values[k]) {
             for (; k < 5; k++)

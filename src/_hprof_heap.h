@@ -50,10 +50,101 @@ PyObject *heap_handle(HeapIndex *heap, uint32_t index);
 PyObject *heap_class_handle(HeapIndex *heap, uint32_t ord);
 /* The Java name of class `ord` ("java.lang.String", "int[]"), borrowed. */
 PyObject *heap_class_name(HeapIndex *heap, uint32_t ord);
-/* A STRING record's text, decoded with replacement (a new reference). */
-PyObject *heap_utf8(const hp_heap *index, uint64_t sid);
-/* A field value as Python: bool, int, float, 1-char str, handle or None. */
-PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *value);
+/* Modified UTF-8 as Java writes it, decoded without failing. */
+PyObject *heap_decode_mutf8(const uint8_t *text, size_t len);
+/* A field value as Python (bool, int, float, 1-char str, handle or None)
+ * from a copy of its bytes, never from the mapping. */
+PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *copy);
+
+/* ---- reads of the mapping (_hprof_heap_read.c) ----
+ *
+ * Every read of the dump's bytes through the index runs under the SIGBUS
+ * guard of the heap's buffer: a C call copies out under the guard, Python
+ * objects are built from the copy afterwards.  Each function below returns
+ * -1 (or NULL) with FileChangedError set when the file shrank. */
+
+/* Runs fn(ctx) under the guard of the heap's buffer (with the GIL held). */
+int heap_guard(HeapIndex *heap, void (*fn)(void *ctx), void *ctx);
+
+/* Bytes of the mapping copied out: a guarded call points data/len at them
+ * (data NULL for none) and calls heap_copy_small, which copies them into
+ * `small` when they fit; heap_copy_finish copies larger ones into a raw
+ * allocation, under a second guard; heap_copy_free frees it. */
+typedef struct heap_copy {
+    const uint8_t *data;
+    size_t len;
+    uint8_t *big;
+    uint8_t small[200];
+} heap_copy;
+void heap_copy_small(heap_copy *c);
+int heap_copy_finish(HeapIndex *heap, heap_copy *c);
+void heap_copy_free(heap_copy *c);
+
+/* hp_heap_object, hp_heap_shallow_size and hp_heap_class under the guard.
+ * Pointers they return still point into the mapping (info->name is
+ * cleared: with `name`, the class's name is copied there). */
+int heap_describe(HeapIndex *heap, uint32_t index, hp_object *out);
+int heap_shallow_size(HeapIndex *heap, uint32_t index, uint64_t *size);
+int heap_class_info(HeapIndex *heap, uint32_t ord, hp_class_info *info, heap_copy *name);
+
+/* A field and a copy of its value (none: beyond the instance's data, or not asked). */
+typedef struct heap_field {
+    hp_field f;
+    int has_value;
+    uint8_t value[8];
+} heap_field;
+enum { FIELDS_ALL, FIELDS_STATIC, FIELDS_DECLARED };
+/* The fields of class `ord`: FIELDS_ALL its own then its superclasses'
+ * (the order of instance data), with the values of instance `index` unless
+ * that is HP_NONE; FIELDS_STATIC its statics and their values;
+ * FIELDS_DECLARED its own.  *items: a PyMem_Raw array of *n, the caller's
+ * to free. */
+int heap_fields(HeapIndex *heap, int what, uint32_t ord, uint32_t index, heap_field **items, size_t *n);
+
+/* The outbound references of an object (when asked) and the names of its
+ * reference slots as STRING ids: an instance's reference fields in slot
+ * order, a class object's statics.  Free with heap_refs_free. */
+typedef struct heap_refs {
+    hp_ref *refs;
+    size_t n, cap;
+    uint64_t *slots;
+    size_t n_slots, cap_slots;
+} heap_refs;
+int heap_refs_of(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *out);
+void heap_refs_free(heap_refs *r);
+
+/* One value of object `index`, copied out: its instance field `field`;
+ * else, with `name`, the static of that name of class `ord`; else its
+ * element `element` (negative: from the end).  `found` is 0 when there is
+ * none (beyond the data, out of range, no such static). */
+typedef struct heap_value_read {
+    const hp_heap *h;        /* set by heap_read_value */
+    uint32_t index;          /* set by heap_read_value */
+    const hp_field *field;
+    const char *name;
+    size_t name_len;
+    uint32_t ord;
+    Py_ssize_t element;
+    int type;                /* out: the value's type */
+    int found;               /* out */
+    uint8_t value[8];        /* out */
+} heap_value_read;
+int heap_read_value(HeapIndex *heap, uint32_t index, heap_value_read *call);
+
+/* The text of String `index` copied into *text, its encoding (HP_TEXT_*)
+ * in *encoding: as hp_heap_string, 1, 0 when not a String, -1 when its
+ * characters are not in the dump; -2 with an exception set. */
+int heap_string_text(HeapIndex *heap, uint32_t index, int *encoding, heap_copy *text);
+/* Array `index` described into *obj and its elements copied into *data. */
+int heap_elements(HeapIndex *heap, uint32_t index, hp_object *obj, heap_copy *data);
+/* A PyMem array of the class count: 1 at `ord` (with_self) and at every
+ * class below it; NULL with an exception set. */
+uint8_t *heap_descendants(HeapIndex *heap, uint32_t ord, int with_self);
+
+/* A STRING record's text, decoded with replacement, or None (a new reference). */
+PyObject *heap_utf8(HeapIndex *heap, uint64_t sid);
+/* The name of Android heap `number` ("app", "zygote"...), or None (a new reference). */
+PyObject *heap_android_name(HeapIndex *heap, int number);
 
 /* Builds the referrer index on first use (without the GIL, under the
  * heap's lock); 0, or -1 with an exception set. */
@@ -66,10 +157,10 @@ PyObject *heap_objects_iter(HeapIndex *heap, PyObject *unused);
 /* Ctrl-C between slices of a core call running without the GIL. */
 int heap_interrupted(void *ctx);
 /* The StackFrame of a JAVA_FRAME / JNI_LOCAL root, or None. */
-PyObject *heap_stack_frame(HeapIndex *heap, const hp_heap *index, const hp_root *r);
-/* The name of reference `ref` of object `index`: the field or static's
+PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r);
+/* The name of reference `ref` of object `source`: the field or static's
  * name, "[i]" or "<loader>" (as HeapObject.references() names it). */
-PyObject *heap_ref_name(const hp_heap *index, uint32_t source, const hp_ref *ref);
+PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref);
 
 /* _hprof_reach.c: the Heap's reachability methods and getters. */
 /* module_name.function(heap, *args, **kwargs): methods written in Python. */

@@ -37,7 +37,7 @@ static PyObject *handle_or_none(HeapIndex *heap, uint64_t id)
     return heap_handle(heap, i);
 }
 
-PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *v)
+PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *v) /* v: a copy */
 {
     const int id = hp_heap_id_size(heap->index);
     switch (type) {
@@ -70,41 +70,32 @@ PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *v)
 /* The index of a live handle, or NULL with ValueError when closed. */
 static const hp_heap *live(HeapHandle *o) { return heap_index(o->heap); }
 
-/* ---- names of reference slots -------------------------------------------- */
-
-/* Names of the reference fields of class `ord` in slot order (the order of
- * the instance data: the class's own first). */
-static PyObject *ref_field_names(const hp_heap *h, uint32_t ord)
+/* The names of an object's reference slots (heap_refs.slots) as a list. */
+static PyObject *slot_names(HeapIndex *heap, const heap_refs *r)
 {
-    hp_field_iter it;
-    hp_field f;
-    PyObject *list = PyList_New(0);
-    hp_field_iter_init(&it, h, ord);
-    while (list && hp_field_next(&it, &f)) {
-        PyObject *name;
-        if (f.type != HP_T_OBJECT)
-            continue;
-        name = heap_utf8(h, f.name_sid);
-        if (!name || PyList_Append(list, name) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(name);
+    PyObject *names = PyList_New((Py_ssize_t)r->n_slots);
+    size_t k;
+    for (k = 0; names && k < r->n_slots; k++) {
+        PyObject *name = heap_utf8(heap, r->slots[k]);
+        if (!name)
+            Py_CLEAR(names);
+        else
+            PyList_SET_ITEM(names, k, name);
     }
-    return list;
+    return names;
 }
 
-static PyObject *static_names(const hp_heap *h, uint32_t ord)
+/* The references of object `index` (with_refs) and its slot names in
+ * *names; 0, or -1 with an exception set (nothing to free). */
+static int refs_named(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *refs, PyObject **names)
 {
-    hp_static_iter it;
-    hp_field f;
-    PyObject *list = PyList_New(0);
-    hp_static_iter_init(&it, h, ord);
-    while (list && hp_static_next(&it, &f)) {
-        PyObject *name = heap_utf8(h, f.name_sid);
-        if (!name || PyList_Append(list, name) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(name);
+    if (heap_refs_of(heap, index, with_refs, refs) < 0)
+        return -1;
+    if (!(*names = slot_names(heap, refs))) {
+        heap_refs_free(refs);
+        return -1;
     }
-    return list;
+    return 0;
 }
 
 /* The name of one reference, given the slot names of its source. */
@@ -120,27 +111,13 @@ static PyObject *ref_name(const hp_ref *r, PyObject *names)
     }
 }
 
-/* Slot names for the references of object `index` (NULL + no error for arrays). */
-static PyObject *slot_names(const hp_heap *h, uint32_t index)
+PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref)
 {
-    hp_kind kind = hp_heap_object_kind(h, index);
-    uint32_t ord;
-    if (kind == HP_KIND_INSTANCE) {
-        ord = hp_heap_object_class(h, index);
-        return ord == HP_NONE ? PyList_New(0) : ref_field_names(h, ord);
-    }
-    if (kind == HP_KIND_CLASS) {
-        ord = hp_heap_find_class_id(h, hp_heap_object_id(h, index));
-        return ord == HP_NONE ? PyList_New(0) : static_names(h, ord);
-    }
-    return PyList_New(0);
-}
-
-PyObject *heap_ref_name(const hp_heap *index, uint32_t source, const hp_ref *ref)
-{
-    PyObject *names = slot_names(index, source), *name;
-    if (!names)
+    heap_refs refs;
+    PyObject *names, *name;
+    if (refs_named(heap, source, 0, &refs, &names) < 0)
         return NULL;
+    heap_refs_free(&refs);
     name = ref_name(ref, names);
     Py_DECREF(names);
     return name;
@@ -150,19 +127,18 @@ PyObject *heap_ref_name(const hp_heap *index, uint32_t source, const hp_ref *ref
 
 static PyObject *obj_references(HeapHandle *o, PyObject *unused)
 {
-    const hp_heap *h = live(o);
     PyObject *list, *names;
-    hp_ref_iter it;
-    hp_ref r;
+    heap_refs call;
+    size_t k;
     (void)unused;
-    if (!h || !(names = slot_names(h, o->index)))
+    if (!live(o) || refs_named(o->heap, o->index, 1, &call, &names) < 0)
         return NULL;
     list = PyList_New(0);
-    hp_ref_iter_init(&it, h, o->index);
-    while (list && hp_ref_next(&it, &r)) {
+    for (k = 0; list && k < call.n; k++) {
+        const hp_ref *r = &call.refs[k];
         PyObject *item = PyStructSequence_New(o->heap->st->reference_type);
-        PyObject *name = ref_name(&r, names), *id = PyLong_FromUnsignedLongLong(r.target_id);
-        PyObject *target = r.target == HP_NONE ? Py_NewRef(Py_None) : heap_handle(o->heap, r.target);
+        PyObject *name = ref_name(r, names), *id = PyLong_FromUnsignedLongLong(r->target_id);
+        PyObject *target = r->target == HP_NONE ? Py_NewRef(Py_None) : heap_handle(o->heap, r->target);
         if (!item || !name || !id || !target) {
             Py_XDECREF(item);
             Py_XDECREF(name);
@@ -178,6 +154,7 @@ static PyObject *obj_references(HeapHandle *o, PyObject *unused)
             Py_CLEAR(list);
         Py_DECREF(item);
     }
+    heap_refs_free(&call);
     Py_DECREF(names);
     return list;
 }
@@ -196,25 +173,22 @@ static PyObject *obj_referrers(HeapHandle *o, PyObject *unused)
     list = PyList_New(0);
     for (k = 0; list && k < n; k++) {
         PyObject *names, *source;
-        hp_ref_iter it;
-        hp_ref r;
+        heap_refs call;
+        size_t j;
         if (k > 0 && src[k] == src[k - 1])
             continue; /* one source, several fields: all named below */
-        names = slot_names(h, src[k]);
-        source = heap_handle(o->heap, src[k]);
-        if (!names || !source) {
-            Py_XDECREF(names);
-            Py_XDECREF(source);
+        if (refs_named(o->heap, src[k], 1, &call, &names) < 0) {
             Py_CLEAR(list);
             break;
         }
-        hp_ref_iter_init(&it, h, src[k]);
-        while (list && hp_ref_next(&it, &r)) {
+        source = heap_handle(o->heap, src[k]);
+        for (j = 0; list && source && j < call.n; j++) {
+            const hp_ref *r = &call.refs[j];
             PyObject *item, *name, *id;
-            if (r.target != o->index)
+            if (r->target != o->index)
                 continue;
             item = PyStructSequence_New(o->heap->st->referrer_type);
-            name = ref_name(&r, names);
+            name = ref_name(r, names);
             id = PyLong_FromUnsignedLongLong(hp_heap_object_id(h, src[k]));
             if (!item || !name || !id) {
                 Py_XDECREF(item);
@@ -230,19 +204,23 @@ static PyObject *obj_referrers(HeapHandle *o, PyObject *unused)
                 Py_CLEAR(list);
             Py_DECREF(item);
         }
+        if (!source)
+            Py_CLEAR(list);
+        heap_refs_free(&call);
         Py_DECREF(names);
-        Py_DECREF(source);
+        Py_XDECREF(source);
     }
     return list;
 }
 
-static PyObject *make_field(HeapHandle *o, const hp_field *f, const uint8_t *value)
+static PyObject *make_field(HeapHandle *o, const heap_field *c)
 {
+    const hp_field *f = &c->f;
     PyObject *item = PyStructSequence_New(o->heap->st->field_type);
     PyObject *cls = heap_class_handle(o->heap, f->declaring);
-    PyObject *name = heap_utf8(o->heap->index, f->name_sid);
+    PyObject *name = heap_utf8(o->heap, f->name_sid);
     PyObject *type = PyUnicode_FromString(f->type >= 0 && f->type < 12 && type_names[f->type] ? type_names[f->type] : "?");
-    PyObject *v = value ? heap_value(o->heap, f->type, value) : Py_NewRef(Py_None);
+    PyObject *v = c->has_value ? heap_value(o->heap, f->type, c->value) : Py_NewRef(Py_None);
     if (!item || !cls || !name || !type || !v) {
         Py_XDECREF(item);
         Py_XDECREF(cls);
@@ -258,49 +236,49 @@ static PyObject *make_field(HeapHandle *o, const hp_field *f, const uint8_t *val
     return item;
 }
 
-static PyObject *statics_of(HeapHandle *o, const hp_heap *h, uint32_t ord)
+/* The Field list of one FIELDS_* walk over class `ord` (and instance `index`). */
+static PyObject *field_list(HeapHandle *o, int what, uint32_t ord, uint32_t index)
 {
-    hp_static_iter it;
-    hp_field f;
-    PyObject *list = PyList_New(0);
-    hp_static_iter_init(&it, h, ord);
-    while (list && hp_static_next(&it, &f)) {
-        PyObject *item = make_field(o, &f, f.value);
-        if (!item || PyList_Append(list, item) < 0)
+    heap_field *items;
+    PyObject *list;
+    size_t n, k;
+    if (heap_fields(o->heap, what, ord, index, &items, &n) < 0)
+        return NULL;
+    list = PyList_New((Py_ssize_t)n);
+    for (k = 0; list && k < n; k++) {
+        PyObject *item = make_field(o, &items[k]);
+        if (!item)
             Py_CLEAR(list);
-        Py_XDECREF(item);
+        else
+            PyList_SET_ITEM(list, k, item);
     }
+    PyMem_RawFree(items);
     return list;
+}
+
+/* The class a class object is, or HP_NONE. */
+static uint32_t self_class(const hp_heap *h, uint32_t index)
+{
+    return hp_heap_find_class_id(h, hp_heap_object_id(h, index));
 }
 
 static PyObject *obj_fields(HeapHandle *o, PyObject *unused)
 {
     const hp_heap *h = live(o);
-    hp_object obj;
-    hp_field_iter it;
-    hp_field f;
-    PyObject *list;
+    hp_kind kind;
+    uint32_t ord;
     (void)unused;
     if (!h)
         return NULL;
-    hp_heap_object(h, o->index, &obj);
-    if (obj.kind == HP_KIND_CLASS && obj.self_ord != HP_NONE)
-        return statics_of(o, h, obj.self_ord);
-    if (obj.kind != HP_KIND_INSTANCE) {
+    kind = hp_heap_object_kind(h, o->index);
+    if (kind == HP_KIND_CLASS && (ord = self_class(h, o->index)) != HP_NONE)
+        return field_list(o, FIELDS_STATIC, ord, HP_NONE);
+    if (kind != HP_KIND_INSTANCE) {
         PyErr_SetString(PyExc_TypeError, "arrays have elements, not fields");
         return NULL;
     }
-    list = PyList_New(0);
-    if (obj.class_ord == HP_NONE)
-        return list;
-    hp_field_iter_init(&it, h, obj.class_ord);
-    while (list && hp_field_next(&it, &f)) {
-        PyObject *item = make_field(o, &f, hp_field_value(&f, obj.data, obj.data_len, hp_heap_id_size(h)));
-        if (!item || PyList_Append(list, item) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(item);
-    }
-    return list;
+    ord = hp_heap_object_class(h, o->index);
+    return ord == HP_NONE ? PyList_New(0) : field_list(o, FIELDS_ALL, ord, o->index);
 }
 
 /* The field map of class `ord`, built on first use and kept by the heap:
@@ -310,8 +288,8 @@ static PyObject *field_map(HeapHandle *o, const hp_heap *h, uint32_t ord)
 {
     HeapIndex *heap = o->heap;
     PyObject *map;
-    hp_field_iter it;
-    hp_field f;
+    heap_field *items;
+    size_t n, k;
     if (!heap->field_maps) {
         Py_ssize_t i, n = hp_heap_class_count(h);
         if (!(heap->field_maps = PyList_New(n)))
@@ -322,41 +300,49 @@ static PyObject *field_map(HeapHandle *o, const hp_heap *h, uint32_t ord)
     map = PyList_GET_ITEM(heap->field_maps, ord);
     if (map != Py_None)
         return map;
-    if (!(map = PyDict_New()))
+    if (heap_fields(heap, FIELDS_ALL, ord, HP_NONE, &items, &n) < 0)
         return NULL;
-    hp_field_iter_init(&it, h, ord);
-    while (hp_field_next(&it, &f)) {
-        PyObject *name = heap_utf8(h, f.name_sid), *cls = heap_class_name(heap, f.declaring);
-        PyObject *where = Py_BuildValue("iI", f.type, f.offset), *pair = NULL;
+    if (!(map = PyDict_New())) {
+        PyMem_RawFree(items);
+        return NULL;
+    }
+    for (k = 0; k < n; k++) {
+        const hp_field *f = &items[k].f;
+        PyObject *name = heap_utf8(heap, f->name_sid), *cls = heap_class_name(heap, f->declaring);
+        PyObject *where = Py_BuildValue("iI", f->type, f->offset), *pair = NULL;
         int rc = -1;
-        if (name && cls && where && (pair = PyTuple_Pack(2, cls, name))) {
+        if (name && PyUnicode_CheckExact(name))
+            PyUnicode_InternInPlace(&name); /* obj["value"]: found by identity */
+        if (name && cls && where && (pair = PyTuple_Pack(2, cls, name)))
             rc = PyDict_SetDefault(map, name, where) && PyDict_SetDefault(map, pair, where) ? 0 : -1;
-        }
         Py_XDECREF(name);
         Py_XDECREF(where);
         Py_XDECREF(pair);
         if (rc < 0) {
-            Py_DECREF(map);
-            return NULL;
+            Py_CLEAR(map);
+            break;
         }
     }
-    PyList_SetItem(heap->field_maps, ord, map); /* steals map */
+    PyMem_RawFree(items);
+    if (map)
+        PyList_SetItem(heap->field_maps, ord, map); /* steals map */
     return map;
 }
 
 /* inst["name"] / inst["a.Class", "name"]: the nearest declaration. */
-static PyObject *field_item(HeapHandle *o, const hp_heap *h, const hp_object *obj, PyObject *key)
+static PyObject *field_item(HeapHandle *o, const hp_heap *h, PyObject *key)
 {
+    uint32_t ord = hp_heap_object_class(h, o->index);
     PyObject *map, *where;
+    heap_value_read call;
     hp_field f;
-    const uint8_t *value;
     if (!PyUnicode_Check(key) && !(PyTuple_Check(key) && PyTuple_GET_SIZE(key) == 2 &&
                                    PyUnicode_Check(PyTuple_GET_ITEM(key, 0)) &&
                                    PyUnicode_Check(PyTuple_GET_ITEM(key, 1)))) {
         PyErr_SetString(PyExc_TypeError, "fields are indexed by name or by (class name, field name)");
         return NULL;
     }
-    if (obj->class_ord == HP_NONE || !(map = field_map(o, h, obj->class_ord))) {
+    if (ord == HP_NONE || !(map = field_map(o, h, ord))) {
         if (!PyErr_Occurred())
             PyErr_SetObject(PyExc_KeyError, key);
         return NULL;
@@ -369,148 +355,158 @@ static PyObject *field_item(HeapHandle *o, const hp_heap *h, const hp_object *ob
     }
     f.type = (int)PyLong_AsLong(PyTuple_GET_ITEM(where, 0));
     f.offset = (uint32_t)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(where, 1));
-    value = hp_field_value(&f, obj->data, obj->data_len, hp_heap_id_size(h));
-    return value ? heap_value(o->heap, f.type, value) : Py_NewRef(Py_None);
+    call.field = &f;
+    call.name = NULL;
+    if (heap_read_value(o->heap, o->index, &call) < 0)
+        return NULL;
+    return call.found ? heap_value(o->heap, call.type, call.value) : Py_NewRef(Py_None);
 }
 
-static PyObject *element(HeapHandle *o, const hp_object *obj, PyObject *key)
+static PyObject *element(HeapHandle *o, PyObject *key)
 {
+    heap_value_read call;
     Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
-    int size;
     if (i == -1 && PyErr_Occurred())
         return NULL;
-    if (i < 0)
-        i += obj->length;
-    if (i < 0 || (uint64_t)i >= obj->length) {
+    call.field = NULL;
+    call.name = NULL;
+    call.element = i;
+    if (heap_read_value(o->heap, o->index, &call) < 0)
+        return NULL;
+    if (!call.found) {
         PyErr_SetString(PyExc_IndexError, "array index out of range");
         return NULL;
     }
-    size = hp_type_size(obj->elem_type, hp_heap_id_size(o->heap->index));
-    return heap_value(o->heap, obj->elem_type, obj->data + (size_t)i * size);
+    return heap_value(o->heap, call.type, call.value);
 }
+
+/* A class object's "fields" are its statics. */
+static PyObject *static_item(HeapHandle *o, const hp_heap *h, PyObject *key)
+{
+    heap_value_read call;
+    Py_ssize_t want_len;
+    if (!PyUnicode_Check(key) || !(call.name = PyUnicode_AsUTF8AndSize(key, &want_len))) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "statics are indexed by name");
+        return NULL;
+    }
+    call.name_len = (size_t)want_len;
+    call.field = NULL;
+    call.ord = self_class(h, o->index);
+    if (call.ord != HP_NONE && heap_read_value(o->heap, o->index, &call) < 0)
+        return NULL;
+    if (call.ord == HP_NONE || !call.found) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    return heap_value(o->heap, call.type, call.value);
+}
+
+static int is_array(hp_kind kind) { return kind == HP_KIND_OBJ_ARRAY || kind == HP_KIND_PRIM_ARRAY; }
 
 static PyObject *obj_getitem(HeapHandle *o, PyObject *key)
 {
     const hp_heap *h = live(o);
-    hp_object obj;
+    hp_kind kind;
     if (!h)
         return NULL;
-    hp_heap_object(h, o->index, &obj);
-    if (obj.kind == HP_KIND_OBJ_ARRAY || obj.kind == HP_KIND_PRIM_ARRAY) {
+    kind = hp_heap_object_kind(h, o->index);
+    if (is_array(kind)) {
         if (PyIndex_Check(key))
-            return element(o, &obj, key);
+            return element(o, key);
         PyErr_SetString(PyExc_TypeError, "array indices must be integers");
         return NULL;
     }
-    if (obj.kind == HP_KIND_CLASS) {
-        /* A class object's "fields" are its statics. */
-        hp_static_iter it;
-        hp_field f;
-        const char *want;
-        Py_ssize_t want_len;
-        if (!PyUnicode_Check(key) || !(want = PyUnicode_AsUTF8AndSize(key, &want_len))) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_TypeError, "statics are indexed by name");
-            return NULL;
-        }
-        if (obj.self_ord != HP_NONE) {
-            hp_static_iter_init(&it, h, obj.self_ord);
-            while (hp_static_next(&it, &f)) {
-                const uint8_t *text;
-                size_t len;
-                if (hp_heap_utf8(h, f.name_sid, &text, &len) && len == (size_t)want_len && !memcmp(text, want, len))
-                    return heap_value(o->heap, f.type, f.value);
-            }
-        }
-        PyErr_SetObject(PyExc_KeyError, key);
-        return NULL;
+    if (kind == HP_KIND_CLASS)
+        return static_item(o, h, key);
+    return field_item(o, h, key);
+}
+
+/* The array `o` described (under the guard); -1 with TypeError (`what`
+ * the message) when it is not one, or FileChangedError. */
+static int array_of(HeapHandle *o, hp_object *obj, const char *what, int primitive_only)
+{
+    const hp_heap *h = live(o);
+    hp_kind kind;
+    if (!h)
+        return -1;
+    kind = hp_heap_object_kind(h, o->index);
+    if (primitive_only ? kind != HP_KIND_PRIM_ARRAY : !is_array(kind)) {
+        PyErr_SetString(primitive_only ? PyExc_BufferError : PyExc_TypeError, what);
+        return -1;
     }
-    return field_item(o, h, &obj, key);
+    return heap_describe(o->heap, o->index, obj);
 }
 
 static Py_ssize_t obj_length(HeapHandle *o)
 {
-    const hp_heap *h = live(o);
     hp_object obj;
-    if (!h)
+    if (array_of(o, &obj, "only arrays have a length", 0) < 0)
         return -1;
-    hp_heap_object(h, o->index, &obj);
-    if (obj.kind != HP_KIND_OBJ_ARRAY && obj.kind != HP_KIND_PRIM_ARRAY) {
-        PyErr_SetString(PyExc_TypeError, "only arrays have a length");
-        return -1;
-    }
     return (Py_ssize_t)obj.length;
 }
 
 static PyObject *obj_as_str(HeapHandle *o, PyObject *unused)
 {
-    const hp_heap *h = live(o);
-    hp_text t;
-    int rc, order;
+    heap_copy text;
+    PyObject *out;
+    int rc, encoding, order;
     (void)unused;
-    if (!h)
+    if (!live(o) || (rc = heap_string_text(o->heap, o->index, &encoding, &text)) == -2)
         return NULL;
-    rc = hp_heap_string(h, o->index, &t);
     if (rc == 0) {
         PyErr_SetString(PyExc_TypeError, "not a java.lang.String");
         return NULL;
     }
     if (rc < 0)
         Py_RETURN_NONE;
-    if (t.encoding == HP_TEXT_LATIN1)
-        return PyUnicode_DecodeLatin1((const char *)t.data, (Py_ssize_t)t.units, NULL);
-    order = t.encoding == HP_TEXT_UTF16LE ? -1 : 1;
-    return PyUnicode_DecodeUTF16((const char *)t.data, (Py_ssize_t)t.units * 2, "surrogatepass", &order);
+    order = encoding == HP_TEXT_UTF16LE ? -1 : 1;
+    out = encoding == HP_TEXT_LATIN1
+              ? PyUnicode_DecodeLatin1((const char *)text.data, (Py_ssize_t)text.len, NULL)
+              : PyUnicode_DecodeUTF16((const char *)text.data, (Py_ssize_t)text.len, "surrogatepass", &order);
+    heap_copy_free(&text);
+    return out;
 }
 
 static PyObject *obj_tolist(HeapHandle *o, PyObject *unused)
 {
-    const hp_heap *h = live(o);
     hp_object obj;
+    heap_copy data;
     PyObject *list;
     uint32_t i;
     int size;
     (void)unused;
-    if (!h)
+    if (array_of(o, &obj, "only arrays have elements", 0) < 0 || heap_elements(o->heap, o->index, &obj, &data) < 0)
         return NULL;
-    hp_heap_object(h, o->index, &obj);
-    if (obj.kind != HP_KIND_OBJ_ARRAY && obj.kind != HP_KIND_PRIM_ARRAY) {
-        PyErr_SetString(PyExc_TypeError, "only arrays have elements");
-        return NULL;
-    }
-    size = hp_type_size(obj.elem_type, hp_heap_id_size(h));
+    size = hp_type_size(obj.elem_type, hp_heap_id_size(o->heap->index));
     list = PyList_New(obj.length);
     for (i = 0; list && i < obj.length; i++) {
-        PyObject *v = heap_value(o->heap, obj.elem_type, obj.data + (size_t)i * size);
+        PyObject *v = heap_value(o->heap, obj.elem_type, data.data + (size_t)i * size);
         if (!v) {
             Py_CLEAR(list);
             break;
         }
         PyList_SET_ITEM(list, i, v);
     }
+    heap_copy_free(&data);
     return list;
 }
 
 /* Primitive arrays export their payload as a read-only buffer in its file
- * form: big-endian items ('>i', '>d'...), so numpy.asarray reads it right. */
+ * form: big-endian items ('>i', '>d'...), so numpy.asarray reads it right.
+ * The buffer is the mapping itself: reads through it are not guarded. */
 static int obj_getbuffer(HeapHandle *o, Py_buffer *view, int flags)
 {
     static const char *const formats[12] = { NULL, NULL, NULL, NULL, "?", ">H", ">f", ">d", "b", ">h", ">i", ">q" };
-    const hp_heap *h = live(o);
     hp_object obj;
     int size;
-    if (!h)
+    if (array_of(o, &obj, "only primitive arrays export their values", 1) < 0)
         return -1;
-    hp_heap_object(h, o->index, &obj);
-    if (obj.kind != HP_KIND_PRIM_ARRAY) {
-        PyErr_SetString(PyExc_BufferError, "only primitive arrays export their values");
-        return -1;
-    }
     if (flags & PyBUF_WRITABLE) {
         PyErr_SetString(PyExc_BufferError, "heap values are read-only");
         return -1;
     }
-    size = hp_type_size(obj.elem_type, hp_heap_id_size(h));
+    size = hp_type_size(obj.elem_type, hp_heap_id_size(o->heap->index));
     view->internal = PyMem_Malloc(sizeof(Py_ssize_t)); /* the shape */
     if (!view->internal) {
         PyErr_NoMemory();
@@ -549,6 +545,7 @@ static PyObject *obj_get(HeapHandle *o, void *closure)
 {
     const hp_heap *h = live(o);
     uint32_t ord, n, first, k;
+    uint64_t size;
     hp_object obj;
     if (!h)
         return NULL;
@@ -561,21 +558,18 @@ static PyObject *obj_get(HeapHandle *o, void *closure)
         ord = hp_heap_object_class(h, o->index);
         if (ord != HP_NONE)
             return Py_XNewRef(heap_class_name(o->heap, ord));
-        hp_heap_object(h, o->index, &obj);
+        if (heap_describe(o->heap, o->index, &obj) < 0)
+            return NULL;
         if (obj.kind == HP_KIND_PRIM_ARRAY)
             return PyUnicode_FromFormat("%s[]", type_names[obj.elem_type]);
         return PyUnicode_FromString(obj.kind == HP_KIND_CLASS ? "java.lang.Class" : "<unknown class>");
-    case O_SIZE: return PyLong_FromUnsignedLongLong(hp_heap_shallow_size(h, o->index));
+    case O_SIZE: return heap_shallow_size(o->heap, o->index, &size) < 0 ? NULL : PyLong_FromUnsignedLongLong(size);
     case O_RETAINED: return reach_object_retained(o, 0);
     case O_RETAINED_COUNT: return reach_object_retained(o, 1);
-    case O_HEAP_NAME: {
-        const uint8_t *name;
-        size_t len;
-        hp_heap_object(h, o->index, &obj);
-        if (!hp_heap_heap_name(h, obj.heap, &name, &len))
-            Py_RETURN_NONE;
-        return PyUnicode_DecodeUTF8((const char *)name, (Py_ssize_t)len, "replace");
-    }
+    case O_HEAP_NAME:
+        if (heap_describe(o->heap, o->index, &obj) < 0)
+            return NULL;
+        return heap_android_name(o->heap, obj.heap);
     case O_ROOTS: {
         PyObject *tuple;
         n = hp_heap_object_roots(h, o->index, &first);
@@ -601,10 +595,10 @@ static PyObject *obj_repr(HeapHandle *o)
     const hp_heap *h = o->heap->index;
     PyObject *name, *simple, *out;
     Py_ssize_t dot;
+    uint64_t size;
     if (!h || o->heap->closing)
         return PyUnicode_FromString("<HeapObject of a closed heap>");
-    name = obj_get(o, (void *)(intptr_t)O_CLASS_NAME);
-    if (!name)
+    if (heap_shallow_size(o->heap, o->index, &size) < 0 || !(name = obj_get(o, (void *)(intptr_t)O_CLASS_NAME)))
         return NULL;
     dot = PyUnicode_FindChar(name, '.', 0, PyUnicode_GET_LENGTH(name), -1);
     simple = dot >= 0 ? PyUnicode_Substring(name, dot + 1, PyUnicode_GET_LENGTH(name)) : Py_NewRef(name);
@@ -614,7 +608,7 @@ static PyObject *obj_repr(HeapHandle *o)
     {
         char tail[64];
         snprintf(tail, sizeof tail, "@0x%llx %llu B>", (unsigned long long)hp_heap_object_id(h, o->index),
-                 (unsigned long long)hp_heap_shallow_size(h, o->index));
+                 (unsigned long long)size);
         out = PyUnicode_FromFormat("<%U%s", simple, tail);
     }
     Py_DECREF(simple);
@@ -674,8 +668,7 @@ static int class_info(HeapHandle *c, hp_class_info *info)
     const hp_heap *h = live(c);
     if (!h)
         return -1;
-    hp_heap_class(h, c->ord, info);
-    return 0;
+    return heap_class_info(c->heap, c->ord, info, NULL);
 }
 
 static int is_array_class(const hp_class_info *info) { return info->elem_type != 0; }
@@ -685,10 +678,8 @@ enum { C_NAME, C_SUPER, C_LOADER, C_INSTANCE_SIZE, C_COUNT, C_FIELDS, C_ID, C_OR
 static PyObject *class_get(HeapHandle *c, void *closure)
 {
     hp_class_info info;
-    const hp_heap *h;
     if (class_info(c, &info) < 0)
         return NULL;
-    h = c->heap->index;
     switch ((int)(intptr_t)closure) {
     case C_NAME: return Py_XNewRef(heap_class_name(c->heap, c->ord));
     case C_ID: return PyLong_FromUnsignedLongLong(info.id);
@@ -701,60 +692,15 @@ static PyObject *class_get(HeapHandle *c, void *closure)
         return PyLong_FromUnsignedLongLong(info.instance_size);
     case C_COUNT: return PyLong_FromUnsignedLongLong(info.instances);
     case C_RETAINED: return reach_class_retained(c);
-    case C_FIELDS: {
-        hp_field_iter it;
-        hp_field f;
-        PyObject *list = PyList_New(0);
-        /* Declared fields only: the iterator starts with the class's own. */
-        hp_field_iter_init(&it, h, c->ord);
-        while (list && hp_field_next(&it, &f) && f.declaring == c->ord) {
-            PyObject *item = make_field(c, &f, NULL);
-            if (!item || PyList_Append(list, item) < 0)
-                Py_CLEAR(list);
-            Py_XDECREF(item);
-        }
-        return list;
-    }
+    case C_FIELDS: return field_list(c, FIELDS_DECLARED, c->ord, HP_NONE);
     default: Py_RETURN_NONE;
     }
 }
 
 static PyObject *class_statics(HeapHandle *c, PyObject *unused)
 {
-    const hp_heap *h = live(c);
     (void)unused;
-    return h ? statics_of(c, h, c->ord) : NULL;
-}
-
-/* 1 at ord and at every class below it. */
-static uint8_t *descendants(const hp_heap *h, uint32_t ord, int with_self)
-{
-    uint32_t n = hp_heap_class_count(h), i;
-    uint8_t *mark = PyMem_Calloc(n ? n : 1, 1);
-    if (!mark)
-        return NULL;
-    mark[ord] = 2; /* 2: known to descend, 1: known not to, 0: unknown */
-    for (i = 0; i < n; i++) {
-        uint32_t cur = i, depth = 0, verdict;
-        hp_class_info info;
-        while (mark[cur] == 0 && depth++ <= n) {
-            hp_heap_class(h, cur, &info);
-            if (info.super_ord == HP_NONE) {
-                mark[cur] = 1;
-                break;
-            }
-            cur = info.super_ord;
-        }
-        verdict = mark[cur] ? mark[cur] : 1;
-        for (cur = i; mark[cur] == 0;) {
-            mark[cur] = (uint8_t)verdict;
-            hp_heap_class(h, cur, &info);
-            cur = info.super_ord;
-        }
-    }
-    for (i = 0; i < n; i++)
-        mark[i] = mark[i] == 2 && (with_self || i != ord);
-    return mark;
+    return live(c) ? field_list(c, FIELDS_STATIC, c->ord, HP_NONE) : NULL;
 }
 
 static PyObject *class_subclasses(HeapHandle *c, PyObject *unused)
@@ -766,8 +712,8 @@ static PyObject *class_subclasses(HeapHandle *c, PyObject *unused)
     (void)unused;
     if (!h)
         return NULL;
-    if (!(mark = descendants(h, c->ord, 0)))
-        return PyErr_NoMemory();
+    if (!(mark = heap_descendants(c->heap, c->ord, 0)))
+        return NULL;
     n = hp_heap_class_count(h);
     list = PyList_New(0);
     for (i = 0; list && i < n; i++) {
@@ -872,8 +818,8 @@ static PyObject *class_instances(HeapHandle *c, PyObject *args, PyObject *kwargs
         return NULL;
     if (!subclasses)
         return iter_new(c->heap, c->ord, NULL);
-    if (!(mark = descendants(h, c->ord, 1)))
-        return PyErr_NoMemory();
+    if (!(mark = heap_descendants(c->heap, c->ord, 1)))
+        return NULL;
     return iter_new(c->heap, HP_NONE, mark);
 }
 
@@ -884,9 +830,8 @@ static PyObject *class_repr(HeapHandle *c)
         return PyUnicode_FromString("<HeapClass of a closed heap>");
     char tail[64];
     PyObject *name = heap_class_name(c->heap, c->ord);
-    if (!name)
+    if (!name || heap_class_info(c->heap, c->ord, &info, NULL) < 0)
         return NULL;
-    hp_heap_class(c->heap->index, c->ord, &info);
     snprintf(tail, sizeof tail, "@0x%llx %llu instances>", (unsigned long long)info.id,
              (unsigned long long)info.instances);
     return PyUnicode_FromFormat("<class %U%s", name, tail);
@@ -937,7 +882,8 @@ static PyMethodDef obj_methods[] = {
       "dump); TypeError for other objects." },
     { "values", (PyCFunction)obj_values, METH_NOARGS,
       "values($self, /)\n--\n\nA primitive array's payload: a read-only memoryview into the dump, items\n"
-      "big-endian as written ('>i'...), so numpy.asarray(arr.values()) reads it without a copy." },
+      "big-endian as written ('>i'...), so numpy.asarray(arr.values()) reads it without a copy.\n"
+      "Python reads it unguarded: a file shrunk under it kills the process (tolist() copies guarded)." },
     { "tolist", (PyCFunction)obj_tolist, METH_NOARGS,
       "tolist($self, /)\n--\n\nAn array's elements as a list of Python values." },
     { NULL, NULL, 0, NULL },

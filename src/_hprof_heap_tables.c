@@ -160,11 +160,7 @@ static PyObject *object_columns(HeapIndex *heap, const hp_heap *h)
     if (text_dict_init(&heaps) < 0)
         goto done;
     for (k = 0; k < 256; k++) {
-        const uint8_t *name;
-        size_t len;
-        long code = -1;
-        if (hp_heap_heap_name(h, (int)k, &name, &len))
-            code = text_code(&heaps, PyUnicode_DecodeUTF8((const char *)name, (Py_ssize_t)len, "replace"));
+        long code = text_code(&heaps, heap_android_name(heap, (int)k));
         if (code < -1)
             goto done;
         heap_codes[k] = (int16_t)code;
@@ -176,7 +172,10 @@ static PyObject *object_columns(HeapIndex *heap, const hp_heap *h)
     }
     for (k = 0; k < nc; k++) {
         hp_class_info info;
-        hp_heap_class(h, k, &info);
+        if (heap_class_info(heap, k, &info, NULL) < 0) {
+            PyMem_Free(class_ids);
+            goto done;
+        }
         class_ids[k] = info.id;
     }
     memset(&c, 0, sizeof c);
@@ -231,6 +230,21 @@ static PyObject *retained_columns(HeapIndex *heap, const hp_heap *h)
 
 /* ---- references -------------------------------------------------------------- */
 
+/* FileChangedError for bytes from `offset` on that two passes read differently. */
+static void raise_rewritten(HeapIndex *heap, uint64_t offset, const char *what)
+{
+    char message[200];
+    PyObject *exc;
+    PyOS_snprintf(message, sizeof message,
+                  "the file changed while it was read: %s from offset %llu (0x%llx) on differ between two passes",
+                  what, (unsigned long long)offset, (unsigned long long)offset);
+    exc = PyObject_CallFunction(heap->st->changed_error, "sK", message, (unsigned long long)offset);
+    if (exc) {
+        PyErr_SetObject(heap->st->changed_error, exc);
+        Py_DECREF(exc);
+    }
+}
+
 /* Dictionary codes of every reference name (hp_ref_names), by class. */
 typedef struct {
     hp_ref_names names;
@@ -246,65 +260,108 @@ static void ref_name_tables_free(ref_name_tables *t)
     PyMem_Free(t->static_codes);
 }
 
+/* The names (STRING ids) of every class's reference fields (slot order) and
+ * statics, counted (while the sid arrays are NULL) or listed, under the guard. */
+typedef struct {
+    const hp_heap *h;
+    uint32_t *field_base, *static_base;
+    uint64_t *field_sids, *static_sids;  /* listing: the counts of the first pass are their sizes */
+    uint32_t changed;                    /* listing: a class whose count differs from the first pass + 1 */
+} slot_sids_call;
+
+static void slot_sids(void *ctx)
+{
+    slot_sids_call *c = ctx;
+    uint32_t nc = hp_heap_class_count(c->h), k, nf = 0, ns = 0;
+    for (k = 0; k < nc && !c->changed; k++) {
+        hp_field_iter fi;
+        hp_static_iter si;
+        hp_field f;
+        hp_field_iter_init(&fi, c->h, k);
+        while (hp_field_next(&fi, &f))
+            if (f.type == HP_T_OBJECT) {
+                if (c->field_sids && nf < c->field_base[k + 1])
+                    c->field_sids[nf] = f.name_sid;
+                nf++;
+            }
+        hp_static_iter_init(&si, c->h, k);
+        while (hp_static_next(&si, &f)) {
+            if (c->static_sids && ns < c->static_base[k + 1])
+                c->static_sids[ns] = f.name_sid;
+            ns++;
+        }
+        if (!c->field_sids) {
+            c->field_base[k + 1] = nf;
+            c->static_base[k + 1] = ns;
+        } else if (c->field_base[k + 1] != nf || c->static_base[k + 1] != ns) {
+            c->changed = k + 1; /* the types in its CLASS_DUMP were rewritten */
+        }
+    }
+}
+
+/* Dictionary codes of the names `sids[0:n]` into codes; 0, or -1. */
+static int name_codes(HeapIndex *heap, text_dict *d, const uint64_t *sids, uint32_t n, uint32_t *codes,
+                      int *has_null)
+{
+    uint32_t k;
+    for (k = 0; k < n; k++) {
+        long code = text_code(d, heap_utf8(heap, sids[k]));
+        if (code < -1)
+            return -1;
+        *has_null |= code < 0;
+        codes[k] = (uint32_t)code;
+    }
+    return 0;
+}
+
 /* Names each class's reference fields (slot order) and statics as the
  * Python API does (HeapObject.references: a name the dump lacks is None). */
-static int ref_name_tables_build(ref_name_tables *t, const hp_heap *h, text_dict *d)
+static int ref_name_tables_build(ref_name_tables *t, HeapIndex *heap, const hp_heap *h, text_dict *d)
 {
-    uint32_t nc = hp_heap_class_count(h), c, nf = 0, ns = 0;
+    uint32_t nc = hp_heap_class_count(h), nf, ns;
+    slot_sids_call call = { h, NULL, NULL, NULL, NULL };
     long code;
+    int rc = -1;
     memset(t, 0, sizeof *t);
-    t->field_base = PyMem_Calloc((size_t)nc + 1, sizeof(uint32_t));
-    t->static_base = PyMem_Calloc((size_t)nc + 1, sizeof(uint32_t));
+    t->field_base = call.field_base = PyMem_Calloc((size_t)nc + 1, sizeof(uint32_t));
+    t->static_base = call.static_base = PyMem_Calloc((size_t)nc + 1, sizeof(uint32_t));
     if (!t->field_base || !t->static_base)
         goto nomem;
-    for (c = 0; c < nc; c++) { /* sizes */
-        hp_field_iter fi;
-        hp_static_iter si;
-        hp_field f;
-        hp_field_iter_init(&fi, h, c);
-        while (hp_field_next(&fi, &f))
-            nf += f.type == HP_T_OBJECT;
-        hp_static_iter_init(&si, h, c);
-        while (hp_static_next(&si, &f))
-            ns++;
-        t->field_base[c + 1] = nf;
-        t->static_base[c + 1] = ns;
-    }
+    if (heap_guard(heap, slot_sids, &call) < 0) /* the sizes */
+        return -1;
+    nf = t->field_base[nc];
+    ns = t->static_base[nc];
     t->field_codes = PyMem_Malloc(((size_t)nf + 1) * sizeof(uint32_t));
     t->static_codes = PyMem_Malloc(((size_t)ns + 1) * sizeof(uint32_t));
-    if (!t->field_codes || !t->static_codes)
-        goto nomem;
-    nf = ns = 0;
-    for (c = 0; c < nc; c++) {
-        hp_field_iter fi;
-        hp_static_iter si;
-        hp_field f;
-        hp_field_iter_init(&fi, h, c);
-        while (hp_field_next(&fi, &f)) {
-            if (f.type != HP_T_OBJECT)
-                continue;
-            if ((code = text_code(d, heap_utf8(h, f.name_sid))) < -1)
-                return -1;
-            t->has_null |= code < 0;
-            t->field_codes[nf++] = (uint32_t)code;
-        }
-        hp_static_iter_init(&si, h, c);
-        while (hp_static_next(&si, &f)) {
-            if ((code = text_code(d, heap_utf8(h, f.name_sid))) < -1)
-                return -1;
-            t->has_null |= code < 0;
-            t->static_codes[ns++] = (uint32_t)code;
-        }
+    call.field_sids = PyMem_Malloc(((size_t)nf + 1) * sizeof(uint64_t));
+    call.static_sids = PyMem_Malloc(((size_t)ns + 1) * sizeof(uint64_t));
+    if (!t->field_codes || !t->static_codes || !call.field_sids || !call.static_sids) {
+        PyErr_NoMemory();
+        goto done;
     }
-    if ((code = text_code(d, PyUnicode_FromString("<loader>"))) < 0)
-        return -1;
+    if (heap_guard(heap, slot_sids, &call) < 0)
+        goto done;
+    if (call.changed) {
+        hp_class_info info;
+        if (heap_class_info(heap, call.changed - 1, &info, NULL) == 0)
+            raise_rewritten(heap, info.offset, "the field types of the class dump");
+        goto done;
+    }
+    if (name_codes(heap, d, call.field_sids, nf, t->field_codes, &t->has_null) < 0 ||
+        name_codes(heap, d, call.static_sids, ns, t->static_codes, &t->has_null) < 0 ||
+        (code = text_code(d, PyUnicode_FromString("<loader>"))) < 0)
+        goto done;
     t->names.field_base = t->field_base;
     t->names.field_codes = t->field_codes;
     t->names.static_base = t->static_base;
     t->names.static_codes = t->static_codes;
     t->names.loader_code = (uint32_t)code;
     t->names.element_base = (uint32_t)PyList_GET_SIZE(d->texts);
-    return 0;
+    rc = 0;
+done:
+    PyMem_Free(call.field_sids);
+    PyMem_Free(call.static_sids);
+    return rc;
 nomem:
     PyErr_NoMemory();
     return -1;
@@ -374,20 +431,11 @@ static void fill_refs(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
 
 /* The references of the slice from object `first` changed between the two
  * passes over the mapping: the file was rewritten while read. */
-static void raise_changed(HeapIndex *heap, const hp_heap *h, uint32_t first)
+static void raise_changed(HeapIndex *heap, uint32_t first)
 {
     hp_object obj;
-    char message[200];
-    PyObject *exc;
-    hp_heap_object(h, first, &obj);
-    PyOS_snprintf(message, sizeof message,
-                  "the file changed while it was read: the references of the objects from offset %llu (0x%llx) "
-                  "on differ between two passes", (unsigned long long)obj.offset, (unsigned long long)obj.offset);
-    exc = PyObject_CallFunction(heap->st->changed_error, "sK", message, (unsigned long long)obj.offset);
-    if (exc) {
-        PyErr_SetObject(heap->st->changed_error, exc);
-        Py_DECREF(exc);
-    }
+    if (heap_describe(heap, first, &obj) == 0)
+        raise_rewritten(heap, obj.offset, "the references of the objects");
 }
 
 static PyObject *reference_columns(HeapIndex *heap, const hp_heap *h)
@@ -410,7 +458,7 @@ static PyObject *reference_columns(HeapIndex *heap, const hp_heap *h)
         return NULL;
     }
     if (run_slices(heap, n, count_refs, &pass) < 0 || !(h = heap_index(heap)) || text_dict_init(&dict) < 0 ||
-        ref_name_tables_build(&tables, h, &dict) < 0)
+        ref_name_tables_build(&tables, heap, h, &dict) < 0)
         goto done;
     for (s = 0; s < slices; s++) { /* counts -> first rows */
         uint64_t count = pass.slice_rows[s];
@@ -429,7 +477,7 @@ static PyObject *reference_columns(HeapIndex *heap, const hp_heap *h)
         goto fail;
     if (pass.changed) {
         if ((h = heap_index(heap)))
-            raise_changed(heap, h, pass.changed - 1);
+            raise_changed(heap, pass.changed - 1);
         goto fail;
     }
     if (dictionary_buffers(out, dict.texts, pass.max_element) < 0)

@@ -47,20 +47,22 @@ static PyObject *make_event(hprof_state *st, int kind, Py_ssize_t n, PyObject *c
 
 /* The chunk being fed: its bytes, and a read-only memoryview of them for
  * payload views, made on first need (a copy unless the chunk is bytes,
- * so a buffer the caller reuses cannot change a payload already given). */
+ * so a buffer the caller reuses cannot change a payload already given;
+ * copied under the SIGBUS guard, as the chunk may be a mapping). */
 typedef struct {
     PyObject *data;
     Py_buffer *view;
     PyObject *base;
 } chunk;
 
-static PyObject *chunk_base(chunk *c)
+static PyObject *chunk_base(hprof_state *st, chunk *c)
 {
     if (!c->base) {
         if (PyBytes_CheckExact(c->data)) {
             c->base = PyMemoryView_FromObject(c->data);
         } else {
-            PyObject *copy = PyBytes_FromStringAndSize(c->view->buf, c->view->len);
+            size_t len = (size_t)c->view->len;
+            PyObject *copy = hprof_guarded_bytes(st, c->view->buf, len, c->view->buf, len);
             c->base = copy ? PyMemoryView_FromObject(copy) : NULL;
             Py_XDECREF(copy);
         }
@@ -71,7 +73,7 @@ static PyObject *chunk_base(chunk *c)
 /* A sub-record's payload as a read-only memoryview, or None when it has
  * none or when only part of it is here (a long sub-record split across
  * chunks streams its payload instead). */
-static PyObject *payload_of(chunk *c, const hp_event *ev)
+static PyObject *payload_of(hprof_state *st, chunk *c, const hp_event *ev)
 {
     const hp_subrecord *sub = ev->sub;
     const uint8_t *start = (const uint8_t *)c->view->buf;
@@ -79,7 +81,7 @@ static PyObject *payload_of(chunk *c, const hp_event *ev)
     if (!hp_subrecord_has_payload(sub->tag) || ev->len < sub->length)
         Py_RETURN_NONE;
     if (ev->data >= start && ev->data < start + c->view->len) {
-        base = chunk_base(c);
+        base = chunk_base(st, c);
         return base ? hprof_slice(base, (uint64_t)(ev->data - start) + sub->head_len, sub->payload_len) : NULL;
     }
     /* Delivered from the parser's carry buffer: at most HP_WHOLE_MAX bytes. */
@@ -143,7 +145,7 @@ static int drain(Parser *self, hprof_state *st, chunk *c, PyObject *out)
             f[3] = optional_id(hp_subrecord_has_id(ev.sub->tag), ev.sub->id);
             f[4] = optional_id(hp_subrecord_has_class(ev.sub->tag), ev.sub->class_id);
             f[5] = PyLong_FromUnsignedLong(ev.heap_id);
-            f[6] = payload_of(c, &ev);
+            f[6] = payload_of(st, c, &ev);
             item = make_event(st, EV_SUBRECORD, 7, f);
             break;
         }

@@ -260,7 +260,7 @@ static PyObject *path_hops(HeapIndex *heap, const hp_reach *r, const uint32_t *v
         if (!item || PyList_Append(hops, item) < 0)
             goto fail;
         Py_DECREF(item);
-        item = make_hop("LOCAL", heap_handle(heap, thread), heap_stack_frame(heap, index, &root),
+        item = make_hop("LOCAL", heap_handle(heap, thread), heap_stack_frame(heap, &root),
                         heap_handle(heap, vertices[0]));
     } else {
         item = make_hop("ROOT", Py_NewRef(Py_None), heap_root_kind(root.kind), heap_handle(heap, vertices[0]));
@@ -276,7 +276,7 @@ static PyObject *path_hops(HeapIndex *heap, const hp_reach *r, const uint32_t *v
             item = NULL;
             goto fail;
         }
-        name = ref.kind == HP_REF_CLASS ? PyUnicode_FromString("<class>") : heap_ref_name(index, vertices[i - 1], &ref);
+        name = ref.kind == HP_REF_CLASS ? PyUnicode_FromString("<class>") : heap_ref_name(heap, vertices[i - 1], &ref);
         item = make_hop(ref_types[ref.kind], heap_handle(heap, vertices[i - 1]), name, heap_handle(heap, vertices[i]));
         if (!item || PyList_Append(hops, item) < 0)
             goto fail;

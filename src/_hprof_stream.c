@@ -102,31 +102,60 @@ static hp_code run_slice(hprof_stream *s, hprof_stream_fn fn, void *core, const 
     return rc;
 }
 
-/* Runs the core over the input in slices (finish when view is NULL),
- * without the GIL; it is held on entry and on return.  HP_OK, or the core's error (or
- * HP_E_NOMEM with an exception set when a signal handler raised between
- * slices). */
-static hp_code run(hprof_stream *s, hprof_stream_fn fn, void *core, const Py_buffer *view, watch *w, int to_fd,
-                   hp_error *err)
+typedef struct {
+    hprof_stream *s;
+    hprof_stream_fn fn;
+    void *core;
+    const uint8_t *data;
+    size_t n;
+    watch *w;
+    int to_fd;
+    hp_error *err;
+    hp_code rc;
+} slice_call;
+
+static void call_slice(void *ctx)
 {
-    const uint8_t *data = view ? view->buf : NULL;
+    slice_call *c = ctx;
+    c->rc = run_slice(c->s, c->fn, c->core, c->data, c->n, c->w, c->to_fd, c->err);
+}
+
+/* Runs the core over the input in slices (finish when view is NULL),
+ * without the GIL; it is held on entry and on return.  The input may be a
+ * mapping whose file shrinks: its reads run under the SIGBUS guard.  HP_OK,
+ * or the core's error (or HP_E_NOMEM with an exception set when a signal
+ * handler raised between slices, or FileChangedError). */
+static hp_code run(hprof_stream *s, hprof_state *st, hprof_stream_fn fn, void *core, const Py_buffer *view,
+                   watch *w, int to_fd, hp_error *err)
+{
+    slice_call call = { s, fn, core, view ? view->buf : NULL, 0, w, to_fd, err, HP_OK };
     size_t left = view ? (size_t)view->len : 0;
-    hp_code rc = HP_OK;
     do {
-        size_t n = left < HPROF_STREAM_SLICE ? left : HPROF_STREAM_SLICE;
+        uint64_t fault;
+        int faulted = 0;
+        call.n = left < HPROF_STREAM_SLICE ? left : HPROF_STREAM_SLICE;
         /* Always without the GIL, small input too: the pack codec's workers
          * may need it to allocate (PyMem_Raw* takes it while tracemalloc runs). */
         Py_BEGIN_ALLOW_THREADS
-        rc = run_slice(s, fn, core, view ? data : NULL, n, w, to_fd, err);
+        if (view)
+            faulted = hprof_guard_call(view->buf, (size_t)view->len, call_slice, &call, &fault) < 0;
+        else
+            call_slice(&call);
         Py_END_ALLOW_THREADS
-        data += n;
-        left -= n;
-        if (rc == HP_OK && left && PyErr_CheckSignals() < 0) {
+        if (faulted) { /* the core's state is half updated: the stream ends here */
+            w->interrupted = 1;
+            hprof_raise_changed(st, fault);
+            return HP_E_NOMEM;
+        }
+        if (call.data)
+            call.data += call.n;
+        left -= call.n;
+        if (call.rc == HP_OK && left && PyErr_CheckSignals() < 0) {
             w->interrupted = 1;
             return HP_E_NOMEM;
         }
-    } while (rc == HP_OK && left);
-    return rc;
+    } while (call.rc == HP_OK && left);
+    return call.rc;
 }
 
 PyObject *hprof_stream_call(hprof_stream *s, hprof_state *st, hprof_stream_fn fn, void *core, PyObject *data,
@@ -156,7 +185,7 @@ PyObject *hprof_stream_call(hprof_stream *s, hprof_state *st, hprof_stream_fn fn
     w.sink.ctx = &w;
     w.sink.patch = w.next->patch ? watch_patch : NULL;
     s->out.len = 0;
-    rc = run(s, fn, core, data ? &view : NULL, &w, fd >= 0, &err);
+    rc = run(s, st, fn, core, data ? &view : NULL, &w, fd >= 0, &err);
     if (rc != HP_OK) {
         s->finished = 1; /* core errors are sticky, and an interrupted call left the stream cut */
         if (!w.interrupted) { /* else the handler's exception is set */
