@@ -205,7 +205,8 @@ for _ in range(5):
         w.start()
     for w in workers:
         w.join()
-    assert all(isinstance(e, HprofError) for e in errors), errors
+    # chunks out of order are corrupt; after that error, feed() is refused
+    assert all(isinstance(e, (HprofError, ValueError)) for e in errors), errors
 print("ok")
 """
 
