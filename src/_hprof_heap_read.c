@@ -380,7 +380,6 @@ int heap_string_text(HeapIndex *heap, uint32_t index, int *encoding, heap_copy *
 }
 
 
-
 /* ---- an array's elements ---- */
 
 typedef struct {
@@ -406,7 +405,6 @@ int heap_elements(HeapIndex *heap, uint32_t index, hp_object *obj, heap_copy *da
         return -1;
     return heap_copy_finish(heap, data);
 }
-
 
 
 /* ---- subclasses ---- */

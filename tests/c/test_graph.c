@@ -66,6 +66,19 @@ static hp_code build(hp_graph *out, const tg *g, hp_error *err)
 
 static hp_code build_shape(hp_graph *out, const void *s, uint32_t n, const hp_checkpoint *cp, hp_error *err);
 
+/* The graph has the edges of t, row by row. */
+static void check_rows(const hp_graph *g, const tg *t)
+{
+    uint32_t v;
+    CHECK_EQ_U64(g->m, t->off[t->n]);
+    for (v = 0; v < t->n; v++) {
+        uint32_t degree;
+        const uint32_t *row = hp_graph_row(g, v, &degree);
+        CHECK_EQ_U64(degree, t->off[v + 1] - t->off[v]);
+        CHECK(memcmp(row, t->adj + t->off[v], (size_t)degree * 4) == 0);
+    }
+}
+
 /* Random graphs with chains, forward and back edges, self-loops and
  * duplicate edges; `density` is the mean out-degree. */
 static void tg_random(tg *g, uint32_t n, double density, uint32_t *seed)
@@ -299,13 +312,7 @@ static void test_build_and_transpose(void)
         uint32_t n = round % 50 == 0 ? 0 : xorshift(&seed) % 300, v, k, e, *map, mapped_n = 0;
         tg_random(&t, n, (xorshift(&seed) % 40) / 10.0, &seed);
         CHECK(build(&g, &t, &err) == HP_OK);
-        CHECK_EQ_U64(g.m, t.off[n]);
-        for (v = 0; v < n; v++) {
-            uint32_t degree;
-            const uint32_t *row = hp_graph_row(&g, v, &degree);
-            CHECK_EQ_U64(degree, t.off[v + 1] - t.off[v]);
-            CHECK(memcmp(row, t.adj + t.off[v], (size_t)degree * 4) == 0);
-        }
+        check_rows(&g, &t);
         CHECK_EQ_U64(hp_graph_bytes(&g) + (g.m == 0), countalloc_live); /* an empty edge array takes 1 byte */
 
         /* The transpose lists predecessors by increasing vertex: as tg_reverse. */
@@ -381,19 +388,13 @@ static void test_holes(void)
         hp_graph g;
         hp_error err;
         hp_graph_source source;
-        uint32_t n = round % 50 == 0 ? 0 : xorshift(&seed) % 300, v;
+        uint32_t n = round % 50 == 0 ? 0 : xorshift(&seed) % 300;
         tg_random(&t, n, (xorshift(&seed) % 40) / 10.0, &seed);
         source.edges = holed_source;
         source.ctx = &t;
         source.threads = threads;
         CHECK(hp_graph_build(&g, n, &source, &countalloc, NULL, &err) == HP_OK);
-        CHECK_EQ_U64(g.m, t.off[n]);
-        for (v = 0; v < n; v++) {
-            uint32_t degree;
-            const uint32_t *row = hp_graph_row(&g, v, &degree);
-            CHECK_EQ_U64(degree, t.off[v + 1] - t.off[v]);
-            CHECK(memcmp(row, t.adj + t.off[v], (size_t)degree * 4) == 0);
-        }
+        check_rows(&g, &t);
         CHECK_EQ_U64(hp_graph_bytes(&g) + (g.m == 0), countalloc_live); /* the holes' room is given back */
         hp_graph_free(&g);
         CHECK_EQ_U64(countalloc_live, 0);
