@@ -35,7 +35,7 @@ static int module_exec(PyObject *module)
 {
     static int (*const parts[])(PyObject *, hprof_state *) = {
         hprof_header_init, hprof_iter_init, hprof_stats_init,
-        hprof_parser_init, hprof_filter_init, hprof_pack_init, hprof_heap_init, hprof_heap_object_init,
+        hprof_parser_init, hprof_filter_init, hprof_pack_init, hprof_heap_init, hprof_heap_object_init, hprof_mapping_init,
     };
     hprof_state *st = hprof_get_state(module);
     size_t i;

@@ -14,5 +14,6 @@ int hprof_filter_init(PyObject *module, hprof_state *st); /* TailorEncoder, Tail
 int hprof_pack_init(PyObject *module, hprof_state *st);   /* PackEncoder, PackDecoder, PACK_* */
 int hprof_heap_init(PyObject *module, hprof_state *st);   /* Heap, Reference, Referrer, Field, GcRoot... */
 int hprof_heap_object_init(PyObject *module, hprof_state *st); /* HeapObject, HeapClass */
+int hprof_mapping_init(PyObject *module, hprof_state *st);     /* MappingIndex */
 
 #endif

@@ -11,8 +11,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._hprof import Parser, Record, SubRecord
-from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, OverrunError,
-                      TruncatedError, UnsupportedError)
+from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, MappingError, MappingWarning,
+                      OverrunError, TruncatedError, UnsupportedError)
+from ._mapping import MappedFrame, Mapping
 from ._dump import Dump, iter_records, iter_subrecords, open, stats
 from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
@@ -58,5 +59,6 @@ __all__ = [
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "leaks", "diff", "HeapDiff",
-    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
+    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Mapping", "MappedFrame",
+    "MappingError", "MappingWarning",
 ]

@@ -1,0 +1,383 @@
+"""ProGuard and R8 mapping files: what an obfuscated dump's names were.
+
+    mapping = hprofkit.Mapping.read("mapping.txt")
+    mapping.class_name("a.b")                    # 'com.example.Cart', or None
+    mapping.deobfuscate_class("[La/b;")          # '[Lcom/example/Cart;' (a dump's own spelling kept)
+    mapping.field_name("a.b", "c")               # 'items': fields per declaring class
+    mapping.frames("a.b", "d", "(I)V", 12)       # retraced frames, innermost first
+
+The C core parses and indexes the text (core/hp_mapping.c: a 40 MB mapping
+in a fraction of a second, a malformed line an error naming it); this
+module gives the lookups their meaning:
+
+- classes by exact obfuscated name; arrays and HotSpot's hidden lambda
+  classes (``a$$Lambda$1+0x...``) through their element or host class;
+  names the mapping does not list are left as they are (JDK classes,
+  classes R8 kept);
+- fields per declaring class, told apart by type when a class has several
+  of one obfuscated name; an ambiguous field keeps its obfuscated name;
+- method frames by R8's line ranges: the range that holds the frame's line
+  gives the original line, and inlined frames (lines with the same range,
+  innermost first) come back as several frames; overloads are told apart
+  by the frame's signature (R8's residual signature where it gives one);
+  frames of synthesized methods are dropped where a real frame remains,
+  and an outline frame hands its line to the call site that follows it
+  (``retrace``).  R8's rewriteFrame rules apply to frames of a thrown
+  exception, which heap dumps do not have: they are read and not used."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Iterator, NamedTuple, Sequence
+
+from . import _hprof
+from ._errors import MappingError
+
+# R8's newest map version this reader knows (com.android.tools.r8.mapping).
+SUPPORTED_VERSION = (2, 2)
+_PRIMITIVE_DESCRIPTORS = {"boolean": "Z", "byte": "B", "char": "C", "short": "S", "int": "I", "long": "J",
+                          "float": "F", "double": "D", "void": "V"}
+_HPROF_TYPES = {"boolean", "byte", "char", "short", "int", "long", "float", "double"}
+_CLASS_IN_DESCRIPTOR = re.compile(r"L([^;()]+);")
+
+
+class MappedFrame(NamedTuple):
+    """One frame of a retraced stack: the clear class (dotted), method,
+    JVM descriptor (None when the mapping does not give the types), source
+    file (None when unknown) and line (None when unknown)."""
+    class_name: str
+    method: str
+    signature: str | None
+    source: str | None
+    line: int | None
+
+
+class _Member(NamedTuple):
+    kind: str
+    type: str
+    owner: str | None
+    name: str
+    args: str | None
+    obfuscated: str
+    residual: str | None
+    min_lo: int | None
+    min_hi: int | None
+    orig_lo: int | None
+    orig_hi: int | None
+    synthesized: int
+    outline: int
+    positions: dict[int, int]
+    line: int
+    index: int
+
+
+def _descriptor(java_type: str, rename: Any = None) -> str:
+    """The JVM descriptor of a Java type as mappings write them ("int[]",
+    "com.example.Item"); rename maps a dotted class name to the one to use."""
+    depth = 0
+    while java_type.endswith("[]"):
+        java_type, depth = java_type[:-2], depth + 1
+    base = _PRIMITIVE_DESCRIPTORS.get(java_type)
+    if base is None:
+        name = rename(java_type) if rename else java_type
+        base = "L" + name.replace(".", "/") + ";"
+    return "[" * depth + base
+
+
+def _hprof_type(java_type: str) -> str:
+    """The HPROF basic type a field of this Java type is dumped as."""
+    return java_type if java_type in _HPROF_TYPES else "object"
+
+
+class Mapping:
+    """A ProGuard or R8 mapping.txt (see the module docstring).  Build one
+    with ``Mapping.read(path)`` or ``Mapping.parse(text)``; a malformed line
+    raises MappingError naming it.  Read-only: one Mapping may be shared by
+    threads and heaps."""
+
+    def __init__(self, index: Any, path: str | None = None) -> None:
+        self._index = index
+        self.path = path
+        major, minor = divmod(index.version, 1000)
+        self.version: str | None = f"{major}.{minor}" if index.version else None
+        self._obfuscated_names: dict[str, str] | None = None
+
+    # -- building ---------------------------------------------------------------
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> "Mapping":
+        """Reads the mapping file at path (ProGuard's or R8's format)."""
+        name = os.fspath(path)
+        with open(name, "rb") as f:
+            text = f.read()
+        return cls._from_bytes(text, name)
+
+    @classmethod
+    def parse(cls, text: str | bytes, name: str | None = None) -> "Mapping":
+        """The mapping whose text is given (str or UTF-8 bytes); `name`
+        names it in errors."""
+        return cls._from_bytes(text.encode("utf-8") if isinstance(text, str) else bytes(text), name)
+
+    @classmethod
+    def _from_bytes(cls, text: bytes, name: str | None) -> "Mapping":
+        try:
+            index = _hprof.MappingIndex(text)
+        except ValueError as exc:
+            message, line = exc.args[0] if exc.args and isinstance(exc.args[0], tuple) else (str(exc), None)
+            where = name or "the mapping"
+            raise MappingError(f"malformed mapping: {where} {message}", line=line or None, path=name) from None
+        return cls(index, name)
+
+    @classmethod
+    def of(cls, mapping: "Mapping | str | os.PathLike[str] | None") -> "Mapping | None":
+        """A Mapping from what a `mapping=` argument takes: a Mapping, a
+        path, or None."""
+        if mapping is None or isinstance(mapping, Mapping):
+            return mapping
+        if isinstance(mapping, (str, os.PathLike)):
+            return cls.read(mapping)
+        raise TypeError(f"mapping must be a Mapping or a path to a mapping.txt, not {type(mapping).__name__}")
+
+    # -- what it holds -----------------------------------------------------------
+    def __len__(self) -> int:
+        """Classes in the mapping."""
+        return self._index.class_count
+
+    def __contains__(self, obfuscated: object) -> bool:
+        return isinstance(obfuscated, str) and self._index.find_class(obfuscated) is not None
+
+    def __repr__(self) -> str:
+        source = repr(self.path) if self.path else "<text>"
+        version = f" R8 map {self.version}" if self.version else ""
+        return f"<hprofkit.Mapping {source}{version}: {len(self):,} classes, {self._index.member_count:,} members>"
+
+    @property
+    def newer_than_supported(self) -> bool:
+        """Whether R8's map version is newer than the one this reader knows
+        (its newer metadata is then read as comments)."""
+        return self.version is not None and tuple(map(int, self.version.split("."))) > SUPPORTED_VERSION
+
+    def classes(self) -> Iterator[tuple[str, str]]:
+        """(clear, obfuscated) of every class, in the file's order."""
+        return iter(self._index.class_names())
+
+    def first_class(self) -> tuple[str, str] | None:
+        """The first class line's (clear, obfuscated), or None for an empty mapping."""
+        return self._index.class_info(0)[:2] if len(self) else None
+
+    # -- classes -------------------------------------------------------------------
+    def class_name(self, obfuscated: str) -> str | None:
+        """The clear name of the class whose obfuscated (dotted) name is given, or None."""
+        index = self._index.find_class(obfuscated)
+        return None if index is None else self._index.class_info(index)[0]
+
+    def obfuscated_class(self, clear: str) -> str | None:
+        """The obfuscated name of the class whose clear (dotted) name is given, or None."""
+        index = self._index.find_original(clear)
+        return None if index is None else self._index.class_info(index)[1]
+
+    def source_file(self, clear_or_obfuscated: str) -> str | None:
+        """The source file R8 records for a class (by obfuscated name, else by clear name)."""
+        index = self._index.find_class(clear_or_obfuscated)
+        if index is None:
+            index = self._index.find_original(clear_or_obfuscated)
+        return None if index is None else self._index.class_info(index)[2]
+
+    def is_synthesized(self, obfuscated: str) -> bool:
+        """Whether R8 made the class (com.android.tools.r8.synthesized)."""
+        index = self._index.find_class(obfuscated)
+        return index is not None and self._index.class_info(index)[3]
+
+    def _clear_spelling(self, name: str) -> str | None:
+        """A class name spelled with dots or slashes, deobfuscated and spelled
+        the same way: exactly, or through the host class of a HotSpot hidden
+        lambda class (whose suffix, "/0x..." included, is kept); None when
+        the mapping does not name it."""
+        slashed = "/" in name
+        clear = self.class_name(name.replace("/", ".") if slashed else name)
+        suffix = ""
+        if clear is None:
+            cut = name.find("$$Lambda")
+            if cut <= 0:
+                return None
+            host, suffix = name[:cut], name[cut:]
+            slashed = "/" in host
+            clear = self.class_name(host.replace("/", ".") if slashed else host)
+            if clear is None:
+                return None
+        return (clear.replace(".", "/") if slashed else clear) + suffix
+
+    def deobfuscate_class(self, name: str) -> str:
+        """A class name as a dump writes it, deobfuscated and spelled the same
+        way: HotSpot's "a/b", "[La/b;" or ART's "a.b", "a.b[][]".  Names the
+        mapping does not give (JDK classes, primitives) come back unchanged."""
+        if name.startswith("["):  # HotSpot: [[La/b;
+            depth = len(name) - len(name.lstrip("["))
+            element = name[depth:]
+            if not (element.startswith("L") and element.endswith(";")):
+                return name
+            clear = self._clear_spelling(element[1:-1])
+            return name if clear is None else "[" * depth + "L" + clear + ";"
+        depth = 0
+        element = name
+        while element.endswith("[]"):
+            element, depth = element[:-2], depth + 1
+        clear = self._clear_spelling(element)
+        return name if clear is None else clear + "[]" * depth
+
+    def deobfuscate_descriptor(self, descriptor: str) -> str:
+        """A JVM descriptor or signature ("(La/b;I)La/c;") with its class names deobfuscated."""
+        def clear(match: re.Match[str]) -> str:
+            name = self._clear_spelling(match.group(1))
+            return match.group(0) if name is None else "L" + name + ";"
+        return _CLASS_IN_DESCRIPTOR.sub(clear, descriptor)
+
+    def _obfuscate_class(self, clear: str) -> str:
+        return self.obfuscated_class(clear) or clear
+
+    # -- fields ----------------------------------------------------------------------
+    def _members(self, class_index: int, obfuscated: str, kind: str) -> list[_Member]:
+        return [m for m in map(_Member._make, self._index.members(class_index, obfuscated)) if m.kind == kind]
+
+    def field_name(self, class_obfuscated: str, field: str, type: str | None = None) -> str | None:
+        """The clear name of field `field` declared by the class whose
+        obfuscated (dotted) name is given; `type` (an HPROF basic type name:
+        "object", "int"...) tells apart fields of one obfuscated name.  None
+        when the mapping does not list it, or lists several that the type
+        does not tell apart."""
+        index = self._index.find_class(class_obfuscated)
+        if index is None:
+            return None
+        fields = self._members(index, field, "field")
+        if type is not None and len(fields) > 1:
+            fields = [f for f in fields if _hprof_type(f.type) == type] or fields
+        names = {f.name for f in fields}
+        return names.pop() if len(names) == 1 else None
+
+    # -- frames ----------------------------------------------------------------------
+    def frames(self, class_obfuscated: str, method: str, signature: str | None = None,
+               line: int | None = None) -> list[MappedFrame] | None:
+        """The clear frames one obfuscated frame stands for, innermost first
+        (several when R8 inlined methods into it), or None when the mapping
+        does not tell (the class or method is not listed, or the frame is
+        ambiguous).  `class_obfuscated` is dotted; `signature` the frame's
+        JVM descriptor, if known; `line` its line (None or <= 0: unknown)."""
+        group, line = self._frame_group(class_obfuscated, method, signature, line)
+        if group is None:
+            return None
+        clear_class = self._index.class_info(self._index.find_class(class_obfuscated))[0]
+        out = []
+        for member in group:
+            owner = member.owner or clear_class
+            out.append(MappedFrame(owner, member.name, self._clear_descriptor(member), self._source_of(owner),
+                                   self._original_line(member, line)))
+        if len(out) > 1 and group[-1].synthesized:  # a synthesized outer method: drop it, keep the real frames
+            out.pop()
+        return out
+
+    def _frame_group(self, class_obfuscated: str, method: str, signature: str | None,
+                     line: int | None) -> tuple[list[_Member] | None, int | None]:
+        """The inline group (innermost first) a frame falls in, and its line."""
+        index = self._index.find_class(class_obfuscated)
+        if index is None:
+            return None, line
+        methods = self._members(index, method, "method")
+        if not methods:
+            return None, line
+        groups: list[list[_Member]] = []
+        for m in methods:  # R8: consecutive lines with one obfuscated range are one inline stack
+            last = groups[-1][-1] if groups else None
+            if last is not None and m.min_lo is not None and (m.min_lo, m.min_hi) == (last.min_lo, last.min_hi) \
+                    and m.index == last.index + 1:
+                groups[-1].append(m)
+            else:
+                groups.append([m])
+        if signature is not None:
+            matching = [g for g in groups if self._residual_descriptor(g[-1]) == signature]
+            groups = matching or groups
+        if line is not None and line <= 0:
+            line = None
+        if line is not None:
+            holding = [g for g in groups if g[0].min_lo is not None and g[0].min_lo <= line <= g[0].min_hi]
+            candidates = holding or [g for g in groups if g[0].min_lo is None]
+        else:
+            candidates = [g for g in groups if g[0].min_lo is None or (g[0].min_lo, g[0].min_hi) == (0, 65535)]
+        if not candidates:
+            candidates, line = groups, None
+        outermost = {(g[-1].owner, g[-1].name) for g in candidates}
+        if len(outermost) > 1:
+            return None, line  # overloads or ranges the frame does not tell apart
+        if len(candidates) > 1:  # one method, but several positions: the line is not known
+            return [candidates[0][-1]], None
+        return candidates[0], line
+
+    @staticmethod
+    def _original_line(member: _Member, line: int | None) -> int | None:
+        """The original line of obfuscated line `line` in `member`'s range."""
+        lo, hi = member.orig_lo, member.orig_hi
+        if lo is None:  # no original lines given: the line stands, as ProGuard's ReTrace keeps it
+            return line if member.min_lo is not None else None
+        if lo == 0 and hi in (None, 0):  # R8's ":0:0": no position
+            return None
+        if hi is None:  # ":c": the whole range comes from line c (an inlined call site)
+            return lo
+        if line is None or member.min_lo is None or member.min_hi is None:
+            return lo if hi == lo else None
+        if hi - lo == member.min_hi - member.min_lo:
+            return lo + (line - member.min_lo)
+        return lo
+
+    def _clear_descriptor(self, member: _Member) -> str | None:
+        if member.args is None:
+            return None
+        args = "".join(_descriptor(a.strip()) for a in member.args.split(",") if a.strip())
+        return f"({args}){_descriptor(member.type)}"
+
+    def _residual_descriptor(self, member: _Member) -> str | None:
+        """The descriptor the obfuscated program gives this method."""
+        if member.residual:
+            return member.residual
+        if member.args is None:
+            return None
+        args = "".join(_descriptor(a.strip(), self._obfuscate_class) for a in member.args.split(",") if a.strip())
+        return f"({args}){_descriptor(member.type, self._obfuscate_class)}"
+
+    def _source_of(self, clear_class: str) -> str | None:
+        index = self._index.find_original(clear_class)
+        return None if index is None else self._index.class_info(index)[2]
+
+    def is_outline(self, class_obfuscated: str, method: str) -> bool:
+        """Whether the method is an R8 outline (com.android.tools.r8.outline)."""
+        index = self._index.find_class(class_obfuscated)
+        return index is not None and any(m.outline for m in self._members(index, method, "method"))
+
+    def retrace(self, frames: Sequence[tuple[str, str, str | None, int | None]]) -> list[list[MappedFrame] | None]:
+        """A stack (frames innermost first, each (obfuscated dotted class,
+        method, descriptor or None, line or None)) retraced: per frame its
+        clear frames, or None where the mapping does not tell.  An outline
+        frame hands its line to the frame after it, whose outline call-site
+        positions give the line that is retraced there; the outline's own
+        frame then retraces to nothing ([])."""
+        out: list[list[MappedFrame] | None] = []
+        carried: int | None = None
+        for cls, method, signature, line in frames:
+            if carried is not None:
+                line = self._callsite_line(cls, method, line, carried)
+                carried = None
+            if self.is_outline(cls, method):
+                carried = line
+                out.append([])
+                continue
+            out.append(self.frames(cls, method, signature, line))
+        return out
+
+    def _callsite_line(self, cls: str, method: str, line: int | None, outline_line: int | None) -> int | None:
+        """The line an outline's caller stands at: its call-site positions map the outline's line."""
+        index = self._index.find_class(cls)
+        if index is None or outline_line is None:
+            return line
+        for m in self._members(index, method, "method"):
+            if m.positions and m.min_lo is not None and line is not None and m.min_lo <= line <= m.min_hi:
+                return m.positions.get(outline_line, line)
+        return line
+
