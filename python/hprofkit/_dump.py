@@ -28,6 +28,7 @@ from typing import IO, Any, Callable, Iterator, Protocol
 from . import _hprof
 from ._compressed import decompressed, detect_compression  # noqa: F401 - detect_compression is re-exported
 from ._errors import FormatError
+from ._mapping import Mapping, warn_misfit
 from ._stats import VERSION_NAMES, HeapDump, Stats, heap_dumps_of
 
 _COPY_CHUNK = 1 << 20
@@ -281,14 +282,19 @@ class Dump:
             return _hprof.subrecords(view, heap_dump=index)
 
     def stats(self, progress: Callable[[int, int], object] | None = None, *,
-              heap_dump: int | None = None) -> Stats:
+              heap_dump: int | None = None, mapping: Any = None) -> Stats:
         """Tallies and class histograms (see hprofkit.Stats) of heap dump
         number heap_dump (from 0; negative counts from the end), or of the
-        first when None."""
+        first when None.  With a mapping (a hprofkit.Mapping or the path of
+        a mapping.txt), class names are the clear ones; a mapping that
+        renames no class of the dump is a MappingWarning."""
         index = 0 if heap_dump is None else self._heap_dump_index(heap_dump)
+        mapping = Mapping.of(mapping)
         with self._view() as view:
-            stats = Stats(_hprof.stats(view, progress=progress, heap_dump=index), index)
+            stats = Stats(_hprof.stats(view, progress=progress, heap_dump=index), index, mapping)
         self._heap_dumps = stats.heap_dumps
+        if mapping is not None:
+            warn_misfit(mapping, self.path or "the dump", stats.mapping_matches)
         return stats
 
     def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit") -> Any:
@@ -340,10 +346,11 @@ def open(source: Any) -> Dump:  # noqa: A001 - mirrors gzip.open & co
 
 
 def stats(source: Any, progress: Callable[[int, int], object] | None = None, *,
-          heap_dump: int | None = None) -> Stats:
+          heap_dump: int | None = None, mapping: Any = None) -> Stats:
     """Stats of a dump given as open() takes it (see Dump.stats)."""
+    mapping = Mapping.of(mapping)  # a bad mapping fails before the dump is read
     with Dump(source) as dump:
-        return dump.stats(progress, heap_dump=heap_dump)
+        return dump.stats(progress, heap_dump=heap_dump, mapping=mapping)
 
 
 def iter_records(buffer: Any) -> Iterator[Any]:

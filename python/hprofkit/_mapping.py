@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import warnings
 from typing import Any, Iterator, NamedTuple, Sequence
 
 from . import _hprof
-from ._errors import MappingError
+from ._errors import MappingError, MappingWarning
 
 # R8's newest map version this reader knows (com.android.tools.r8.mapping).
 SUPPORTED_VERSION = (2, 2)
@@ -161,9 +163,15 @@ class Mapping:
         """(clear, obfuscated) of every class, in the file's order."""
         return iter(self._index.class_names())
 
-    def first_class(self) -> tuple[str, str] | None:
-        """The first class line's (clear, obfuscated), or None for an empty mapping."""
-        return self._index.class_info(0)[:2] if len(self) else None
+    def example_class(self) -> tuple[str, str] | None:
+        """A class to name in messages, (clear, obfuscated): the first that
+        is renamed, else the first; None for an empty mapping."""
+        first = None
+        for clear, obfuscated in self.classes():
+            if clear != obfuscated:
+                return clear, obfuscated
+            first = first or (clear, obfuscated)
+        return first
 
     # -- classes -------------------------------------------------------------------
     def class_name(self, obfuscated: str) -> str | None:
@@ -211,19 +219,24 @@ class Mapping:
         """A class name as a dump writes it, deobfuscated and spelled the same
         way: HotSpot's "a/b", "[La/b;" or ART's "a.b", "a.b[][]".  Names the
         mapping does not give (JDK classes, primitives) come back unchanged."""
+        clear = self.lookup_class(name)
+        return name if clear is None else clear
+
+    def lookup_class(self, name: str) -> str | None:
+        """As deobfuscate_class, but None for a name the mapping does not list."""
         if name.startswith("["):  # HotSpot: [[La/b;
             depth = len(name) - len(name.lstrip("["))
             element = name[depth:]
             if not (element.startswith("L") and element.endswith(";")):
-                return name
+                return None
             clear = self._clear_spelling(element[1:-1])
-            return name if clear is None else "[" * depth + "L" + clear + ";"
+            return None if clear is None else "[" * depth + "L" + clear + ";"
         depth = 0
         element = name
         while element.endswith("[]"):
             element, depth = element[:-2], depth + 1
         clear = self._clear_spelling(element)
-        return name if clear is None else clear + "[]" * depth
+        return None if clear is None else clear + "[]" * depth
 
     def deobfuscate_descriptor(self, descriptor: str) -> str:
         """A JVM descriptor or signature ("(La/b;I)La/c;") with its class names deobfuscated."""
@@ -381,3 +394,28 @@ class Mapping:
                 return m.positions.get(outline_line, line)
         return line
 
+
+
+def _caller_level() -> int:
+    """The stacklevel of the first frame outside the package (the user's call)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_misfit(mapping: Mapping, dump: str, listed_classes: int, mismatch: str | None = None) -> None:
+    """A MappingWarning when `mapping` does not fit the dump called `dump`:
+    it lists none of its classes (listed_classes == 0), or `mismatch` names
+    the first name it lacks (a field of a class it renamed)."""
+    name = mapping.path or "the mapping"
+    first = mapping.example_class() if listed_classes == 0 else None
+    if first is not None:
+        message = (f"{name} fits no class of {dump}: none of its {len(mapping):,} classes is named in the dump "
+                   f"(for example {first[0]} -> {first[1]}); is it the mapping of this build?")
+    elif mismatch is not None:
+        message = f"{name} does not fit {dump}: {mismatch}"
+    else:
+        return
+    warnings.warn(MappingWarning(message), stacklevel=_caller_level())
