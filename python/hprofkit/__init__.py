@@ -19,6 +19,7 @@ from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from ._codec import Converter, Decoder, Encoder
 from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
+from ._deobfuscate import DeobfuscateResult, deobfuscate
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
 from ._reach import Hop, Path
@@ -60,5 +61,5 @@ __all__ = [
     "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Mapping", "MappedFrame",
-    "MappingError", "MappingWarning",
+    "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",
 ]
