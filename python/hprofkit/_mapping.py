@@ -125,7 +125,7 @@ class Mapping:
         try:
             index = _hprof.MappingIndex(text)
         except ValueError as exc:
-            message, line = exc.args[0] if exc.args and isinstance(exc.args[0], tuple) else (str(exc), None)
+            message, line = exc.args if len(exc.args) == 2 else (str(exc), None)
             where = name or "the mapping"
             raise MappingError(f"malformed mapping: {where} {message}", line=line or None, path=name) from None
         return cls(index, name)
@@ -279,6 +279,14 @@ class Mapping:
         if group is None:
             return None
         clear_class = self._index.class_info(self._index.find_class(class_obfuscated))[0]
+        if len(group) > 1 and line is None and all(m.min_lo is not None for m in group) and \
+                len({(m.min_lo, m.min_hi) for m in group}) > 1:
+            # Several ranges of one method, and no line to pick one: the method, its line unknown.
+            outer = group[-1]
+            signatures = {self._clear_descriptor(m) for m in group}
+            owner = outer.owner or clear_class
+            return [MappedFrame(owner, outer.name, signatures.pop() if len(signatures) == 1 else None,
+                                self._source_of(owner), None)]
         out = []
         for member in group:
             owner = member.owner or clear_class
@@ -319,9 +327,9 @@ class Mapping:
             candidates, line = groups, None
         outermost = {(g[-1].owner, g[-1].name) for g in candidates}
         if len(outermost) > 1:
-            return None, line  # overloads or ranges the frame does not tell apart
-        if len(candidates) > 1:  # one method, but several positions: the line is not known
-            return [candidates[0][-1]], None
+            return None, line  # methods the frame does not tell apart
+        if len(candidates) > 1:  # one name (positions, or overloads): the outermost lines, the line unknown
+            return [g[-1] for g in candidates], None
         return candidates[0], line
 
     @staticmethod

@@ -1,0 +1,299 @@
+"""Deobfuscation (issue 20): hprofkit.Mapping, stats(mapping=) and
+deobfuscate(), against the shared ProGuard-obfuscated HeapGen dumps and the
+histogram of the clear program (../shared/data/obfuscated), the VisualVM
+oracle, and Badoo's deobfuscator output (../shared/data/bmd), record by
+record."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import hprofkit
+from hprofkit import _hprof
+from conftest import DATA
+
+OBF = DATA / "obfuscated"
+MAPPING = OBF / "mapping.txt"
+KEY = json.loads((OBF / "heapgen_s5_16mb_clear_histogram.json").read_text())
+DUMPS = ["heapgen_s5_16mb_obf.hprof.gz", "heapgen_s5_16mb_obf_android.hprof.gz"]
+BADOO = DATA / "bmd" / "heapgen_s5_16mb_obf_android.deobfuscated.hprof.gz"
+
+
+def dump_names(path) -> dict[str, tuple[list[str], list[str]]]:
+    """{class name (Java spelling): (static field names, instance field names)}
+    of a dump, in the order its CLASS_DUMPs list them, read record by record."""
+    with hprofkit.open(path) as dump:
+        fmt = ">Q" if dump.id_size == 8 else ">I"
+        strings, names = {}, {}
+        for record in dump.records():
+            if record.tag == 0x01:
+                body = bytes(record.body)
+                strings[struct.unpack_from(fmt, body)[0]] = body[dump.id_size:].decode("utf-8", "replace")
+            elif record.tag == 0x02:
+                body = bytes(record.body)
+                names[struct.unpack_from(fmt, body, 4)[0]] = struct.unpack_from(fmt, body, 8 + dump.id_size)[0]
+        out = {}
+        for sub in dump.subrecords():
+            if sub.tag == 0x20:
+                name = strings[names[sub.id]].replace("/", ".")
+                out[name] = ([strings[n] for n, _, _ in sub.statics], [strings[n] for n, _ in sub.fields])
+        return out
+
+
+# -- Mapping -----------------------------------------------------------------------------
+
+def test_mapping_reads_the_shared_proguard_mapping():
+    mapping = hprofkit.Mapping.read(MAPPING)
+    assert len(mapping) == 4 and mapping.version is None
+    for clear, entry in KEY["classes"].items():
+        assert mapping.class_name(entry["obfuscated"]) == clear
+        assert mapping.obfuscated_class(clear) == entry["obfuscated"]
+        for clear_field, obfuscated, type_ in entry["static_fields"] + entry["instance_fields"]:
+            if not obfuscated.startswith("<"):
+                assert mapping.field_name(entry["obfuscated"], obfuscated, type_) == clear_field
+    # One obfuscated name, several classes: fields map apart per declaring class.
+    assert [mapping.field_name(c, "a") for c in ("a", "b", "c", "HeapGen")] == ["name", "owner", "next", "LEAKS"]
+    # Spellings of dumps: HotSpot's internal names and arrays, ART's Java names, hidden lambdas.
+    assert mapping.deobfuscate_class("[[La;") == "[[LHeapGen$Activity;"
+    assert mapping.deobfuscate_class("c[]") == "HeapGen$Node[]"
+    assert mapping.deobfuscate_class("b$$Lambda$7/0x0000000800c01234") == "HeapGen$Listener$$Lambda$7/0x0000000800c01234"
+    assert mapping.deobfuscate_class("java/util/HashMap$Node") == "java/util/HashMap$Node"
+    assert mapping.deobfuscate_class("[I") == "[I"
+    assert mapping.deobfuscate_descriptor("(La;[Lc;J)Lb;") == "(LHeapGen$Activity;[LHeapGen$Node;J)LHeapGen$Listener;"
+
+
+R8_MAPPING = """\
+# compiler: R8
+# {"id":"com.android.tools.r8.mapping","version":"2.2"}
+com.example.Cart -> a.a:
+# {"id":"sourceFile","fileName":"Cart.kt"}
+    java.util.List items -> a
+    int total -> a
+    1:3:void <init>():10:12 -> <init>
+    4:4:void com.example.Util.check(int):225 -> a
+    4:4:void add(com.example.Item):30 -> a
+    5:9:void add(com.example.Item):31:35 -> a
+    10:10:void add(com.example.Item,int):50:50 -> a
+    0:65535:int size():40:40 -> b
+    1:1:void remove(com.example.Item):60:60 -> c
+    # {"id":"com.android.tools.r8.residualsignature","signature":"(La/b;)V"}
+    2:2:void remove(java.lang.String):70:70 -> c
+    7:7:void checkout():0:0 -> d
+    # {"id":"com.android.tools.r8.outlineCallsite","positions":{"1":8}}
+    8:8:void checkout():80:80 -> d
+    11:11:void com.example.Cart$$ExternalSyntheticLambda0.run():0:0 -> e
+    # {"id":"com.android.tools.r8.synthesized"}
+com.example.Item -> a.b:
+com.example.Util -> a.c:
+# {"id":"sourceFile","fileName":"Util.java"}
+com.android.tools.r8.GeneratedOutlineSupport -> b:
+    1:2:void outline0():0:1 -> a
+    # {"id":"com.android.tools.r8.outline"}
+"""
+
+
+def test_mapping_r8_frames():
+    mapping = hprofkit.Mapping.parse(R8_MAPPING, "r8.txt")
+    F = hprofkit.MappedFrame
+    assert mapping.version == "2.2" and mapping.source_file("a.a") == "Cart.kt"
+    # Line ranges: 5:9 -> 31:35.
+    assert mapping.frames("a.a", "a", None, 7) == [F("com.example.Cart", "add", "(Lcom/example/Item;)V", "Cart.kt", 33)]
+    # Inlined frames, innermost first, the inlinee's holder and source file.
+    assert mapping.frames("a.a", "a", None, 4) == [F("com.example.Util", "check", "(I)V", "Util.java", 225),
+                                                   F("com.example.Cart", "add", "(Lcom/example/Item;)V", "Cart.kt", 30)]
+    # The catch-all range, and a frame whose line is unknown.
+    assert mapping.frames("a.a", "b", None, 123) == [F("com.example.Cart", "size", "()I", "Cart.kt", 40)]
+    assert mapping.frames("a.a", "b") == [F("com.example.Cart", "size", "()I", "Cart.kt", 40)]
+    # Overloads told apart by the signature the frame gives (the residual one, or the renamed original).
+    assert mapping.frames("a.a", "c", "(La/b;)V")[0].signature == "(Lcom/example/Item;)V"
+    assert mapping.frames("a.a", "c", "(Ljava/lang/String;)V")[0].line == 70
+    # Not told apart: the name they share, the signature and line unknown.
+    assert mapping.frames("a.a", "c") == [F("com.example.Cart", "remove", None, "Cart.kt", None)]
+    # Fields of one obfuscated name in one class: told apart by type only.
+    assert mapping.field_name("a.a", "a", "object") == "items" and mapping.field_name("a.a", "a", "int") == "total"
+    assert mapping.field_name("a.a", "a") is None
+    # An outline hands its line to its caller's call site (1 -> 8), and leaves no frame of its own.
+    assert mapping.retrace([("b", "a", None, 1), ("a.a", "d", None, 7)]) == \
+        [[], [F("com.example.Cart", "checkout", "()V", "Cart.kt", 80)]]
+    # R8's ":0:0" is no line; a frame R8 synthesized and inlined is dropped where a real one remains.
+    assert mapping.frames("a.a", "d", None, 7)[0].line is None
+    assert mapping.frames("a.a", "e", None, 11) == [F("com.example.Cart$$ExternalSyntheticLambda0", "run", "()V",
+                                                       None, None)]
+    assert mapping.frames("zz", "a") is None and mapping.frames("a.a", "zz") is None
+
+
+@pytest.mark.parametrize("text, line", [
+    ("    int a -> b\n", 1),
+    ("A -> a:\n    int x -> y\nA B C\n", 3),
+    ("A -> a:\n    void f(int -> a\n", 2),
+    ("A -> a:\n\n# c\n    1:x:void f() -> a\n", 4),
+])
+def test_malformed_mapping_names_its_line(tmp_path, text, line):
+    path = tmp_path / "mapping.txt"
+    path.write_text(text)
+    with pytest.raises(hprofkit.MappingError) as info:
+        hprofkit.Mapping.read(path)
+    assert info.value.line == line and info.value.path == str(path)
+    assert f"{path} line {line}:" in str(info.value)
+    assert isinstance(info.value, hprofkit.HprofError)
+
+
+# -- stats(mapping=) ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", DUMPS)
+def test_stats_with_mapping_gives_the_clear_histogram(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the mapping fits: no warning
+        stats = hprofkit.stats(OBF / name, mapping=MAPPING)
+    rows = {r.name: r for r in stats.histogram}
+    for clear, count in KEY["instances"].items():
+        assert rows[clear].instances == count
+        assert rows[clear].obfuscated_name == KEY["classes"][clear]["obfuscated"]
+    for obfuscated in KEY["obfuscated_histogram_before_deobfuscation"]:
+        assert obfuscated not in rows
+    assert rows["java.lang.String"].obfuscated_name is None
+    assert stats.to_dict()["histogram"][0].keys() == {"class", "class_id", "instances", "shallow_bytes", "obfuscated"}
+    plain = hprofkit.stats(OBF / name)
+    assert sorted((r.instances, r.shallow_bytes) for r in plain.histogram) == \
+        sorted((r.instances, r.shallow_bytes) for r in stats.histogram)
+
+
+def test_stats_with_a_mapping_of_another_program_warns():
+    with pytest.warns(hprofkit.MappingWarning, match=r"fits no class of .*leak_service_binder.*HeapGen\$Activity -> a"):
+        hprofkit.stats(DATA / "hprof" / "leakcanary__leak_service_binder.hprof", mapping=MAPPING)
+
+
+# -- deobfuscate() -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def deobfuscated(tmp_path_factory) -> dict[str, Path]:
+    out = {}
+    tmp = tmp_path_factory.mktemp("deobfuscated")
+    for name in DUMPS:
+        target = tmp / name.replace(".hprof.gz", "_clear.hprof")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = hprofkit.deobfuscate(OBF / name, target, mapping=MAPPING)
+        assert (result.classes, result.fields, result.mismatch) == (3, 16, None)
+        assert result.output == target.stat().st_size
+        out[name] = target
+    return out
+
+
+@pytest.mark.parametrize("name", DUMPS)
+def test_deobfuscated_dump_has_the_clear_names(deobfuscated, name):
+    names = dump_names(deobfuscated[name])
+    for clear, entry in KEY["classes"].items():
+        statics, fields = names[clear]
+        assert statics == [row[0] for row in entry["static_fields"]]
+        assert fields == [row[0] for row in entry["instance_fields"]]
+    for obfuscated in ("a", "b", "c"):
+        assert obfuscated not in names
+    stats = hprofkit.stats(deobfuscated[name])
+    rows = {r.name: r.instances for r in stats.histogram}
+    assert {clear: rows[clear] for clear in KEY["instances"]} == KEY["instances"]
+    # The shared checker of the answer key agrees.
+    check = subprocess.run([sys.executable, str(DATA.parent / "tools" / "obfuscate" / "histogram.py"), "verify",
+                            str(deobfuscated[name]), str(OBF / "heapgen_s5_16mb_clear_histogram.json")],
+                           capture_output=True, text=True)
+    assert check.returncode == 0 and "RESULT: MATCH" in check.stdout, check.stdout + check.stderr
+
+
+@pytest.mark.parametrize("name", DUMPS)
+def test_deobfuscated_dump_changes_nothing_but_names(deobfuscated, name):
+    """Every record and sub-record but STRINGs, LOAD_CLASSes, STACK_FRAMEs
+    and CLASS_DUMPs is the input's, byte for byte, in the same order."""
+    with hprofkit.open(OBF / name) as a, hprofkit.open(deobfuscated[name]) as b:
+        assert (a.version, a.id_size, a.timestamp) == (b.version, b.id_size, b.timestamp)
+        named = {0x01, 0x02, 0x04}
+        ra = [(r.tag, bytes(r.body)) for r in a.records() if r.tag not in named and r.tag not in (0x0C, 0x1C)]
+        rb = [(r.tag, bytes(r.body)) for r in b.records() if r.tag not in named and r.tag not in (0x0C, 0x1C)]
+        assert ra == rb
+        sa = [(s.tag, bytes(s.raw)) for s in a.subrecords() if s.tag != 0x20]
+        sb = [(s.tag, bytes(s.raw)) for s in b.subrecords() if s.tag != 0x20]
+        assert len(sa) == len(sb) and sa == sb
+        strings_a = [bytes(r.body) for r in a.records() if r.tag == 0x01]
+        strings_b = [bytes(r.body) for r in b.records() if r.tag == 0x01]
+        assert strings_b[len(strings_b) - len(strings_a):] == strings_a  # every old string kept, new ones first
+
+
+@pytest.mark.parametrize("name", DUMPS)
+def test_deobfuscated_dump_equals_the_clear_histogram_in_visualvm(deobfuscated, name, oracle):
+    theirs = oracle.run(deobfuscated[name])
+    counts: dict[str, int] = {}
+    for key, (count, *_) in theirs["histogram"].items():
+        counts[key.rsplit("@", 1)[0]] = counts.get(key.rsplit("@", 1)[0], 0) + count
+    assert {clear: counts.get(clear) for clear in KEY["instances"]} == KEY["instances"]
+    for obfuscated in ("a", "b", "c"):
+        assert obfuscated not in counts
+    assert theirs["instances"] == hprofkit.stats(deobfuscated[name]).instances + \
+        hprofkit.stats(deobfuscated[name]).arrays
+
+
+def test_deobfuscated_android_dump_against_badoo_record_by_record(deobfuscated):
+    """Badoo's deobfuscator on the same input: every record and sub-record is
+    the same but for the deliberate differences docs/deobfuscation.md lists:
+    the STRING records (its renamed in place and copies; ours all kept and
+    new ones added), the string ids LOAD_CLASS and CLASS_DUMP use, where
+    the CLASS_DUMPs are (Badoo writes them all first, re-cutting the
+    segments), and HeapGen$Listener's field names, which Badoo gets wrong."""
+    ours, theirs = deobfuscated[DUMPS[1]], BADOO
+    with hprofkit.open(ours) as a, hprofkit.open(theirs) as b:
+        assert (a.magic, a.id_size, a.timestamp) == (b.magic, b.id_size, b.timestamp)
+        def records(dump):  # heap records by tag: Badoo cuts segments elsewhere; sub-records are compared below
+            return [(r.tag, None if r.tag in (0x0C, 0x1C) else bytes(r.body))
+                    for r in dump.records() if r.tag not in (0x01, 0x02)]
+        assert records(a) == records(b)
+        ra = [(s.tag, bytes(s.raw)) for s in a.subrecords() if s.tag != 0x20]
+        rb = [(s.tag, bytes(s.raw)) for s in b.subrecords() if s.tag != 0x20]
+        assert ra == rb
+        ca = [(s.id, s.class_id, s.super_id, s.instance_size, [t for _, t, _ in s.statics], s.fields and
+               [t for _, t in s.fields]) for s in a.subrecords() if s.tag == 0x20]
+        cb = [(s.id, s.class_id, s.super_id, s.instance_size, [t for _, t, _ in s.statics], s.fields and
+               [t for _, t in s.fields]) for s in b.subrecords() if s.tag == 0x20]
+        assert len(ca) == len(cb) and sorted(ca) == sorted(cb)  # Badoo moves the CLASS_DUMPs to the front
+    names_ours, names_theirs = dump_names(ours), dump_names(theirs)
+    assert names_ours.keys() == names_theirs.keys()
+    differ = {cls for cls in names_ours if names_ours[cls] != names_theirs[cls]}
+    assert differ == {"HeapGen$Listener"}
+    assert names_theirs["HeapGen$Listener"] == ([], ["HeapGen$Node", "HeapGen$Listener", "HeapGen$Activity"])
+    assert names_ours["HeapGen$Listener"] == ([], ["weight", "id", "owner"])
+
+
+def test_deobfuscate_refuses_to_overwrite_its_input(tmp_path):
+    copy = tmp_path / "obf.hprof"
+    copy.write_bytes(b"JAVA PROFILE 1.0.2\0" + struct.pack(">IQ", 4, 0))
+    with pytest.raises(ValueError, match="is the input file"):
+        hprofkit.deobfuscate(copy, copy, mapping=MAPPING)
+
+
+def test_deobfuscate_warns_on_a_mapping_that_lacks_a_field(tmp_path):
+    wrong = tmp_path / "mapping.txt"
+    wrong.write_text(MAPPING.read_text().replace("    java.util.Map extras -> d\n", ""))
+    with pytest.warns(hprofkit.MappingWarning, match=r"field 'd' of class a \(HeapGen\$Activity\) is not in"):
+        result = hprofkit.deobfuscate(OBF / DUMPS[1], tmp_path / "out.hprof", mapping=wrong)
+    assert result.mismatch is not None and result.fields == 15
+
+
+def test_renamer_output_does_not_depend_on_chunking():
+    """The core renamer fed in pieces of every size writes the same bytes."""
+    data = (DATA / "hprof" / "leakcanary__leak_service_binder.hprof").read_bytes()
+    with hprofkit.open(data) as dump:
+        cls = next(s for s in dump.subrecords() if s.tag == 0x20 and s.fields)
+        class_id, n_statics, n_fields = cls.id, len(cls.statics), len(cls.fields)
+    plan = dict(prelude=struct.pack(">BIII", 1, 0, 4 + 3, 0x7FFFFFF0) + b"new",
+                classes=[(class_id, (0,) * n_statics, (0x7FFFFFF0,) * n_fields)])
+    whole = _hprof.Renamer(**plan)
+    expected = whole.feed(data) + whole.flush()
+    for size in (13, 4093, 65537):
+        renamer = _hprof.Renamer(**plan)
+        pieces = [renamer.feed(data[i:i + size]) for i in range(0, len(data), size)]
+        assert b"".join(pieces) + renamer.flush() == expected
+    assert expected.count(b"\x7f\xff\xff\xf0") == n_fields + 1
