@@ -297,3 +297,39 @@ def test_renamer_output_does_not_depend_on_chunking():
         pieces = [renamer.feed(data[i:i + size]) for i in range(0, len(data), size)]
         assert b"".join(pieces) + renamer.flush() == expected
     assert expected.count(b"\x7f\xff\xff\xf0") == n_fields + 1
+
+
+# -- command line --------------------------------------------------------------------------
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hprofkit", *map(str, args)], capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_cli_deobfuscate_writes_what_the_library_writes(deobfuscated, tmp_path):
+    out = tmp_path / "clear.hprof"
+    proc = run_cli("deobfuscate", OBF / DUMPS[0], out, "--mapping", MAPPING)
+    assert proc.returncode == 0, proc.stderr
+    assert "renamed 3 classes, 16 fields" in proc.stdout and proc.stderr == ""
+    assert out.read_bytes() == deobfuscated[DUMPS[0]].read_bytes()
+
+
+def test_cli_stats_with_mapping():
+    proc = run_cli("stats", OBF / DUMPS[1], "--mapping", MAPPING, "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["class"]: r for r in json.loads(proc.stdout)["histogram"]}
+    assert rows["HeapGen$Node"]["instances"] == 6230 and rows["HeapGen$Node"]["obfuscated"] == "c"
+    proc = run_cli("stats", DATA / "hprof" / "leakcanary__leak_service_binder.hprof", "--mapping", MAPPING)
+    assert proc.returncode == 0
+    assert proc.stderr.startswith("hprofkit: warning: ") and "fits no class" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_cli_malformed_mapping_is_one_line_naming_it(tmp_path):
+    bad = tmp_path / "mapping.txt"
+    bad.write_text("A -> a:\n    int x -> y\n    void f(int -> a\n")
+    for args in (["stats", OBF / DUMPS[1]], ["info", OBF / DUMPS[1]], ["deobfuscate", OBF / DUMPS[1], tmp_path / "o"]):
+        proc = run_cli(*args, "--mapping", bad)
+        assert proc.returncode == 1 and proc.stdout == ""
+        assert proc.stderr == f"hprofkit: error: malformed mapping: {bad} line 3: a method's parameter list has no ')'\n"
+    assert not (tmp_path / "o").exists()

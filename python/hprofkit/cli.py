@@ -1,4 +1,4 @@
-"""Command line: python -m hprofkit info|stats|show|encode|decode|convert|leaks|demo ...
+"""Command line: python -m hprofkit info|stats|show|encode|decode|convert|deobfuscate|leaks|demo ...
 
 Every failure prints one line on stderr and exits with status 1."""
 
@@ -13,12 +13,15 @@ import signal
 import sys
 import tempfile
 import threading
+import warnings
 from typing import Iterator, Sequence
 
 from . import __version__, _cli_batch, _cli_diff, _cli_leaks, _cli_reach
 from ._codec import FORMATS
 from ._dump import Dump
-from ._errors import HprofError
+from ._deobfuscate import deobfuscate
+from ._errors import HprofError, MappingWarning
+from ._mapping import Mapping
 from ._files import Result, convert, decode, encode
 from ._output import is_stdout
 from ._progress import Progress
@@ -33,12 +36,34 @@ def _open(file: str) -> Dump:
     return Dump(sys.stdin.buffer if file == "-" else file)
 
 
-def _stats(dump: Dump, heap_dump: int | None):
+def _mapping(args: argparse.Namespace) -> Mapping | None:
+    """The --mapping of the command line, read before any dump is."""
+    path = getattr(args, "mapping", None)
+    return None if path is None else Mapping.read(path)
+
+
+@contextlib.contextmanager
+def _mapping_warnings() -> Iterator[None]:
+    """A MappingWarning (a mapping that does not fit the dump) as one line on stderr."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MappingWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, MappingWarning):
+                    print(f"hprofkit: warning: {w.message}", file=sys.stderr)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def _stats(dump: Dump, heap_dump: int | None, mapping: Mapping | None = None):
     """dump.stats() with a progress bar on a terminal, and a warning on
-    stderr when a heap dump stops early."""
+    stderr when a heap dump stops early or the mapping does not fit."""
     progress = Progress("reading")
     try:
-        stats = dump.stats(progress, heap_dump=heap_dump)
+        with _mapping_warnings():
+            stats = dump.stats(progress, heap_dump=heap_dump, mapping=mapping)
     finally:
         progress.close()
     _warn_unfinished(dump.path or "<stdin>", stats.unfinished)
@@ -53,8 +78,9 @@ def _warn_unfinished(name: str, unfinished: UnfinishedDump | None) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    mapping = _mapping(args)
     with _open(args.file) as dump:
-        stats = _stats(dump, args.heap_dump)
+        stats = _stats(dump, args.heap_dump, mapping)
         on_disk = os.path.getsize(dump.path) if dump.path and os.path.isfile(dump.path) else None
         if args.json:
             doc: dict = {"file": args.file, "size": on_disk if on_disk is not None else dump.size,
@@ -88,8 +114,9 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    mapping = _mapping(args)
     with _open(args.file) as dump:
-        stats = _stats(dump, args.heap_dump)
+        stats = _stats(dump, args.heap_dump, mapping)
     if args.json:
         json.dump(stats.to_dict(top=args.top, heap=args.heap), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -111,7 +138,8 @@ def _report(command: str, result: Result, stream) -> None:
     stream.write(line + "\n")
 
 
-PROGRESS_LABELS = {"encode": "encoding", "decode": "decoding", "convert": "converting"}
+PROGRESS_LABELS = {"encode": "encoding", "decode": "decoding", "convert": "converting",
+                   "deobfuscate": "deobfuscating"}
 
 
 def _run_file_command(args: argparse.Namespace, run) -> int:
@@ -144,6 +172,22 @@ def cmd_encode(args: argparse.Namespace) -> int:
 def cmd_decode(args: argparse.Namespace) -> int:
     return _run_file_command(args, lambda progress: decode(args.input, args.output, threads=args.threads,
                                                            progress=progress))
+
+
+def cmd_deobfuscate(args: argparse.Namespace) -> int:
+    mapping = _mapping(args)
+    progress = Progress(PROGRESS_LABELS[args.command])
+    try:
+        with _mapping_warnings():
+            result = deobfuscate(args.input, args.output, mapping=mapping, progress=progress)
+    finally:
+        progress.close()
+    stream = sys.stderr if is_stdout(args.output) else sys.stdout
+    stream.write(f"renamed {result.classes:,} classes, {result.fields:,} fields, {result.frames:,} stack frames "
+                 f"({result.strings:,} new strings)\n")
+    _report(args.command, result, stream)
+    _warn_unfinished("<stdin>" if args.input == "-" else args.input, result.unfinished)
+    return 0
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -230,6 +274,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return demo.run(tmp, sys.stdout)
 
 
+def add_mapping_option(p: argparse.ArgumentParser) -> None:
+    """--mapping FILE: class and field names read through a ProGuard/R8 mapping."""
+    p.add_argument("--mapping", default=None, metavar="FILE",
+                   help="ProGuard or R8 mapping.txt: show clear names for an obfuscated (release) dump")
+
+
 def positive_int(text: str) -> int:
     """argparse type: an int of 1 or more."""
     try:
@@ -252,6 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help=dump_help)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--heap-dump", type=int, default=None, metavar="N", help=heap_dump_help)
+    add_mapping_option(p)
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("stats", help="record and sub-record tallies and the class histogram")
@@ -262,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--heap", default=None, metavar="NAME",
                    help="the histogram of one heap (Android: app, zygote, image; else default)")
     p.add_argument("--heap-dump", type=int, default=None, metavar="N", help=heap_dump_help)
+    add_mapping_option(p)
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("encode", help="trim and compress a dump (hprofkit's format, or Tailor's)")
@@ -295,6 +347,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="standard dump, or - for stdout")
     p.add_argument("-z", action="store_true", help="exclude the zygote and image heaps' objects")
     p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("deobfuscate", help="rewrite an obfuscated dump with the clear names of its mapping.txt")
+    p.add_argument("input", help=dump_help)
+    p.add_argument("output", help="deobfuscated dump, or - for stdout")
+    p.add_argument("--mapping", required=True, metavar="FILE", help="the ProGuard or R8 mapping.txt of the build")
+    p.set_defaults(func=cmd_deobfuscate)
 
     p = sub.add_parser("show", help="an object (by id) or a class (by name): fields, references, referrers")
     p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
