@@ -95,7 +95,8 @@ def _scan(view: memoryview, id_size: int) -> _Scan:
                 scan.traces.append(body)
     for sub in _hprof.subrecords(view):
         if sub.tag == SUB_CLASS_DUMP:
-            scan.class_dumps[sub.id] = ([(name, type_) for name, type_, _ in sub.statics], list(sub.fields))
+            scan.class_dumps[sub.id or 0] = ([(name, type_) for name, type_, _ in sub.statics or ()],
+                                             list(sub.fields or ()))
     return scan
 
 
@@ -106,7 +107,8 @@ def _fresh_ids(used: Any, count: int, id_size: int) -> list[int]:
     top = max(used, default=0)
     if top + count <= limit:
         return list(range(top + 1, top + 1 + count))
-    out, candidate = [], 1
+    out: list[int] = []
+    candidate = 1
     while len(out) < count:
         if candidate > limit:
             raise UnsupportedError(f"no {count:,} free identifiers of {id_size} bytes for the clear names")

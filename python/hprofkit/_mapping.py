@@ -71,7 +71,7 @@ class _Member(NamedTuple):
     outline: int
     positions: dict[int, int]
     line: int
-    index: int
+    member_index: int  # among all members: an inline stack's lines are consecutive
 
 
 def _descriptor(java_type: str, rename: Any = None) -> str:
@@ -309,7 +309,7 @@ class Mapping:
         for m in methods:  # R8: consecutive lines with one obfuscated range are one inline stack
             last = groups[-1][-1] if groups else None
             if last is not None and m.min_lo is not None and (m.min_lo, m.min_hi) == (last.min_lo, last.min_hi) \
-                    and m.index == last.index + 1:
+                    and m.member_index == last.member_index + 1:
                 groups[-1].append(m)
             else:
                 groups.append([m])
@@ -319,7 +319,8 @@ class Mapping:
         if line is not None and line <= 0:
             line = None
         if line is not None:
-            holding = [g for g in groups if g[0].min_lo is not None and g[0].min_lo <= line <= g[0].min_hi]
+            holding = [g for g in groups if g[0].min_lo is not None and g[0].min_hi is not None
+                       and g[0].min_lo <= line <= g[0].min_hi]
             candidates = holding or [g for g in groups if g[0].min_lo is None]
         else:
             candidates = [g for g in groups if g[0].min_lo is None or (g[0].min_lo, g[0].min_hi) == (0, 65535)]
@@ -398,7 +399,8 @@ class Mapping:
         if index is None or outline_line is None:
             return line
         for m in self._members(index, method, "method"):
-            if m.positions and m.min_lo is not None and line is not None and m.min_lo <= line <= m.min_hi:
+            if m.positions and m.min_lo is not None and m.min_hi is not None and line is not None \
+                    and m.min_lo <= line <= m.min_hi:
                 return m.positions.get(outline_line, line)
         return line
 
@@ -407,7 +409,8 @@ class Mapping:
 def _caller_level() -> int:
     """The stacklevel of the first frame outside the package (the user's call)."""
     package = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(1), 1
+    frame: Any = sys._getframe(1)
+    level = 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
         frame, level = frame.f_back, level + 1
     return level
