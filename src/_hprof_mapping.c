@@ -201,6 +201,39 @@ static PyObject *mapping_members(MappingIndex *self, PyObject *args)
     return out;
 }
 
+PyDoc_STRVAR(class_fields_doc,
+"class_fields($self, index, /)\n--\n\n"
+"The fields class number `index` lists, in file order: (obfuscated, name,\n"
+"type).");
+
+static PyObject *mapping_class_fields(MappingIndex *self, PyObject *arg)
+{
+    unsigned long index = PyLong_AsUnsignedLong(arg);
+    const hp_map_class *cls;
+    PyObject *out;
+    uint32_t i;
+    if (index == (unsigned long)-1 && PyErr_Occurred())
+        return NULL;
+    cls = index <= UINT32_MAX ? hp_mapping_class(self->mapping, (uint32_t)index) : NULL;
+    if (!cls) {
+        PyErr_SetString(PyExc_IndexError, "no such class in the mapping");
+        return NULL;
+    }
+    out = PyList_New(0);
+    for (i = cls->first_member; out && i < cls->first_member + cls->n_members; i++) {
+        const hp_map_member *mb = hp_mapping_member(self->mapping, i);
+        PyObject *item;
+        if (mb->kind != HP_MAP_FIELD)
+            continue;
+        item = Py_BuildValue("(NNN)", span_str(self, mb->obfuscated), span_str(self, mb->name),
+                             span_str(self, mb->type));
+        if (!item || PyList_Append(out, item) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(item);
+    }
+    return out;
+}
+
 PyDoc_STRVAR(class_names_doc,
 "class_names($self, /)\n--\n\n"
 "Every class as (original, obfuscated), in file order.");
@@ -237,6 +270,7 @@ static PyMethodDef mapping_methods[] = {
     { "find_original", (PyCFunction)mapping_find_original, METH_O, find_original_doc },
     { "class_info", (PyCFunction)mapping_class_info, METH_O, class_info_doc },
     { "members", (PyCFunction)mapping_members, METH_VARARGS, members_doc },
+    { "class_fields", (PyCFunction)mapping_class_fields, METH_O, class_fields_doc },
     { "class_names", (PyCFunction)mapping_class_names, METH_NOARGS, class_names_doc },
     { NULL, NULL, 0, NULL },
 };

@@ -34,11 +34,12 @@ PEERS = {
     "java": lambda: shutil.which("java"),
     "oracle": lambda: shutil.which("java") and ORACLE_SCRIPT.is_file() and str(ORACLE_SCRIPT),
     "strace": lambda: shutil.which("strace"),
+    "proguard": lambda: shutil.which("proguard"),  # Debian's proguard-cli: tests/test_deobfuscate.py
 }
 
 
 def peer(name: str) -> str:
-    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace).
+    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace, proguard).
     A test that needs a missing one is skipped on a developer's machine and
     fails under CI=true, where .ci/run installs every peer."""
     path = PEERS[name]()

@@ -7,6 +7,7 @@ record."""
 from __future__ import annotations
 
 import json
+import shutil
 import struct
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 
 import hprofkit
 from hprofkit import _hprof
-from conftest import DATA
+from conftest import DATA, SHARED_TOOLS, peer
 
 OBF = DATA / "obfuscated"
 MAPPING = OBF / "mapping.txt"
@@ -333,3 +334,45 @@ def test_cli_malformed_mapping_is_one_line_naming_it(tmp_path):
         assert proc.returncode == 1 and proc.stdout == ""
         assert proc.stderr == f"hprofkit: error: malformed mapping: {bad} line 3: a method's parameter list has no ')'\n"
     assert not (tmp_path / "o").exists()
+
+
+# -- a second obfuscation of the same program ------------------------------------------------
+
+@pytest.fixture(scope="session")
+def second_obfuscation(tmp_path_factory) -> Path:
+    """The shared dumps' program (HeapGen, 16 MB, seed 5) obfuscated again by
+    ProGuard with other names (a dictionary: q, r, s...), by
+    ../shared/tools/obfuscate/make.sh: another release of the same app."""
+    peer("java")
+    peer("proguard")
+    work = tmp_path_factory.mktemp("second-obfuscation")
+    (work / "dict.txt").write_text("".join(f"{c}\n" for c in "qrstuvwxyz"))
+    rules = (SHARED_TOOLS / "obfuscate" / "heapgen.pro").read_text()
+    (work / "second.pro").write_text(rules + "-obfuscationdictionary dict.txt\n-classobfuscationdictionary dict.txt\n")
+    subprocess.run(["bash", str(SHARED_TOOLS / "obfuscate" / "make.sh"), str(work / "out"), "16", "5",
+                    str(work / "second.pro")], check=True, capture_output=True, timeout=900)
+    return work / "out"
+
+
+def test_second_obfuscation_deobfuscates_to_its_clear_histogram(second_obfuscation, tmp_path):
+    mapping = hprofkit.Mapping.read(second_obfuscation / "mapping.txt")
+    key = json.loads((second_obfuscation / "heapgen_s5_16mb_clear_histogram.json").read_text())
+    assert mapping.obfuscated_class("HeapGen$Activity") == "q" != hprofkit.Mapping.read(MAPPING).obfuscated_class(
+        "HeapGen$Activity")
+    assert key["instances"] == KEY["instances"]  # the same program, budget and seed
+    for name in ("heapgen_s5_16mb_obf.hprof.gz", "heapgen_s5_16mb_obf_android.hprof.gz"):
+        out = tmp_path / name.replace(".gz", "")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = hprofkit.deobfuscate(second_obfuscation / name, out, mapping=mapping)
+        assert (result.classes, result.fields) == (3, 17)  # Node's f is renamed too now
+        names = dump_names(out)
+        for clear, entry in key["classes"].items():
+            assert names[clear] == ([r[0] for r in entry["static_fields"]], [r[0] for r in entry["instance_fields"]])
+        assert {c: r.instances for c in KEY["instances"] for r in hprofkit.stats(out).histogram if r.name == c} \
+            == KEY["instances"]
+    # The first release's mapping does not fit the second release's dump: it names
+    # HeapGen's statics a, b, c, where this dump has q, r, s.
+    with pytest.warns(hprofkit.MappingWarning, match=r"does not fit .*: field '[qrs]' of class HeapGen \(HeapGen\)"):
+        hprofkit.deobfuscate(second_obfuscation / "heapgen_s5_16mb_obf.hprof.gz", tmp_path / "wrong.hprof",
+                             mapping=MAPPING)

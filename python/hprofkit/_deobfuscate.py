@@ -163,19 +163,21 @@ class _Plan:
             cls = self.dotted.get(class_id)
             if cls is None or cls not in self.mapping:
                 continue
-            renamed = self.mapping.class_name(cls) != cls
-            new_statics = [self._field(cls, renamed, name_id, type_) for name_id, type_ in statics]
-            new_fields = [self._field(cls, renamed, name_id, type_) for name_id, type_ in fields]
+            knows_fields = bool(self.mapping.fields(cls))
+            new_statics = [self._field(cls, knows_fields, name_id, type_) for name_id, type_ in statics]
+            new_fields = [self._field(cls, knows_fields, name_id, type_) for name_id, type_ in fields]
             if any(new_statics) or any(new_fields):
                 self.classes.append((class_id, new_statics, new_fields))
 
-    def _field(self, cls: str, renamed: bool, name_id: int, type_code: int) -> Any:
+    def _field(self, cls: str, knows_fields: bool, name_id: int, type_code: int) -> Any:
+        """The new name id of a field (0: unchanged).  A name the mapping
+        lacks, in a class whose fields it lists, is the mismatch reported."""
         name = self.text(name_id)
         if name is None or name.startswith("<"):  # HotSpot's <resolved_references> & co: no field of the program
             return 0
         clear = self.mapping.field_name(cls, name, TYPE_NAMES.get(type_code))
         if clear is None:
-            if renamed and self.mismatch is None:
+            if knows_fields and self.mismatch is None:
                 self.mismatch = (f"field {name!r} of class {cls} ({self.mapping.class_name(cls)}) is not in the "
                                  f"mapping")
             return 0

@@ -267,6 +267,12 @@ class Mapping:
         names = {f.name for f in fields}
         return names.pop() if len(names) == 1 else None
 
+    def fields(self, class_obfuscated: str) -> list[tuple[str, str, str]]:
+        """The fields the mapping lists for a class (by obfuscated dotted
+        name), in its order: (obfuscated, clear, Java type); [] when none."""
+        index = self._index.find_class(class_obfuscated)
+        return [] if index is None else self._index.class_fields(index)
+
     # -- frames ----------------------------------------------------------------------
     def frames(self, class_obfuscated: str, method: str, signature: str | None = None,
                line: int | None = None) -> list[MappedFrame] | None:
