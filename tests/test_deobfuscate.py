@@ -376,3 +376,13 @@ def test_second_obfuscation_deobfuscates_to_its_clear_histogram(second_obfuscati
     with pytest.warns(hprofkit.MappingWarning, match=r"does not fit .*: field '[qrs]' of class HeapGen \(HeapGen\)"):
         hprofkit.deobfuscate(second_obfuscation / "heapgen_s5_16mb_obf.hprof.gz", tmp_path / "wrong.hprof",
                              mapping=MAPPING)
+
+
+def test_subrecords_of_one_tag():
+    """deobfuscate's scan reads only CLASS_DUMPs: the iterator skips the rest in C."""
+    data = (DATA / "hprof" / "leakcanary__leak_service_binder.hprof").read_bytes()
+    every = [bytes(s.raw) for s in _hprof.subrecords(data) if s.tag == 0x20]
+    assert every and [bytes(s.raw) for s in _hprof.subrecords(data, tag=0x20)] == every
+    assert list(_hprof.subrecords(data, tag=0x20, heap_dump=5)) == []
+    with pytest.raises(ValueError):
+        _hprof.subrecords(data, tag=256)

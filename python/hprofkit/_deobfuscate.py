@@ -93,9 +93,8 @@ def _scan(view: memoryview, id_size: int) -> _Scan:
             body = bytes(record.body)
             if len(body) >= 12:
                 scan.traces.append(body)
-    for sub in _hprof.subrecords(view):
-        if sub.tag == SUB_CLASS_DUMP:
-            scan.class_dumps[sub.id or 0] = ([(name, type_) for name, type_, _ in sub.statics or ()],
+    for sub in _hprof.subrecords(view, tag=SUB_CLASS_DUMP):
+        scan.class_dumps[sub.id or 0] = ([(name, type_) for name, type_, _ in sub.statics or ()],
                                              list(sub.fields or ()))
     return scan
 

@@ -1,0 +1,123 @@
+"""Deobfuscation costs (issue 20): reading a large app's mapping.txt, and what
+a mapping adds to reading a dump.
+
+    python benchmarks/bench_mapping.py [--mapping-mb 40] [--dump DUMP | --mb 64]
+
+1. A realistic R8 mapping (benchmarks/_r8map.py: map version 2.2, line
+   ranges, inline frames, metadata) of --mapping-mb MB is written and read
+   with hprofkit.Mapping.read, best of 3, with its peak anonymous memory in
+   a fresh interpreter; a bare Python line loop over the same text (split
+   and partition, no validation) is timed beside it, as the cost floor of a
+   pure-Python reader.  Target: 40 MB in 1 s or less.
+2. A mapping that fits the dump (every class and field of it renamed to a
+   clear name, then the R8 text above, so it is as large) is applied:
+   stats() with and without it, and deobfuscate() against a plain copy of
+   the dump through the same output path.  Target: a mapping costs 10% or
+   less on top of reading the dump without one (the mapping's own reading
+   is reported apart)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import hprofkit
+from _common import best_of, child_anon_peak, dump_options, measured_dump
+from _r8map import r8_mapping
+
+
+def python_line_loop(path: Path) -> float:
+    """Seconds for a bare Python pass over the lines (what a pure-Python reader costs at least)."""
+    start = time.perf_counter()
+    data = path.read_bytes()
+    for line in data.split(b"\n"):
+        if line[:1] in (b" ", b"\t"):
+            line.partition(b" -> ")
+    return time.perf_counter() - start
+
+
+def fitting_mapping(dump: Path, filler: str) -> str:
+    """A mapping that renames every class and field of `dump` (its names
+    become the obfuscated ones), followed by `filler`."""
+    from hprofkit import _hprof
+    lines = []
+    with hprofkit.open(dump) as d:
+        strings, names = {}, {}
+        fmt = "Q" if d.id_size == 8 else "I"
+        import struct
+        for r in d.records():
+            if r.tag == 1:
+                body = bytes(r.body)
+                strings[struct.unpack_from(">" + fmt, body)[0]] = body[d.id_size:].decode("utf-8", "replace")
+            elif r.tag == 2:
+                body = bytes(r.body)
+                names[struct.unpack_from(">" + fmt, body, 4)[0]] = struct.unpack_from(">" + fmt, body, 8 + d.id_size)[0]
+        for sub in _hprof.subrecords(d.buffer):
+            if sub.tag != 0x20 or sub.id not in names:
+                continue
+            obf = strings.get(names[sub.id], "").replace("/", ".")
+            if not obf or obf.startswith("["):
+                continue
+            lines.append(f"clear.{obf} -> {obf}:")
+            for name_id, type_, *_ in list(sub.statics or ()) + list(sub.fields or ()):
+                name = strings.get(name_id, "")
+                if name and not name.startswith("<"):
+                    lines.append(f"    java.lang.Object clear_{name} -> {name}")
+    return "\n".join(lines) + "\n" + filler
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mapping-mb", type=int, default=40, help="size of the generated R8 mapping (default 40)")
+    dump_options(parser, 64)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hprofkit-bench-map-", dir="/tmp") as tmp:
+        tmp_path = Path(tmp)
+        text = r8_mapping(args.mapping_mb * 1_000_000)
+        r8 = tmp_path / "mapping.txt"
+        r8.write_text(text)
+        size_mb = r8.stat().st_size / 1e6
+        mapping = hprofkit.Mapping.read(r8)
+        read_s = best_of(3, lambda: hprofkit.Mapping.read(r8))
+        loop_s = min(python_line_loop(r8) for _ in range(3))
+        base, peak = child_anon_peak(f"hprofkit.Mapping.read({str(r8)!r})")
+        print(f"mapping: {size_mb:,.1f} MB, {len(mapping):,} classes, R8 map {mapping.version}")
+        print(f"  Mapping.read        {read_s:6.3f} s  ({size_mb / read_s:,.0f} MB/s)  peak +{(peak - base) / 1024:,.0f} MB"
+              f"   [target <= 1 s]")
+        print(f"  Python line loop    {loop_s:6.3f} s  (split + partition only, no validation: the floor of a "
+              f"pure-Python reader)")
+
+        with measured_dump(args) as dump:
+            fits = tmp_path / "fits.txt"
+            fits.write_text(fitting_mapping(dump, text))
+            fitting = hprofkit.Mapping.read(fits)
+            fits_mb = fits.stat().st_size / 1e6
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", hprofkit.MappingWarning)
+                plain_s = best_of(3, lambda: hprofkit.stats(dump))
+                mapped_s = best_of(3, lambda: hprofkit.stats(dump, mapping=fitting))
+                renamed = sum(1 for r in hprofkit.stats(dump, mapping=fitting).histogram if r.obfuscated_name)
+                out = tmp_path / "out.hprof"
+                copy_s = best_of(2, lambda: _copy(dump, out))
+                deob_s = best_of(2, lambda: hprofkit.deobfuscate(dump, out, mapping=fitting))
+            dump_mb = os.path.getsize(dump) / 1e6
+            print(f"fitting mapping: {fits_mb:,.1f} MB, renames {renamed:,} classes of the histogram")
+            print(f"  stats               {plain_s:6.3f} s without, {mapped_s:6.3f} s with: x{mapped_s / plain_s:.2f}"
+                  f"   [target <= x1.10]")
+            print(f"  deobfuscate         {deob_s:6.3f} s ({dump_mb / deob_s:,.0f} MB/s); a plain copy through "
+                  f"_output: {copy_s:.3f} s (x{deob_s / copy_s:.2f})")
+
+
+def _copy(src: Path, dst: Path) -> None:
+    from hprofkit._output import output_file
+    with open(src, "rb") as f, output_file(dst) as out:
+        shutil.copyfileobj(f, out, 8 << 20)
+
+
+if __name__ == "__main__":
+    main()
