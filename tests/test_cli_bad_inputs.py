@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import hprofkit
+from conftest import DATA
 from hprofkit.cli import main
 
 pytestmark = pytest.mark.sanitize
@@ -89,6 +90,8 @@ COMMANDS = {
     "show class": lambda src, dst: ["show", src, "java.lang.String"],
     "show object": lambda src, dst: ["show", src, "0x1"],
     "leaks": lambda src, dst: ["leaks", src],
+    "stats --mapping": lambda src, dst: ["stats", "--mapping", str(DATA / "obfuscated" / "mapping.txt"), src],
+    "deobfuscate": lambda src, dst: ["deobfuscate", src, dst, "--mapping", str(DATA / "obfuscated" / "mapping.txt")],
 }
 
 
