@@ -261,7 +261,7 @@ class _Run:
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     modules: dict[Path, bool] = field(default_factory=dict)  # module: collected without error
-    partial: set[Path] = field(default_factory=set)  # modules with deselected items or node ids given
+    tests: dict[Path, set[str]] = field(default_factory=dict)  # module: the items its collectors made
     phases: dict[str, dict[str, str]] = field(default_factory=dict)  # item: {when: outcome}
     unused: list[str] = field(default_factory=list)
     not_counted: int = 0  # unused files of modules that did not run completely
@@ -277,36 +277,34 @@ class _Run:
         return self.phases.get(nodeid) == {"setup": "passed", "call": "passed", "teardown": "passed"}
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(hookwrapper=True, trylast=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """Records every test a module holds, as its collectors made them:
+    innermost, before a node id, -k, -m or --lf (which filters this very
+    report) narrows them."""
     outcome = yield
+    run = collector.config.stash.get(_RUN, None)
+    if run is None or not isinstance(collector, (pytest.Module, pytest.Class)):
+        return
+    report = outcome.get_result()
+    module = collector.path
     if isinstance(collector, pytest.Module):
-        collector.config.stash[_RUN].modules[collector.path] = outcome.get_result().passed
-
-
-def pytest_deselected(items: list[pytest.Item]) -> None:
-    if items:
-        items[0].config.stash[_RUN].partial.update(item.path for item in items)
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    run = session.config.stash[_RUN]
-    here = session.config.invocation_params.dir
-    for arg in session.config.args:
-        path, sep, _ = arg.partition("::")
-        if sep:  # file.py::test_x: the module's other tests were not collected
-            run.partial.add((here / path).resolve())
+        run.modules[module] = report.passed
+    run.tests.setdefault(module, set()).update(
+        node.nodeid for node in report.result if isinstance(node, pytest.Item))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     run = session.config.stash.get(_RUN, None)
     if run is None:
         return
-    items: dict[Path, list[str]] = {}
-    for item in session.items:
-        items.setdefault(item.path, []).append(item.nodeid)
-    complete = {module: ok and module not in run.partial and all(map(run.clean, items.get(module, [])))
-                for module, ok in run.modules.items()}
+    selected = {item.nodeid for item in session.items}
+
+    def ran_whole(module: Path) -> bool:
+        # A module without tests does not count: --lf reports the files it skips as empty.
+        tests = run.tests.get(module, set())
+        return bool(tests) and tests <= selected and all(map(run.clean, tests))
+    complete = {module: ok and ran_whole(module) for module, ok in run.modules.items()}
     for module in run.modules:
         unused = [f for f in _baseline_files(module.parent / BASELINES / module.stem) if f not in run.use]
         if complete[module]:
@@ -314,7 +312,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         else:
             run.not_counted += len(unused)
     # The baselines of a module that is gone, when its directory ran completely.
-    whole = all(complete.values())
+    whole = (all(run.modules.values()) and all(map(run.clean, set().union(*run.tests.values())))
+             and not session.config.getoption("lf", False))
     for directory in sorted({module.parent for module in run.modules}):
         root = directory / BASELINES
         gone = [e.path for e in _scandir(root) if e.is_dir(follow_symlinks=False)

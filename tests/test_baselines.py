@@ -326,32 +326,38 @@ def test_unused_baselines_are_told_and_deleted_only_after_a_complete_run(pyteste
     """#22: "N baselines written, M updated, K unused"; --hprof-update-baselines
     deletes the unused ones.  Only a module whose every test was selected,
     ran and passed can tell a baseline nobody uses from one its tests did not
-    reach (syrupy's rule): -k, node ids and failures count and delete nothing."""
+    reach (syrupy's rule): -k, node ids, --lf and failures count and delete nothing."""
     snapshot_module(pytester, "test_a test_b test_c")
-    pytester.makepyfile(test_gone=f"""
-        def test_g(hprof_heap, hprof_baseline):
-            hprof_baseline.check(hprof_heap({str(DUMP)!r}))
-    """)
+    for module, test in (("test_gone", "test_g"), ("test_other", "test_o")):
+        pytester.makepyfile(**{module: f"""
+            def {test}(hprof_heap, hprof_baseline):
+                hprof_baseline.check(hprof_heap({str(DUMP)!r}))
+        """})
     written = pytester.runpytest("--hprof-update-baselines")
-    assert summary_line(written) == "4 baselines written, 0 updated, 0 unused"
+    assert summary_line(written) == "5 baselines written, 0 updated, 0 unused"
     snapshot_module(pytester, "test_a test_b")  # test_c is gone, and test_gone.py
     (pytester.path / "test_gone.py").unlink()
     stale_c, stale_g = baselines(pytester) / "test_c.json", baselines(pytester, "test_gone") / "test_g.json"
 
-    for args in (["-k", "test_a"], ["test_snap.py::test_a"]):
+    # -k: test_b, test_c, test_o and test_g not counted; a node id: test_other.py not even collected.
+    for args, left in ((["-k", "test_a"], 4), (["test_snap.py::test_a"], 3)):
         partial = pytester.runpytest("--hprof-update-baselines", *args)
         partial.assert_outcomes(passed=1)
         assert summary_line(partial) == "0 baselines written, 0 updated, 0 unused"
-        partial.stdout.fnmatch_lines(["3 more not used by this run, in modules that did not run completely*"])
+        partial.stdout.fnmatch_lines([f"{left} more not used by this run, in modules that did not run completely*"])
     assert stale_c.exists() and stale_g.exists()
 
     b = baselines(pytester) / "test_b.json"
     good = b.read_text()
     b.write_text(good.replace('"java.lang.String": [', '"java.lang.String": [1'))
     failing = pytester.runpytest()
-    failing.assert_outcomes(passed=1, failed=1)
+    failing.assert_outcomes(passed=2, failed=1)
     assert summary_line(failing) == "0 baselines written, 0 updated, 0 unused"
-    b.write_text(good)
+    # --lf reruns test_b alone; it reports test_other.py collected, and empty.
+    rerun = pytester.runpytest("--lf", "--hprof-update-baselines")
+    rerun.assert_outcomes(passed=1)
+    assert summary_line(rerun) == "0 baselines written, 1 updated, 0 unused"
+    assert b.read_text() == good and (baselines(pytester, "test_other") / "test_o.json").exists()
 
     one_file = pytester.runpytest("test_snap.py")  # test_snap complete; the directory was not asked for
     assert summary_line(one_file) == "0 baselines written, 0 updated, 1 unused"
@@ -365,7 +371,7 @@ def test_unused_baselines_are_told_and_deleted_only_after_a_complete_run(pyteste
     assert stale_c.exists() and stale_g.exists()
 
     deleted = pytester.runpytest("--hprof-update-baselines")
-    deleted.assert_outcomes(passed=2)
+    deleted.assert_outcomes(passed=3)
     assert summary_line(deleted) == "0 baselines written, 0 updated, 2 unused (deleted)"
     assert sorted(p.name for p in baselines(pytester).iterdir()) == ["test_a.json", "test_b.json"]
     assert not stale_g.parent.exists()

@@ -352,6 +352,7 @@ def assert_roundtrip(path: str | os.PathLike[str], format: str = "hprofkit", kee
 
 # -- baselines ---------------------------------------------------------------------
 
+BASELINE_FORMAT = _baseline.FORMAT  # the format check() writes (it reads hprofkit._baseline.READ_FORMATS)
 _REWRITE = "rewrite it with pytest --hprof-update-baselines, then review the diff and commit it"
 
 
@@ -390,7 +391,7 @@ class Baseline:
         masks = list(mask)
         classes = {n: list(v) for n, v in class_histogram(heap).items() if not _masked(n, masks)}
         names = [n for n in retained if not _masked(n, masks)]
-        return {"format": _baseline.FORMAT, "classes": dict(sorted(classes.items())),
+        return {"format": BASELINE_FORMAT, "classes": dict(sorted(classes.items())),
                 "retained": retained_by_class(heap, names) if names else {}}
 
     def check(self, heap: Heap | str | os.PathLike[str], *, retained: Iterable[str] = (),
