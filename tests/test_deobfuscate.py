@@ -7,7 +7,7 @@ record."""
 from __future__ import annotations
 
 import json
-import shutil
+import os
 import struct
 import subprocess
 import sys
@@ -341,22 +341,52 @@ def test_cli_malformed_mapping_is_one_line_naming_it(tmp_path):
 @pytest.fixture(scope="session")
 def second_obfuscation(tmp_path_factory) -> Path:
     """The shared dumps' program (HeapGen, 16 MB, seed 5) obfuscated again by
-    ProGuard with other names (a dictionary: q, r, s...), by
-    ../shared/tools/obfuscate/make.sh: another release of the same app."""
+    ProGuard (../shared/tools/obfuscate/make.sh) as another release would
+    be: other names (a dictionary: q, r, s...), and line numbers kept
+    (LineNumberTable, the source file renamed "SourceFile"), so its mapping
+    has line ranges.  make.sh's work files are kept in work/, the clear
+    program's dump (work/clear.hprof) among them."""
     peer("java")
     peer("proguard")
-    work = tmp_path_factory.mktemp("second-obfuscation")
-    (work / "dict.txt").write_text("".join(f"{c}\n" for c in "qrstuvwxyz"))
+    root = tmp_path_factory.mktemp("second-obfuscation")
+    (root / "dict.txt").write_text("".join(f"{c}\n" for c in "qrstuvwxyz"))
     rules = (SHARED_TOOLS / "obfuscate" / "heapgen.pro").read_text()
-    (work / "second.pro").write_text(rules + "-obfuscationdictionary dict.txt\n-classobfuscationdictionary dict.txt\n")
-    subprocess.run(["bash", str(SHARED_TOOLS / "obfuscate" / "make.sh"), str(work / "out"), "16", "5",
-                    str(work / "second.pro")], check=True, capture_output=True, timeout=900)
-    return work / "out"
+    (root / "second.pro").write_text(rules + "-obfuscationdictionary dict.txt\n-classobfuscationdictionary dict.txt\n"
+                                     "-keepattributes LineNumberTable,SourceFile\n-renamesourcefileattribute SourceFile\n")
+    subprocess.run(["bash", str(SHARED_TOOLS / "obfuscate" / "make.sh"), str(root / "out"), "16", "5",
+                    str(root / "second.pro")], check=True, capture_output=True, timeout=900,
+                   env={**os.environ, "KEEP": str(root / "work")})
+    return root
+
+
+def dump_frames(path) -> list[list[tuple]]:
+    """Each STACK_TRACE's frames: (class, method, signature, source, line),
+    HotSpot's hidden class addresses left out."""
+    with hprofkit.open(path) as dump:
+        ids = "Q" if dump.id_size == 8 else "I"
+        strings, classes, frames, traces = {}, {}, {}, []
+        records = [(r.tag, bytes(r.body)) for r in dump.records() if r.tag in (1, 2, 4, 5)]
+    for tag, body in records:
+        if tag == 1:
+            strings[struct.unpack_from(">" + ids, body)[0]] = body[struct.calcsize(ids):].decode("utf-8", "replace")
+        elif tag == 2:
+            serial, _, _, name = struct.unpack(f">I{ids}I{ids}", body)
+            classes[serial] = name
+    for tag, body in records:
+        if tag == 4:
+            frame, method, sig, source, serial, line = struct.unpack(f">{ids}{ids}{ids}{ids}Ii", body)
+            cls = strings.get(classes.get(serial), "").split("+0x")[0]
+            frames[frame] = (cls, strings.get(method), strings.get(sig), strings.get(source), line)
+        elif tag == 5:
+            count = struct.unpack_from(">I", body, 8)[0]
+            traces.append([frames[f] for f in struct.unpack_from(f">{count}{ids}", body, 12)])
+    return traces
 
 
 def test_second_obfuscation_deobfuscates_to_its_clear_histogram(second_obfuscation, tmp_path):
-    mapping = hprofkit.Mapping.read(second_obfuscation / "mapping.txt")
-    key = json.loads((second_obfuscation / "heapgen_s5_16mb_clear_histogram.json").read_text())
+    out_dir = second_obfuscation / "out"
+    mapping = hprofkit.Mapping.read(out_dir / "mapping.txt")
+    key = json.loads((out_dir / "heapgen_s5_16mb_clear_histogram.json").read_text())
     assert mapping.obfuscated_class("HeapGen$Activity") == "q" != hprofkit.Mapping.read(MAPPING).obfuscated_class(
         "HeapGen$Activity")
     assert key["instances"] == KEY["instances"]  # the same program, budget and seed
@@ -364,7 +394,7 @@ def test_second_obfuscation_deobfuscates_to_its_clear_histogram(second_obfuscati
         out = tmp_path / name.replace(".gz", "")
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            result = hprofkit.deobfuscate(second_obfuscation / name, out, mapping=mapping)
+            result = hprofkit.deobfuscate(out_dir / name, out, mapping=mapping)
         assert (result.classes, result.fields) == (3, 17)  # Node's f is renamed too now
         names = dump_names(out)
         for clear, entry in key["classes"].items():
@@ -374,8 +404,22 @@ def test_second_obfuscation_deobfuscates_to_its_clear_histogram(second_obfuscati
     # The first release's mapping does not fit the second release's dump: it names
     # HeapGen's statics a, b, c, where this dump has q, r, s.
     with pytest.warns(hprofkit.MappingWarning, match=r"does not fit .*: field '[qrs]' of class HeapGen \(HeapGen\)"):
-        hprofkit.deobfuscate(second_obfuscation / "heapgen_s5_16mb_obf.hprof.gz", tmp_path / "wrong.hprof",
+        hprofkit.deobfuscate(out_dir / "heapgen_s5_16mb_obf.hprof.gz", tmp_path / "wrong.hprof",
                              mapping=MAPPING)
+
+
+def test_second_obfuscation_frames_retrace_to_the_clear_programs(second_obfuscation, tmp_path):
+    """With line numbers kept, the mapping has ProGuard's line ranges: the
+    deobfuscated dump's stack traces are the clear program's, frame for
+    frame (class, method, signature, source file, line)."""
+    out = tmp_path / "clear.hprof"
+    result = hprofkit.deobfuscate(second_obfuscation / "work" / "obf.hprof", out,
+                                  mapping=second_obfuscation / "out" / "mapping.txt")
+    assert result.frames >= 2
+    obfuscated, ours, clear = (dump_frames(p) for p in (second_obfuscation / "work" / "obf.hprof", out,
+                                                         second_obfuscation / "work" / "clear.hprof"))
+    assert any(f[:4] == ("HeapGen", "q", "()V", "SourceFile") for t in obfuscated for f in t)  # lambda$main$0
+    assert obfuscated != clear and ours == clear
 
 
 def test_subrecords_of_one_tag():

@@ -33,7 +33,7 @@ from . import _hprof
 from ._dump import Dump
 from ._errors import UnsupportedError
 from ._files import CHUNK, Result, _Output
-from ._mapping import MappedFrame, Mapping, warn_misfit
+from ._mapping import MappedFrame, Mapping, source_name, warn_misfit
 from ._names import decode_utf8
 from ._output import check_not_same_file, output_file
 from ._stats import unfinished_of
@@ -244,9 +244,11 @@ class _Plan:
         signature = self.mapping.deobfuscate_descriptor(sig) if sig is not None else None
         if clear.signature is not None:
             signature = clear.signature
+        dump_source = self.text(source_id) if source_id else None
+        source = source_name(clear.class_name, dump_source, clear.source)
         return ("frame", frame_id, self.new_string(method_name),
                 self.new_string(signature) if signature is not None else sig_id,
-                self.new_string(clear.source) if clear.source else source_id,
+                self.new_string(source) if source and source != dump_source else source_id,
                 serial_out, clear.line if clear.line is not None else raw_line)
 
     def _serial_of(self, clear_class: str) -> int | None:

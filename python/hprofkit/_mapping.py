@@ -87,6 +87,19 @@ def _descriptor(java_type: str, rename: Any = None) -> str:
     return "[" * depth + base
 
 
+def source_name(clear_class: str, dump_source: str | None, mapped_source: str | None) -> str | None:
+    """The source file of a retraced frame: the mapping's (R8's sourceFile),
+    else the dump's when the obfuscator left it, else, when the dump shows a
+    stand-in (-renamesourcefileattribute's "SourceFile", R8's
+    "r8-map-id-...", none), the one ProGuard's ReTrace infers: the outermost
+    class's simple name + ".java"."""
+    if mapped_source:
+        return mapped_source
+    if dump_source and dump_source != "SourceFile" and not dump_source.startswith("r8-map-id-"):
+        return dump_source
+    return clear_class.rsplit(".", 1)[-1].split("$", 1)[0] + ".java"
+
+
 def _hprof_type(java_type: str) -> str:
     """The HPROF basic type a field of this Java type is dumped as."""
     return java_type if java_type in _HPROF_TYPES else "object"
