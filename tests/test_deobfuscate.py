@@ -430,3 +430,9 @@ def test_subrecords_of_one_tag():
     assert list(_hprof.subrecords(data, tag=0x20, heap_dump=5)) == []
     with pytest.raises(ValueError):
         _hprof.subrecords(data, tag=256)
+
+
+def test_new_ids_go_in_the_gaps_when_above_the_highest_would_overflow():
+    from hprofkit._deobfuscate import _fresh_ids
+    assert _fresh_ids(41, 3, 4, lambda: pytest.fail("no scan needed")) == [42, 43, 44]
+    assert _fresh_ids(0xFFFFFFFE, 3, 4, lambda: {1, 2, 4, 0xFFFFFFFE}) == [3, 5, 6]

@@ -60,8 +60,11 @@ class DeobfuscateResult(Result):
 
 @dataclass
 class _Scan:
-    """The names of a dump (pass 1)."""
+    """The names of a dump (pass 1).  Of its strings only the texts of those
+    the names use are located, and the highest id kept: memory follows the
+    classes and frames, not the strings."""
     id_size: int
+    top_string_id: int = 0
     strings: dict[int, tuple[int, int]] = field(default_factory=dict)  # id -> (offset, length) of its text
     load_class: dict[int, tuple[int, int, int]] = field(default_factory=dict)  # class id -> (serial, stack, name id)
     serial_class: dict[int, int] = field(default_factory=dict)  # class serial -> class id
@@ -69,16 +72,32 @@ class _Scan:
     frames: dict[int, bytes] = field(default_factory=dict)  # frame id -> STACK_FRAME body
     traces: list[bytes] = field(default_factory=list)  # STACK_TRACE bodies
 
+    def name_ids(self) -> set[int]:
+        """The string ids the names of classes, fields and frames use."""
+        ids = {name for _, _, name in self.load_class.values()}
+        for statics, fields in self.class_dumps.values():
+            ids.update(name for name, _ in statics)
+            ids.update(name for name, _ in fields)
+        fmt = struct.Struct(">" + ("Q" if self.id_size == 8 else "I") * 4)
+        for body in self.frames.values():
+            ids.update(fmt.unpack_from(body)[1:])
+        return ids
+
+
+def _string_id(record: Any, id_format: struct.Struct) -> int | None:
+    return id_format.unpack_from(record.body)[0] if record.length >= id_format.size else None
+
 
 def _scan(view: memoryview, id_size: int) -> _Scan:
     scan = _Scan(id_size)
     ids = "Q" if id_size == 8 else "I"
+    id_format = struct.Struct(">" + ids)
     for record in _hprof.records(view):
         tag = record.tag
         if tag == TAG_STRING:
-            if record.length >= id_size:
-                string_id = struct.unpack_from(">" + ids, record.body)[0]
-                scan.strings[string_id] = (record.offset + 9 + id_size, record.length - id_size)
+            string_id = _string_id(record, id_format)
+            if string_id is not None and string_id > scan.top_string_id:
+                scan.top_string_id = string_id
         elif tag == TAG_LOAD_CLASS:
             body = bytes(record.body)
             if len(body) == 8 + 2 * id_size:
@@ -88,30 +107,41 @@ def _scan(view: memoryview, id_size: int) -> _Scan:
         elif tag == TAG_FRAME:
             body = bytes(record.body)
             if len(body) == 4 * id_size + 8:
-                scan.frames[struct.unpack_from(">" + ids, body)[0]] = body
+                scan.frames[id_format.unpack_from(body)[0]] = body
         elif tag == TAG_TRACE:
             body = bytes(record.body)
             if len(body) >= 12:
                 scan.traces.append(body)
     for sub in _hprof.subrecords(view, tag=SUB_CLASS_DUMP):
         scan.class_dumps[sub.id or 0] = ([(name, type_) for name, type_, _ in sub.statics or ()],
-                                             list(sub.fields or ()))
+                                         list(sub.fields or ()))
+    wanted = scan.name_ids()
+    for record in _hprof.records(view):
+        if record.tag == TAG_STRING:
+            string_id = _string_id(record, id_format)
+            if string_id in wanted:
+                scan.strings[string_id] = (record.offset + 9 + id_size, record.length - id_size)
     return scan
 
 
-def _fresh_ids(used: Any, count: int, id_size: int) -> list[int]:
-    """`count` ids that are not in `used` (a dict or set of ids), from just
-    above the highest, or in the gaps when that would overflow id_size."""
+def _every_string_id(view: memoryview, id_size: int) -> set[int]:
+    id_format = struct.Struct(">" + ("Q" if id_size == 8 else "I"))
+    return {i for r in _hprof.records(view) if r.tag == TAG_STRING and (i := _string_id(r, id_format)) is not None}
+
+
+def _fresh_ids(top: int, count: int, id_size: int, used: Callable[[], Any]) -> list[int]:
+    """`count` ids above `top` (the highest in use), or, when that would
+    overflow id_size, ids in the gaps of used() (every id in use)."""
     limit = (1 << (8 * id_size)) - 1
-    top = max(used, default=0)
     if top + count <= limit:
         return list(range(top + 1, top + 1 + count))
+    taken = used()
     out: list[int] = []
     candidate = 1
     while len(out) < count:
         if candidate > limit:
             raise UnsupportedError(f"no {count:,} free identifiers of {id_size} bytes for the clear names")
-        if candidate not in used:
+        if candidate not in taken:
             out.append(candidate)
         candidate += 1
     return out
@@ -209,7 +239,9 @@ class _Plan:
             if mapped:  # in place: the outermost frame stands for the frame
                 self.records.append((TAG_FRAME, frame_id, self._frame(frame_id, obfuscated[frame_id], mapped[-1])))
                 self.renamed_frames += 1
-        next_ids = iter(_fresh_ids(self.scan.frames, sum(len(m or ()) for m in single.values()) + 1, size))
+        frames = self.scan.frames
+        next_ids = iter(_fresh_ids(max(frames, default=0), sum(len(m or ()) for m in single.values()) + 1, size,
+                                   lambda: frames))
         for body in self.scan.traces:
             serial, thread, count = struct.unpack_from(">III", body)
             frame_ids = list(struct.unpack_from(f">{count}{self.ids}", body, 12)) if len(body) == 12 + count * size \
@@ -276,7 +308,8 @@ def _assemble(plan: _Plan) -> tuple[bytes, list[tuple[int, int, bytes]], list[tu
     scan = plan.scan
     size = scan.id_size
     ids_format = plan.ids
-    string_ids = _fresh_ids(scan.strings, len(plan.clear_ids), size)
+    string_ids = _fresh_ids(scan.top_string_id, len(plan.clear_ids), size,
+                            lambda: _every_string_id(plan.view, size))
 
     def sid(value: Any) -> int:
         return string_ids[value.index] if isinstance(value, _NewId) else value
