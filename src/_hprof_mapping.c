@@ -88,31 +88,41 @@ static PyObject *index_or_none(uint32_t index)
     return PyLong_FromUnsignedLong(index);
 }
 
+/* find_class / find_original: the class index of a name, or None. */
+static PyObject *find(MappingIndex *self, PyObject *name, int original)
+{
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(name, &n);
+    if (!p)
+        return NULL;
+    return index_or_none(original ? hp_mapping_find_original(self->mapping, p, (size_t)n)
+                                  : hp_mapping_find_class(self->mapping, p, (size_t)n));
+}
+
 PyDoc_STRVAR(find_class_doc,
 "find_class($self, name, /)\n--\n\n"
 "The index of the class whose obfuscated name is `name` (dotted, as the\n"
 "mapping writes it), or None.");
 
-static PyObject *mapping_find_class(MappingIndex *self, PyObject *name)
-{
-    Py_ssize_t n;
-    const char *p = PyUnicode_AsUTF8AndSize(name, &n);
-    if (!p)
-        return NULL;
-    return index_or_none(hp_mapping_find_class(self->mapping, p, (size_t)n));
-}
+static PyObject *mapping_find_class(MappingIndex *self, PyObject *name) { return find(self, name, 0); }
 
 PyDoc_STRVAR(find_original_doc,
 "find_original($self, name, /)\n--\n\n"
 "The index of the class whose original (clear) name is `name`, or None.");
 
-static PyObject *mapping_find_original(MappingIndex *self, PyObject *name)
+static PyObject *mapping_find_original(MappingIndex *self, PyObject *name) { return find(self, name, 1); }
+
+/* The class numbered by `arg`, or NULL with IndexError (or the int's error) set. */
+static const hp_map_class *class_at(MappingIndex *self, PyObject *arg)
 {
-    Py_ssize_t n;
-    const char *p = PyUnicode_AsUTF8AndSize(name, &n);
-    if (!p)
+    unsigned long index = PyLong_AsUnsignedLong(arg);
+    const hp_map_class *cls;
+    if (index == (unsigned long)-1 && PyErr_Occurred())
         return NULL;
-    return index_or_none(hp_mapping_find_original(self->mapping, p, (size_t)n));
+    cls = index <= UINT32_MAX ? hp_mapping_class(self->mapping, (uint32_t)index) : NULL;
+    if (!cls)
+        PyErr_SetString(PyExc_IndexError, "no such class in the mapping");
+    return cls;
 }
 
 PyDoc_STRVAR(class_info_doc,
@@ -122,15 +132,9 @@ PyDoc_STRVAR(class_info_doc,
 
 static PyObject *mapping_class_info(MappingIndex *self, PyObject *arg)
 {
-    unsigned long index = PyLong_AsUnsignedLong(arg);
-    const hp_map_class *cls;
-    if (index == (unsigned long)-1 && PyErr_Occurred())
+    const hp_map_class *cls = class_at(self, arg);
+    if (!cls)
         return NULL;
-    cls = index <= UINT32_MAX ? hp_mapping_class(self->mapping, (uint32_t)index) : NULL;
-    if (!cls) {
-        PyErr_SetString(PyExc_IndexError, "no such class in the mapping");
-        return NULL;
-    }
     return Py_BuildValue("(NNNOk)", span_str(self, cls->original), span_str(self, cls->obfuscated),
                          span_or_none(self, cls->source_file), (cls->flags & HP_MAP_SYNTHESIZED) ? Py_True : Py_False,
                          (unsigned long)cls->line);
@@ -208,17 +212,11 @@ PyDoc_STRVAR(class_fields_doc,
 
 static PyObject *mapping_class_fields(MappingIndex *self, PyObject *arg)
 {
-    unsigned long index = PyLong_AsUnsignedLong(arg);
-    const hp_map_class *cls;
+    const hp_map_class *cls = class_at(self, arg);
     PyObject *out;
     uint32_t i;
-    if (index == (unsigned long)-1 && PyErr_Occurred())
+    if (!cls)
         return NULL;
-    cls = index <= UINT32_MAX ? hp_mapping_class(self->mapping, (uint32_t)index) : NULL;
-    if (!cls) {
-        PyErr_SetString(PyExc_IndexError, "no such class in the mapping");
-        return NULL;
-    }
     out = PyList_New(0);
     for (i = cls->first_member; out && i < cls->first_member + cls->n_members; i++) {
         const hp_map_member *mb = hp_mapping_member(self->mapping, i);
