@@ -436,3 +436,25 @@ def test_new_ids_go_in_the_gaps_when_above_the_highest_would_overflow():
     from hprofkit._deobfuscate import _fresh_ids
     assert _fresh_ids(41, 3, 4, lambda: pytest.fail("no scan needed")) == [42, 43, 44]
     assert _fresh_ids(0xFFFFFFFE, 3, 4, lambda: {1, 2, 4, 0xFFFFFFFE}) == [3, 5, 6]
+
+
+def test_one_mapping_shared_by_threads(tmp_path):
+    """A Mapping is read-only: lookups and deobfuscations from several threads
+    at once give what they give alone."""
+    from concurrent.futures import ThreadPoolExecutor
+    mapping = hprofkit.Mapping.parse(R8_MAPPING)
+    expected = [mapping.frames("a.a", "a", None, line) for line in range(12)]
+
+    def lookups(_):
+        return [mapping.frames("a.a", "a", None, line) for line in range(12) for _ in range(50)][::50]
+
+    def rewrite(i):
+        out = tmp_path / f"out{i}.hprof"
+        hprofkit.deobfuscate(OBF / DUMPS[1], out, mapping=shared)
+        return out.read_bytes()
+
+    shared = hprofkit.Mapping.read(MAPPING)
+    with ThreadPoolExecutor(4) as pool:
+        assert all(r == expected for r in pool.map(lookups, range(8)))
+        outputs = list(pool.map(rewrite, range(3)))
+    assert outputs[0] == outputs[1] == outputs[2]
