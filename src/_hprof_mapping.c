@@ -125,6 +125,59 @@ static const hp_map_class *class_at(MappingIndex *self, PyObject *arg)
     return cls;
 }
 
+PyDoc_STRVAR(clear_class_doc,
+"clear_class($self, name, /)\n--\n\n"
+"A class name as a dump writes it (HotSpot's a/b, [La/b;, ART's a.b, a.b[]),\n"
+"deobfuscated and spelled the same way; None when the mapping does not name it.");
+
+static PyObject *mapping_clear_class(MappingIndex *self, PyObject *name)
+{
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(name, &n);
+    char small[512], *out = small, *scratch;
+    size_t len, cap = sizeof small;
+    PyObject *result;
+    if (!p)
+        return NULL;
+    if (!(scratch = PyMem_Malloc((size_t)n + 1)))
+        return PyErr_NoMemory();
+    len = hp_mapping_clear_class(self->mapping, p, (size_t)n, out, cap, scratch);
+    if (len > cap) { /* a long name: again with room for it */
+        if (!(out = PyMem_Malloc(len))) {
+            PyMem_Free(scratch);
+            return PyErr_NoMemory();
+        }
+        hp_mapping_clear_class(self->mapping, p, (size_t)n, out, len, scratch);
+    }
+    result = len ? PyUnicode_DecodeUTF8(out, (Py_ssize_t)len, "replace") : Py_NewRef(Py_None);
+    if (out != small)
+        PyMem_Free(out);
+    PyMem_Free(scratch);
+    return result;
+}
+
+PyDoc_STRVAR(clear_field_doc,
+"clear_field($self, class_index, name, type, /)\n--\n\n"
+"The clear name of field `name` of class number class_index, told apart by\n"
+"the HPROF basic type code `type` (0: unknown) when the class has several of\n"
+"that name; None when the mapping does not give one name.");
+
+static PyObject *mapping_clear_field(MappingIndex *self, PyObject *args)
+{
+    unsigned long class_index;
+    const char *name;
+    Py_ssize_t n;
+    int type;
+    uint32_t i;
+    if (!PyArg_ParseTuple(args, "ks#i:clear_field", &class_index, &name, &n, &type))
+        return NULL;
+    i = class_index > UINT32_MAX ? HP_MAP_NONE
+                                 : hp_mapping_clear_field(self->mapping, (uint32_t)class_index, name, (size_t)n, type);
+    if (i == HP_MAP_NONE)
+        Py_RETURN_NONE;
+    return span_str(self, hp_mapping_member(self->mapping, i)->name);
+}
+
 PyDoc_STRVAR(class_info_doc,
 "class_info($self, index, /)\n--\n\n"
 "(original, obfuscated, source_file or None, synthesized, line) of class\n"
@@ -266,6 +319,8 @@ static PyObject *mapping_get(MappingIndex *self, void *closure)
 static PyMethodDef mapping_methods[] = {
     { "find_class", (PyCFunction)mapping_find_class, METH_O, find_class_doc },
     { "find_original", (PyCFunction)mapping_find_original, METH_O, find_original_doc },
+    { "clear_class", (PyCFunction)mapping_clear_class, METH_O, clear_class_doc },
+    { "clear_field", (PyCFunction)mapping_clear_field, METH_VARARGS, clear_field_doc },
     { "class_info", (PyCFunction)mapping_class_info, METH_O, class_info_doc },
     { "members", (PyCFunction)mapping_members, METH_VARARGS, members_doc },
     { "class_fields", (PyCFunction)mapping_class_fields, METH_O, class_fields_doc },

@@ -35,12 +35,12 @@ from typing import Any, Iterator, NamedTuple, Sequence
 
 from . import _hprof
 from ._errors import MappingError, MappingWarning
+from ._types import TYPE_CODES
 
 # R8's newest map version this reader knows (com.android.tools.r8.mapping).
 SUPPORTED_VERSION = (2, 2)
 _PRIMITIVE_DESCRIPTORS = {"boolean": "Z", "byte": "B", "char": "C", "short": "S", "int": "I", "long": "J",
                           "float": "F", "double": "D", "void": "V"}
-_HPROF_TYPES = {"boolean", "byte", "char", "short", "int", "long", "float", "double"}
 _CLASS_IN_DESCRIPTOR = re.compile(r"L([^;()]+);")
 
 
@@ -98,11 +98,6 @@ def source_name(clear_class: str, dump_source: str | None, mapped_source: str | 
     if dump_source and dump_source != "SourceFile" and not dump_source.startswith("r8-map-id-"):
         return dump_source
     return clear_class.rsplit(".", 1)[-1].split("$", 1)[0] + ".java"
-
-
-def _hprof_type(java_type: str) -> str:
-    """The HPROF basic type a field of this Java type is dumped as."""
-    return java_type if java_type in _HPROF_TYPES else "object"
 
 
 class Mapping:
@@ -209,25 +204,6 @@ class Mapping:
         index = self._index.find_class(obfuscated)
         return index is not None and self._index.class_info(index)[3]
 
-    def _clear_spelling(self, name: str) -> str | None:
-        """A class name spelled with dots or slashes, deobfuscated and spelled
-        the same way: exactly, or through the host class of a HotSpot hidden
-        lambda class (whose suffix, "/0x..." included, is kept); None when
-        the mapping does not name it."""
-        slashed = "/" in name
-        clear = self.class_name(name.replace("/", ".") if slashed else name)
-        suffix = ""
-        if clear is None:
-            cut = name.find("$$Lambda")
-            if cut <= 0:
-                return None
-            host, suffix = name[:cut], name[cut:]
-            slashed = "/" in host
-            clear = self.class_name(host.replace("/", ".") if slashed else host)
-            if clear is None:
-                return None
-        return (clear.replace(".", "/") if slashed else clear) + suffix
-
     def deobfuscate_class(self, name: str) -> str:
         """A class name as a dump writes it, deobfuscated and spelled the same
         way: HotSpot's "a/b", "[La/b;" or ART's "a.b", "a.b[][]".  Names the
@@ -237,24 +213,12 @@ class Mapping:
 
     def lookup_class(self, name: str) -> str | None:
         """As deobfuscate_class, but None for a name the mapping does not list."""
-        if name.startswith("["):  # HotSpot: [[La/b;
-            depth = len(name) - len(name.lstrip("["))
-            element = name[depth:]
-            if not (element.startswith("L") and element.endswith(";")):
-                return None
-            clear = self._clear_spelling(element[1:-1])
-            return None if clear is None else "[" * depth + "L" + clear + ";"
-        depth = 0
-        element = name
-        while element.endswith("[]"):
-            element, depth = element[:-2], depth + 1
-        clear = self._clear_spelling(element)
-        return None if clear is None else clear + "[]" * depth
+        return self._index.clear_class(name)
 
     def deobfuscate_descriptor(self, descriptor: str) -> str:
         """A JVM descriptor or signature ("(La/b;I)La/c;") with its class names deobfuscated."""
         def clear(match: re.Match[str]) -> str:
-            name = self._clear_spelling(match.group(1))
+            name = self._index.clear_class(match.group(1))
             return match.group(0) if name is None else "L" + name + ";"
         return _CLASS_IN_DESCRIPTOR.sub(clear, descriptor)
 
@@ -274,11 +238,7 @@ class Mapping:
         index = self._index.find_class(class_obfuscated)
         if index is None:
             return None
-        fields = self._members(index, field, "field")
-        if type is not None and len(fields) > 1:
-            fields = [f for f in fields if _hprof_type(f.type) == type] or fields
-        names = {f.name for f in fields}
-        return names.pop() if len(names) == 1 else None
+        return self._index.clear_field(index, field, TYPE_CODES.get(type, 0) if type else 0)
 
     def fields(self, class_obfuscated: str) -> list[tuple[str, str, str]]:
         """The fields the mapping lists for a class (by obfuscated dotted

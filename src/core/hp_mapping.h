@@ -110,4 +110,23 @@ uint32_t hp_mapping_find_original(const hp_mapping *m, const char *name, size_t 
 uint32_t hp_mapping_find_member(const hp_mapping *m, uint32_t class_index, const char *name, size_t len);
 uint32_t hp_mapping_next_member(const hp_mapping *m, uint32_t member_index);
 
+/* ---- names of a dump (hp_mapping_names.c) ---- */
+
+/* The clear spelling of a class name as a dump writes it: HotSpot's "a/b",
+ * "[La/b;", "[[La/b;" or ART's "a.b", "a.b[][]", each deobfuscated and
+ * spelled the same way; a HotSpot hidden lambda class ("a/b$$Lambda$12/0x...",
+ * "a.b$$Lambda+0x...") takes its host's clear name and keeps its suffix.
+ * Writes up to `cap` bytes to out and returns the clear name's length (more
+ * than cap: call again with room for it), or 0 when the mapping does not
+ * name the class (primitive arrays, JDK classes...).  `scratch` has room
+ * for len bytes. */
+size_t hp_mapping_clear_class(const hp_mapping *m, const char *name, size_t len, char *out, size_t cap,
+                              char *scratch);
+
+/* The field of class `class_index` whose obfuscated name is name[0:len]:
+ * the member that gives its clear name, or HP_MAP_NONE when the class
+ * lists no such field, or lists several with other clear names that the
+ * HPROF basic type `type` (HP_T_*, 0 for unknown) does not tell apart. */
+uint32_t hp_mapping_clear_field(const hp_mapping *m, uint32_t class_index, const char *name, size_t len, int type);
+
 #endif

@@ -220,6 +220,54 @@ static void test_malformed(void)
     }
 }
 
+/* A dump's class name through the mapping, as hp_mapping_clear_class spells it ("" when not named). */
+static int clear_is(const hp_mapping *m, const char *name, const char *want)
+{
+    char out[64], scratch[64];
+    size_t n = hp_mapping_clear_class(m, name, strlen(name), out, sizeof out, scratch);
+    if (n > sizeof out)
+        return 0;
+    return n == strlen(want) && memcmp(out, want, n) == 0;
+}
+
+static void test_names(void)
+{
+    hp_mapping *m = parse_ok("com.example.Cart -> a.a:\n"
+                             "    java.util.List items -> a\n"
+                             "    int total -> a\n"
+                             "    long total2 -> a\n"
+                             "    int count -> b\n"
+                             "    int count -> b\n"
+                             "com.example.Cart$Line -> a.a$a:\n"
+                             "Top -> b:\n");
+    char out[8], scratch[64];
+    uint32_t c;
+    if (!m)
+        return;
+    CHECK(clear_is(m, "a.a", "com.example.Cart") && clear_is(m, "a/a", "com/example/Cart"));
+    CHECK(clear_is(m, "[La/a;", "[Lcom/example/Cart;") && clear_is(m, "[[[La/a$a;", "[[[Lcom/example/Cart$Line;"));
+    CHECK(clear_is(m, "a.a[]", "com.example.Cart[]") && clear_is(m, "a.a$a[][]", "com.example.Cart$Line[][]"));
+    CHECK(clear_is(m, "b", "Top") && clear_is(m, "[Lb;", "[LTop;") && clear_is(m, "b[]", "Top[]"));
+    CHECK(clear_is(m, "a/a$$Lambda$12/0x0000000800c01234", "com/example/Cart$$Lambda$12/0x0000000800c01234"));
+    CHECK(clear_is(m, "a.a$$Lambda+0x00007f", "com.example.Cart$$Lambda+0x00007f"));
+    CHECK(clear_is(m, "a.b", "") && clear_is(m, "[I", "") && clear_is(m, "[L;", "") && clear_is(m, "", ""));
+    CHECK(clear_is(m, "[]", "") && clear_is(m, "$$Lambda$1", "") && clear_is(m, "z$$Lambda$1", ""));
+    /* A name longer than the room given: its length, to call again with room. */
+    CHECK(hp_mapping_clear_class(m, "[[La/a$a;", 9, out, sizeof out, scratch) == 25);
+    c = hp_mapping_find_class(m, "a.a", 3);
+    /* Three a fields: the type tells the object from the two primitives, not int from long by name. */
+    CHECK(hp_mapping_clear_field(m, c, "a", 1, HP_T_OBJECT) != HP_MAP_NONE);
+    CHECK(span_is(m, hp_mapping_member(m, hp_mapping_clear_field(m, c, "a", 1, HP_T_OBJECT))->name, "items"));
+    CHECK(span_is(m, hp_mapping_member(m, hp_mapping_clear_field(m, c, "a", 1, HP_T_LONG))->name, "total2"));
+    CHECK(hp_mapping_clear_field(m, c, "a", 1, 0) == HP_MAP_NONE);
+    CHECK(hp_mapping_clear_field(m, c, "a", 1, HP_T_BYTE) == HP_MAP_NONE);
+    /* Two lines with one clear name are one field. */
+    CHECK(span_is(m, hp_mapping_member(m, hp_mapping_clear_field(m, c, "b", 1, 0))->name, "count"));
+    CHECK(hp_mapping_clear_field(m, c, "zz", 2, 0) == HP_MAP_NONE);
+    CHECK(hp_mapping_clear_field(m, 99, "a", 1, 0) == HP_MAP_NONE);
+    hp_mapping_free(m);
+}
+
 static long budget = -1;
 static void *budget_malloc(size_t n)
 {
@@ -267,6 +315,7 @@ int main(void)
     test_shared_proguard();
     test_r8();
     test_malformed();
+    test_names();
     test_out_of_memory();
     return check_report("test_mapping");
 }
