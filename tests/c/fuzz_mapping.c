@@ -56,6 +56,16 @@ static void check_mapping(const hp_mapping *m, size_t len)
         found = hp_mapping_find_original(m, text + c->original.off, c->original.len);
         if (found > i || !same(text, hp_mapping_class(m, found)->original, c->original))
             die("a class not found by its original name");
+        if (c->obfuscated.len < 200 && !memchr(text + c->obfuscated.off, '/', c->obfuscated.len) &&
+            text[c->obfuscated.off] != '[' && (c->obfuscated.len < 2 || text[c->obfuscated.off + c->obfuscated.len - 1] != ']')) {
+            /* Its clear spelling is the original name of the first class of its name. */
+            char out[256], scratch[256];
+            size_t n = hp_mapping_clear_class(m, text + c->obfuscated.off, c->obfuscated.len, out, sizeof out, scratch);
+            const hp_map_class *first = hp_mapping_class(m, hp_mapping_find_class(m, text + c->obfuscated.off,
+                                                                                    c->obfuscated.len));
+            if (n <= sizeof out && (n != first->original.len || memcmp(out, text + first->original.off, n) != 0))
+                die("a class's clear spelling is not its original name");
+        }
         if (c->first_member != total)
             die("members out of order");
         total += c->n_members;
@@ -81,6 +91,12 @@ static void check_mapping(const hp_mapping *m, size_t len)
             }
             if (!seen)
                 die("a member not found by its obfuscated name");
+            if (mb->kind == HP_MAP_FIELD) {
+                uint32_t f = hp_mapping_clear_field(m, i, text + mb->obfuscated.off, mb->obfuscated.len, 0);
+                if (f != HP_MAP_NONE && (hp_mapping_member(m, f)->class_index != i ||
+                                         hp_mapping_member(m, f)->kind != HP_MAP_FIELD))
+                    die("a field's clear name from another member");
+            }
         }
     }
     if (total != hp_mapping_member_count(m))
