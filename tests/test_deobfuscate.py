@@ -315,6 +315,16 @@ def test_cli_deobfuscate_writes_what_the_library_writes(deobfuscated, tmp_path):
     assert out.read_bytes() == deobfuscated[DUMPS[0]].read_bytes()
 
 
+def test_cli_deobfuscate_through_pipes(deobfuscated):
+    """- reads stdin and writes stdout (the report then goes to stderr)."""
+    data = (OBF / DUMPS[1]).read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "hprofkit", "deobfuscate", "-", "-", "--mapping", str(MAPPING)],
+                          input=data, capture_output=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == deobfuscated[DUMPS[1]].read_bytes()
+    assert b"renamed 3 classes" in proc.stderr
+
+
 def test_cli_stats_with_mapping():
     proc = run_cli("stats", OBF / DUMPS[1], "--mapping", MAPPING, "--json")
     assert proc.returncode == 0, proc.stderr

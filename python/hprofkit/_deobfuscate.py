@@ -26,6 +26,7 @@ deobfuscator."""
 from __future__ import annotations
 
 import struct
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -350,8 +351,9 @@ def _assemble(plan: _Plan) -> tuple[bytes, list[tuple[int, int, bytes]], list[tu
 
 def deobfuscate(src: Any, dst: Any, *, mapping: Mapping | str | Any, progress: Progress | None = None
                 ) -> DeobfuscateResult:
-    """Writes `src` (an obfuscated dump, as open() takes it) into `dst` (a
-    path, "-" or a binary file; written atomically as every output) with
+    """Writes `src` (an obfuscated dump, as open() takes it, or "-" for
+    stdin) into `dst` (a path, "-" or a binary file; written atomically as
+    every output) with
     the clear names of `mapping` (a hprofkit.Mapping or the path of a
     mapping.txt): class names, field names per declaring class and stack
     frames (R8 line ranges, inlined frames).  Everything else is copied
@@ -361,7 +363,7 @@ def deobfuscate(src: Any, dst: Any, *, mapping: Mapping | str | Any, progress: P
     if mapping is None:
         raise TypeError("deobfuscate() needs a mapping: a hprofkit.Mapping or the path of a mapping.txt")
     check_not_same_file(src, dst)
-    with Dump(src) as dump, dump._view() as view:
+    with Dump(sys.stdin.buffer if isinstance(src, str) and src == "-" else src) as dump, dump._view() as view:
         plan = _Plan(view, _scan(view, dump.id_size), mapping)
         plan.plan_classes()
         plan.plan_fields()
