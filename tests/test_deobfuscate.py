@@ -128,6 +128,11 @@ def test_mapping_r8_frames():
     assert mapping.frames("a.a", "e", None, 11) == [F("com.example.Cart$$ExternalSyntheticLambda0", "run", "()V",
                                                        None, None)]
     assert mapping.frames("zz", "a") is None and mapping.frames("a.a", "zz") is None
+    # ProGuard without line numbers: overloads the signature does not tell apart are one frame.
+    proguard = hprofkit.Mapping.parse("A -> a:\n    void run(int) -> a\n    void run(java.lang.String) -> a\n"
+                                      "    void stop() -> a\n")
+    assert proguard.frames("a", "a", "(I)V") == [F("A", "run", "(I)V", None, None)]
+    assert proguard.frames("a", "a", "(Z)V") is None  # run or stop: not told
 
 
 @pytest.mark.parametrize("text, line", [

@@ -254,17 +254,14 @@ class Mapping:
         does not tell (the class or method is not listed, or the frame is
         ambiguous).  `class_obfuscated` is dotted; `signature` the frame's
         JVM descriptor, if known; `line` its line (None or <= 0: unknown)."""
-        group, line = self._frame_group(class_obfuscated, method, signature, line)
+        group, line, ambiguous = self._frame_group(class_obfuscated, method, signature, line)
         if group is None:
             return None
         clear_class = self._index.class_info(self._index.find_class(class_obfuscated))[0]
-        if len(group) > 1 and line is None and all(m.min_lo is not None for m in group) and \
-                len({(m.min_lo, m.min_hi) for m in group}) > 1:
-            # Several ranges of one method, and no line to pick one: the method, its line unknown.
-            outer = group[-1]
+        if ambiguous:  # several ranges or overloads of one method, none picked: the method, line unknown
+            owner = group[0].owner or clear_class
             signatures = {self._clear_descriptor(m) for m in group}
-            owner = outer.owner or clear_class
-            return [MappedFrame(owner, outer.name, signatures.pop() if len(signatures) == 1 else None,
+            return [MappedFrame(owner, group[0].name, signatures.pop() if len(signatures) == 1 else None,
                                 self._source_of(owner), None)]
         out = []
         for member in group:
@@ -276,14 +273,16 @@ class Mapping:
         return out
 
     def _frame_group(self, class_obfuscated: str, method: str, signature: str | None,
-                     line: int | None) -> tuple[list[_Member] | None, int | None]:
-        """The inline group (innermost first) a frame falls in, and its line."""
+                     line: int | None) -> tuple[list[_Member] | None, int | None, bool]:
+        """The inline group (innermost first) a frame falls in, and its line;
+        or, when several groups of one method remain (ambiguous: True),
+        their outermost lines."""
         index = self._index.find_class(class_obfuscated)
         if index is None:
-            return None, line
+            return None, line, False
         methods = self._members(index, method, "method")
         if not methods:
-            return None, line
+            return None, line, False
         groups: list[list[_Member]] = []
         for m in methods:  # R8: consecutive lines with one obfuscated range are one inline stack
             last = groups[-1][-1] if groups else None
@@ -307,10 +306,10 @@ class Mapping:
             candidates, line = groups, None
         outermost = {(g[-1].owner, g[-1].name) for g in candidates}
         if len(outermost) > 1:
-            return None, line  # methods the frame does not tell apart
-        if len(candidates) > 1:  # one name (positions, or overloads): the outermost lines, the line unknown
-            return [g[-1] for g in candidates], None
-        return candidates[0], line
+            return None, line, False  # methods the frame does not tell apart
+        if len(candidates) > 1:
+            return [g[-1] for g in candidates], None, True
+        return candidates[0], line, False
 
     @staticmethod
     def _original_line(member: _Member, line: int | None) -> int | None:
@@ -382,7 +381,6 @@ class Mapping:
                     and m.min_lo <= line <= m.min_hi:
                 return m.positions.get(outline_line, line)
         return line
-
 
 
 def _caller_level() -> int:
