@@ -19,8 +19,11 @@ const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id)
 
 int hp_heap_utf8(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len)
 {
-    const sid_entry *e = heap_sid_find(h->strings, h->n_strings, sid);
+    const sid_entry *e;
     uint64_t length;
+    if (h->names.n_strings && sid >= h->names.strings[0].sid)
+        return heap_names_text(h, sid, text, len);
+    e = heap_sid_find(h->strings, h->n_strings, sid);
     if (!e)
         return 0;
     /* The record was bounds-checked when it was listed. */
@@ -116,6 +119,8 @@ int hp_static_next(hp_static_iter *it, hp_field *out)
         return 0;
     /* Entries are (id name, u1 type, value); the CLASS_DUMP was checked whole. */
     out->name_sid = hp_read_id(p, h->id_size);
+    if (heap_renamed_field(h, it->cls, it->k))
+        out->name_sid = heap_renamed_field(h, it->cls, it->k);
     out->type = p[h->id_size];
     out->declaring = it->cls;
     out->offset = it->k++;
@@ -147,6 +152,8 @@ int hp_field_next(hp_field_iter *it, hp_field *out)
         return 0;
     q = h->buf + h->classes[it->cls].offset + h->classes[it->cls].fields_off + 2 + (size_t)it->k * (h->id_size + 1);
     out->name_sid = hp_read_id(q, h->id_size);
+    if (heap_renamed_field(h, it->cls, h->classes[it->cls].n_statics + it->k))
+        out->name_sid = heap_renamed_field(h, it->cls, h->classes[it->cls].n_statics + it->k);
     out->type = q[h->id_size];
     out->declaring = it->cls;
     out->offset = it->base + it->own;

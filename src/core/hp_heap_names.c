@@ -1,0 +1,301 @@
+/* Clear names in the heap index: an obfuscated dump read through its
+ * ProGuard/R8 mapping (hp_heap.h, hp_heap_apply_mapping).
+ *
+ * The dump's STRINGs are never changed: one string is often the name of a
+ * class and of fields of several classes, which map to different clear
+ * names.  Each clear name gets a STRING of the index's own (heap_names),
+ * with an id no STRING of the dump has: above 2^32 for 4-byte ids, above
+ * the highest for 8-byte ids.  A renamed class points its name_sid at its
+ * clear name (keeping the dump's in dump_name_sid); a class whose statics or
+ * fields are renamed gets a row of new name ids the field iterators read
+ * instead of the CLASS_DUMP's; renamed STACK_FRAMEs are kept by frame id.
+ * Everything that reads names through the index (hp_heap_utf8, the
+ * iterators, look-ups by name, the reachability matchers) sees them. */
+#include <string.h>
+
+#include "hp_heap_impl.h"
+#include "hp_mapping.h"
+
+static int reserve(const hp_alloc *a, void **data, size_t *cap, size_t need, size_t item)
+{
+    size_t want;
+    void *bigger;
+    if (need <= *cap)
+        return 0;
+    want = *cap ? *cap : 64;
+    while (want < need)
+        want *= 2;
+    bigger = a->realloc_fn(*data, want * item);
+    if (!bigger)
+        return -1;
+    *data = bigger;
+    *cap = want;
+    return 0;
+}
+
+/* A new STRING of the index holding text[0:len]: its id, or 0 when memory ran out. */
+static uint64_t new_text(hp_heap *h, const void *text, size_t len)
+{
+    heap_names *n = &h->names;
+    heap_text *e;
+    if (!n->next_sid) {
+        uint64_t top = h->n_strings ? h->strings[h->n_strings - 1].sid : 0;
+        n->next_sid = h->id_size == 4 ? (uint64_t)1 << 32 : top + 1;
+        if (!n->next_sid)
+            return 0; /* the dump uses the very last 8-byte id */
+    }
+    if (reserve(&h->alloc, (void **)&n->text, &n->text_cap, n->text_len + len, 1) < 0 ||
+        reserve(&h->alloc, (void **)&n->strings, &n->cap_strings, n->n_strings + 1, sizeof *n->strings) < 0)
+        return 0;
+    if (len)
+        memcpy(n->text + n->text_len, text, len);
+    e = &n->strings[n->n_strings++];
+    e->sid = n->next_sid++;
+    e->off = n->text_len;
+    e->len = len;
+    n->text_len += len;
+    return e->sid;
+}
+
+int heap_names_text(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len)
+{
+    const heap_names *n = &h->names;
+    size_t lo = 0, hi = n->n_strings;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (n->strings[mid].sid < sid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= n->n_strings || n->strings[lo].sid != sid)
+        return 0;
+    *text = n->text + n->strings[lo].off;
+    *len = (size_t)n->strings[lo].len;
+    return 1;
+}
+
+const hp_frame *heap_renamed_frame(const hp_heap *h, uint64_t frame_id)
+{
+    const heap_names *n = &h->names;
+    size_t lo = 0, hi = n->n_frames;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (n->frames[mid].frame_id < frame_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n->n_frames && n->frames[lo].frame_id == frame_id ? &n->frames[lo].frame : NULL;
+}
+
+void heap_names_free(hp_heap *h)
+{
+    h->alloc.free_fn(h->names.text);
+    h->alloc.free_fn(h->names.strings);
+    h->alloc.free_fn(h->names.fields);
+    h->alloc.free_fn(h->names.frames);
+    memset(&h->names, 0, sizeof h->names);
+}
+
+/* ---- applying a mapping ---- */
+
+typedef struct apply {
+    hp_heap *h;
+    const hp_mapping *m;
+    hp_heap_renames *out;
+    char *buf, *scratch;       /* a clear class name; a dotted copy of a dump name */
+    size_t buf_cap, scratch_cap;
+    uint64_t *row;             /* the new name ids of one class's statics and fields */
+    size_t row_cap;
+} apply;
+
+static int mapping_lists_fields(const hp_mapping *m, uint32_t mc)
+{
+    const hp_map_class *c = hp_mapping_class(m, mc);
+    uint32_t i;
+    for (i = c->first_member; i < c->first_member + c->n_members; i++)
+        if (hp_mapping_member(m, i)->kind == HP_MAP_FIELD)
+            return 1;
+    return 0;
+}
+
+/* The new name id of one static or field into *out (0: kept); 0, or -1 out of memory. */
+static int rename_field(apply *a, uint32_t ord, uint32_t mc, int knows_fields, uint64_t sid, int type,
+                        uint64_t *out)
+{
+    const uint8_t *name;
+    size_t len;
+    uint32_t f;
+    const hp_map_member *mb;
+    *out = 0;
+    if (!hp_heap_utf8(a->h, sid, &name, &len) || (len && name[0] == '<')) /* HotSpot's <resolved_references> */
+        return 0;
+    f = hp_mapping_clear_field(a->m, mc, (const char *)name, len, type);
+    if (f == HP_MAP_NONE) {
+        if (knows_fields && a->out->mismatch_class == HP_NONE) {
+            a->out->mismatch_class = ord;
+            a->out->mismatch_sid = sid;
+        }
+        return 0;
+    }
+    mb = hp_mapping_member(a->m, f);
+    if (mb->name.len == len && memcmp(hp_mapping_text(a->m) + mb->name.off, name, len) == 0)
+        return 0;
+    if (!(*out = new_text(a->h, hp_mapping_text(a->m) + mb->name.off, mb->name.len)))
+        return -1;
+    a->out->fields_renamed++;
+    return 0;
+}
+
+/* The statics and fields of class `ord`, whose dump name is name[0:len]. */
+static int rename_fields(apply *a, uint32_t ord, const uint8_t *name, size_t len)
+{
+    hp_heap *h = a->h;
+    heap_class *c = &h->classes[ord];
+    size_t n = (size_t)c->n_statics + c->n_fields, k, renamed = 0;
+    uint32_t mc;
+    int knows_fields;
+    hp_static_iter statics;
+    hp_field_iter fields;
+    hp_field f;
+    if (!n || name[0] == '[' || (len >= 2 && name[len - 1] == ']'))
+        return 0;
+    for (k = 0; k < len; k++)
+        a->scratch[k] = name[k] == '/' ? '.' : (char)name[k];
+    if ((mc = hp_mapping_find_class(a->m, a->scratch, len)) == HP_MAP_NONE)
+        return 0;
+    knows_fields = mapping_lists_fields(a->m, mc);
+    if (reserve(&h->alloc, (void **)&a->row, &a->row_cap, n, sizeof *a->row) < 0)
+        return -1;
+    k = 0;
+    for (hp_static_iter_init(&statics, h, ord); hp_static_next(&statics, &f); k++)
+        if (rename_field(a, ord, mc, knows_fields, f.name_sid, f.type, &a->row[k]) < 0)
+            return -1;
+    hp_field_iter_init(&fields, h, ord);
+    for (; k < n && hp_field_next(&fields, &f); k++) /* its own fields come first */
+        if (rename_field(a, ord, mc, knows_fields, f.name_sid, f.type, &a->row[k]) < 0)
+            return -1;
+    for (k = 0; k < n; k++)
+        renamed += a->row[k] != 0;
+    if (!renamed)
+        return 0;
+    if (reserve(&h->alloc, (void **)&h->names.fields, &h->names.cap_fields, h->names.n_fields + n, 8) < 0)
+        return -1;
+    memcpy(h->names.fields + h->names.n_fields, a->row, n * sizeof *a->row);
+    c->names_at = (uint32_t)(h->names.n_fields + 1);
+    h->names.n_fields += n;
+    return 0;
+}
+
+/* Class `ord`: its name, then its statics and fields. */
+static int rename_class(apply *a, uint32_t ord)
+{
+    hp_heap *h = a->h;
+    heap_class *c = &h->classes[ord];
+    const uint8_t *name;
+    size_t len, n;
+    uint64_t sid;
+    if (!hp_heap_utf8(h, c->name_sid, &name, &len) || !len)
+        return 0;
+    if (reserve(&h->alloc, (void **)&a->scratch, &a->scratch_cap, len, 1) < 0)
+        return -1;
+    n = hp_mapping_clear_class(a->m, (const char *)name, len, a->buf, a->buf_cap, a->scratch);
+    if (n > a->buf_cap) { /* again, with room for it */
+        if (reserve(&h->alloc, (void **)&a->buf, &a->buf_cap, n, 1) < 0)
+            return -1;
+        n = hp_mapping_clear_class(a->m, (const char *)name, len, a->buf, a->buf_cap, a->scratch);
+    }
+    if (n) {
+        a->out->classes_listed++;
+        if (n != len || memcmp(a->buf, name, n) != 0) {
+            if (!(sid = new_text(h, a->buf, n)))
+                return -1;
+            c->dump_name_sid = c->name_sid;
+            c->name_sid = sid;
+            a->out->classes_renamed++;
+        }
+    }
+    return rename_fields(a, ord, name, len);
+}
+
+hp_code hp_heap_apply_mapping(hp_heap *h, const hp_mapping *m, hp_heap_renames *out, hp_error *err)
+{
+    apply a;
+    uint32_t ord;
+    int rc = 0;
+    memset(out, 0, sizeof *out);
+    out->mismatch_class = HP_NONE;
+    memset(&a, 0, sizeof a);
+    a.h = h;
+    a.m = m;
+    a.out = out;
+    if (reserve(&h->alloc, (void **)&a.buf, &a.buf_cap, 256, 1) < 0)
+        rc = -1;
+    for (ord = 0; rc == 0 && ord < h->n_classes; ord++)
+        rc = rename_class(&a, ord);
+    h->alloc.free_fn(a.buf);
+    h->alloc.free_fn(a.scratch);
+    h->alloc.free_fn(a.row);
+    if (rc < 0)
+        return hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the clear names");
+    return HP_OK;
+}
+
+int hp_heap_class_dump_name(const hp_heap *h, uint32_t ord, const uint8_t **name, size_t *len)
+{
+    const heap_class *c = &h->classes[ord];
+    return hp_heap_utf8(h, c->dump_name_sid ? c->dump_name_sid : c->name_sid, name, len);
+}
+
+/* ---- stack frames ---- */
+
+size_t hp_heap_frame_count(const hp_heap *h) { return h->n_frames; }
+
+/* STACK_FRAME body at `offset` (the record was bounds-checked when listed). */
+static void read_frame(const hp_heap *h, uint64_t offset, hp_frame *out)
+{
+    const int id = h->id_size;
+    const uint8_t *body = h->buf + offset + 9;
+    out->method_sid = hp_read_id(body + id, id);
+    out->signature_sid = hp_read_id(body + 2 * id, id);
+    out->source_sid = hp_read_id(body + 3 * id, id);
+    out->class_serial = hp_be32(body + 4 * id);
+    out->line = (int32_t)hp_be32(body + 4 * id + 4);
+}
+
+void hp_heap_frame_at(const hp_heap *h, size_t i, uint64_t *frame_id, hp_frame *out)
+{
+    *frame_id = h->frames[i].sid;
+    read_frame(h, h->frames[i].offset, out);
+}
+
+hp_code hp_heap_rename_frame(hp_heap *h, uint64_t frame_id, const char *method, size_t method_len,
+                             const char *signature, size_t signature_len, const char *source, size_t source_len,
+                             int32_t line, hp_error *err)
+{
+    const sid_entry *e = heap_sid_find(h->frames, h->n_frames, frame_id);
+    heap_names *n = &h->names;
+    hp_frame f;
+    size_t at;
+    if (!e)
+        return hp_fail(err, HP_E_USAGE, 0, -1, 0, 0, 0, "no STACK_FRAME of that id in the dump");
+    read_frame(h, e->offset, &f);
+    f.line = line;
+    if ((method && !(f.method_sid = new_text(h, method, method_len))) ||
+        (signature && !(f.signature_sid = new_text(h, signature, signature_len))) ||
+        (source && !(f.source_sid = new_text(h, source, source_len))) ||
+        reserve(&h->alloc, (void **)&n->frames, &n->cap_frames, n->n_frames + 1, sizeof *n->frames) < 0)
+        return hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the clear names");
+    for (at = n->n_frames; at > 0 && n->frames[at - 1].frame_id >= frame_id; at--)
+        ;
+    if (at < n->n_frames && n->frames[at].frame_id == frame_id) {
+        n->frames[at].frame = f; /* renamed again */
+        return HP_OK;
+    }
+    memmove(n->frames + at + 1, n->frames + at, (n->n_frames - at) * sizeof *n->frames);
+    n->frames[at].frame_id = frame_id;
+    n->frames[at].frame = f;
+    n->n_frames++;
+    return HP_OK;
+}
