@@ -5,15 +5,23 @@
  * any number of threads.  hprofkit.Mapping (python/hprofkit/_mapping.py)
  * gives these lookups their meaning: fields per declaring class, frames
  * with line ranges, inline and outline frames. */
+#include "_hprof_mapping.h"
 #include "_hprof_parts.h"
-
-#include "core/hp_mapping.h"
 
 typedef struct {
     PyObject_HEAD
     PyObject *text; /* bytes */
     hp_mapping *mapping;
 } MappingIndex;
+
+const hp_mapping *hprof_mapping_core(hprof_state *st, PyObject *obj)
+{
+    if (!st->mapping_type || !PyObject_TypeCheck(obj, st->mapping_type)) {
+        PyErr_Format(PyExc_TypeError, "mapping must be a hprofkit.Mapping, not %.100s", Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    return ((MappingIndex *)obj)->mapping;
+}
 
 static PyObject *span_str(const MappingIndex *self, hp_span span)
 {
@@ -100,14 +108,14 @@ static PyObject *find(MappingIndex *self, PyObject *name, int original)
 }
 
 PyDoc_STRVAR(find_class_doc,
-"find_class($self, name, /)\n--\n\n"
+"_find_class($self, name, /)\n--\n\n"
 "The index of the class whose obfuscated name is `name` (dotted, as the\n"
 "mapping writes it), or None.");
 
 static PyObject *mapping_find_class(MappingIndex *self, PyObject *name) { return find(self, name, 0); }
 
 PyDoc_STRVAR(find_original_doc,
-"find_original($self, name, /)\n--\n\n"
+"_find_original($self, name, /)\n--\n\n"
 "The index of the class whose original (clear) name is `name`, or None.");
 
 static PyObject *mapping_find_original(MappingIndex *self, PyObject *name) { return find(self, name, 1); }
@@ -126,7 +134,7 @@ static const hp_map_class *class_at(MappingIndex *self, PyObject *arg)
 }
 
 PyDoc_STRVAR(clear_class_doc,
-"clear_class($self, name, /)\n--\n\n"
+"_clear_class($self, name, /)\n--\n\n"
 "A class name as a dump writes it (HotSpot's a/b, [La/b;, ART's a.b, a.b[]),\n"
 "deobfuscated and spelled the same way; None when the mapping does not name it.");
 
@@ -157,7 +165,7 @@ static PyObject *mapping_clear_class(MappingIndex *self, PyObject *name)
 }
 
 PyDoc_STRVAR(clear_field_doc,
-"clear_field($self, class_index, name, type, /)\n--\n\n"
+"_clear_field($self, class_index, name, type, /)\n--\n\n"
 "The clear name of field `name` of class number class_index, told apart by\n"
 "the HPROF basic type code `type` (0: unknown) when the class has several of\n"
 "that name; None when the mapping does not give one name.");
@@ -179,7 +187,7 @@ static PyObject *mapping_clear_field(MappingIndex *self, PyObject *args)
 }
 
 PyDoc_STRVAR(class_info_doc,
-"class_info($self, index, /)\n--\n\n"
+"_class_info($self, index, /)\n--\n\n"
 "(original, obfuscated, source_file or None, synthesized, line) of class\n"
 "number `index`.");
 
@@ -222,7 +230,7 @@ static PyObject *member_tuple(MappingIndex *self, uint32_t index)
 }
 
 PyDoc_STRVAR(members_doc,
-"members($self, class_index, name, /)\n--\n\n"
+"_members($self, class_index, name, /)\n--\n\n"
 "The members of class number class_index whose obfuscated name is `name`,\n"
 "in file order: tuples (kind, type, owner, name, args, obfuscated, residual,\n"
 "min_lo, min_hi, orig_lo, orig_hi, synthesized, outline, positions, line,\n"
@@ -259,7 +267,7 @@ static PyObject *mapping_members(MappingIndex *self, PyObject *args)
 }
 
 PyDoc_STRVAR(class_fields_doc,
-"class_fields($self, index, /)\n--\n\n"
+"_class_fields($self, index, /)\n--\n\n"
 "The fields class number `index` lists, in file order: (obfuscated, name,\n"
 "type).");
 
@@ -286,7 +294,7 @@ static PyObject *mapping_class_fields(MappingIndex *self, PyObject *arg)
 }
 
 PyDoc_STRVAR(class_names_doc,
-"class_names($self, /)\n--\n\n"
+"_class_names($self, /)\n--\n\n"
 "Every class as (original, obfuscated), in file order.");
 
 static PyObject *mapping_class_names(MappingIndex *self, PyObject *unused)
@@ -317,30 +325,31 @@ static PyObject *mapping_get(MappingIndex *self, void *closure)
 }
 
 static PyMethodDef mapping_methods[] = {
-    { "find_class", (PyCFunction)mapping_find_class, METH_O, find_class_doc },
-    { "find_original", (PyCFunction)mapping_find_original, METH_O, find_original_doc },
-    { "clear_class", (PyCFunction)mapping_clear_class, METH_O, clear_class_doc },
-    { "clear_field", (PyCFunction)mapping_clear_field, METH_VARARGS, clear_field_doc },
-    { "class_info", (PyCFunction)mapping_class_info, METH_O, class_info_doc },
-    { "members", (PyCFunction)mapping_members, METH_VARARGS, members_doc },
-    { "class_fields", (PyCFunction)mapping_class_fields, METH_O, class_fields_doc },
-    { "class_names", (PyCFunction)mapping_class_names, METH_NOARGS, class_names_doc },
+    { "_find_class", (PyCFunction)mapping_find_class, METH_O, find_class_doc },
+    { "_find_original", (PyCFunction)mapping_find_original, METH_O, find_original_doc },
+    { "_clear_class", (PyCFunction)mapping_clear_class, METH_O, clear_class_doc },
+    { "_clear_field", (PyCFunction)mapping_clear_field, METH_VARARGS, clear_field_doc },
+    { "_class_info", (PyCFunction)mapping_class_info, METH_O, class_info_doc },
+    { "_members", (PyCFunction)mapping_members, METH_VARARGS, members_doc },
+    { "_class_fields", (PyCFunction)mapping_class_fields, METH_O, class_fields_doc },
+    { "_class_names", (PyCFunction)mapping_class_names, METH_NOARGS, class_names_doc },
     { NULL, NULL, 0, NULL },
 };
 
 static PyGetSetDef mapping_getset[] = {
-    { "class_count", (getter)mapping_get, NULL, "Classes in the mapping.", (void *)0 },
-    { "member_count", (getter)mapping_get, NULL, "Field and method lines in the mapping.", (void *)1 },
-    { "version", (getter)mapping_get, NULL,
+    { "_class_count", (getter)mapping_get, NULL, "Classes in the mapping.", (void *)0 },
+    { "_member_count", (getter)mapping_get, NULL, "Field and method lines in the mapping.", (void *)1 },
+    { "_version", (getter)mapping_get, NULL,
       "R8's map version (com.android.tools.r8.mapping) as major * 1000 + minor; 0 for none.", (void *)2 },
-    { "size", (getter)mapping_get, NULL, "Bytes of the mapping text.", (void *)3 },
+    { "_size", (getter)mapping_get, NULL, "Bytes of the mapping text.", (void *)3 },
     { NULL, NULL, NULL, NULL, NULL },
 };
 
 static PyType_Slot mapping_slots[] = {
     { Py_tp_doc, "MappingIndex(text, /)\n--\n\n"
-                 "A ProGuard or R8 mapping.txt, parsed and indexed by obfuscated name.  A malformed\n"
-                 "line raises ValueError((message, line))." },
+                 "A ProGuard or R8 mapping.txt, parsed and indexed by obfuscated name: the base of\n"
+                 "hprofkit.Mapping, whose methods give its look-ups their meaning.  A malformed line\n"
+                 "raises ValueError(message, line)." },
     { Py_tp_new, mapping_new },
     { Py_tp_dealloc, mapping_dealloc },
     { Py_tp_methods, mapping_methods },
@@ -349,13 +358,15 @@ static PyType_Slot mapping_slots[] = {
 };
 
 static PyType_Spec mapping_spec = {
-    "hprofkit._hprof.MappingIndex", sizeof(MappingIndex), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
-    mapping_slots,
+    "hprofkit._hprof.MappingIndex", sizeof(MappingIndex), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_IMMUTABLETYPE, mapping_slots,
 };
 
 int hprof_mapping_init(PyObject *module, hprof_state *st)
 {
     static const char *const names[] = { "MappingIndex" };
-    (void)st;
-    return hprof_add_types(module, &mapping_spec, names, 1);
+    if (hprof_add_types(module, &mapping_spec, names, 1) < 0)
+        return -1;
+    st->mapping_type = (PyTypeObject *)PyObject_GetAttrString(module, "MappingIndex");
+    return st->mapping_type ? 0 : -1;
 }

@@ -100,18 +100,29 @@ def source_name(clear_class: str, dump_source: str | None, mapped_source: str | 
     return clear_class.rsplit(".", 1)[-1].split("$", 1)[0] + ".java"
 
 
-class Mapping:
+class Mapping(_hprof.MappingIndex):
     """A ProGuard or R8 mapping.txt (see the module docstring).  Build one
     with ``Mapping.read(path)`` or ``Mapping.parse(text)``; a malformed line
     raises MappingError naming it.  Read-only: one Mapping may be shared by
-    threads and heaps."""
+    threads, dumps and heaps.  ``path`` is the file it was read from (None
+    for a text), ``version`` R8's map version ("2.2"), None for ProGuard's."""
 
-    def __init__(self, index: Any, path: str | None = None) -> None:
-        self._index = index
+    __slots__ = ("path", "version")
+    path: str | None
+    version: str | None
+
+    def __new__(cls, text: str | bytes, path: str | None = None) -> "Mapping":
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        try:
+            self = super().__new__(cls, data)
+        except ValueError as exc:
+            message, line = exc.args if len(exc.args) == 2 else (str(exc), None)
+            raise MappingError(f"malformed mapping: {path or 'the mapping'} {message}", line=line or None,
+                               path=path) from None
         self.path = path
-        major, minor = divmod(index.version, 1000)
-        self.version: str | None = f"{major}.{minor}" if index.version else None
-        self._obfuscated_names: dict[str, str] | None = None
+        major, minor = divmod(self._version, 1000)
+        self.version = f"{major}.{minor}" if self._version else None
+        return self
 
     # -- building ---------------------------------------------------------------
     @classmethod
@@ -119,24 +130,13 @@ class Mapping:
         """Reads the mapping file at path (ProGuard's or R8's format)."""
         name = os.fspath(path)
         with open(name, "rb") as f:
-            text = f.read()
-        return cls._from_bytes(text, name)
+            return cls(f.read(), name)
 
     @classmethod
     def parse(cls, text: str | bytes, name: str | None = None) -> "Mapping":
         """The mapping whose text is given (str or UTF-8 bytes); `name`
         names it in errors."""
-        return cls._from_bytes(text.encode("utf-8") if isinstance(text, str) else bytes(text), name)
-
-    @classmethod
-    def _from_bytes(cls, text: bytes, name: str | None) -> "Mapping":
-        try:
-            index = _hprof.MappingIndex(text)
-        except ValueError as exc:
-            message, line = exc.args if len(exc.args) == 2 else (str(exc), None)
-            where = name or "the mapping"
-            raise MappingError(f"malformed mapping: {where} {message}", line=line or None, path=name) from None
-        return cls(index, name)
+        return cls(text, name)
 
     @classmethod
     def of(cls, mapping: "Mapping | str | os.PathLike[str] | None") -> "Mapping | None":
@@ -151,15 +151,15 @@ class Mapping:
     # -- what it holds -----------------------------------------------------------
     def __len__(self) -> int:
         """Classes in the mapping."""
-        return self._index.class_count
+        return self._class_count
 
     def __contains__(self, obfuscated: object) -> bool:
-        return isinstance(obfuscated, str) and self._index.find_class(obfuscated) is not None
+        return isinstance(obfuscated, str) and self._find_class(obfuscated) is not None
 
     def __repr__(self) -> str:
         source = repr(self.path) if self.path else "<text>"
         version = f" R8 map {self.version}" if self.version else ""
-        return f"<hprofkit.Mapping {source}{version}: {len(self):,} classes, {self._index.member_count:,} members>"
+        return f"<hprofkit.Mapping {source}{version}: {len(self):,} classes, {self._member_count:,} members>"
 
     @property
     def newer_than_supported(self) -> bool:
@@ -169,7 +169,7 @@ class Mapping:
 
     def classes(self) -> Iterator[tuple[str, str]]:
         """(clear, obfuscated) of every class, in the file's order."""
-        return iter(self._index.class_names())
+        return iter(self._class_names())
 
     def example_class(self) -> tuple[str, str] | None:
         """A class to name in messages, (clear, obfuscated): the first that
@@ -184,25 +184,25 @@ class Mapping:
     # -- classes -------------------------------------------------------------------
     def class_name(self, obfuscated: str) -> str | None:
         """The clear name of the class whose obfuscated (dotted) name is given, or None."""
-        index = self._index.find_class(obfuscated)
-        return None if index is None else self._index.class_info(index)[0]
+        index = self._find_class(obfuscated)
+        return None if index is None else self._class_info(index)[0]
 
     def obfuscated_class(self, clear: str) -> str | None:
         """The obfuscated name of the class whose clear (dotted) name is given, or None."""
-        index = self._index.find_original(clear)
-        return None if index is None else self._index.class_info(index)[1]
+        index = self._find_original(clear)
+        return None if index is None else self._class_info(index)[1]
 
     def source_file(self, clear_or_obfuscated: str) -> str | None:
         """The source file R8 records for a class (by obfuscated name, else by clear name)."""
-        index = self._index.find_class(clear_or_obfuscated)
+        index = self._find_class(clear_or_obfuscated)
         if index is None:
-            index = self._index.find_original(clear_or_obfuscated)
-        return None if index is None else self._index.class_info(index)[2]
+            index = self._find_original(clear_or_obfuscated)
+        return None if index is None else self._class_info(index)[2]
 
     def is_synthesized(self, obfuscated: str) -> bool:
         """Whether R8 made the class (com.android.tools.r8.synthesized)."""
-        index = self._index.find_class(obfuscated)
-        return index is not None and self._index.class_info(index)[3]
+        index = self._find_class(obfuscated)
+        return index is not None and self._class_info(index)[3]
 
     def deobfuscate_class(self, name: str) -> str:
         """A class name as a dump writes it, deobfuscated and spelled the same
@@ -213,12 +213,12 @@ class Mapping:
 
     def lookup_class(self, name: str) -> str | None:
         """As deobfuscate_class, but None for a name the mapping does not list."""
-        return self._index.clear_class(name)
+        return self._clear_class(name)
 
     def deobfuscate_descriptor(self, descriptor: str) -> str:
         """A JVM descriptor or signature ("(La/b;I)La/c;") with its class names deobfuscated."""
         def clear(match: re.Match[str]) -> str:
-            name = self._index.clear_class(match.group(1))
+            name = self._clear_class(match.group(1))
             return match.group(0) if name is None else "L" + name + ";"
         return _CLASS_IN_DESCRIPTOR.sub(clear, descriptor)
 
@@ -226,8 +226,8 @@ class Mapping:
         return self.obfuscated_class(clear) or clear
 
     # -- fields ----------------------------------------------------------------------
-    def _members(self, class_index: int, obfuscated: str, kind: str) -> list[_Member]:
-        return [m for m in map(_Member._make, self._index.members(class_index, obfuscated)) if m.kind == kind]
+    def _members_of(self, class_index: int, obfuscated: str, kind: str) -> list[_Member]:
+        return [m for m in map(_Member._make, self._members(class_index, obfuscated)) if m.kind == kind]
 
     def field_name(self, class_obfuscated: str, field: str, type: str | None = None) -> str | None:
         """The clear name of field `field` declared by the class whose
@@ -235,16 +235,16 @@ class Mapping:
         "object", "int"...) tells apart fields of one obfuscated name.  None
         when the mapping does not list it, or lists several that the type
         does not tell apart."""
-        index = self._index.find_class(class_obfuscated)
+        index = self._find_class(class_obfuscated)
         if index is None:
             return None
-        return self._index.clear_field(index, field, TYPE_CODES.get(type, 0) if type else 0)
+        return self._clear_field(index, field, TYPE_CODES.get(type, 0) if type else 0)
 
     def fields(self, class_obfuscated: str) -> list[tuple[str, str, str]]:
         """The fields the mapping lists for a class (by obfuscated dotted
         name), in its order: (obfuscated, clear, Java type); [] when none."""
-        index = self._index.find_class(class_obfuscated)
-        return [] if index is None else self._index.class_fields(index)
+        index = self._find_class(class_obfuscated)
+        return [] if index is None else self._class_fields(index)
 
     # -- frames ----------------------------------------------------------------------
     def frames(self, class_obfuscated: str, method: str, signature: str | None = None,
@@ -257,7 +257,7 @@ class Mapping:
         group, line, ambiguous = self._frame_group(class_obfuscated, method, signature, line)
         if group is None:
             return None
-        clear_class = self._index.class_info(self._index.find_class(class_obfuscated))[0]
+        clear_class = self.class_name(class_obfuscated) or class_obfuscated  # listed: _frame_group found it
         if ambiguous:  # several ranges or overloads of one method, none picked: the method, line unknown
             owner = group[0].owner or clear_class
             signatures = {self._clear_descriptor(m) for m in group}
@@ -277,10 +277,10 @@ class Mapping:
         """The inline group (innermost first) a frame falls in, and its line;
         or, when several groups of one method remain (ambiguous: True),
         their outermost lines."""
-        index = self._index.find_class(class_obfuscated)
+        index = self._find_class(class_obfuscated)
         if index is None:
             return None, line, False
-        methods = self._members(index, method, "method")
+        methods = self._members_of(index, method, "method")
         if not methods:
             return None, line, False
         groups: list[list[_Member]] = []
@@ -343,13 +343,13 @@ class Mapping:
         return f"({args}){_descriptor(member.type, self._obfuscate_class)}"
 
     def _source_of(self, clear_class: str) -> str | None:
-        index = self._index.find_original(clear_class)
-        return None if index is None else self._index.class_info(index)[2]
+        index = self._find_original(clear_class)
+        return None if index is None else self._class_info(index)[2]
 
     def is_outline(self, class_obfuscated: str, method: str) -> bool:
         """Whether the method is an R8 outline (com.android.tools.r8.outline)."""
-        index = self._index.find_class(class_obfuscated)
-        return index is not None and any(m.outline for m in self._members(index, method, "method"))
+        index = self._find_class(class_obfuscated)
+        return index is not None and any(m.outline for m in self._members_of(index, method, "method"))
 
     def retrace(self, frames: Sequence[tuple[str, str, str | None, int | None]]) -> list[list[MappedFrame] | None]:
         """A stack (frames innermost first, each (obfuscated dotted class,
@@ -373,10 +373,10 @@ class Mapping:
 
     def _callsite_line(self, cls: str, method: str, line: int | None, outline_line: int | None) -> int | None:
         """The line an outline's caller stands at: its call-site positions map the outline's line."""
-        index = self._index.find_class(cls)
+        index = self._find_class(cls)
         if index is None or outline_line is None:
             return line
-        for m in self._members(index, method, "method"):
+        for m in self._members_of(index, method, "method"):
             if m.positions and m.min_lo is not None and m.min_hi is not None and line is not None \
                     and m.min_lo <= line <= m.min_hi:
                 return m.positions.get(outline_line, line)
