@@ -300,7 +300,8 @@ class Dump:
             warn_misfit(mapping, self.path or "the dump", stats.mapping_matches)
         return stats
 
-    def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit") -> Heap:
+    def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit",
+             mapping: Any = None) -> Heap:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
         which (0, the first, as VisualVM); size_model is 'visualvm' (its
         shallow sizes, compressed oops guessed on 64-bit dumps) or
@@ -308,10 +309,13 @@ class Dump:
         graph behind paths and retained sizes: 'hprofkit' (Reference
         referents are not strong; no instance-to-class edges; see
         docs/reachability.md) or 'visualvm' (VisualVM's graph, roots and
-        retained sizes exactly).  The heap keeps the mapping alive: it stays
-        usable after the Dump is closed."""
+        retained sizes exactly).  mapping (a hprofkit.Mapping or the path of
+        a mapping.txt) gives an obfuscated dump its clear names (see Heap).
+        The heap keeps the mapping alive: it stays usable after the Dump is
+        closed."""
         from ._heap import Heap
-        return Heap(self.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
+        return Heap._open(self.buffer, self.path, heap_dump=heap_dump, size_model=size_model, semantics=semantics,
+                          mapping=mapping)
 
     def close(self) -> None:
         """Closes the dump.  The buffer is released now, or, while records

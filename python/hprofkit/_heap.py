@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from . import _hprof
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
+from ._mapping import Mapping, warn_misfit
 from ._reach import Path, path_to_root, paths_to_root
 
 if TYPE_CHECKING:
@@ -59,13 +60,35 @@ class HeapClass(_hprof.HeapClass, HeapObject):
 
 
 class Heap(_hprof.Heap):
-    """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit')
+    """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', mapping=None)
 
     The object graph of one heap dump of the HPROF file in buffer (hprofkit.open_heap
-    and Dump.heap() make one)."""
+    and Dump.heap() make one).  With a mapping (a hprofkit.Mapping or the path of a
+    mapping.txt), an obfuscated dump reads with its clear names: classes, fields,
+    statics, references, stack frames, and so paths, leak traces, diffs and tables;
+    HeapClass.obfuscated_name keeps the dump's.  A mapping that does not fit the dump
+    is a MappingWarning naming the first mismatch."""
 
     __slots__ = ()
     __module__ = "hprofkit"
+
+    def __new__(cls, buffer: Any, /, *, heap_dump: int = 0, size_model: str = "visualvm",
+                semantics: str = "hprofkit", mapping: Any = None) -> "Heap":
+        return cls._open(buffer, None, heap_dump=heap_dump, size_model=size_model, semantics=semantics,
+                         mapping=mapping)
+
+    @classmethod
+    def _open(cls, buffer: Any, name: Optional[str], *, mapping: Any = None, **options: Any) -> "Heap":
+        """A Heap of buffer, `name` naming the dump in warnings."""
+        mapping = Mapping.of(mapping)
+        heap = super().__new__(cls, buffer, mapping=mapping, **options)
+        if mapping is not None:
+            heap._rename_frames(_clear_frames(heap, mapping))
+            listed, _, _, cls_name, field = heap._renames()
+            mismatch = None if cls_name is None else (f"field {field!r} of class {cls_name} "
+                                                      f"({mapping.class_name(cls_name)}) is not in the mapping")
+            warn_misfit(mapping, name or "the dump", listed, mismatch)
+        return heap
 
     def path_to_root(self, obj: HeapObject, /, exclude: Iterable[Matcher] = ()) -> Optional[Path]:
         """The shortest path from a GC root to obj as a hprofkit.Path, or None if no strong
@@ -98,18 +121,35 @@ class Heap(_hprof.Heap):
         return _tables.to_parquet(self, directory)
 
 
+def _clear_frames(heap: Heap, mapping: Mapping) -> list[tuple[int, str, Optional[str], Optional[str], int]]:
+    """The dump's STACK_FRAMEs of classes the mapping lists, retraced:
+    (frame id, method, signature, source, line) for heap._rename_frames."""
+    out = []
+    for frame_id, cls, method, signature, source, line in heap._frames():
+        if cls is None or method is None:
+            continue
+        clear = mapping.clear_frame(cls, method, signature, source, line)
+        if clear is not None:
+            out.append((frame_id, clear.method, clear.signature, clear.source,
+                        clear.line if clear.line is not None else line))
+    return out
+
+
 def open_heap(path: str | os.PathLike[str], *, heap_dump: int = 0, size_model: str = "visualvm",
-              semantics: str = "hprofkit") -> Heap:
+              semantics: str = "hprofkit", mapping: Any = None) -> Heap:
     """Opens a dump (plain, .gz or .bz2) and indexes one of its heap dumps.
 
     semantics picks the reference graph of paths and retained sizes (see
-    Dump.heap).
+    Dump.heap); mapping (a hprofkit.Mapping or the path of a mapping.txt)
+    gives an obfuscated dump its clear names (see Heap).
 
     The dump stays mapped while the Heap or any handle on it lives."""
     from ._dump import Dump
+    mapping = Mapping.of(mapping)  # a bad mapping fails before the dump is read
     dump = Dump(path)
     try:
-        heap = Heap(dump.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
+        heap = Heap._open(dump.buffer, dump.path, heap_dump=heap_dump, size_model=size_model, semantics=semantics,
+                          mapping=mapping)
     finally:
         # The heap holds its own export of the mapping: closing the Dump now
         # leaves the mapping to it (unmapped when the heap goes).

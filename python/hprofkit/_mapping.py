@@ -346,6 +346,26 @@ class Mapping(_hprof.MappingIndex):
         index = self._find_original(clear_class)
         return None if index is None else self._class_info(index)[2]
 
+    def clear_frame(self, class_obfuscated: str, method: str, signature: str | None, source: str | None,
+                    line: int | None) -> MappedFrame | None:
+        """One STACK_FRAME of the dump as one clear frame (its outermost, when
+        R8 inlined others into it; line, signature and source kept where the
+        mapping has none), or None when the mapping does not tell.  A method
+        that came from another class (inlined or merged) is named
+        "holder.Class.method": a frame names its class by the dump's own."""
+        mapped = self.frames(class_obfuscated, method, signature, line if line is not None and line > 0 else None)
+        if not mapped:
+            return None
+        outer = mapped[-1]
+        clear_class = self.class_name(class_obfuscated) or class_obfuscated
+        name = outer.method if outer.class_name == clear_class else f"{outer.class_name}.{outer.method}"
+        if outer.signature is not None:
+            descriptor: str | None = outer.signature
+        else:
+            descriptor = self.deobfuscate_descriptor(signature) if signature is not None else None
+        return MappedFrame(clear_class, name, descriptor, source_name(outer.class_name, source, outer.source),
+                           outer.line if outer.line is not None else line)
+
     def is_outline(self, class_obfuscated: str, method: str) -> bool:
         """Whether the method is an R8 outline (com.android.tools.r8.outline)."""
         index = self._find_class(class_obfuscated)

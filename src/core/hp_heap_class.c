@@ -17,6 +17,39 @@ const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id)
     return lo < n && t[lo].sid == id ? &t[lo] : NULL;
 }
 
+/* The clear names' look-ups (hp_heap_names.c writes them). */
+int heap_names_text(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len)
+{
+    const heap_names *n = &h->names;
+    size_t lo = 0, hi = n->n_strings;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (n->strings[mid].sid < sid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= n->n_strings || n->strings[lo].sid != sid)
+        return 0;
+    *text = n->text + n->strings[lo].off;
+    *len = (size_t)n->strings[lo].len;
+    return 1;
+}
+
+const hp_frame *heap_renamed_frame(const hp_heap *h, uint64_t frame_id)
+{
+    const heap_names *n = &h->names;
+    size_t lo = 0, hi = n->n_frames;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (n->frames[mid].frame_id < frame_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n->n_frames && n->frames[lo].frame_id == frame_id ? &n->frames[lo].frame : NULL;
+}
+
 int hp_heap_utf8(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len)
 {
     const sid_entry *e;

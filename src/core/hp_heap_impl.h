@@ -147,7 +147,7 @@ static inline uint64_t heap_bucket(const hp_heap *h, uint64_t key)
 /* Binary searches over the sorted side tables; NULL when absent. */
 const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id);
 
-/* The clear names' STRING `sid` (hp_heap_names.c): 1 and the text, or 0. */
+/* The clear names' STRING `sid`: 1 and the text, or 0. */
 int heap_names_text(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len);
 /* The new name id of static or field `k` (statics first) of class `ord`, or 0. */
 static inline uint64_t heap_renamed_field(const hp_heap *h, uint32_t ord, uint32_t k)
@@ -155,8 +155,9 @@ static inline uint64_t heap_renamed_field(const hp_heap *h, uint32_t ord, uint32
     uint32_t at = h->classes[ord].names_at;
     return at ? h->names.fields[at - 1 + k] : 0;
 }
-/* A renamed STACK_FRAME, or NULL (hp_heap_names.c). */
+/* A renamed STACK_FRAME, or NULL. */
 const hp_frame *heap_renamed_frame(const hp_heap *h, uint64_t frame_id);
+/* Frees the clear names (hp_heap_names.c, which writes them). */
 void heap_names_free(hp_heap *h);
 
 /* Whether STRING `sid` reads `want` (ASCII). */

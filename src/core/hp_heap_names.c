@@ -57,38 +57,6 @@ static uint64_t new_text(hp_heap *h, const void *text, size_t len)
     return e->sid;
 }
 
-int heap_names_text(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len)
-{
-    const heap_names *n = &h->names;
-    size_t lo = 0, hi = n->n_strings;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (n->strings[mid].sid < sid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo >= n->n_strings || n->strings[lo].sid != sid)
-        return 0;
-    *text = n->text + n->strings[lo].off;
-    *len = (size_t)n->strings[lo].len;
-    return 1;
-}
-
-const hp_frame *heap_renamed_frame(const hp_heap *h, uint64_t frame_id)
-{
-    const heap_names *n = &h->names;
-    size_t lo = 0, hi = n->n_frames;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (n->frames[mid].frame_id < frame_id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n->n_frames && n->frames[lo].frame_id == frame_id ? &n->frames[lo].frame : NULL;
-}
-
 void heap_names_free(hp_heap *h)
 {
     h->alloc.free_fn(h->names.text);
