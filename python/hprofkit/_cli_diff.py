@@ -1,4 +1,4 @@
-"""Command line: python -m hprofkit diff A B [--json] [--top N] [--retained] [--paths]."""
+"""Command line: python -m hprofkit diff A B [--json] [--top N] [--retained] [--paths] [--mapping FILE]..."""
 
 from __future__ import annotations
 
@@ -6,10 +6,14 @@ import argparse
 import json
 import sys
 
+from ._cli_mapping import add_mapping_option, mapping_warnings, read_mapping_pair
+
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from .diff import diff
-    result = diff(args.a, args.b, retained=args.retained, paths=args.paths)
+    mappings = read_mapping_pair(args)
+    with mapping_warnings():
+        result = diff(args.a, args.b, retained=args.retained, paths=args.paths, mapping=mappings)
     if args.json:
         json.dump(result.to_dict(top=args.top), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -27,4 +31,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--retained", action="store_true", help="also compare retained sizes per class (dominator trees)")
     p.add_argument("--paths", action="store_true",
                    help="also show the reference paths along which the grown classes' objects hang")
+    add_mapping_option(p, pair=True)
     p.set_defaults(func=cmd_diff)

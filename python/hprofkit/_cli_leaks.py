@@ -13,6 +13,7 @@ import json
 import sys
 
 from . import match
+from ._cli_mapping import add_mapping_option, mapping_warnings, read_mapping
 
 
 def _matcher(heap, spec: str, kind: str) -> match.Matcher:
@@ -30,7 +31,10 @@ def _matcher(heap, spec: str, kind: str) -> match.Matcher:
 def cmd_leaks(args: argparse.Namespace) -> int:
     from ._heap import open_heap
     from .leaks import default_exclude, find_leaks
-    with open_heap(args.file) as heap:
+    mapping = read_mapping(args)
+    with mapping_warnings():
+        heap = open_heap(args.file, mapping=mapping)
+    with heap:
         exclude = default_exclude(heap) + tuple(
             _matcher(heap, spec, kind) for kind, specs in (("ignore", args.ignore), ("library", args.library))
             for spec in specs) + tuple(
@@ -55,6 +59,7 @@ def add_commands(sub) -> None:
     p = sub.add_parser("leaks", help="leak traces: LeakCanary's watched objects and destroyed Android components")
     p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_mapping_option(p)
     p.add_argument("--ignore", action="append", default=[], metavar="CLASS.FIELD",
                    help="a reference the path search never follows (repeatable)")
     p.add_argument("--library", action="append", default=[], metavar="CLASS.FIELD",

@@ -9,6 +9,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ._cli_mapping import add_mapping_option, mapping_warnings, read_mapping
 from ._units import human_size
 
 if TYPE_CHECKING:
@@ -27,7 +28,10 @@ def _object_id(text: str) -> int:
 def cmd_path(args: argparse.Namespace) -> int:
     from . import match
     from ._heap import open_heap
-    with open_heap(args.file, semantics=args.semantics) as heap:
+    mapping = read_mapping(args)
+    with mapping_warnings():
+        heap = open_heap(args.file, semantics=args.semantics, mapping=mapping)
+    with heap:
         try:
             obj = heap.object(args.id)
         except KeyError:
@@ -50,7 +54,10 @@ def cmd_top(args: argparse.Namespace) -> int:
     from ._heap import open_heap
     if args.n < 0:
         raise ValueError("-n must be >= 0")
-    with open_heap(args.file, semantics=args.semantics) as heap:
+    mapping = read_mapping(args)
+    with mapping_warnings():
+        heap = open_heap(args.file, semantics=args.semantics, mapping=mapping)
+    with heap:
         rows: list[dict[str, Any]]
         if args.by == "class":
             ranked = sorted(((cls.retained_size, cls) for cls in heap.classes), key=lambda r: (-r[0], r[1].name))
@@ -75,6 +82,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p = sub.add_parser("path", help="the shortest path from a GC root to an object, as LeakCanary prints it")
     p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
     p.add_argument("id", type=_object_id, help="object id (decimal or 0x hex)")
+    add_mapping_option(p)
     p.add_argument("--semantics", choices=SEMANTICS, default="hprofkit",
                    help="reference graph: hprofkit (default; referents are weak) or visualvm (VisualVM's)")
     p.add_argument("--all-references", action="store_true",
@@ -85,6 +93,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
     p.add_argument("-n", type=int, default=20, metavar="N", help="rows (default 20)")
     p.add_argument("--by", choices=("object", "class"), default="object", help="rank objects or classes")
+    add_mapping_option(p)
     p.add_argument("--semantics", choices=SEMANTICS, default="hprofkit",
                    help="reference graph: hprofkit (default) or visualvm (VisualVM's retained sizes)")
     p.add_argument("--json", action="store_true", help="print a JSON list")

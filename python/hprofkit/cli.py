@@ -19,8 +19,9 @@ from typing import Iterator, Sequence
 from . import __version__, _cli_batch, _cli_diff, _cli_leaks, _cli_reach
 from ._codec import FORMATS
 from ._dump import Dump
+from ._cli_mapping import add_mapping_option, mapping_warnings, read_mapping
 from ._deobfuscate import deobfuscate
-from ._errors import HprofError, MappingWarning
+from ._errors import HprofError
 from ._mapping import Mapping
 from ._files import Result, convert, decode, encode
 from ._output import is_stdout
@@ -36,33 +37,12 @@ def _open(file: str) -> Dump:
     return Dump(sys.stdin.buffer if file == "-" else file)
 
 
-def _mapping(args: argparse.Namespace) -> Mapping | None:
-    """The --mapping of the command line, read before any dump is."""
-    path = getattr(args, "mapping", None)
-    return None if path is None else Mapping.read(path)
-
-
-@contextlib.contextmanager
-def _mapping_warnings() -> Iterator[None]:
-    """A MappingWarning (a mapping that does not fit the dump) as one line on stderr."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", MappingWarning)
-        try:
-            yield
-        finally:
-            for w in caught:
-                if issubclass(w.category, MappingWarning):
-                    print(f"hprofkit: warning: {w.message}", file=sys.stderr)
-                else:
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-
-
 def _stats(dump: Dump, heap_dump: int | None, mapping: Mapping | None = None):
     """dump.stats() with a progress bar on a terminal, and a warning on
     stderr when a heap dump stops early or the mapping does not fit."""
     progress = Progress("reading")
     try:
-        with _mapping_warnings():
+        with mapping_warnings():
             stats = dump.stats(progress, heap_dump=heap_dump, mapping=mapping)
     finally:
         progress.close()
@@ -78,7 +58,7 @@ def _warn_unfinished(name: str, unfinished: UnfinishedDump | None) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    mapping = _mapping(args)
+    mapping = read_mapping(args)
     with _open(args.file) as dump:
         stats = _stats(dump, args.heap_dump, mapping)
         on_disk = os.path.getsize(dump.path) if dump.path and os.path.isfile(dump.path) else None
@@ -114,7 +94,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    mapping = _mapping(args)
+    mapping = read_mapping(args)
     with _open(args.file) as dump:
         stats = _stats(dump, args.heap_dump, mapping)
     if args.json:
@@ -175,10 +155,10 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
 
 def cmd_deobfuscate(args: argparse.Namespace) -> int:
-    mapping = _mapping(args)
+    mapping = read_mapping(args)
     progress = Progress(PROGRESS_LABELS[args.command])
     try:
-        with _mapping_warnings():
+        with mapping_warnings():
             result = deobfuscate(args.input, args.output, mapping=mapping, progress=progress)
     finally:
         progress.close()
@@ -249,7 +229,10 @@ def _show_class(out, cls, limit: int) -> None:
 def cmd_show(args: argparse.Namespace) -> int:
     from ._heap import open_heap
     what = args.what
-    with open_heap(args.file) as heap:
+    mapping = read_mapping(args)
+    with mapping_warnings():
+        heap = open_heap(args.file, mapping=mapping)
+    with heap:
         try:
             object_id = int(what, 0)
         except ValueError:
@@ -272,12 +255,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from . import demo
     with tempfile.TemporaryDirectory(prefix="hprofkit-demo-") as tmp:
         return demo.run(tmp, sys.stdout)
-
-
-def add_mapping_option(p: argparse.ArgumentParser) -> None:
-    """--mapping FILE: class and field names read through a ProGuard/R8 mapping."""
-    p.add_argument("--mapping", default=None, metavar="FILE",
-                   help="ProGuard or R8 mapping.txt: show clear names for an obfuscated (release) dump")
 
 
 def positive_int(text: str) -> int:
@@ -358,6 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
     p.add_argument("what", metavar="ID|CLASS", help="object id (decimal or 0x hex) or class name (java.lang.String)")
     p.add_argument("--limit", type=int, default=SHOW_LIMIT, metavar="N", help="rows per list (default 50)")
+    add_mapping_option(p)
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("demo", help="write a sample dump and run the workflow on it")
