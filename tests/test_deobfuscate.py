@@ -473,3 +473,137 @@ def test_one_mapping_shared_by_threads(tmp_path):
         assert all(r == expected for r in pool.map(lookups, range(8)))
         outputs = list(pool.map(rewrite, range(3)))
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+# -- the heap, read through a mapping ----------------------------------------------------------
+
+from hprofkit import match  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def mapped_heaps():
+    """Both shared dumps opened with their mapping, then closed."""
+    heaps = {name: hprofkit.open_heap(OBF / name, mapping=MAPPING) for name in DUMPS}
+    yield heaps
+    for heap in heaps.values():
+        heap.close()
+
+
+@pytest.mark.parametrize("name", DUMPS)
+def test_heap_with_mapping_has_the_clear_names(mapped_heaps, name):
+    heap = mapped_heaps[name]
+    assert isinstance(heap.mapping, hprofkit.Mapping) and heap.mapping.path == str(MAPPING)
+    for clear, entry in KEY["classes"].items():
+        cls = heap.find_class(clear)
+        assert cls is not None and cls.name == clear and cls.obfuscated_name == entry["obfuscated"]
+        assert [f.name for f in cls.fields] == [row[0] for row in entry["instance_fields"]]
+        assert [f.name for f in cls.statics()] == [row[0] for row in entry["static_fields"]]
+        assert cls.instance_count == KEY["instances"].get(clear, 0)
+    for obfuscated in ("a", "b", "c"):
+        assert heap.find_class(obfuscated) is None
+    assert heap.find_class("java.lang.String").obfuscated_name == "java.lang.String"
+    listener = next(heap.find_class("HeapGen$Listener").instances())
+    assert isinstance(listener["weight"], float) and listener["owner"].class_name == "HeapGen$Activity"
+    assert [r.name for r in listener.references()] == ["owner"]
+    assert {r.name for r in listener["owner"].referrers()} >= {"owner"}
+    lambda_class = next(c for c in heap.classes if "$$Lambda" in c.name and c.name.startswith("HeapGen"))
+    assert lambda_class.obfuscated_name == lambda_class.name  # its host keeps its name here
+
+
+def test_heap_without_mapping_keeps_the_dumps_names():
+    with hprofkit.open_heap(OBF / DUMPS[1]) as heap:
+        cls = heap.find_class("b")
+        assert heap.mapping is None and cls.obfuscated_name == cls.name == "b"
+        assert [f.name for f in cls.fields] == ["c", "b", "a"]
+
+
+@pytest.mark.parametrize("name", DUMPS)
+def test_heap_with_mapping_equals_the_heap_of_the_deobfuscated_dump(mapped_heaps, deobfuscated, name):
+    """Reading through a mapping and reading what deobfuscate() wrote give the
+    same names everywhere: classes, fields, statics, references, stack frames."""
+    ours = mapped_heaps[name]
+    with hprofkit.open_heap(deobfuscated[name]) as theirs:
+        def classes(heap):
+            return [(c.name, [f.name for f in c.fields], [f.name for f in c.statics()]) for c in heap.classes]
+        assert classes(ours) == classes(theirs)
+        assert [r.frame for r in ours.gc_roots] == [r.frame for r in theirs.gc_roots]
+        for clear in KEY["instances"]:
+            for a, b in zip(ours.find_class(clear).instances(), theirs.find_class(clear).instances()):
+                assert [(r.name, r.target_id) for r in a.references()] == \
+                    [(r.name, r.target_id) for r in b.references()]
+
+
+def destroyed_activities(heap):
+    """A leak finder in the app's own (clear) names: HeapGen's destroyed activities."""
+    return [obj for obj in heap.find_class("HeapGen$Activity").instances() if obj["destroyed"]]
+
+
+def fingerprints(path, mapping=None) -> set[str]:
+    with hprofkit.open_heap(path, mapping=mapping) as heap:
+        return {leak.fingerprint for leak in heap.find_leaks(finders=[destroyed_activities])}
+
+
+def test_leak_fingerprints_group_across_releases(second_obfuscation):
+    """One program, two releases with other names: a leak has one fingerprint
+    in both, and in the clear program's dump, when each is read with its
+    mapping."""
+    first = fingerprints(OBF / DUMPS[0], MAPPING)
+    second = fingerprints(second_obfuscation / "work" / "obf.hprof", second_obfuscation / "out" / "mapping.txt")
+    clear = fingerprints(second_obfuscation / "work" / "clear.hprof")
+    assert first and first == second == clear
+    assert fingerprints(OBF / DUMPS[1], MAPPING) == first  # the ART-style dump too
+    with hprofkit.open_heap(OBF / DUMPS[0]) as plain:  # without the mapping the names differ
+        assert plain.find_class("HeapGen$Activity") is None
+
+
+def test_paths_exclude_references_by_clear_names(mapped_heaps):
+    heap = mapped_heaps[DUMPS[0]]
+    activity = destroyed_activities(heap)[0]
+    path = heap.path_to_root(activity)
+    assert "HeapGen$Listener.owner" in str(path)
+    avoided = heap.path_to_root(activity, exclude=[match.instance_field("HeapGen$Listener", "owner")])
+    assert avoided is None or "HeapGen$Listener.owner" not in str(avoided)
+
+
+def test_diff_of_two_releases_compares_clear_names(second_obfuscation):
+    second_dump = second_obfuscation / "out" / "heapgen_s5_16mb_obf.hprof.gz"
+    second_mapping = second_obfuscation / "out" / "mapping.txt"
+    result = hprofkit.diff(OBF / DUMPS[0], second_dump, mapping=(MAPPING, second_mapping))
+    rows = {r.name: r for r in result.rows}
+    for clear in KEY["instances"]:
+        assert clear not in rows or rows[clear].count_delta == 0  # the same program, budget and seed
+    plain = {r.name for r in hprofkit.diff(OBF / DUMPS[0], second_dump).rows}
+    assert {"a", "q"} <= plain  # read as they are, the releases' names differ
+
+
+def test_heap_tables_have_the_clear_names(mapped_heaps):
+    pytest.importorskip("pyarrow")
+    tables = mapped_heaps[DUMPS[1]].tables(retained=False)
+    names = set(tables["classes"].column("name").to_pylist())
+    assert set(KEY["instances"]) <= names and not {"a", "b", "c"} & names
+    references = set(tables["references"].column("name").to_pylist())
+    assert {"owner", "payload", "next", "extras"} <= references
+
+
+def test_open_heap_with_a_mapping_of_another_program_warns():
+    with pytest.warns(hprofkit.MappingWarning, match="fits no class"):
+        hprofkit.open_heap(DATA / "hprof" / "leakcanary__leak_service_binder.hprof", mapping=MAPPING).close()
+    with pytest.raises(TypeError, match="mapping must be"):
+        hprofkit.open_heap(OBF / DUMPS[1], mapping=42)
+
+
+def test_cli_heap_commands_take_a_mapping(tmp_path):
+    proc = run_cli("show", OBF / DUMPS[1], "HeapGen$Listener", "--mapping", MAPPING)
+    assert proc.returncode == 0, proc.stderr
+    assert "class HeapGen$Listener" in proc.stdout and "owner: object" in proc.stdout
+    proc = run_cli("top", OBF / DUMPS[0], "--by", "class", "-n", "40", "--mapping", MAPPING, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "HeapGen$Listener" in {row["class"] for row in json.loads(proc.stdout)}
+    proc = run_cli("diff", OBF / DUMPS[0], OBF / DUMPS[1], "--mapping", MAPPING, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "a" not in {row["name"] for row in json.loads(proc.stdout)["rows"]}
+    proc = run_cli("leaks", OBF / DUMPS[1], "--mapping", MAPPING, "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["leaks"] == [], proc.stderr
+    proc = run_cli("diff", OBF / DUMPS[0], OBF / DUMPS[1], "--mapping", MAPPING, "--mapping", MAPPING, "--mapping",
+                   MAPPING)
+    assert proc.returncode == 1 and "once for both dumps, or twice" in proc.stderr
