@@ -68,6 +68,8 @@ void heap_names_free(hp_heap *h)
 
 /* ---- applying a mapping ---- */
 
+#define TEXT_CACHE 1024 /* obfuscated field names repeat (a, b, c...): their texts, by id */
+
 typedef struct apply {
     hp_heap *h;
     const hp_mapping *m;
@@ -76,7 +78,25 @@ typedef struct apply {
     size_t buf_cap, scratch_cap;
     uint64_t *row;             /* the new name ids of one class's statics and fields */
     size_t row_cap;
+    struct { uint64_t sid; const uint8_t *text; size_t len; } cache[TEXT_CACHE];
 } apply;
+
+/* hp_heap_utf8 through the cache (a binary search of the dump's strings saved per hit). */
+static int text_of(apply *a, uint64_t sid, const uint8_t **text, size_t *len)
+{
+    size_t slot = (size_t)((sid * 0x9E3779B97F4A7C15ULL) >> 54) & (TEXT_CACHE - 1);
+    if (a->cache[slot].text && a->cache[slot].sid == sid) {
+        *text = a->cache[slot].text;
+        *len = a->cache[slot].len;
+        return 1;
+    }
+    if (!hp_heap_utf8(a->h, sid, text, len))
+        return 0;
+    a->cache[slot].sid = sid;
+    a->cache[slot].text = *text;
+    a->cache[slot].len = *len;
+    return 1;
+}
 
 static int mapping_lists_fields(const hp_mapping *m, uint32_t mc)
 {
@@ -97,7 +117,7 @@ static int rename_field(apply *a, uint32_t ord, uint32_t mc, int knows_fields, u
     uint32_t f;
     const hp_map_member *mb;
     *out = 0;
-    if (!hp_heap_utf8(a->h, sid, &name, &len) || (len && name[0] == '<')) /* HotSpot's <resolved_references> */
+    if (!text_of(a, sid, &name, &len) || (len && name[0] == '<')) /* HotSpot's <resolved_references> */
         return 0;
     f = hp_mapping_clear_field(a->m, mc, (const char *)name, len, type);
     if (f == HP_MAP_NONE) {
@@ -116,22 +136,17 @@ static int rename_field(apply *a, uint32_t ord, uint32_t mc, int knows_fields, u
     return 0;
 }
 
-/* The statics and fields of class `ord`, whose dump name is name[0:len]. */
-static int rename_fields(apply *a, uint32_t ord, const uint8_t *name, size_t len)
+/* The statics and fields of class `ord`, which is class `mc` of the mapping. */
+static int rename_fields(apply *a, uint32_t ord, uint32_t mc)
 {
     hp_heap *h = a->h;
     heap_class *c = &h->classes[ord];
     size_t n = (size_t)c->n_statics + c->n_fields, k, renamed = 0;
-    uint32_t mc;
     int knows_fields;
     hp_static_iter statics;
     hp_field_iter fields;
     hp_field f;
-    if (!n || name[0] == '[' || (len >= 2 && name[len - 1] == ']'))
-        return 0;
-    for (k = 0; k < len; k++)
-        a->scratch[k] = name[k] == '/' ? '.' : (char)name[k];
-    if ((mc = hp_mapping_find_class(a->m, a->scratch, len)) == HP_MAP_NONE)
+    if (!n)
         return 0;
     knows_fields = mapping_lists_fields(a->m, mc);
     if (reserve(&h->alloc, (void **)&a->row, &a->row_cap, n, sizeof *a->row) < 0)
@@ -156,23 +171,51 @@ static int rename_fields(apply *a, uint32_t ord, const uint8_t *name, size_t len
     return 0;
 }
 
+/* The mapping's class of a dump name that is no array's (found with dots), or HP_MAP_NONE. */
+static uint32_t mapped_class(apply *a, const uint8_t *name, size_t len, int *slashed)
+{
+    size_t k;
+    *slashed = 0;
+    if (name[0] == '[' || (len >= 2 && name[len - 1] == ']'))
+        return HP_MAP_NONE;
+    for (k = 0; k < len; k++) {
+        *slashed |= name[k] == '/';
+        a->scratch[k] = name[k] == '/' ? '.' : (char)name[k];
+    }
+    return hp_mapping_find_class(a->m, a->scratch, len);
+}
+
 /* Class `ord`: its name, then its statics and fields. */
 static int rename_class(apply *a, uint32_t ord)
 {
     hp_heap *h = a->h;
     heap_class *c = &h->classes[ord];
     const uint8_t *name;
-    size_t len, n;
+    size_t len, n, k;
     uint64_t sid;
+    uint32_t mc;
+    int slashed;
     if (!hp_heap_utf8(h, c->name_sid, &name, &len) || !len)
         return 0;
     if (reserve(&h->alloc, (void **)&a->scratch, &a->scratch_cap, len, 1) < 0)
         return -1;
-    n = hp_mapping_clear_class(a->m, (const char *)name, len, a->buf, a->buf_cap, a->scratch);
-    if (n > a->buf_cap) { /* again, with room for it */
+    mc = mapped_class(a, name, len, &slashed);
+    if (mc != HP_MAP_NONE) { /* the common case: the clear name is the original, spelled as the dump spells */
+        hp_span original = hp_mapping_class(a->m, mc)->original;
+        n = original.len;
         if (reserve(&h->alloc, (void **)&a->buf, &a->buf_cap, n, 1) < 0)
             return -1;
+        for (k = 0; k < n; k++) {
+            char ch = hp_mapping_text(a->m)[original.off + k];
+            a->buf[k] = slashed && ch == '.' ? '/' : ch;
+        }
+    } else { /* arrays, hidden lambda classes */
         n = hp_mapping_clear_class(a->m, (const char *)name, len, a->buf, a->buf_cap, a->scratch);
+        if (n > a->buf_cap) { /* again, with room for it */
+            if (reserve(&h->alloc, (void **)&a->buf, &a->buf_cap, n, 1) < 0)
+                return -1;
+            n = hp_mapping_clear_class(a->m, (const char *)name, len, a->buf, a->buf_cap, a->scratch);
+        }
     }
     if (n) {
         a->out->classes_listed++;
@@ -184,27 +227,30 @@ static int rename_class(apply *a, uint32_t ord)
             a->out->classes_renamed++;
         }
     }
-    return rename_fields(a, ord, name, len);
+    return mc == HP_MAP_NONE ? 0 : rename_fields(a, ord, mc);
 }
 
 hp_code hp_heap_apply_mapping(hp_heap *h, const hp_mapping *m, hp_heap_renames *out, hp_error *err)
 {
-    apply a;
+    apply *a = h->alloc.malloc_fn(sizeof *a); /* its text cache is too large for the stack */
     uint32_t ord;
     int rc = 0;
     memset(out, 0, sizeof *out);
     out->mismatch_class = HP_NONE;
-    memset(&a, 0, sizeof a);
-    a.h = h;
-    a.m = m;
-    a.out = out;
-    if (reserve(&h->alloc, (void **)&a.buf, &a.buf_cap, 256, 1) < 0)
+    if (!a)
+        return hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the clear names");
+    memset(a, 0, sizeof *a);
+    a->h = h;
+    a->m = m;
+    a->out = out;
+    if (reserve(&h->alloc, (void **)&a->buf, &a->buf_cap, 256, 1) < 0)
         rc = -1;
     for (ord = 0; rc == 0 && ord < h->n_classes; ord++)
-        rc = rename_class(&a, ord);
-    h->alloc.free_fn(a.buf);
-    h->alloc.free_fn(a.scratch);
-    h->alloc.free_fn(a.row);
+        rc = rename_class(a, ord);
+    h->alloc.free_fn(a->buf);
+    h->alloc.free_fn(a->scratch);
+    h->alloc.free_fn(a->row);
+    h->alloc.free_fn(a);
     if (rc < 0)
         return hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the clear names");
     return HP_OK;
