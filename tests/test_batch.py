@@ -200,7 +200,7 @@ def test_dask_keys_name_the_task_and_input_and_wait_false_gives_futures(inputs, 
     futures = hprofkit.batch("histogram", inputs, executor=client, wait=False)
     assert len(futures) == len(inputs)
     for future, path in zip(futures, inputs):
-        assert future.key.startswith(f"hprofkit-histogram-{path.name}-")
+        assert future.key.startswith(f"hprofkit-histogram-{path.name.replace('-', '_')}-")
         assert key_split(future.key) == "hprofkit-histogram"  # the dashboard's task group
     rows = client.gather(futures)
     assert all(isinstance(row, BatchRow) for row in rows)

@@ -10,7 +10,6 @@ Perfetto's batch trace processor).  One bad dump is one failed row; the batch go
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -94,10 +93,12 @@ class BatchResult:
 
     def to_json(self, **dumps_options: Any) -> str:
         """The result as JSON (values must be JSON data: the built-in tasks' are)."""
+        import json
         return json.dumps(self.to_dict(), **dumps_options)
 
     def to_tables(self) -> dict[str, Any]:
         """{"rows", "histogram", "leak_groups"} as pyarrow Tables (a row's value as JSON text)."""
+        import json
         from ._tables import require
         pa = require("pyarrow", "tables", "BatchResult.to_tables()")
         rows = pa.table({
@@ -261,10 +262,12 @@ def _check_outputs(sources: Sequence[str], outputs: Sequence[str]) -> None:
 
 
 def _task_key(name: str, given: Any) -> str:
-    """A Dask key naming the task and the input (the dashboard groups by "hprofkit-NAME")."""
+    """A Dask key naming the task and the input: hprofkit-leaks-app.hprof-<unique hex>.  The
+    dashboard groups tasks by the key's leading words (distributed's key_split): "hprofkit-leaks",
+    as long as the input's name is not one word of letters; its dashes become "_" for that."""
     import uuid
     label = os.path.basename(os.fspath(given)) if isinstance(given, (str, os.PathLike)) else type(given).__name__
-    return f"hprofkit-{name}-{label or 'input'}-{uuid.uuid4().hex}"
+    return f"hprofkit-{name}-{label.replace('-', '_') or 'input'}-{uuid.uuid4().hex}"
 
 
 def _dask_client(executor: Any) -> Any:
@@ -389,9 +392,7 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
     options: dict[str, Any] = dict(encode_options or {}) if name == "encode" and builtin else {}
     if builtin and name in ("encode", "decode"):
         folder = os.path.abspath(os.fspath(output_dir)) if output_dir is not None else None
-        outputs = _plan_outputs(name, sent, folder)
-        if folder is not None and not _dask_client(executor) and not isinstance(executor, str):
-            os.makedirs(folder, exist_ok=True)  # on a cluster, the workers' folder: the task makes it
+        outputs = _plan_outputs(name, sent, folder)  # the tasks make the folder (on a cluster, the workers')
         per_input = [{**options, "output": output} for output in outputs]
     else:
         per_input = [options] * len(inputs)

@@ -56,7 +56,7 @@ def encode(path: str | os.PathLike[str], output: str | os.PathLike[str] | None =
     consumed, written, unfinished}: unfinished is None, or Result.unfinished as a dict when the
     dump was cut short."""
     from ._files import encode as encode_file
-    output = os.fspath(output) if output is not None else output_path(path, ".hpk", output_dir)
+    output = _output(path, output, ".hpk", output_dir)
     options = {"threads": 1, **encode_options}
     with _regular_file(path) as source:
         return _file_result(encode_file(source, output, **options), output)
@@ -68,7 +68,7 @@ def decode(path: str | os.PathLike[str], output: str | os.PathLike[str] | None =
     """Restores an hprofkit pack or a Tailor mini into `output` (default: output_path(path,
     ".hprof", output_dir)); returns what encode() returns."""
     from ._files import decode as decode_file
-    output = os.fspath(output) if output is not None else output_path(path, ".hprof", output_dir)
+    output = _output(path, output, ".hprof", output_dir)
     with _regular_file(path) as source:
         return _file_result(decode_file(source, output, threads=1), output)
 
@@ -94,6 +94,16 @@ def output_path(path: str | os.PathLike[str], suffix: str, output_dir: str | os.
     directory = os.fspath(output_dir) if output_dir is not None else os.path.dirname(source)
     os.makedirs(directory, exist_ok=True)
     return os.path.join(directory, output_stem(source) + suffix)
+
+
+def _output(path: str | os.PathLike[str], output: str | os.PathLike[str] | None, suffix: str,
+            output_dir: str | os.PathLike[str] | None) -> str:
+    """The output given (its folder made: on a cluster, the workers' folder), or output_path()."""
+    if output is None:
+        return output_path(path, suffix, output_dir)
+    output = os.fspath(output)
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+    return output
 
 
 def _regular_file(path: str | os.PathLike[str]) -> Any:
