@@ -238,6 +238,39 @@ def test_relative_paths_and_a_scheduler_address(tmp_path, client):
     assert result.rows[0].value == hprofkit.stats(dump_path(relative[0])).to_dict()
 
 
+def test_a_progress_line_in_a_notebook(tmp_path):
+    """batch() in a real Jupyter kernel (ipykernel, driven by jupyter_client as a notebook
+    front-end is) draws its progress line on the cell's stderr; in a script whose stderr is a
+    file, nothing is drawn unless asked (progress=True)."""
+    from jupyter_client.manager import start_new_kernel
+    dump = str(dump_path("mat__oracle_jdk8_05_x64.hprof"))
+    code = f"import hprofkit\nresult = hprofkit.batch('histogram', [{dump!r}] * 3, jobs=1)\nprint(len(result.rows))"
+    manager, kernel = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    try:
+        msg_id = kernel.execute(code)
+        streams = []
+        while True:
+            msg = kernel.get_iopub_msg(timeout=300)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            assert msg["msg_type"] != "error", msg["content"]
+            if msg["msg_type"] == "stream":
+                streams.append((msg["content"]["name"], msg["content"]["text"]))
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+    finally:
+        kernel.stop_channels()
+        manager.shutdown_kernel(now=True)
+    stderr = "".join(text for name, text in streams if name == "stderr")
+    assert stderr.startswith("\rbatch [") and "] 100.0% 3/3 dumps, " in stderr and stderr.endswith("\n")
+    assert ("stdout", "3\n") in streams
+    script = code.replace("jobs=1)", "jobs=1, progress=PROGRESS)")
+    for progress, drawn in (("None", False), ("True", True)):
+        proc = subprocess.run([sys.executable, "-c", script.replace("PROGRESS", progress)], capture_output=True,
+                              text=True, timeout=300)
+        assert proc.stdout == "3\n" and ("3/3 dumps" in proc.stderr) == drawn, proc.stderr
+
+
 # ---- one dead worker fails its own input only (#19) -------------------------------------------------
 
 @pytest.fixture
