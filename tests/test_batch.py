@@ -329,19 +329,47 @@ import sys
 sys.path.insert(0, {tests!r})
 import hprofkit
 from batch_tasks import histogram_or_hang
+def done(n, total):
+    print("done", n, flush=True)
 try:
-    hprofkit.batch(histogram_or_hang, {inputs!r}, jobs=2)
+    hprofkit.batch(histogram_or_hang, {inputs!r}, jobs={jobs}, progress=done)
 except KeyboardInterrupt:
     print("interrupted", file=sys.stderr)
     sys.exit(130)
 """
 
 
-def start_batch_script(tmp_path, inputs) -> subprocess.Popen:
-    """A script running a batch in a process group of its own (as a shell's foreground job)."""
-    script = WORKER_SCRIPT.format(tests=str(TESTS), inputs=[str(p) for p in inputs])
+def start_batch_script(tmp_path, inputs, jobs: int) -> subprocess.Popen:
+    """A script running a batch in a process group of its own (as a shell's foreground job); it
+    prints "done N" as results arrive."""
+    script = WORKER_SCRIPT.format(tests=str(TESTS), inputs=[str(p) for p in inputs], jobs=jobs)
     return subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below pid (children, theirs...), from /proc."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def sleeping(pid: int) -> bool:
+    """Whether the kernel says the process waits (state S: blocked in a read, a wait...)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "S"
+    except OSError:
+        return True  # gone
 
 
 def kill_left(fds: list[int], pids: list[int]) -> None:
@@ -353,14 +381,25 @@ def kill_left(fds: list[int], pids: list[int]) -> None:
 
 
 def test_ctrl_c_stops_the_workers_without_a_traceback(tmp_path, victim):
-    """SIGINT to the batch's process group (a terminal's Ctrl-C) while both workers run: the caller
-    stops, no worker prints a KeyboardInterrupt traceback, none is left running."""
-    second = tmp_path / "victim2.hprof"
-    shutil.copyfile(victim.path, second)
-    proc = start_batch_script(tmp_path, [victim.path, second])
-    pids = [victim.read_pid(), victim.read_pid()]
-    fds = [pidfd(pid) for pid in pids]
+    """SIGINT to the batch's process group (a terminal's Ctrl-C) while one worker runs a task and
+    the others wait for work: the caller stops with one line, no worker prints a
+    KeyboardInterrupt traceback (the issue's report: an idle worker did), none is left running."""
+    good = [dump_path("mat__oracle_jdk8_05_x64.hprof"), dump_path("leakcanary__leak_service_binder.hprof")]
+    proc = start_batch_script(tmp_path, [*good, victim.path], jobs=3)
+    pid = victim.read_pid()
+    assert [proc.stdout.readline(), proc.stdout.readline()] == ["done 1\n", "done 2\n"]
+    below = descendants(proc.pid)
+    fds, pids = [], []
+    for child in below:
+        try:
+            fds.append(pidfd(child))
+            pids.append(child)
+        except ProcessLookupError:
+            pass
     try:
+        assert pid in below
+        while not all(sleeping(child) for child in below):  # the others idle: blocked waiting for work
+            select.select([], [], [], 0.01)
         os.killpg(proc.pid, signal.SIGINT)
         _, stderr = proc.communicate(timeout=300)
         assert proc.returncode == 130 and stderr == "interrupted\n"
@@ -370,14 +409,17 @@ def test_ctrl_c_stops_the_workers_without_a_traceback(tmp_path, victim):
 
 
 def test_a_killed_caller_leaves_no_worker(tmp_path, victim):
-    """The caller SIGKILLed mid-batch (nothing of it runs again): its workers end with it."""
-    proc = start_batch_script(tmp_path, [victim.path])
-    pids = [victim.read_pid()]
-    fds = [pidfd(pids[0])]
+    """The caller SIGKILLed mid-batch (nothing of it runs again): every process it started ends
+    with it (the issue: the forkserver and the workers were left orphaned)."""
+    proc = start_batch_script(tmp_path, [victim.path], jobs=1)
+    pid = victim.read_pid()
+    pids = sorted(descendants(proc.pid))
+    fds = [pidfd(child) for child in pids]
     try:
+        assert pid in pids
         proc.kill()
         proc.communicate(timeout=300)
-        assert wait_exit(fds[0]), "the worker outlived its caller"
+        assert all(wait_exit(fd) for fd in fds), "a process of the batch outlived its caller"
     finally:
         kill_left(fds, pids)
 

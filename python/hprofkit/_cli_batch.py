@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 from ._output import check_not_same_file, output_file
 from ._progress import Progress
