@@ -424,6 +424,18 @@ def test_a_killed_caller_leaves_no_worker(tmp_path, victim):
         kill_left(fds, pids)
 
 
+def test_a_script_without_a_main_guard_fails_its_rows_not_the_machine(tmp_path):
+    """Workers import the caller's main script (as multiprocessing's spawn does): one that calls
+    batch() unguarded must not start workers without end; each row says its worker failed."""
+    script = tmp_path / "noguard.py"
+    script.write_text("import os, hprofkit\n"
+                      "r = hprofkit.batch(os.path.getsize, ['a', 'b'], jobs=1, progress=False)\n"
+                      "print([row.error for row in r.rows])\n")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout == "['worker died: exit status 1', 'worker died: exit status 1']\n"
+    assert proc.stderr.count("guard the script's batch call with `if __name__ == '__main__':`") == 2
+
+
 # ---- inputs that are not regular files, outputs that collide (#19) ----------------------------------
 
 def run_cli_session(*args: str, cwd=None):

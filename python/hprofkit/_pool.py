@@ -28,15 +28,15 @@ from typing import Any, Callable
 # How long a worker has to unwind after SIGTERM (remove the output it was writing) before SIGKILL.
 STOP_GRACE = 10.0
 
-# Set in a worker: a batch started while a worker imports the caller's main module (a script
-# without an `if __name__ == "__main__":` guard) would start workers without end.
-_IN_WORKER = False
+# Set while a worker imports the caller's main module: a batch started then (a script without an
+# `if __name__ == "__main__":` guard) would start workers without end.
+BOOTING = "HPROFKIT_WORKER_BOOTING"
 
 # Run by each worker's interpreter: take the caller's paths and main module first (hprofkit may be
 # importable only from there), then serve.
-_BOOT = ("import sys; from multiprocessing import connection, spawn; "
-         "c = connection.Connection(int(sys.argv[1])); spawn.prepare(c.recv()); "
-         "from hprofkit._pool import serve; serve(c)")
+_BOOT = ("import os, sys; from multiprocessing import connection, spawn; "
+         "c = connection.Connection(int(sys.argv[1])); os.environ[%r] = '1'; spawn.prepare(c.recv()); "
+         "del os.environ[%r]; from hprofkit._pool import serve; serve(c)") % (BOOTING, BOOTING)
 
 
 class WorkerDied(Exception):
@@ -100,7 +100,7 @@ class WorkerPool(concurrent.futures.Executor):
     docstring).  Workers start as tasks arrive; a manager thread feeds them and reads answers."""
 
     def __init__(self, max_workers: int) -> None:
-        if _IN_WORKER:
+        if os.environ.get(BOOTING):
             raise RuntimeError("hprofkit.batch started while a batch worker imports the main module: "
                                "guard the script's batch call with `if __name__ == '__main__':`")
         self._max = max(1, max_workers)
@@ -279,8 +279,6 @@ def _die_with_parent() -> None:
 
 def serve(conn: connection.Connection) -> None:
     """A worker's loop: runs each task sent and answers (True, value) or (False, exception)."""
-    global _IN_WORKER
-    _IN_WORKER = True
     parent = os.getppid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller has the terminal; it stops us
     signal.signal(signal.SIGTERM, _raise_stopped)

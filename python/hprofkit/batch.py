@@ -402,7 +402,9 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
         futures = [submitter.submit(name, fn, given, path, opts) for given, path, opts in zip(inputs, sent, per_input)]
         if not wait:
             return futures
-        return BatchResult.from_rows(name, _gather(submitter, futures, inputs, _progress_of(progress)))
+        rows = _gather(submitter, futures, inputs, _progress_of(progress))
+        # A callable's values are its own: aggregated only for the named tasks (a callable may be called "stats").
+        return BatchResult.from_rows(name, rows) if builtin else BatchResult(name, rows)
     except BaseException:
         submitter.stop(futures)
         raise
