@@ -320,6 +320,7 @@ static PyObject *mapping_get(MappingIndex *self, void *closure)
     case 0: return PyLong_FromUnsignedLong(hp_mapping_class_count(self->mapping));
     case 1: return PyLong_FromUnsignedLong(hp_mapping_member_count(self->mapping));
     case 2: return PyLong_FromUnsignedLong(hp_mapping_version(self->mapping));
+    case 4: return Py_NewRef(self->text);
     default: return PyLong_FromSsize_t(PyBytes_GET_SIZE(self->text));
     }
 }
@@ -342,6 +343,7 @@ static PyGetSetDef mapping_getset[] = {
     { "_version", (getter)mapping_get, NULL,
       "R8's map version (com.android.tools.r8.mapping) as major * 1000 + minor; 0 for none.", (void *)2 },
     { "_size", (getter)mapping_get, NULL, "Bytes of the mapping text.", (void *)3 },
+    { "_text", (getter)mapping_get, NULL, "The mapping text (bytes).", (void *)4 },
     { NULL, NULL, NULL, NULL, NULL },
 };
 

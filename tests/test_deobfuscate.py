@@ -20,6 +20,8 @@ import hprofkit
 from hprofkit import _hprof
 from conftest import DATA, SHARED_TOOLS, peer
 
+pytest_plugins = ["pytester"]
+
 OBF = DATA / "obfuscated"
 MAPPING = OBF / "mapping.txt"
 KEY = json.loads((OBF / "heapgen_s5_16mb_clear_histogram.json").read_text())
@@ -607,3 +609,55 @@ def test_cli_heap_commands_take_a_mapping(tmp_path):
     proc = run_cli("diff", OBF / DUMPS[0], OBF / DUMPS[1], "--mapping", MAPPING, "--mapping", MAPPING, "--mapping",
                    MAPPING)
     assert proc.returncode == 1 and "once for both dumps, or twice" in proc.stderr
+
+
+# -- batches, the pytest plugin and [tool.hprofkit] ------------------------------------------------
+
+import pickle  # noqa: E402
+
+
+def test_a_mapping_pickles_as_its_text():
+    mapping = hprofkit.Mapping.parse(R8_MAPPING, "r8.txt")
+    copy = pickle.loads(pickle.dumps(mapping))
+    assert isinstance(copy, hprofkit.Mapping) and copy.path == "r8.txt" and copy.version == "2.2"
+    assert copy.frames("a.a", "a", None, 7) == mapping.frames("a.a", "a", None, 7)
+
+
+def test_batch_over_two_releases_with_a_mapping_per_input(second_obfuscation):
+    """One histogram of two releases: each dump read with its own mapping, so
+    a class of the app is one row, counted in both."""
+    first, second = OBF / DUMPS[0], second_obfuscation / "out" / "heapgen_s5_16mb_obf.hprof.gz"
+    mappings = {str(first): MAPPING, str(second): second_obfuscation / "out" / "mapping.txt"}
+    result = hprofkit.batch("histogram", [first, second], jobs=2, progress=False,
+                            mapping=lambda dump: mappings[str(dump)])
+    assert all(row.ok for row in result.rows), [row.error for row in result.rows]
+    totals = {c.name: c for c in result.histogram}
+    for clear, count in KEY["instances"].items():
+        assert totals[clear].dumps == 2 and totals[clear].instances == 2 * count
+    assert not {"a", "b", "c", "q", "r", "s"} & set(totals)
+    one = hprofkit.batch("stats", [OBF / DUMPS[1]], jobs=1, progress=False, mapping=hprofkit.Mapping.read(MAPPING))
+    assert {r["class"] for r in one.rows[0].value["histogram"]} >= set(KEY["instances"])
+    with pytest.raises(ValueError, match="reads no names"):
+        hprofkit.batch("encode", [OBF / DUMPS[1]], mapping=MAPPING)
+
+
+def test_pytest_fixture_and_hprof_check_take_a_mapping(pytester):
+    """hprof_heap(dump, mapping=...) in a test, and [tool.hprofkit] mapping for
+    --hprof-check: the checks name the app's classes by their clear names."""
+    dumps = pytester.mkdir("dumps")
+    (dumps / "release.hprof.gz").write_bytes((OBF / DUMPS[1]).read_bytes())
+    (pytester.path / "mapping.txt").write_bytes(MAPPING.read_bytes())
+    pytester.makepyfile(test_app="""
+        def test_listeners(hprof_heap):
+            heap = hprof_heap("dumps/release.hprof.gz", mapping="mapping.txt")
+            assert heap.find_class("HeapGen$Listener").instance_count == 68
+    """)
+    pytester.makefile(".toml", pyproject="""
+        [tool.hprofkit]
+        defaults = "jdk"
+        mapping = "mapping.txt"
+        max_instances = { "HeapGen$Node" = 100, "HeapGen$Activity" = 1000 }
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider", ".", "--hprof-check", "dumps", "-rf")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*FAILED dumps/release.hprof.gz::hprof-check - 6,230 instances of HeapGen$Node*"])

@@ -74,7 +74,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         _check_out(args.out, args.inputs)
     start = time.perf_counter()
     result = batch(args.task, args.inputs, args.scheduler, jobs=args.jobs, output_dir=args.output_dir,
-                   progress=Progress("batch", unit="dumps"))
+                   progress=Progress("batch", unit="dumps"), mapping=args.mapping)
     seconds = time.perf_counter() - start
     if args.out is None:
         write_summary(result, seconds, sys.stdout)
@@ -99,6 +99,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("task", choices=TASKS, help="leaks (grouped by fingerprint), stats, histogram (totals across "
                                                "dumps), encode (NAME.hpk), decode (NAME.hprof)")
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="dumps (or packs / minis for decode)")
+    p.add_argument("--mapping", default=None, metavar="FILE",
+                   help="ProGuard or R8 mapping.txt of the dumps' build (stats, histogram, leaks): clear names")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="local worker processes (default: one per CPU)")
     p.add_argument("--scheduler", default=None, metavar="ADDR",

@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 import warnings
 from typing import Any, Iterator, NamedTuple, Sequence
 
@@ -141,12 +142,17 @@ class Mapping(_hprof.MappingIndex):
     @classmethod
     def of(cls, mapping: "Mapping | str | os.PathLike[str] | None") -> "Mapping | None":
         """A Mapping from what a `mapping=` argument takes: a Mapping, a
-        path, or None."""
+        path (read once per process while the file stays the same), or None."""
         if mapping is None or isinstance(mapping, Mapping):
             return mapping
         if isinstance(mapping, (str, os.PathLike)):
-            return cls.read(mapping)
+            return _read_cached(mapping)
         raise TypeError(f"mapping must be a Mapping or a path to a mapping.txt, not {type(mapping).__name__}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its text (a batch sends the path of a mapping read from
+        a file instead: hprofkit.batch)."""
+        return (type(self), (self._text, self.path))
 
     # -- what it holds -----------------------------------------------------------
     def __len__(self) -> int:
@@ -401,6 +407,28 @@ class Mapping(_hprof.MappingIndex):
                     and m.min_lo <= line <= m.min_hi:
                 return m.positions.get(outline_line, line)
         return line
+
+
+_CACHE: dict[tuple[str, int, int], Mapping] = {}
+_CACHE_SIZE = 4  # mappings a process keeps: a batch worker reads each build's once
+_CACHE_LOCK = threading.Lock()
+
+
+def _read_cached(path: str | os.PathLike[str]) -> Mapping:
+    """Mapping.read(path), kept while the file keeps its size and time (a
+    batch worker or a test session reads a 40 MB mapping once, not per dump)."""
+    name = os.fspath(path)
+    st = os.stat(name)
+    key = (os.path.realpath(name), st.st_mtime_ns, st.st_size)
+    with _CACHE_LOCK:
+        found = _CACHE.get(key)
+    if found is None:
+        found = Mapping.read(name)
+        with _CACHE_LOCK:
+            while len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[key] = found
+    return found
 
 
 def _caller_level() -> int:

@@ -363,7 +363,8 @@ def _failure(future: Any, exc: BaseException, given: Any) -> BatchRow:
 def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any = None, *,
           jobs: int | None = None, output_dir: str | os.PathLike[str] | None = None,
           encode_options: Mapping[str, Any] | None = None,
-          progress: bool | Callable[[int, int], object] | None = None, wait: bool = True) -> Any:
+          progress: bool | Callable[[int, int], object] | None = None, wait: bool = True,
+          mapping: Any = None) -> Any:
     """Runs `task` over every input and gathers a BatchResult.
 
     task: "stats" (Stats.to_dict()), "histogram" ([[class, instances, shallow_bytes]]), "leaks"
@@ -384,7 +385,11 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
     progress: None (default) draws a line on a terminal's stderr or in a notebook; True always,
       False never; or a callable progress(done, total), called in the caller as results arrive.
     wait: False returns at once the futures (one per input, in input order), each resolving to
-      the input's BatchRow; BatchResult.from_rows(task, rows) aggregates the rows gathered."""
+      the input's BatchRow; BatchResult.from_rows(task, rows) aggregates the rows gathered.
+    mapping: the ProGuard/R8 mapping of obfuscated dumps (a hprofkit.Mapping or a mapping.txt path)
+      for stats, histogram and leaks (clear names; leaks group across releases), or a callable
+      input -> mapping (or None) for dumps of several builds; a callable task gets it as
+      mapping=.  A worker reads a mapping file once."""
     name, fn = _task_function(task)
     builtin = isinstance(task, str)
     inputs = list(inputs)
@@ -396,6 +401,11 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
         per_input = [{**options, "output": output} for output in outputs]
     else:
         per_input = [options] * len(inputs)
+    if mapping is not None:
+        if builtin and name not in ("stats", "histogram", "leaks"):
+            raise ValueError(f"mapping: the {name} task reads no names (stats, histogram and leaks do)")
+        per_input = [{**opts, "mapping": _mapping_to_send(mapping(given) if callable(mapping) else mapping)}
+                     for given, opts in zip(inputs, per_input)]
     submitter = _Submitter(executor, jobs, len(inputs))
     futures: list[Any] = []
     try:
@@ -410,6 +420,20 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
         raise
     finally:
         submitter.close(wait)
+
+
+def _mapping_to_send(mapping: Any) -> Any:
+    """What a worker gets of a mapping: the absolute path of a mapping file (read once per
+    worker), else the Mapping itself (pickled as its text)."""
+    if isinstance(mapping, (str, os.PathLike)):
+        return os.path.abspath(os.fspath(mapping))
+    from ._mapping import Mapping
+    if isinstance(mapping, Mapping) and mapping.path is not None and os.path.isfile(mapping.path):
+        return os.path.abspath(mapping.path)
+    if mapping is not None and not isinstance(mapping, Mapping):
+        raise TypeError(f"mapping must be a Mapping, a path or a callable input -> either, "
+                        f"not {type(mapping).__name__}")
+    return mapping
 
 
 def _gather(submitter: _Submitter, futures: list[Any], inputs: list[Any], progress: Any) -> list[BatchRow]:

@@ -26,24 +26,26 @@ def _task(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @_task
-def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """hprofkit.stats(path).to_dict(): record tallies, heap dumps and the class histogram."""
+def stats(path: str | os.PathLike[str], mapping: Any = None) -> dict[str, Any]:
+    """hprofkit.stats(path).to_dict(): record tallies, heap dumps and the class histogram
+    (with a mapping: a hprofkit.Mapping or a mapping.txt path, the clear class names)."""
     from ._dump import stats as read_stats
-    return read_stats(path).to_dict()
+    return read_stats(path, mapping=mapping).to_dict()
 
 
 @_task
-def histogram(path: str | os.PathLike[str]) -> list[list[Any]]:
+def histogram(path: str | os.PathLike[str], mapping: Any = None) -> list[list[Any]]:
     """The class histogram: [[class name, instances, shallow bytes]], heaviest first."""
     from ._dump import stats as read_stats
-    return [[row.name, row.instances, row.shallow_bytes] for row in read_stats(path).histogram]
+    return [[row.name, row.instances, row.shallow_bytes] for row in read_stats(path, mapping=mapping).histogram]
 
 
 @_task
-def leaks(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """heap.find_leaks() as [{fingerprint, retained_size, report}]."""
+def leaks(path: str | os.PathLike[str], mapping: Any = None) -> list[dict[str, Any]]:
+    """heap.find_leaks() as [{fingerprint, retained_size, report}] (with a mapping, on clear names:
+    a leak keeps its fingerprint across releases)."""
     from ._heap import open_heap
-    with open_heap(path) as heap:
+    with open_heap(path, mapping=mapping) as heap:
         return [{"fingerprint": leak.fingerprint, "retained_size": leak.retained_size, "report": str(leak)}
                 for leak in heap.find_leaks()]
 
