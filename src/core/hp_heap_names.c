@@ -33,17 +33,26 @@ static int reserve(const hp_alloc *a, void **data, size_t *cap, size_t need, siz
     return 0;
 }
 
-/* A new STRING of the index holding text[0:len]: its id, or 0 when memory ran out. */
+/* Readies the ids of the index's own STRINGs: above the dump's (hp_heap_utf8
+ * tells them apart by that).  HP_E_LIMIT when a dump of 8-byte ids uses the
+ * very last one, so that none is left above it. */
+static hp_code ready_sids(hp_heap *h, hp_error *err)
+{
+    uint64_t top = h->n_strings ? h->strings[h->n_strings - 1].sid : 0;
+    if (h->names.next_sid)
+        return HP_OK;
+    if (h->id_size != 4 && top >= UINT64_MAX - ((uint64_t)1 << 32))
+        return hp_fail(err, HP_E_LIMIT, 0, -1, 0, 0, 0,
+                       "the dump's string ids reach the largest 8-byte ids: none is left for the clear names");
+    h->names.next_sid = h->id_size == 4 ? (uint64_t)1 << 32 : top + 1;
+    return HP_OK;
+}
+
+/* A new STRING of the index holding text[0:len] (ready_sids ran): its id, or 0 when memory ran out. */
 static uint64_t new_text(hp_heap *h, const void *text, size_t len)
 {
     heap_names *n = &h->names;
     heap_text *e;
-    if (!n->next_sid) {
-        uint64_t top = h->n_strings ? h->strings[h->n_strings - 1].sid : 0;
-        n->next_sid = h->id_size == 4 ? (uint64_t)1 << 32 : top + 1;
-        if (!n->next_sid)
-            return 0; /* the dump uses the very last 8-byte id */
-    }
     if (reserve(&h->alloc, (void **)&n->text, &n->text_cap, n->text_len + len, 1) < 0 ||
         reserve(&h->alloc, (void **)&n->strings, &n->cap_strings, n->n_strings + 1, sizeof *n->strings) < 0)
         return 0;
@@ -239,6 +248,10 @@ hp_code hp_heap_apply_mapping(hp_heap *h, const hp_mapping *m, hp_heap_renames *
     out->mismatch_class = HP_NONE;
     if (!a)
         return hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the clear names");
+    if (ready_sids(h, err) != HP_OK) {
+        h->alloc.free_fn(a);
+        return err->code;
+    }
     memset(a, 0, sizeof *a);
     a->h = h;
     a->m = m;
@@ -294,6 +307,8 @@ hp_code hp_heap_rename_frame(hp_heap *h, uint64_t frame_id, const char *method, 
     size_t at;
     if (!e)
         return hp_fail(err, HP_E_USAGE, 0, -1, 0, 0, 0, "no STACK_FRAME of that id in the dump");
+    if (ready_sids(h, err) != HP_OK)
+        return err->code;
     read_frame(h, e->offset, &f);
     f.line = line;
     if ((method && !(f.method_sid = new_text(h, method, method_len))) ||
