@@ -34,7 +34,7 @@ from . import _hprof
 from ._dump import Dump
 from ._errors import UnsupportedError
 from ._files import CHUNK, Result, _Output
-from ._mapping import MappedFrame, Mapping, source_name, warn_misfit
+from ._mapping import MappedFrame, Mapping, warn_misfit
 from ._names import decode_utf8
 from ._output import check_not_same_file, output_file
 from ._stats import unfinished_of
@@ -267,22 +267,16 @@ class _Plan:
             self.records.append((TAG_TRACE, serial, (serial, thread, new_frames, new_ids)))
 
     def _frame(self, frame_id: int, obfuscated: tuple[Any, ...], clear: MappedFrame) -> tuple[Any, ...]:
+        """A STACK_FRAME for one retraced frame: under its own class's serial when
+        the dump loads that class, else under the dump's class (Mapping.frame_of)."""
         cls, method, sig, line, (method_id, sig_id, source_id, serial, raw_line) = obfuscated
-        method_name = clear.method
-        serial_out = serial
-        if clear.class_name != self.mapping.class_name(cls):  # inlined from, or moved from, another class
-            serial_out = self._serial_of(clear.class_name)
-            if serial_out is None:
-                serial_out, method_name = serial, f"{clear.class_name}.{clear.method}"
-        signature = self.mapping.deobfuscate_descriptor(sig) if sig is not None else None
-        if clear.signature is not None:
-            signature = clear.signature
+        owner_serial = self._serial_of(clear.class_name) if clear.class_name != self.mapping.class_name(cls) else None
         dump_source = self.text(source_id) if source_id else None
-        source = source_name(clear.class_name, dump_source, clear.source)
-        return ("frame", frame_id, self.new_string(method_name),
-                self.new_string(signature) if signature is not None else sig_id,
-                self.new_string(source) if source and source != dump_source else source_id,
-                serial_out, clear.line if clear.line is not None else raw_line)
+        framed = self.mapping.frame_of(cls, clear, sig, dump_source, raw_line, qualify=owner_serial is None)
+        return ("frame", frame_id, self.new_string(framed.method),
+                self.new_string(framed.signature) if framed.signature is not None else sig_id,
+                self.new_string(framed.source) if framed.source and framed.source != dump_source else source_id,
+                owner_serial if owner_serial is not None else serial, framed.line)
 
     def _serial_of(self, clear_class: str) -> int | None:
         """The LOAD_CLASS serial of a class of the dump by its clear name."""

@@ -355,22 +355,28 @@ class Mapping(_hprof.MappingIndex):
     def clear_frame(self, class_obfuscated: str, method: str, signature: str | None, source: str | None,
                     line: int | None) -> MappedFrame | None:
         """One STACK_FRAME of the dump as one clear frame (its outermost, when
-        R8 inlined others into it; line, signature and source kept where the
-        mapping has none), or None when the mapping does not tell.  A method
-        that came from another class (inlined or merged) is named
-        "holder.Class.method": a frame names its class by the dump's own."""
+        R8 inlined others into it), or None when the mapping does not tell;
+        see frame_of."""
         mapped = self.frames(class_obfuscated, method, signature, line if line is not None and line > 0 else None)
-        if not mapped:
-            return None
-        outer = mapped[-1]
+        return None if not mapped else self.frame_of(class_obfuscated, mapped[-1], signature, source, line)
+
+    def frame_of(self, class_obfuscated: str, mapped: MappedFrame, signature: str | None, source: str | None,
+                 line: int | None, qualify: bool = True) -> MappedFrame:
+        """A retraced frame as a STACK_FRAME of the dump's class shows it: the
+        dump's signature (deobfuscated), source file (see source_name) and
+        line where the mapping has none; with `qualify`, a method from
+        another class (inlined or merged) is named "holder.Class.method" under
+        the dump's class, as a frame names its class by the dump's own."""
         clear_class = self.class_name(class_obfuscated) or class_obfuscated
-        name = outer.method if outer.class_name == clear_class else f"{outer.class_name}.{outer.method}"
-        if outer.signature is not None:
-            descriptor: str | None = outer.signature
+        owner, name = mapped.class_name, mapped.method
+        if qualify and owner != clear_class:
+            owner, name = clear_class, f"{mapped.class_name}.{mapped.method}"
+        if mapped.signature is not None:
+            descriptor: str | None = mapped.signature
         else:
             descriptor = self.deobfuscate_descriptor(signature) if signature is not None else None
-        return MappedFrame(clear_class, name, descriptor, source_name(outer.class_name, source, outer.source),
-                           outer.line if outer.line is not None else line)
+        return MappedFrame(owner, name, descriptor, source_name(mapped.class_name, source, mapped.source),
+                           mapped.line if mapped.line is not None else line)
 
     def is_outline(self, class_obfuscated: str, method: str) -> bool:
         """Whether the method is an R8 outline (com.android.tools.r8.outline)."""
