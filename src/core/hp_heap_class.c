@@ -4,50 +4,49 @@
 
 #include <string.h>
 
-const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id)
+/* The entry of key `key` in a table of n entries of `stride` bytes sorted
+ * by their first field, a uint64_t key: its index, or n when absent. */
+static size_t find_key(const void *table, size_t n, size_t stride, uint64_t key)
 {
+    const unsigned char *t = table;
     size_t lo = 0, hi = n;
+    uint64_t k;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t[mid].sid < id)
+        memcpy(&k, t + mid * stride, sizeof k);
+        if (k < key)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < n && t[lo].sid == id ? &t[lo] : NULL;
+    if (lo < n)
+        memcpy(&k, t + lo * stride, sizeof k);
+    return lo < n && k == key ? lo : n;
+}
+
+const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id)
+{
+    size_t i = find_key(t, n, sizeof *t, id);
+    return i < n ? &t[i] : NULL;
 }
 
 /* The clear names' look-ups (hp_heap_names.c writes them). */
 int heap_names_text(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len)
 {
     const heap_names *n = &h->names;
-    size_t lo = 0, hi = n->n_strings;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (n->strings[mid].sid < sid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo >= n->n_strings || n->strings[lo].sid != sid)
+    size_t i = find_key(n->strings, n->n_strings, sizeof *n->strings, sid);
+    if (i == n->n_strings)
         return 0;
-    *text = n->text + n->strings[lo].off;
-    *len = (size_t)n->strings[lo].len;
+    *text = n->text + n->strings[i].off;
+    *len = (size_t)n->strings[i].len;
     return 1;
 }
 
 const hp_frame *heap_renamed_frame(const hp_heap *h, uint64_t frame_id)
 {
     const heap_names *n = &h->names;
-    size_t lo = 0, hi = n->n_frames;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (n->frames[mid].frame_id < frame_id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n->n_frames && n->frames[lo].frame_id == frame_id ? &n->frames[lo].frame : NULL;
+    size_t i = find_key(n->frames, n->n_frames, sizeof *n->frames, frame_id);
+    return i < n->n_frames ? &n->frames[i].frame : NULL;
 }
 
 int hp_heap_utf8(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len)
