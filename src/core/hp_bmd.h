@@ -55,11 +55,6 @@ typedef struct hp_bmd_options {
     const hp_bmd_names *names;
 } hp_bmd_options;
 
-/* Whether `head` (n bytes) starts a BMD: 1 yes, 0 no, -1 too short to tell
- * (a BMD's first 18 bytes are its version, 1, and the length and start of
- * an HPROF magic). */
-int hp_bmd_sniff(const uint8_t *head, size_t n);
-
 /* The name of BMD record tag 1..8 ("STRING", "HASHED_STRING", ...), else NULL. */
 const char *hp_bmd_tag_name(int tag);
 
@@ -75,6 +70,8 @@ hp_code hp_bmd_encoder_feed(hp_bmd_encoder *e, const uint8_t *data, size_t len, 
 hp_code hp_bmd_encoder_finish(hp_bmd_encoder *e, const hp_sink *out, hp_error *err);
 /* After finish: 1 when the dump must be fed again from its first byte. */
 int hp_bmd_encoder_again(const hp_bmd_encoder *e);
+/* The passes it takes in all: 2 until the first ends, then exactly. */
+int hp_bmd_encoder_passes(const hp_bmd_encoder *e);
 uint64_t hp_bmd_encoder_bytes_in(const hp_bmd_encoder *e);  /* dump bytes (one pass) */
 uint64_t hp_bmd_encoder_bytes_out(const hp_bmd_encoder *e); /* BMD bytes written */
 /* BMD records written, by tag (index 1..8). */
@@ -89,6 +86,7 @@ void hp_bmd_decoder_free(hp_bmd_decoder *d);
 hp_code hp_bmd_decoder_feed(hp_bmd_decoder *d, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err);
 hp_code hp_bmd_decoder_finish(hp_bmd_decoder *d, const hp_sink *out, hp_error *err);
 int hp_bmd_decoder_again(const hp_bmd_decoder *d);
+int hp_bmd_decoder_passes(const hp_bmd_decoder *d);
 uint64_t hp_bmd_decoder_bytes_in(const hp_bmd_decoder *d);  /* BMD bytes (one pass) */
 uint64_t hp_bmd_decoder_bytes_out(const hp_bmd_decoder *d); /* HPROF bytes written */
 /* BMD records read, by tag (index 1..8), and of the hashed strings how

@@ -97,20 +97,6 @@ const char *hp_bmd_tag_name(int tag) { return tag > 0 && tag < BMD_TAGS ? tag_na
 static const char *const magics[] = { "JAVA PROFILE 1.0", "JAVA PROFILE 1.0.1", "JAVA PROFILE 1.0.2",
                                       "JAVA PROFILE 1.0.3" };
 
-int hp_bmd_sniff(const uint8_t *head, size_t n)
-{
-    static const char prefix[] = "JAVA PROFILE 1.0";
-    size_t i;
-    if (n >= 1 && head[0] != BMD_VERSION)
-        return 0;
-    if (n >= 2 && (head[1] < 16 || head[1] > 18))
-        return 0;
-    for (i = 2; i < n && i < 18; i++)
-        if (head[i] != (uint8_t)prefix[i - 2])
-            return 0;
-    return n >= 18 ? 1 : -1;
-}
-
 /* ---- errors and output ---- */
 
 /* Fails with `what`, at input offset `at`, in the current record. */
@@ -1004,6 +990,16 @@ void hp_bmd_decoder_free(hp_bmd_decoder *d)
 }
 
 int hp_bmd_decoder_again(const hp_bmd_decoder *d) { return d->again; }
+
+int hp_bmd_decoder_passes(const hp_bmd_decoder *d)
+{
+    int s, n = 1;
+    if (d->pass == PASS_READ)
+        return 2;
+    for (s = SEC_INSTANCES; s < SECTIONS; s++)
+        n += d->sec[s].bytes != 0;
+    return n;
+}
 uint64_t hp_bmd_decoder_bytes_in(const hp_bmd_decoder *d) { return d->pass == PASS_READ ? d->pos : d->total; }
 uint64_t hp_bmd_decoder_bytes_out(const hp_bmd_decoder *d) { return d->out.written; }
 const uint64_t *hp_bmd_decoder_counts(const hp_bmd_decoder *d) { return d->counts; }

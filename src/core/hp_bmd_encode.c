@@ -832,6 +832,11 @@ void hp_bmd_encoder_free(hp_bmd_encoder *e)
 }
 
 int hp_bmd_encoder_again(const hp_bmd_encoder *e) { return e->again; }
+
+int hp_bmd_encoder_passes(const hp_bmd_encoder *e)
+{
+    return e->pass == PASS_DEFS && !e->finished ? 2 : 1 + (e->late.n != 0) + (e->objects_seen != 0);
+}
 uint64_t hp_bmd_encoder_bytes_in(const hp_bmd_encoder *e) { return e->total ? e->total : e->bytes_in; }
 uint64_t hp_bmd_encoder_bytes_out(const hp_bmd_encoder *e) { return e->out.written; }
 const uint64_t *hp_bmd_encoder_counts(const hp_bmd_encoder *e) { return e->counts; }
