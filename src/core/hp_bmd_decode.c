@@ -111,6 +111,12 @@ static int bad(hp_bmd_decoder *d, hp_code code, uint64_t at, const char *what)
     return -1;
 }
 
+static int no_memory(hp_bmd_decoder *d, uint64_t at)
+{
+    hp_fail(&d->error, HP_E_NOMEM, at, -1, 0, 0, 0, "out of memory");
+    return -1;
+}
+
 static int sink_fail(hp_bmd_decoder *d)
 {
     hp_fail(&d->error, HP_E_NOMEM, d->pos, -1, 0, 0, 0, "the output sink refused the bytes");
@@ -119,7 +125,7 @@ static int sink_fail(hp_bmd_decoder *d)
 
 static int put(hp_bmd_decoder *d, const void *p, size_t n)
 {
-    return hp_writer_put(&d->out, p, n) < 0 ? sink_fail(d) : 0;
+    return n && hp_writer_put(&d->out, p, n) < 0 ? sink_fail(d) : 0; /* p may be NULL (an empty string) */
 }
 
 static int put_zeros(hp_bmd_decoder *d, uint64_t n)
@@ -158,7 +164,7 @@ static int cut_push(hp_bmd_decoder *d, section *s)
         size_t cap = s->cuts_cap ? s->cuts_cap * 2 : 8;
         uint64_t *g = d->alloc.realloc_fn(s->cuts, cap * sizeof *g);
         if (!g)
-            return hp_fail(&d->error, HP_E_NOMEM, d->pos, -1, 0, 0, 0, NULL), -1;
+            return no_memory(d, d->pos);
         s->cuts = g;
         s->cuts_cap = cap;
     }
@@ -306,7 +312,7 @@ static int get_value(hp_bmd_decoder *d, cursor *cp, int t, uint8_t out[8], int *
 
 static int held_put(hp_bmd_decoder *d, const void *p, size_t n)
 {
-    return hp_buf_append(&d->held, p, n) < 0 ? (hp_fail(&d->error, HP_E_NOMEM, d->pos, -1, 0, 0, 0, NULL), -1) : 0;
+    return hp_buf_append(&d->held, p, n) < 0 ? (no_memory(d, d->pos)) : 0;
 }
 
 static int held_u4(hp_bmd_decoder *d, uint32_t v)
@@ -344,7 +350,7 @@ static int write_clear_string(hp_bmd_decoder *d)
     /* Malformed UTF-8: what Java makes of it. */
     hp_buf_init(&fixed, &d->alloc);
     if (hp_buf_reserve(&fixed, (size_t)js.utf8_len) < 0)
-        return hp_fail(&d->error, HP_E_NOMEM, d->pos, -1, 0, 0, 0, NULL), -1;
+        return no_memory(d, d->pos);
     rc = put_string(d, d->id, fixed.data, hp_jstring_reencode(d->held.data, d->held.len, fixed.data), 0);
     hp_buf_free(&fixed);
     return rc;
@@ -386,7 +392,7 @@ static int end_class(hp_bmd_decoder *d, uint32_t dropped, uint64_t at)
     if (rc == HP_E_LIMIT)
         return bad(d, HP_E_LIMIT, at, "more class definitions than max_classes bytes hold");
     if (rc != HP_OK)
-        return hp_fail(&d->error, rc, at, -1, 0, 0, 0, NULL), -1;
+        return no_memory(d, at);
     /* LOAD_CLASS: serial 0, the class, stack serial 0, its name */
     hp_put32(load, 0);
     hp_put32(load + 4, d->id);
@@ -441,7 +447,7 @@ static int on_instance_head(hp_bmd_decoder *d, uint32_t id, uint32_t class_id, u
         return bad(d, HP_E_CORRUPT, at, "an instance of a class no CLASS_DEFINITION before it defines");
     if ((rc = bmd_classes_resolve(&d->classes, k, &looping)) != HP_OK) {
         if (rc != HP_E_CORRUPT)
-            return hp_fail(&d->error, rc, at, -1, 0, 0, 0, NULL), -1;
+            return no_memory(d, at);
         return bad(d, HP_E_CORRUPT, at, "an instance whose superclass chain loops");
     }
     size = 17 + k->chain;
@@ -535,7 +541,7 @@ static int unit(hp_bmd_decoder *d, const uint8_t *p, size_t avail)
         VARINT(a);
         COUNT(b, "string length");
         if (b > d->max_string)
-            return bad(d, HP_E_LIMIT, at, "a string longer than max_string");
+            return bad(d, HP_E_CORRUPT, at, "a string longer than max_string");
         d->id = (uint32_t)a;
         d->left = b;
         d->held.len = 0;
@@ -549,8 +555,8 @@ static int unit(hp_bmd_decoder *d, const uint8_t *p, size_t avail)
         VARINT(a);
         COUNT(b, "string length");
         VARINT(e);
-        if (b > d->max_string)
-            return bad(d, HP_E_LIMIT, at, "a hashed string claiming more bytes than max_string");
+        if (b > d->max_string) /* a name no VM writes: a few bytes that would be gigabytes */
+            return bad(d, HP_E_CORRUPT, at, "a hashed string claiming more bytes than max_string");
         if (first && write_hashed_string(d, (uint32_t)a, (uint32_t)b, (int32_t)(uint32_t)e) < 0)
             return -1;
         record_done(d, at + c.at);
@@ -635,7 +641,7 @@ static int unit(hp_bmd_decoder *d, const uint8_t *p, size_t avail)
             h[4] = (uint8_t)bmd_to_hprof_type((int)t);
             d->kept_bytes += (uint32_t)hp_type_size(h[4], 4);
             if (held_put(d, h, 5) < 0 || hp_buf_append(&d->types, &bt, 1) < 0)
-                return hp_fail(&d->error, HP_E_NOMEM, at, -1, 0, 0, 0, NULL), -1;
+                return no_memory(d, at);
         }
         if (--d->field == 0)
             d->state = R_DROPPED;
@@ -849,7 +855,7 @@ static int write_classes(hp_bmd_decoder *d)
     if (put_string(d, FIELD_REMOVED, removed, sizeof removed - 1, 0) < 0)
         return -1;
     if (!(order = bmd_classes_hash_order(&d->classes)))
-        return hp_fail(&d->error, HP_E_NOMEM, d->pos, -1, 0, 0, 0, NULL), -1;
+        return no_memory(d, d->pos);
     for (i = 0; rc == 0 && i < d->classes.n; i++)
         rc = measure(d, SEC_CLASSES, d->classes.v[order[i]].dump_len);
     for (s = 0; rc == 0 && s < SECTIONS; s++) {

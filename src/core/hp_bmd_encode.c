@@ -82,6 +82,11 @@ struct hp_bmd_encoder {
 
 /* ---- output ---- */
 
+static hp_code no_memory(hp_bmd_encoder *e, uint64_t offset, int tag, int is_sub)
+{
+    return hp_fail(&e->error, HP_E_NOMEM, offset, tag, is_sub, 0, 0, "out of memory");
+}
+
 static hp_code sink_fail(hp_bmd_encoder *e)
 {
     return hp_fail(&e->error, HP_E_NOMEM, e->bytes_in, -1, 0, 0, 0, "the output sink refused the bytes");
@@ -257,7 +262,7 @@ static hp_code resolve_chain(hp_bmd_encoder *e, klass *k, uint64_t offset)
                             (unsigned long long)k->id, (unsigned long long)offset);
         x->flags |= K_BUSY;
         if (list_push(&e->alloc, &e->chain_path, (uint64_t)(x - e->classes)) < 0)
-            return hp_fail(&e->error, HP_E_NOMEM, offset, HP_SUB_INSTANCE_DUMP, 1, 0, 0, NULL);
+            return no_memory(e, offset, HP_SUB_INSTANCE_DUMP, 1);
         x = (x->flags & K_DUMPED) && x->super ? class_of(e, x->super) : NULL;
     }
     if (x) {
@@ -347,7 +352,7 @@ static hp_code on_load_class(hp_bmd_encoder *e, const uint8_t *body, size_t len,
         return hp_fail(&e->error, HP_E_CORRUPT, offset, HP_TAG_LOAD_CLASS, 0, 0, 0,
                        "LOAD_CLASS body is not 8 bytes and two ids");
     if (!(k = class_add(e, hp_read_id(body + 4, e->id_size))))
-        return hp_fail(&e->error, HP_E_NOMEM, offset, HP_TAG_LOAD_CLASS, 0, 0, 0, NULL);
+        return no_memory(e, offset, HP_TAG_LOAD_CLASS, 0);
     k->name = hp_read_id(body + 8 + e->id_size, e->id_size);
     k->flags |= K_LOADED;
     return HP_OK;
@@ -370,7 +375,7 @@ static hp_code remember_class(hp_bmd_encoder *e, const hp_event *ev, const hp_cl
         uint8_t t = f[(size_t)i * (size_t)(e->id_size + 1) + (size_t)e->id_size];
         own += (uint32_t)hp_type_size(t, e->id_size);
         if (hp_buf_append(&e->types, &t, 1) < 0)
-            return hp_fail(&e->error, HP_E_NOMEM, ev->sub->offset, HP_SUB_CLASS_DUMP, 1, 0, 0, NULL);
+            return no_memory(e, ev->sub->offset, HP_SUB_CLASS_DUMP, 1);
     }
     k->own = own;
     return HP_OK;
@@ -456,14 +461,14 @@ static hp_code on_class_dump(hp_bmd_encoder *e, const hp_event *ev)
         return write_class(e, ev, &lay, class_of(e, ev->sub->id));
     }
     if (!(k = class_add(e, ev->sub->id)))
-        return hp_fail(&e->error, HP_E_NOMEM, ev->sub->offset, HP_SUB_CLASS_DUMP, 1, 0, 0, NULL);
+        return no_memory(e, ev->sub->offset, HP_SUB_CLASS_DUMP, 1);
     if (remember_class(e, ev, &lay, k) != HP_OK)
         return e->error.code;
     if (k->flags & K_LOADED)
         return write_class(e, ev, &lay, k);
     /* Its name comes later (or never): write it in pass 1b. */
     return list_push(&e->alloc, &e->late, nth) < 0
-               ? hp_fail(&e->error, HP_E_NOMEM, ev->sub->offset, HP_SUB_CLASS_DUMP, 1, 0, 0, NULL)
+               ? no_memory(e, ev->sub->offset, HP_SUB_CLASS_DUMP, 1)
                : HP_OK;
 }
 
@@ -511,7 +516,7 @@ static hp_code on_instance(hp_bmd_encoder *e, const hp_event *ev)
     e->instance_class = k;
     e->payload_left = s->count - here;
     return hp_buf_append(&e->held, ev->data + s->head_len, here) < 0
-               ? hp_fail(&e->error, HP_E_NOMEM, s->offset, s->tag, 1, 0, 0, NULL)
+               ? no_memory(e, s->offset, s->tag, 1)
                : HP_OK;
 }
 
@@ -576,7 +581,7 @@ static hp_code on_object(hp_bmd_encoder *e, const hp_event *ev)
         return HP_OK; /* not objects the cruncher writes */
     default: /* a GC root: its kind is lost */
         return list_push(&e->alloc, &e->roots, s->id) < 0
-                   ? hp_fail(&e->error, HP_E_NOMEM, s->offset, s->tag, 1, 0, 0, NULL)
+                   ? no_memory(e, s->offset, s->tag, 1)
                    : HP_OK;
     }
 }
@@ -588,7 +593,7 @@ static hp_code on_payload(hp_bmd_encoder *e, const hp_event *ev)
     if (e->record != HP_SUB_INSTANCE_DUMP)
         return HP_OK;
     if (hp_buf_append(&e->held, ev->data, ev->len) < 0)
-        return hp_fail(&e->error, HP_E_NOMEM, ev->sub->offset, HP_SUB_INSTANCE_DUMP, 1, 0, 0, NULL);
+        return no_memory(e, ev->sub->offset, HP_SUB_INSTANCE_DUMP, 1);
     e->payload_left -= ev->len;
     return e->payload_left ? HP_OK : put_fields(e, e->instance_class, e->held.data, ev->sub->offset);
 }
@@ -658,7 +663,7 @@ static hp_code on_data(hp_bmd_encoder *e, const hp_event *ev)
         if (ev->len == r->length) /* whole: no copy */
             return on_string(e, ev->data, ev->len, r->offset);
         if (hp_buf_append(&e->held, ev->data, ev->len) < 0)
-            return hp_fail(&e->error, HP_E_NOMEM, r->offset, r->tag, 0, 0, 0, NULL);
+            return no_memory(e, r->offset, r->tag, 0);
         return e->held.len == r->length ? on_string(e, e->held.data, e->held.len, r->offset) : HP_OK;
     }
     if (e->record == HP_TAG_LOAD_CLASS)
@@ -731,7 +736,7 @@ static hp_code next_pass(hp_bmd_encoder *e)
         return write_roots(e);
     hp_parser_free(e->parser);
     if (!(e->parser = hp_parser_new(&e->alloc, HP_PARSE_SUBRECORDS)))
-        return hp_fail(&e->error, HP_E_NOMEM, 0, -1, 0, 0, 0, NULL);
+        return no_memory(e, 0, -1, 0);
     e->again = 1;
     e->bytes_in = 0;
     e->class_dumps = 0;
