@@ -13,7 +13,7 @@
  * must be A's very bytes, C A's records with the heap cut elsewhere.
  * An HPROF is encoded in one piece and in chunks (the same outcome and
  * bytes); a BMD the encoder writes must decode.
- * Allocations have a 256 MiB budget and the output a 64 MiB cap (a few
+ * Allocations have a 256 MiB budget and each output a 16 MiB cap (a few
  * bytes asking for gigabytes of zeroed arrays end quickly).
  *
  * Built with -DHP_FUZZ_SEEDGEN (and a C compiler, no libFuzzer) this file is
@@ -72,10 +72,20 @@ static hp_code run_passes(int encode, const uint8_t *data, size_t len, size_t ma
 
 #include "fuzzkit.h"
 
+/* Outputs are kept whole to be compared: at most OUT_MAX bytes each (a
+ * BMD of a few bytes can ask for gigabytes of zeroed arrays). */
+#define OUT_MAX ((uint64_t)16 << 20)
+
+static int capped_write(void *ctx, const uint8_t *data, size_t len)
+{
+    fuzz_out *o = ctx;
+    return len > OUT_MAX - o->total ? -1 : fuzz_write(ctx, data, len);
+}
+
 static hp_code decode(const uint8_t *bmd, size_t len, size_t max, unsigned seed, uint64_t max_heap_record,
                       fuzz_out *o)
 {
-    hp_sink sink = fuzz_sink(o, 0);
+    hp_sink sink = { capped_write, o, NULL };
     hp_error err;
     hp_code rc = run_passes(0, bmd, len, max, seed, max_heap_record, fuzz_budget(), &sink, &err);
     fuzz_check_error(rc, &err);
@@ -121,7 +131,7 @@ static void check_three(hp_code ra, fuzz_out *a, hp_code rb, fuzz_out *b, hp_cod
 static void encode_round_trip(const uint8_t *hprof, size_t len, size_t max, unsigned seed)
 {
     fuzz_out a = { 0, 1, { NULL, 0, 0, 0 } }, b = { 0, 1, { NULL, 0, 0, 0 } }, back = { 0, 0, { NULL, 0, 0, 0 } };
-    hp_sink sa = fuzz_sink(&a, 0), sb = fuzz_sink(&b, 0);
+    hp_sink sa = { capped_write, &a, NULL }, sb = { capped_write, &b, NULL };
     hp_error err;
     hp_code ra = run_passes(1, hprof, len, 0, 0, 0, fuzz_budget(), &sa, &err), rb;
     fuzz_check_error(ra, &err);
