@@ -235,6 +235,7 @@ static PyGetSetDef bmd_getset[] = {
     { "passes", (getter)bmd_get, NULL, "The passes it takes: 2 until the first ends, then exactly.", (void *)1 },
     { "input_size", (getter)bmd_get, NULL, "Bytes of the input (one pass).", (void *)2 },
     { "restored", (getter)bmd_get, NULL, "Decoder: hashed strings given back from the names.", (void *)3 },
+    { "unfinished", (getter)filter_unfinished, NULL, "None: a BMD has no HEAP_DUMP_END to miss.", NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
 

@@ -225,6 +225,10 @@ def reread(src: Any, first: Iterable[Any], size: int | None, source: Callable[[A
     through `source` (_files._source) for each pass; anything else (`first`:
     the chunks of the one reading there is) goes to a spool."""
     if size is not None and (isinstance(src, (str, os.PathLike)) and src != "-" or is_buffer(src)):
+        close = getattr(first, "close", None)
+        if close is not None:  # the reading begun is not needed: let its buffer go
+            close()
+
         @contextlib.contextmanager
         def chunks() -> Iterator[Iterator[Any]]:
             with source(src) as (pieces, _):

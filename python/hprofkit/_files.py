@@ -224,13 +224,34 @@ def _peek(chunks: Iterator[Any], n: int) -> tuple[bytes, Iterator[Any]]:
     got = 0
     for chunk in chunks:
         if not parts and len(chunk) >= n:
-            return bytes(chunk[:n]), itertools.chain([chunk], chunks)
+            return bytes(chunk[:n]), _Again([chunk], chunks)
         parts.append(bytes(chunk))  # the next read reuses the chunk's buffer
         got += len(chunk)
         if got >= n:
             break
     head = b"".join(parts)
-    return head[:n], itertools.chain([head] if head else [], chunks)
+    return head[:n], _Again([head] if head else [], chunks)
+
+
+class _Again:
+    """The chunks `first`, then those of `rest`; close() lets go of both
+    (and of the read buffer they share)."""
+
+    def __init__(self, first: list[Any], rest: Iterator[Any]) -> None:
+        self._rest = rest
+        self._chunks: Iterator[Any] = itertools.chain(first, rest)
+
+    def __iter__(self) -> Iterator[Any]:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._chunks)
+
+    def close(self) -> None:
+        close = getattr(self._rest, "close", None)
+        if close is not None:
+            close()
+        self._chunks = iter(())
 
 
 def _run_passes(core: Any, src: Any, chunks: Iterator[Any], size: int | None, out: _Output,
