@@ -15,7 +15,6 @@ import struct
 import subprocess
 import sys
 import threading
-import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from hypothesis import given, settings, strategies as st
 import hprofkit
 from hprofkit import _bmd, _hprof
 from conftest import DATA, HPROF_DIR, INVENTORY, peer, raw_bytes
+from hostile import traced_peak
 
 BMD_DIR = DATA / "bmd"
 OBF_DIR = DATA / "obfuscated"
@@ -331,15 +331,6 @@ def test_heaps_past_4_gib_go_in_segments():
 
 
 # ---- hostile input ----------------------------------------------------------------------------
-
-def traced_peak(fn):
-    tracemalloc.start()
-    try:
-        result = fn()
-        return result, tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
 
 HOSTILE = [
     # a 12-byte record asking the decoder for 2 GiB of placeholder '+'

@@ -11,23 +11,25 @@ void bmd_classes_init(bmd_classes *c, const hp_alloc *alloc, size_t limit)
     c->alloc = alloc ? *alloc : hp_default_alloc;
     c->limit = limit;
     hp_buf_init(&c->arena, &c->alloc);
+    hp_buf_init(&c->table, &c->alloc);
+    hp_buf_init(&c->path, &c->alloc);
     hp_idmap_init(&c->index, &c->alloc);
 }
 
 void bmd_classes_free(bmd_classes *c)
 {
     hp_buf_free(&c->arena);
+    hp_buf_free(&c->table);
+    hp_buf_free(&c->path);
     hp_idmap_clear(&c->index);
-    c->alloc.free_fn(c->v);
-    c->alloc.free_fn(c->path);
     c->v = NULL;
-    c->path = NULL;
+    c->n = 0;
 }
 
 /* Bytes held: the arena, the table and its index. */
 static size_t held(const bmd_classes *c, size_t more)
 {
-    return c->arena.len + more + c->cap * sizeof *c->v + c->index.cap * 12;
+    return c->arena.len + more + c->table.cap + c->path.cap + c->index.cap * 12;
 }
 
 hp_code bmd_classes_put(bmd_classes *c, uint32_t id, uint32_t super, const uint8_t *dump, uint32_t dump_len,
@@ -36,21 +38,15 @@ hp_code bmd_classes_put(bmd_classes *c, uint32_t id, uint32_t super, const uint8
     uint32_t *slot;
     bmd_class *k;
     int inserted;
-    if (held(c, (size_t)dump_len + n_types + sizeof *c->v + 24) > c->limit)
+    if (held(c, (size_t)dump_len + n_types + sizeof *k + 24) > c->limit)
         return HP_E_LIMIT;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 256;
-        bmd_class *g = c->alloc.realloc_fn(c->v, cap * sizeof *g);
-        if (!g)
-            return HP_E_NOMEM;
-        c->v = g;
-        c->cap = cap;
-    }
-    if (!(slot = hp_idmap_put(&c->index, id, (uint32_t)c->n, &inserted)))
+    if (hp_buf_reserve(&c->table, sizeof *k) < 0 || !(slot = hp_idmap_put(&c->index, id, (uint32_t)c->n, &inserted)))
         return HP_E_NOMEM;
+    c->v = (bmd_class *)(void *)c->table.data;
     if (inserted) {
         k = &c->v[c->n];
         k->rank = (uint32_t)c->n++;
+        c->table.len += sizeof *k;
     } else {
         k = &c->v[*slot];
     }
@@ -76,29 +72,26 @@ bmd_class *bmd_classes_get(const bmd_classes *c, uint32_t id)
 
 hp_code bmd_classes_resolve(bmd_classes *c, bmd_class *k, uint32_t *looping)
 {
+    const uint32_t *path;
     bmd_class *x = k;
     size_t n = 0;
     uint32_t first_kept = 0, first = 0;
     uint64_t chain = 0;
     /* Up to the first resolved class, or the end of the chain: a superclass
      * without a definition ends it (the decruncher stops there too). */
+    c->path.len = 0;
     while (x && x->state != DONE) {
         if (x->state == BUSY) {
             *looping = x->id;
             while (n) /* leave the table as it was */
-                c->v[c->path[--n]].state = 0;
+                c->v[((const uint32_t *)(const void *)c->path.data)[--n]].state = 0;
             return HP_E_CORRUPT;
         }
-        if (n == c->path_cap) {
-            size_t cap = c->path_cap ? c->path_cap * 2 : 64;
-            uint32_t *g = c->alloc.realloc_fn(c->path, cap * sizeof *g);
-            if (!g)
-                return HP_E_NOMEM;
-            c->path = g;
-            c->path_cap = cap;
-        }
+        if (hp_buf_reserve(&c->path, sizeof(uint32_t)) < 0)
+            return HP_E_NOMEM;
         x->state = BUSY;
-        c->path[n++] = (uint32_t)(x - c->v);
+        ((uint32_t *)(void *)c->path.data)[n++] = (uint32_t)(x - c->v);
+        c->path.len += sizeof(uint32_t);
         x = x->super ? bmd_classes_get(c, x->super) : NULL;
     }
     if (x) {
@@ -106,8 +99,9 @@ hp_code bmd_classes_resolve(bmd_classes *c, bmd_class *k, uint32_t *looping)
         first = x->first;
         chain = x->chain;
     }
+    path = (const uint32_t *)(const void *)c->path.data;
     while (n) {
-        x = &c->v[c->path[--n]];
+        x = &c->v[path[--n]];
         x->after_kept = first_kept;
         x->after = first;
         x->chain = chain + x->own;

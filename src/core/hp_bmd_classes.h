@@ -32,11 +32,11 @@ typedef struct bmd_classes {
     hp_alloc alloc;
     size_t limit;        /* bytes held at most */
     hp_buf arena;
-    bmd_class *v;
-    size_t n, cap;
+    bmd_class *v;        /* the classes: n of them, in `table` */
+    size_t n;
+    hp_buf table;
     hp_idmap index;      /* class id -> index */
-    uint32_t *path;      /* scratch for resolving */
-    size_t path_cap;
+    hp_buf path;         /* uint32_t: scratch for resolving */
 } bmd_classes;
 
 void bmd_classes_init(bmd_classes *c, const hp_alloc *alloc, size_t limit);

@@ -49,8 +49,7 @@ enum {
 typedef struct section {
     uint64_t bytes;            /* its sub-records' HPROF bytes */
     uint64_t first_at, end_at; /* the input its BMD records lie in */
-    uint64_t *cuts;            /* lengths of its heap records, when cut */
-    size_t n_cuts, cuts_cap;
+    hp_buf cuts;               /* uint64_t: lengths of its heap records, when cut */
     uint64_t open;             /* bytes of the record being cut */
     int seen;
 } section;
@@ -160,15 +159,8 @@ static int put_string(hp_bmd_decoder *d, uint32_t id, const uint8_t *s, size_t n
 
 static int cut_push(hp_bmd_decoder *d, section *s)
 {
-    if (s->n_cuts == s->cuts_cap) {
-        size_t cap = s->cuts_cap ? s->cuts_cap * 2 : 8;
-        uint64_t *g = d->alloc.realloc_fn(s->cuts, cap * sizeof *g);
-        if (!g)
-            return no_memory(d, d->pos);
-        s->cuts = g;
-        s->cuts_cap = cap;
-    }
-    s->cuts[s->n_cuts++] = s->open;
+    if (hp_buf_append(&s->cuts, &s->open, sizeof s->open) < 0)
+        return no_memory(d, d->pos);
     s->open = 0;
     return 0;
 }
@@ -192,7 +184,7 @@ static int reserve(hp_bmd_decoder *d, int sec, uint64_t size)
     if (!d->segmented)
         return 0;
     if (d->cut_left == 0) {
-        d->cut_left = s->cuts[d->cut++];
+        d->cut_left = ((const uint64_t *)(const void *)s->cuts.data)[d->cut++];
         if (put_record(d, HP_TAG_HEAP_DUMP_SEGMENT, d->cut_left) < 0)
             return -1;
     }
@@ -959,6 +951,7 @@ hp_code hp_bmd_decoder_finish(hp_bmd_decoder *d, const hp_sink *out, hp_error *e
 hp_bmd_decoder *hp_bmd_decoder_new(const hp_alloc *alloc, const hp_bmd_options *opts)
 {
     hp_bmd_decoder *d;
+    int s;
     if (!alloc)
         alloc = &hp_default_alloc;
     d = alloc->malloc_fn(sizeof *d);
@@ -974,6 +967,8 @@ hp_bmd_decoder *hp_bmd_decoder_new(const hp_alloc *alloc, const hp_bmd_options *
     bmd_classes_init(&d->classes, alloc, opts && opts->max_classes ? opts->max_classes : MAX_CLASSES_DEFAULT);
     hp_buf_init(&d->held, alloc);
     hp_buf_init(&d->types, alloc);
+    for (s = 0; s < SECTIONS; s++)
+        hp_buf_init(&d->sec[s].cuts, alloc);
     if (hp_writer_init(&d->out, alloc, OUT_CAP) < 0) {
         hp_bmd_decoder_free(d);
         return NULL;
@@ -991,7 +986,7 @@ void hp_bmd_decoder_free(hp_bmd_decoder *d)
     hp_buf_free(&d->held);
     hp_buf_free(&d->types);
     for (s = 0; s < SECTIONS; s++)
-        d->alloc.free_fn(d->sec[s].cuts);
+        hp_buf_free(&d->sec[s].cuts);
     d->alloc.free_fn(d);
 }
 

@@ -41,11 +41,6 @@ typedef struct klass {
     uint64_t chain;
 } klass;
 
-typedef struct u64_list {
-    uint64_t *v;
-    size_t n, cap;
-} u64_list;
-
 struct hp_bmd_encoder {
     hp_alloc alloc;
     size_t max_string;
@@ -60,16 +55,16 @@ struct hp_bmd_encoder {
     hp_idmap strings, objects; /* HPROF id -> BMD number (strings: | PRESERVED) */
     uint32_t next_string, next_object;
 
+    /* Growable arrays are hp_bufs of their items. */
     hp_idmap class_index; /* class id -> index into classes */
-    klass *classes;
-    size_t n_classes, classes_cap;
+    hp_buf classes;       /* klass */
     hp_buf types;
-    u64_list late;   /* pass 1: CLASS_DUMPs (their order among all) that wait for pass 1b */
+    hp_buf late;          /* uint64_t, pass 1: CLASS_DUMPs (their order among all) that wait for pass 1b */
     size_t late_next;
     uint64_t class_dumps; /* CLASS_DUMPs seen this pass */
     uint64_t objects_seen; /* pass 1: instances, arrays and roots (none: no pass 2) */
-    u64_list roots;
-    u64_list chain_path;
+    hp_buf roots;         /* uint64_t */
+    hp_buf chain_path;    /* uint64_t */
 
     /* the record or sub-record being read */
     int record;          /* its tag, -1 when it is skipped */
@@ -94,13 +89,13 @@ static hp_code sink_fail(hp_bmd_encoder *e)
 
 static int put_varint(hp_bmd_encoder *e, uint64_t v)
 {
-    uint8_t b[BMD_VARINT_MAX];
-    return hp_writer_put(&e->out, b, bmd_put_varint(b, v));
+    uint8_t b[HP_VARINT_MAX];
+    return hp_writer_put(&e->out, b, hp_put_varint(b, v));
 }
 
 static int put_int32(hp_bmd_encoder *e, int32_t v)
 {
-    uint8_t b[BMD_VARINT_MAX];
+    uint8_t b[HP_VARINT_MAX];
     return hp_writer_put(&e->out, b, bmd_put_int32(b, v));
 }
 
@@ -203,48 +198,31 @@ static int put_value(hp_bmd_encoder *e, int type, const uint8_t *p, uint64_t off
 
 /* ---- the class table ---- */
 
+static klass *class_at(const hp_bmd_encoder *e, size_t i) { return (klass *)(void *)e->classes.data + i; }
+static size_t class_count(const hp_bmd_encoder *e) { return e->classes.len / sizeof(klass); }
+static uint64_t *u64s(const hp_buf *b) { return (uint64_t *)(void *)b->data; }
+static size_t u64_count(const hp_buf *b) { return b->len / sizeof(uint64_t); }
+static int push_u64(hp_buf *b, uint64_t v) { return hp_buf_append(b, &v, sizeof v); }
+
 static klass *class_of(hp_bmd_encoder *e, uint64_t id)
 {
     uint32_t *slot = hp_idmap_get(&e->class_index, id);
-    return slot ? &e->classes[*slot] : NULL;
+    return slot ? class_at(e, *slot) : NULL;
 }
 
 static klass *class_add(hp_bmd_encoder *e, uint64_t id)
 {
     int inserted;
     uint32_t *slot;
-    klass *k;
-    if (e->n_classes == e->classes_cap) {
-        size_t cap = e->classes_cap ? e->classes_cap * 2 : 256;
-        klass *g = cap < ((size_t)-1) / sizeof *g ? e->alloc.realloc_fn(e->classes, cap * sizeof *g) : NULL;
-        if (!g || cap > 0xFFFFFFFEu)
-            return NULL;
-        e->classes = g;
-        e->classes_cap = cap;
-    }
-    slot = hp_idmap_put(&e->class_index, id, (uint32_t)e->n_classes, &inserted);
-    if (!slot)
+    klass k;
+    if (class_count(e) >= 0xFFFFFFFEu ||
+        !(slot = hp_idmap_put(&e->class_index, id, (uint32_t)class_count(e), &inserted)))
         return NULL;
     if (!inserted)
-        return &e->classes[*slot];
-    k = &e->classes[e->n_classes++];
-    memset(k, 0, sizeof *k);
-    k->id = id;
-    return k;
-}
-
-static int list_push(const hp_alloc *alloc, u64_list *l, uint64_t v)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        uint64_t *g = cap < ((size_t)-1) / 8 ? alloc->realloc_fn(l->v, cap * 8) : NULL;
-        if (!g)
-            return -1;
-        l->v = g;
-        l->cap = cap;
-    }
-    l->v[l->n++] = v;
-    return 0;
+        return class_at(e, *slot);
+    memset(&k, 0, sizeof k);
+    k.id = id;
+    return hp_buf_append(&e->classes, &k, sizeof k) < 0 ? NULL : class_at(e, class_count(e) - 1);
 }
 
 /* Resolves the chain of class k (and of the superclasses on the way, each
@@ -254,14 +232,14 @@ static hp_code resolve_chain(hp_bmd_encoder *e, klass *k, uint64_t offset)
     klass *x = k;
     uint32_t first = 0;
     uint64_t chain = 0;
-    e->chain_path.n = 0;
+    e->chain_path.len = 0;
     while (x && !(x->flags & K_CHAIN)) {
         if (x->flags & K_BUSY)
             return hp_failf(&e->error, HP_E_CORRUPT, offset, HP_SUB_INSTANCE_DUMP, 1,
                             "the superclass chain of class 0x%llx loops (INSTANCE_DUMP at offset %llu)",
                             (unsigned long long)k->id, (unsigned long long)offset);
         x->flags |= K_BUSY;
-        if (list_push(&e->alloc, &e->chain_path, (uint64_t)(x - e->classes)) < 0)
+        if (push_u64(&e->chain_path, (uint64_t)(x - class_at(e, 0))) < 0)
             return no_memory(e, offset, HP_SUB_INSTANCE_DUMP, 1);
         x = (x->flags & K_DUMPED) && x->super ? class_of(e, x->super) : NULL;
     }
@@ -269,11 +247,12 @@ static hp_code resolve_chain(hp_bmd_encoder *e, klass *k, uint64_t offset)
         first = x->first;
         chain = x->chain;
     }
-    while (e->chain_path.n) {
-        x = &e->classes[e->chain_path.v[--e->chain_path.n]];
+    while (e->chain_path.len) {
+        e->chain_path.len -= sizeof(uint64_t);
+        x = class_at(e, u64s(&e->chain_path)[u64_count(&e->chain_path)]);
         x->after = first;
         x->chain = chain + x->own;
-        x->first = x->n_types ? (uint32_t)(x - e->classes) + 1 : first;
+        x->first = x->n_types ? (uint32_t)(x - class_at(e, 0)) + 1 : first;
         x->flags = (x->flags & ~(uint32_t)K_BUSY) | K_CHAIN;
         first = x->first;
         chain = x->chain;
@@ -455,7 +434,7 @@ static hp_code on_class_dump(hp_bmd_encoder *e, const hp_event *ev)
     if (hp_class_layout_decode(ev->data, ev->len, e->id_size, &lay) != HP_OK)
         return hp_fail(&e->error, HP_E_CORRUPT, ev->sub->offset, HP_SUB_CLASS_DUMP, 1, 0, 0, "malformed CLASS_DUMP");
     if (e->pass == PASS_LATE_DEFS) {
-        if (e->late_next == e->late.n || e->late.v[e->late_next] != nth)
+        if (e->late_next == u64_count(&e->late) || u64s(&e->late)[e->late_next] != nth)
             return HP_OK;
         e->late_next++;
         return write_class(e, ev, &lay, class_of(e, ev->sub->id));
@@ -467,7 +446,7 @@ static hp_code on_class_dump(hp_bmd_encoder *e, const hp_event *ev)
     if (k->flags & K_LOADED)
         return write_class(e, ev, &lay, k);
     /* Its name comes later (or never): write it in pass 1b. */
-    return list_push(&e->alloc, &e->late, nth) < 0
+    return push_u64(&e->late, nth) < 0
                ? no_memory(e, ev->sub->offset, HP_SUB_CLASS_DUMP, 1)
                : HP_OK;
 }
@@ -480,7 +459,7 @@ static hp_code put_fields(hp_bmd_encoder *e, const klass *k, const uint8_t *p, u
 {
     uint32_t x = k ? k->first : 0;
     while (x) {
-        const klass *c = &e->classes[x - 1];
+        const klass *c = class_at(e, x - 1);
         const uint8_t *t = e->types.data + c->types;
         uint32_t i;
         for (i = 0; i < c->n_types; i++) {
@@ -580,7 +559,7 @@ static hp_code on_object(hp_bmd_encoder *e, const hp_event *ev)
     case HP_SUB_CLASS_DUMP: case HP_SUB_HEAP_DUMP_INFO: case HP_SUB_UNREACHABLE: case HP_SUB_PRIM_ARRAY_NODATA:
         return HP_OK; /* not objects the cruncher writes */
     default: /* a GC root: its kind is lost */
-        return list_push(&e->alloc, &e->roots, s->id) < 0
+        return push_u64(&e->roots, s->id) < 0
                    ? no_memory(e, s->offset, s->tag, 1)
                    : HP_OK;
     }
@@ -601,12 +580,13 @@ static hp_code on_payload(hp_bmd_encoder *e, const hp_event *ev)
 static hp_code write_roots(hp_bmd_encoder *e)
 {
     size_t i;
-    if (e->roots.n > LAST_NUMBER)
+    size_t n = u64_count(&e->roots);
+    if (n > LAST_NUMBER)
         return hp_fail(&e->error, HP_E_LIMIT, e->bytes_in, -1, 0, 0, 0, "more than 2^31 - 1 GC roots");
-    if (put_tag(e, BMD_ROOTS) < 0 || put_int32(e, (int32_t)e->roots.n) < 0)
+    if (put_tag(e, BMD_ROOTS) < 0 || put_int32(e, (int32_t)n) < 0)
         return sink_fail(e);
-    for (i = 0; i < e->roots.n; i++)
-        if (put_object(e, e->roots.v[i], e->bytes_in, -1, 0) < 0)
+    for (i = 0; i < n; i++)
+        if (put_object(e, u64s(&e->roots)[i], e->bytes_in, -1, 0) < 0)
             return e->error.code;
     return HP_OK;
 }
@@ -726,7 +706,7 @@ static hp_code run(hp_bmd_encoder *e)
 /* Sets up the next pass (or writes the roots and ends). */
 static hp_code next_pass(hp_bmd_encoder *e)
 {
-    if (e->pass == PASS_DEFS && e->late.n)
+    if (e->pass == PASS_DEFS && e->late.len)
         e->pass = PASS_LATE_DEFS;
     else if (e->pass != PASS_OBJECTS && e->objects_seen)
         e->pass = PASS_OBJECTS;
@@ -808,7 +788,11 @@ hp_bmd_encoder *hp_bmd_encoder_new(const hp_alloc *alloc, const hp_bmd_options *
     hp_idmap_init(&e->strings, alloc);
     hp_idmap_init(&e->objects, alloc);
     hp_idmap_init(&e->class_index, alloc);
+    hp_buf_init(&e->classes, alloc);
     hp_buf_init(&e->types, alloc);
+    hp_buf_init(&e->late, alloc);
+    hp_buf_init(&e->roots, alloc);
+    hp_buf_init(&e->chain_path, alloc);
     hp_buf_init(&e->held, alloc);
     e->parser = hp_parser_new(alloc, HP_PARSE_SUBRECORDS);
     if (hp_writer_init(&e->out, alloc, OUT_CAP) < 0 || !e->parser) {
@@ -829,10 +813,10 @@ void hp_bmd_encoder_free(hp_bmd_encoder *e)
     hp_idmap_clear(&e->class_index);
     hp_buf_free(&e->types);
     hp_buf_free(&e->held);
-    e->alloc.free_fn(e->classes);
-    e->alloc.free_fn(e->late.v);
-    e->alloc.free_fn(e->roots.v);
-    e->alloc.free_fn(e->chain_path.v);
+    hp_buf_free(&e->classes);
+    hp_buf_free(&e->late);
+    hp_buf_free(&e->roots);
+    hp_buf_free(&e->chain_path);
     e->alloc.free_fn(e);
 }
 
@@ -840,7 +824,7 @@ int hp_bmd_encoder_again(const hp_bmd_encoder *e) { return e->again; }
 
 int hp_bmd_encoder_passes(const hp_bmd_encoder *e)
 {
-    return e->pass == PASS_DEFS && !e->finished ? 2 : 1 + (e->late.n != 0) + (e->objects_seen != 0);
+    return e->pass == PASS_DEFS && !e->finished ? 2 : 1 + (e->late.len != 0) + (e->objects_seen != 0);
 }
 uint64_t hp_bmd_encoder_bytes_in(const hp_bmd_encoder *e) { return e->total ? e->total : e->bytes_in; }
 uint64_t hp_bmd_encoder_bytes_out(const hp_bmd_encoder *e) { return e->out.written; }

@@ -1,13 +1,12 @@
 /* The vocabulary of Badoo's BMD format (docs/bmd.md) that its encoder and
  * decoder share: record tags, type codes, and the protobuf-style varints
- * every number is written in. */
+ * every number is written in (hp_put_varint writes them). */
 #ifndef HP_BMD_FORMAT_H
 #define HP_BMD_FORMAT_H
 
 #include "hp_common.h"
 
 #define BMD_VERSION 1
-#define BMD_VARINT_MAX 10 /* bytes of the longest varint (a 64-bit value) */
 
 /* Record tags. */
 enum {
@@ -37,23 +36,11 @@ static inline int bmd_from_hprof_type(int t)
     return map[t];
 }
 
-/* Writes v as a varint into p (room for BMD_VARINT_MAX bytes); returns its length. */
-static inline size_t bmd_put_varint(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
-/* An int32 as Badoo's writer puts it: a negative one sign-extended to 64
- * bits, so always 10 bytes. */
+/* An int32 as Badoo's writer puts it (hp_put_varint): a negative one
+ * sign-extended to 64 bits, so always 10 bytes. */
 static inline size_t bmd_put_int32(uint8_t *p, int32_t v)
 {
-    return bmd_put_varint(p, (uint64_t)(int64_t)v);
+    return hp_put_varint(p, (uint64_t)(int64_t)v);
 }
 
 /* Reads a varint from p[0..avail): its length (1..10) with *v set; 0 when
@@ -63,7 +50,7 @@ static inline int bmd_get_varint(const uint8_t *p, size_t avail, uint64_t *v)
 {
     uint64_t r = 0;
     size_t i;
-    for (i = 0; i < BMD_VARINT_MAX; i++) {
+    for (i = 0; i < HP_VARINT_MAX; i++) {
         if (i == avail)
             return 0;
         r |= (uint64_t)(p[i] & 0x7F) << (7 * i);

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "hp_sink.h"
+
 #define REPLACEMENT 0xFFFD
 
 static int is_continuation(uint8_t b) { return (b & 0xC0) == 0x80; }
@@ -154,10 +156,9 @@ typedef struct name_entry {
 
 struct hp_bmd_names {
     hp_alloc alloc;
-    uint8_t *arena;
-    size_t arena_len, arena_cap;
-    name_entry *entries;
-    size_t count, entries_cap, collisions;
+    hp_buf arena;    /* the strings */
+    hp_buf entries;  /* name_entry */
+    size_t count, collisions;
     uint32_t *slots; /* entry index + 1, 0 empty */
     size_t slot_cap; /* a power of two, at least twice count */
 };
@@ -185,6 +186,8 @@ hp_bmd_names *hp_bmd_names_new(const hp_alloc *alloc)
         return NULL;
     memset(t, 0, sizeof *t);
     t->alloc = *alloc;
+    hp_buf_init(&t->arena, alloc);
+    hp_buf_init(&t->entries, alloc);
     return t;
 }
 
@@ -192,11 +195,13 @@ void hp_bmd_names_free(hp_bmd_names *t)
 {
     if (!t)
         return;
-    t->alloc.free_fn(t->arena);
-    t->alloc.free_fn(t->entries);
+    hp_buf_free(&t->arena);
+    hp_buf_free(&t->entries);
     t->alloc.free_fn(t->slots);
     t->alloc.free_fn(t);
 }
+
+static name_entry *entry(const hp_bmd_names *t, size_t i) { return (name_entry *)(void *)t->entries.data + i; }
 
 static int grow_slots(hp_bmd_names *t)
 {
@@ -206,7 +211,7 @@ static int grow_slots(hp_bmd_names *t)
         return -1;
     memset(slots, 0, cap * sizeof *slots);
     for (i = 0; i < t->count; i++) {
-        size_t s = slot_of(t->entries[i].hash, t->entries[i].len, cap);
+        size_t s = slot_of(entry(t, i)->hash, entry(t, i)->len, cap);
         while (slots[s])
             s = (s + 1) & (cap - 1);
         slots[s] = (uint32_t)i + 1;
@@ -217,55 +222,34 @@ static int grow_slots(hp_bmd_names *t)
     return 0;
 }
 
-/* Grows a buffer of `size`-byte items to hold `need`; 0 or -1. */
-static int reserve(const hp_alloc *alloc, void **buf, size_t *cap, size_t need, size_t size)
-{
-    size_t c = *cap ? *cap : 64;
-    void *g;
-    if (need <= *cap)
-        return 0;
-    while (c < need) {
-        if (c > ((size_t)-1) / 2 / size)
-            return -1;
-        c *= 2;
-    }
-    g = alloc->realloc_fn(*buf, c * size);
-    if (!g)
-        return -1;
-    *buf = g;
-    *cap = c;
-    return 0;
-}
-
 int hp_bmd_names_add(hp_bmd_names *t, const uint8_t *s, size_t len)
 {
     hp_jstring js;
     size_t slot;
     name_entry *e;
     hp_jstring_measure(s, len, &js);
-    if (t->count >= 0xFFFFFFFEu || len > ((size_t)-1) / 4 - t->arena_len)
+    if (t->count >= 0xFFFFFFFEu || js.utf8_len > SIZE_MAX / 2)
         return -1;
     if ((t->count + 1) * 2 > t->slot_cap && grow_slots(t) < 0)
         return -1;
-    if (reserve(&t->alloc, (void **)&t->arena, &t->arena_cap, t->arena_len + (size_t)js.utf8_len, 1) < 0)
+    if (hp_buf_reserve(&t->arena, (size_t)js.utf8_len) < 0 || hp_buf_reserve(&t->entries, sizeof *e) < 0)
         return -1;
     for (slot = slot_of(js.hash, js.utf8_len, t->slot_cap); t->slots[slot]; slot = (slot + 1) & (t->slot_cap - 1)) {
-        e = &t->entries[t->slots[slot] - 1];
+        e = entry(t, t->slots[slot] - 1);
         if (e->hash == js.hash && e->len == js.utf8_len)
             break;
     }
     if (t->slots[slot]) { /* the same hash and length: the later string wins */
         t->collisions++;
     } else {
-        if (reserve(&t->alloc, (void **)&t->entries, &t->entries_cap, t->count + 1, sizeof *t->entries) < 0)
-            return -1;
         t->slots[slot] = (uint32_t)++t->count;
+        t->entries.len += sizeof *e;
     }
-    e = &t->entries[t->slots[slot] - 1];
+    e = entry(t, t->slots[slot] - 1);
     e->hash = js.hash;
     e->len = js.utf8_len;
-    e->at = t->arena_len;
-    t->arena_len += hp_jstring_reencode(s, len, t->arena + t->arena_len);
+    e->at = t->arena.len;
+    t->arena.len += hp_jstring_reencode(s, len, t->arena.data + t->arena.len);
     return 0;
 }
 
@@ -275,9 +259,9 @@ const uint8_t *hp_bmd_names_find(const hp_bmd_names *t, int32_t hash, uint64_t l
     if (!t || t->count == 0)
         return NULL;
     for (slot = slot_of(hash, len, t->slot_cap); t->slots[slot]; slot = (slot + 1) & (t->slot_cap - 1)) {
-        const name_entry *e = &t->entries[t->slots[slot] - 1];
+        const name_entry *e = entry(t, t->slots[slot] - 1);
         if (e->hash == hash && e->len == len)
-            return t->arena + e->at;
+            return t->arena.data + e->at;
     }
     return NULL;
 }

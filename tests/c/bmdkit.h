@@ -8,8 +8,8 @@
 
 static inline void bv(bb *b, uint64_t v)
 {
-    uint8_t tmp[BMD_VARINT_MAX];
-    bb_raw(b, tmp, bmd_put_varint(tmp, v));
+    uint8_t tmp[HP_VARINT_MAX];
+    bb_raw(b, tmp, hp_put_varint(tmp, v));
 }
 
 static inline void bmd_head(bb *b)
