@@ -82,9 +82,14 @@ struct hp_bmd_decoder {
     bmd_classes classes;
     int instances_seen, segmented;
     section sec[SECTIONS];
-    size_t cut;        /* the writing pass: its next heap record, */
-    uint64_t cut_left; /* ...and the bytes left in the open one */
+    size_t cut;        /* a writing pass: its next heap record, */
+    uint64_t cut_left; /* ...the bytes left in the open one, */
+    uint64_t written;  /* ...and the bytes of its section written */
 };
+
+/* The heap section each record tag's sub-records go to, or -1. */
+static const signed char section_of[BMD_TAGS] = { -1, -1, -1, -1, SEC_INSTANCES, SEC_ROOTS, SEC_OBJECT_ARRAYS,
+                                                  SEC_PRIMITIVE_ARRAYS, -1 };
 
 static const char *const tag_names[BMD_TAGS] = {
     NULL, "STRING", "HASHED_STRING", "CLASS_DEFINITION", "INSTANCE_DUMP", "ROOT_OBJECTS", "OBJECT_ARRAY",
@@ -101,12 +106,12 @@ static const char *const magics[] = { "JAVA PROFILE 1.0", "JAVA PROFILE 1.0.1", 
 /* Fails with `what`, at input offset `at`, in the current record. */
 static int bad(hp_bmd_decoder *d, hp_code code, uint64_t at, const char *what)
 {
-    if (d->state == R_HEADER)
-        hp_failf(&d->error, code, at, -1, 0, "%s at offset %llu (in the BMD header)", what, (unsigned long long)at);
+    if (d->state == R_HEADER || d->state == R_TAG)
+        hp_failf(&d->error, code, at, -1, 0, "%s at offset %llu (%s)", what, (unsigned long long)at,
+                 d->state == R_HEADER ? "in the BMD header" : "where a BMD record starts");
     else
         hp_failf(&d->error, code, at, -1, 0, "%s at offset %llu (in the BMD %s record at offset %llu)", what,
-                 (unsigned long long)at, d->state == R_TAG ? "next" : tag_names[d->tag],
-                 (unsigned long long)d->rec_at);
+                 (unsigned long long)at, tag_names[d->tag], (unsigned long long)d->rec_at);
     return -1;
 }
 
@@ -176,11 +181,15 @@ static int measure(hp_bmd_decoder *d, int sec, uint64_t size)
     return 0;
 }
 
-/* Before writing a sub-record of `size` bytes of this pass's section: the
- * head of its heap record when it starts one. */
+/* Before writing a sub-record of `size` bytes of section `sec`: the head
+ * of its heap record when it starts one.  A later pass writes what the
+ * first measured, unless the input changed in between. */
 static int reserve(hp_bmd_decoder *d, int sec, uint64_t size)
 {
     const section *s = &d->sec[sec];
+    d->written += size;
+    if (d->written > s->bytes)
+        return bad(d, HP_E_CORRUPT, d->pos, "the BMD changed between passes");
     if (!d->segmented)
         return 0;
     if (d->cut_left == 0) {
@@ -188,6 +197,8 @@ static int reserve(hp_bmd_decoder *d, int sec, uint64_t size)
         if (put_record(d, HP_TAG_HEAP_DUMP_SEGMENT, d->cut_left) < 0)
             return -1;
     }
+    if (size > d->cut_left)
+        return bad(d, HP_E_CORRUPT, d->pos, "the BMD changed between passes");
     d->cut_left -= size;
     return 0;
 }
@@ -304,7 +315,7 @@ static int get_value(hp_bmd_decoder *d, cursor *cp, int t, uint8_t out[8], int *
 
 static int held_put(hp_bmd_decoder *d, const void *p, size_t n)
 {
-    return hp_buf_append(&d->held, p, n) < 0 ? (no_memory(d, d->pos)) : 0;
+    return hp_buf_append(&d->held, p, n) < 0 ? no_memory(d, d->pos) : 0;
 }
 
 static int held_u4(hp_bmd_decoder *d, uint32_t v)
@@ -319,8 +330,6 @@ static int held_u4(hp_bmd_decoder *d, uint32_t v)
 /* The end of a record that ends at input offset `end`. */
 static void record_done(hp_bmd_decoder *d, uint64_t end)
 {
-    static const signed char section_of[BMD_TAGS] = { -1, -1, -1, -1, SEC_INSTANCES, SEC_ROOTS, SEC_OBJECT_ARRAYS,
-                                                      SEC_PRIMITIVE_ARRAYS, -1 };
     int s = section_of[d->tag];
     if (d->pass == PASS_READ && s >= 0) {
         if (!d->sec[s].seen)
@@ -331,19 +340,17 @@ static void record_done(hp_bmd_decoder *d, uint64_t end)
     d->state = R_TAG;
 }
 
+/* A STRING: its bytes as Java makes them (malformed UTF-8 replaced). */
 static int write_clear_string(hp_bmd_decoder *d)
 {
     hp_jstring js;
     hp_buf fixed;
+    const uint8_t *bytes;
     int rc;
     hp_jstring_measure(d->held.data, d->held.len, &js);
-    if (!js.changed)
-        return put_string(d, d->id, d->held.data, d->held.len, 0);
-    /* Malformed UTF-8: what Java makes of it. */
     hp_buf_init(&fixed, &d->alloc);
-    if (hp_buf_reserve(&fixed, (size_t)js.utf8_len) < 0)
-        return no_memory(d, d->pos);
-    rc = put_string(d, d->id, fixed.data, hp_jstring_reencode(d->held.data, d->held.len, fixed.data), 0);
+    bytes = hp_jstring_bytes(d->held.data, d->held.len, &js, &fixed);
+    rc = bytes ? put_string(d, d->id, bytes, (size_t)js.utf8_len, 0) : no_memory(d, d->pos);
     hp_buf_free(&fixed);
     return rc;
 }
@@ -467,8 +474,6 @@ static int on_tag(hp_bmd_decoder *d, uint64_t tag, uint64_t at)
 {
     static const unsigned char first_state[BMD_TAGS] = { 0, R_STRING_HEAD, R_HASHED, R_CLASS_HEAD, R_INSTANCE_HEAD,
                                                          R_ROOT_COUNT, R_ARRAY_HEAD, R_PRIMITIVE, R_LEGACY_HEAD };
-    static const signed char section_of[BMD_TAGS] = { -1, -1, -1, -1, SEC_INSTANCES, SEC_ROOTS,
-                                                      SEC_OBJECT_ARRAYS, SEC_PRIMITIVE_ARRAYS, -1 };
     if (tag == 0 || tag >= BMD_TAGS)
         return bad(d, HP_E_CORRUPT, at, "an unknown record tag");
     d->tag = (int)tag;
@@ -875,6 +880,7 @@ static int next_pass(hp_bmd_decoder *d)
     d->pos = 0;
     d->cut = 0;
     d->cut_left = 0;
+    d->written = 0;
     d->state = R_TAG; /* later passes start at a record of their section */
     if (s != PASS_DONE) {
         d->again = 1;
@@ -901,9 +907,11 @@ static hp_code end_pass(hp_bmd_decoder *d)
         d->total = d->pos;
         if (write_classes(d) < 0)
             return d->error.code;
-    } else if (d->pos != d->total) {
-        return hp_failf(&d->error, HP_E_CORRUPT, d->pos, -1, 0, "the BMD changed between passes: %llu bytes, then %llu",
-                        (unsigned long long)d->total, (unsigned long long)d->pos);
+    } else if (d->pos != d->total || d->written != d->sec[d->pass].bytes) {
+        return hp_failf(&d->error, HP_E_CORRUPT, d->pos, -1, 0,
+                        "the BMD changed between passes: %llu bytes, then %llu (heap section %d: %llu bytes, then %llu)",
+                        (unsigned long long)d->total, (unsigned long long)d->pos, d->pass,
+                        (unsigned long long)d->sec[d->pass].bytes, (unsigned long long)d->written);
     }
     return next_pass(d) < 0 ? d->error.code : HP_OK;
 }

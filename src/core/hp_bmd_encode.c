@@ -294,7 +294,10 @@ static hp_code on_string(hp_bmd_encoder *e, const uint8_t *body, size_t len, uin
     size_t n = len - (size_t)e->id_size;
     uint32_t id = number(&e->strings, &e->next_string, hp_read_id(body, e->id_size), &code);
     hp_jstring js;
+    hp_buf fixed;
+    const uint8_t *bytes;
     uint32_t *slot;
+    hp_code rc;
     if (code != HP_OK)
         return number_fail(e, code, offset, HP_TAG_UTF8, 0);
     id &= ~PRESERVED;
@@ -309,19 +312,12 @@ static hp_code on_string(hp_bmd_encoder *e, const uint8_t *body, size_t len, uin
         *slot |= PRESERVED;
     if (put_tag(e, BMD_STRING) < 0 || put_varint(e, id) < 0 || put_varint(e, (uint32_t)js.utf8_len) < 0)
         return sink_fail(e);
-    if (!js.changed)
-        return hp_writer_put(&e->out, text, n) < 0 ? sink_fail(e) : HP_OK;
-    {
-        /* Malformed UTF-8 in a kept string: write what Java re-encodes. */
-        hp_buf fixed;
-        int rc;
-        hp_buf_init(&fixed, &e->alloc);
-        rc = hp_buf_reserve(&fixed, (size_t)js.utf8_len);
-        if (rc == 0)
-            rc = hp_writer_put(&e->out, fixed.data, hp_jstring_reencode(text, n, fixed.data));
-        hp_buf_free(&fixed);
-        return rc < 0 ? sink_fail(e) : HP_OK;
-    }
+    hp_buf_init(&fixed, &e->alloc); /* a kept string is written as Java re-encodes it */
+    bytes = hp_jstring_bytes(text, n, &js, &fixed);
+    rc = !bytes ? no_memory(e, offset, HP_TAG_UTF8, 0)
+                : hp_writer_put(&e->out, bytes, (size_t)js.utf8_len) < 0 ? sink_fail(e) : HP_OK;
+    hp_buf_free(&fixed);
+    return rc;
 }
 
 static hp_code on_load_class(hp_bmd_encoder *e, const uint8_t *body, size_t len, uint64_t offset)

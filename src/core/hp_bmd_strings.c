@@ -4,8 +4,6 @@
 
 #include <string.h>
 
-#include "hp_sink.h"
-
 #define REPLACEMENT 0xFFFD
 
 static int is_continuation(uint8_t b) { return (b & 0xC0) == 0x80; }
@@ -144,6 +142,17 @@ size_t hp_jstring_reencode(const uint8_t *p, size_t n, uint8_t *dst)
         i += took;
     }
     return len;
+}
+
+const uint8_t *hp_jstring_bytes(const uint8_t *p, size_t n, const hp_jstring *js, hp_buf *fixed)
+{
+    if (!js->changed)
+        return p;
+    fixed->len = 0;
+    if (hp_buf_reserve(fixed, (size_t)js->utf8_len) < 0)
+        return NULL;
+    fixed->len = hp_jstring_reencode(p, n, fixed->data);
+    return fixed->data;
 }
 
 /* ---- the names table: open addressing on (hash, length) ---- */

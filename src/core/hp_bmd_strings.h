@@ -13,6 +13,7 @@
 #define HP_BMD_STRINGS_H
 
 #include "hp_common.h"
+#include "hp_sink.h"
 
 /* What Java makes of bytes p[0..n) as a String. */
 typedef struct hp_jstring {
@@ -28,6 +29,11 @@ void hp_jstring_measure(const uint8_t *p, size_t n, hp_jstring *out);
 /* Writes the re-encoded bytes of p[0..n) into dst, which has room for
  * hp_jstring_measure's utf8_len; returns the count written. */
 size_t hp_jstring_reencode(const uint8_t *p, size_t n, uint8_t *dst);
+
+/* The js->utf8_len bytes Java writes for p[0..n), measured as *js: p itself
+ * when nothing was replaced, else its re-encoding, made in *fixed (which the
+ * caller frees).  NULL when memory runs out. */
+const uint8_t *hp_jstring_bytes(const uint8_t *p, size_t n, const hp_jstring *js, hp_buf *fixed);
 
 /* ---- the names a decoder restores hashed strings from ---- */
 

@@ -408,6 +408,37 @@ static void test_hostile(void)
     free(b.d);
 }
 
+/* A BMD whose bytes change between passes (its length kept): a primitive
+ * array made longer after the first pass measured the heap is refused,
+ * never written past the length of its heap record. */
+static void test_changed_between_passes(void)
+{
+    bb b = { 0 };
+    size_t at;
+    hp_bmd_decoder *d = hp_bmd_decoder_new(NULL, NULL);
+    mem_sink out = { NULL, 0, 0, 0 };
+    hp_sink sink = { mem_write, &out, NULL };
+    hp_error err;
+    hp_code rc = HP_OK;
+    int pass;
+    bmd_small(&b);
+    at = find(b.d, b.len, "\x07\x16\x04\x05", 4); /* PRIMITIVE_ARRAY 22 of 5 chars */
+    CHECK(at < b.len);
+    for (pass = 0; rc == HP_OK && pass < 5; pass++) {
+        if (pass == 1)
+            b.d[at + 3] = 6;
+        rc = hp_bmd_decoder_feed(d, b.d, b.len, &sink, &err);
+        if (rc == HP_OK)
+            rc = hp_bmd_decoder_finish(d, &sink, &err);
+        if (rc == HP_OK && !hp_bmd_decoder_again(d))
+            break;
+    }
+    CHECK(rc == HP_E_CORRUPT && strstr(err.text, "the BMD changed between passes") != NULL);
+    hp_bmd_decoder_free(d);
+    free(out.d);
+    free(b.d);
+}
+
 /* A BMD of n instances (and n roots): the decoder's memory does not grow with n. */
 static size_t decode_peak(uint32_t n)
 {
@@ -544,6 +575,7 @@ int main(void)
     test_sweeps();
     test_hostile();
     test_memory();
+    test_changed_between_passes();
     test_segments();
     test_encoder_beyond();
     test_encoder_refusals();
