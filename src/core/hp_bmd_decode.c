@@ -205,53 +205,65 @@ static int reserve(hp_bmd_decoder *d, int sec, uint64_t size)
 
 /* ---- units ---- */
 
+/* The bytes a unit is read from: p[0..avail), p[0] at input offset `pos`;
+ * `at` of them read so far. */
 typedef struct cursor {
     const uint8_t *p;
     size_t avail, at;
+    uint64_t pos;
 } cursor;
 
-/* 1 with *v read; 0 when the input ends inside it; -1 for a varint that
- * does not end within 10 bytes. */
+/* The readers below return 1 with the value read, 0 when the input ends
+ * inside it (the unit is read again with more), -1 on error; and so do the
+ * units, which act only once all they need is read. */
+
 static int get_varint(hp_bmd_decoder *d, cursor *c, uint64_t *v)
 {
     int n = bmd_get_varint(c->p + c->at, c->avail - c->at, v);
     if (n > 0)
         c->at += (size_t)n;
     else if (n < 0)
-        return bad(d, HP_E_CORRUPT, d->pos + c->at, "a varint that does not end within 10 bytes");
+        return bad(d, HP_E_CORRUPT, c->pos + c->at, "a varint that does not end within 10 bytes");
     return n > 0;
 }
 
 #define VARINT(v)                                  \
     do {                                           \
-        int got_ = get_varint(d, &c, &(v));        \
+        int got_ = get_varint(d, c, &(v));         \
         if (got_ <= 0)                             \
             return got_;                           \
     } while (0)
 
 #define RAW(n, out)                                \
     do {                                           \
-        if (c.avail - c.at < (n))                  \
+        if (c->avail - c->at < (n))                \
             return 0;                              \
-        (out) = c.p + c.at;                        \
-        c.at += (n);                               \
+        (out) = c->p + c->at;                      \
+        c->at += (n);                              \
     } while (0)
 
 /* A count or length: a Java int that must not be negative. */
 #define COUNT(v, what)                                                                     \
     do {                                                                                   \
-        size_t at_ = c.at;                                                                 \
+        size_t at_ = c->at;                                                                \
         VARINT(v);                                                                         \
         if ((v) & 0x80000000u)                                                             \
-            return bad(d, HP_E_CORRUPT, d->pos + at_, "a negative " what);                 \
+            return bad(d, HP_E_CORRUPT, c->pos + at_, "a negative " what);                 \
         (v) &= 0x7FFFFFFFu;                                                                \
     } while (0)
 
-/* A value of BMD type t, as its HPROF bytes into out[8]; returns 1 with
- * *n set, 0 when the input ends inside it, -1 on error. */
-static int get_value(hp_bmd_decoder *d, cursor *cp, int t, uint8_t out[8], int *n)
+/* A type code, 0..8. */
+#define TYPE(t)                                                                  \
+    do {                                                                         \
+        size_t at_ = c->at;                                                      \
+        VARINT(t);                                                               \
+        if ((t) >= BMD_TYPES)                                                    \
+            return bad(d, HP_E_CORRUPT, c->pos + at_, "an invalid type code");  \
+    } while (0)
+
+/* A value of BMD type t, as its HPROF bytes into out[8] (*n of them). */
+static int get_value(hp_bmd_decoder *d, cursor *c, int t, uint8_t out[8], int *n)
 {
-    cursor c = *cp;
     uint64_t v = 0;
     const uint8_t *raw;
     int i;
@@ -293,22 +305,12 @@ static int get_value(hp_bmd_decoder *d, cursor *cp, int t, uint8_t out[8], int *
         *n = 2;
         break;
     }
-    *cp = c;
     return 1;
 }
 
-/* A type code, 0..8. */
-#define TYPE(t)                                                                  \
-    do {                                                                         \
-        size_t at_ = c.at;                                                       \
-        VARINT(t);                                                               \
-        if ((t) >= BMD_TYPES)                                                    \
-            return bad(d, HP_E_CORRUPT, d->pos + at_, "an invalid type code");  \
-    } while (0)
-
 #define VALUE(t, out, n)                                        \
     do {                                                        \
-        int got_ = get_value(d, &c, (int)(t), (out), &(n));     \
+        int got_ = get_value(d, c, (int)(t), (out), &(n));      \
         if (got_ <= 0)                                          \
             return got_;                                        \
     } while (0)
@@ -489,276 +491,309 @@ static int on_tag(hp_bmd_decoder *d, uint64_t tag, uint64_t at)
     return 0;
 }
 
-/* Reads one unit from c.p[0..avail) and acts on it: the bytes it took, 0
- * when the input ends inside it, -1 on error. */
-static int unit(hp_bmd_decoder *d, const uint8_t *p, size_t avail)
+/* The BMD header: its version and the HPROF magic; the HPROF header. */
+static int header_unit(hp_bmd_decoder *d, cursor *c)
 {
-    cursor c = { p, avail, 0 };
-    const uint64_t at = d->pos;
-    const int first = d->pass == PASS_READ;
-    uint64_t a = 0, b = 0, e = 0, t = 0;
-    uint8_t v[8], h[MAGIC_MAX + 1];
-    const uint8_t *raw;
-    int n;
-
-    switch (d->state) {
-    case R_HEADER: {
-        size_t i;
-        VARINT(a);
-        VARINT(b);
-        if (a != BMD_VERSION)
-            return bad(d, HP_E_FORMAT, at, "not a BMD of version 1");
-        if (b > MAGIC_MAX)
-            return bad(d, HP_E_FORMAT, at, "not a BMD: its header is no HPROF version");
-        RAW((size_t)b, raw);
-        for (i = 0; i < sizeof magics / sizeof magics[0]; i++)
-            if (strlen(magics[i]) == b && memcmp(raw, magics[i], (size_t)b) == 0)
-                break;
-        if (i == sizeof magics / sizeof magics[0])
-            return bad(d, HP_E_FORMAT, at, "not a BMD: its header is no HPROF version");
-        if (first) {
-            memcpy(h, raw, (size_t)b);
-            h[b] = 0;
-            if (put(d, h, (size_t)b + 1) < 0)
-                return -1;
-            hp_put32(v, 4);
-            hp_put32(v + 4, 0);
-            if (put(d, v, 8) < 0 || put(d, v + 4, 4) < 0)
-                return -1;
-        }
-        d->state = R_TAG;
-        break;
+    uint64_t version = 0, n = 0;
+    const uint8_t *magic;
+    uint8_t h[MAGIC_MAX + 1 + 12];
+    size_t i;
+    VARINT(version);
+    VARINT(n);
+    if (version != BMD_VERSION)
+        return bad(d, HP_E_FORMAT, c->pos, "not a BMD of version 1");
+    if (n > MAGIC_MAX)
+        return bad(d, HP_E_FORMAT, c->pos, "not a BMD: its header is no HPROF version");
+    RAW((size_t)n, magic);
+    for (i = 0; i < sizeof magics / sizeof magics[0]; i++)
+        if (strlen(magics[i]) == n && memcmp(magic, magics[i], (size_t)n) == 0)
+            break;
+    if (i == sizeof magics / sizeof magics[0])
+        return bad(d, HP_E_FORMAT, c->pos, "not a BMD: its header is no HPROF version");
+    if (d->pass == PASS_READ) { /* the magic, its NUL, id size 4, timestamp 0 */
+        memcpy(h, magic, (size_t)n);
+        memset(h + n, 0, 13);
+        h[n + 4] = 4;
+        if (put(d, h, (size_t)n + 13) < 0)
+            return -1;
     }
-    case R_TAG:
-        VARINT(a);
-        if (on_tag(d, a, at) < 0)
+    d->state = R_TAG;
+    return 1;
+}
+
+static int string_unit(hp_bmd_decoder *d, cursor *c)
+{
+    uint64_t id = 0, length = 0, hash = 0;
+    int first = d->pass == PASS_READ;
+    VARINT(id);
+    COUNT(length, "string length");
+    if (d->state == R_HASHED)
+        VARINT(hash);
+    if (length > d->max_string) /* a name no VM writes: a few bytes that would be gigabytes */
+        return bad(d, HP_E_CORRUPT, c->pos, d->state == R_HASHED ? "a hashed string claiming more bytes than max_string"
+                                                                 : "a string longer than max_string");
+    if (d->state == R_HASHED) {
+        if (first && write_hashed_string(d, (uint32_t)id, (uint32_t)length, (int32_t)(uint32_t)hash) < 0)
             return -1;
-        break;
-    case R_STRING_HEAD:
-        VARINT(a);
-        COUNT(b, "string length");
-        if (b > d->max_string)
-            return bad(d, HP_E_CORRUPT, at, "a string longer than max_string");
-        d->id = (uint32_t)a;
-        d->left = b;
+        record_done(d, c->pos + c->at);
+        return 1;
+    }
+    d->id = (uint32_t)id;
+    d->left = length;
+    d->held.len = 0;
+    d->state = R_STRING_BYTES; /* its bytes stream through */
+    if (length == 0) {
+        if (first && write_clear_string(d) < 0)
+            return -1;
+        record_done(d, c->pos + c->at);
+    }
+    return 1;
+}
+
+/* A CLASS_DEFINITION's head: the CLASS_DUMP begins (first pass). */
+static int class_head_unit(hp_bmd_decoder *d, cursor *c)
+{
+    static const uint8_t zeros[6 * 4] = { 0 }; /* loader, signers, protection domain, 2 reserved, the size */
+    uint64_t id = 0, super = 0, name = 0, constants = 0;
+    uint8_t count[2];
+    VARINT(id);
+    VARINT(super);
+    VARINT(name);
+    COUNT(constants, "constant count");
+    if (constants > 0xFFFF)
+        return bad(d, HP_E_LIMIT, c->pos, "more than 65535 constants");
+    if (d->pass == PASS_READ) {
+        d->id = (uint32_t)id;
+        d->super = (uint32_t)super;
+        d->name = (uint32_t)name;
         d->held.len = 0;
-        d->state = R_STRING_BYTES;
-        if (b == 0 && first && write_clear_string(d) < 0)
+        d->types.len = 0;
+        d->kept_bytes = 0;
+        hp_put16(count, (uint16_t)constants);
+        if (held_put(d, "\x20", 1) < 0 || held_u4(d, d->id) < 0 || held_u4(d, 0) < 0 || held_u4(d, d->super) < 0 ||
+            held_put(d, zeros, sizeof zeros) < 0 || held_put(d, count, 2) < 0)
             return -1;
-        if (b == 0)
-            record_done(d, at + c.at);
-        break;
-    case R_HASHED:
-        VARINT(a);
-        COUNT(b, "string length");
-        VARINT(e);
-        if (b > d->max_string) /* a name no VM writes: a few bytes that would be gigabytes */
-            return bad(d, HP_E_CORRUPT, at, "a hashed string claiming more bytes than max_string");
-        if (first && write_hashed_string(d, (uint32_t)a, (uint32_t)b, (int32_t)(uint32_t)e) < 0)
+    }
+    d->field = (uint32_t)constants; /* items left in the table */
+    d->state = constants ? R_CONSTANT : R_STATIC_COUNT;
+    return 1;
+}
+
+/* The rest of a CLASS_DEFINITION: a table's count, one of its items, or
+ * the dropped fields' bytes that end it. */
+static int class_item_unit(hp_bmd_decoder *d, cursor *c)
+{
+    static const unsigned char next[] = { [R_CONSTANT] = R_STATIC_COUNT, [R_STATIC] = R_FIELD_COUNT,
+                                          [R_FIELD] = R_DROPPED };
+    int first = d->pass == PASS_READ, n = 0;
+    uint64_t key = 0, t = 0;
+    uint8_t item[5 + 8];
+    if (d->state == R_DROPPED) {
+        COUNT(key, "size of dropped fields");
+        if (first && end_class(d, (uint32_t)key, c->pos) < 0)
             return -1;
-        record_done(d, at + c.at);
-        break;
-    case R_CLASS_HEAD:
-        VARINT(a);
-        VARINT(b);
-        VARINT(e);
-        COUNT(t, "constant count");
-        if (t > 0xFFFF)
-            return bad(d, HP_E_LIMIT, at, "more than 65535 constants");
-        if (first) {
-            d->id = (uint32_t)a;
-            d->super = (uint32_t)b;
-            d->name = (uint32_t)e;
-            d->held.len = 0;
-            d->types.len = 0;
-            d->kept_bytes = 0;
-            if (held_put(d, "\x20", 1) < 0 || held_u4(d, d->id) < 0 || held_u4(d, 0) < 0 ||
-                held_u4(d, d->super) < 0)
-                return -1;
-            memset(h, 0, sizeof h); /* loader, signers, protection domain, 2 reserved; the size comes last */
-            if (held_put(d, h, 4 * 6) < 0)
-                return -1;
-            hp_put16(v, (uint16_t)t);
-            if (held_put(d, v, 2) < 0)
-                return -1;
-        }
-        d->field = (uint32_t)t; /* constants left */
-        d->state = t ? R_CONSTANT : R_STATIC_COUNT;
-        break;
-    case R_CONSTANT:
-        VARINT(a);
-        TYPE(t);
-        VALUE(t, v, n);
-        if (first) {
-            hp_put16(h, (uint16_t)a);
-            h[2] = (uint8_t)bmd_to_hprof_type((int)t);
-            if (held_put(d, h, 3) < 0 || held_put(d, v, (size_t)n) < 0)
-                return -1;
-        }
-        if (--d->field == 0)
-            d->state = R_STATIC_COUNT;
-        break;
-    case R_STATIC_COUNT:
-    case R_FIELD_COUNT:
-        COUNT(t, "field count");
-        if (t > 0xFFFF)
-            return bad(d, HP_E_LIMIT, at, "more than 65535 fields");
+        record_done(d, c->pos + c->at);
+        return 1;
+    }
+    if (d->state == R_STATIC_COUNT || d->state == R_FIELD_COUNT) {
+        COUNT(key, "field count");
+        if (key > 0xFFFF)
+            return bad(d, HP_E_LIMIT, c->pos, "more than 65535 fields");
         if (first) {
             if (d->state == R_FIELD_COUNT)
                 d->fields_at = d->held.len;
-            hp_put16(v, (uint16_t)t);
-            if (held_put(d, v, 2) < 0)
+            hp_put16(item, (uint16_t)key);
+            if (held_put(d, item, 2) < 0)
                 return -1;
         }
-        d->field = (uint32_t)t;
-        if (d->state == R_STATIC_COUNT)
-            d->state = t ? R_STATIC : R_FIELD_COUNT;
+        d->field = (uint32_t)key;
+        d->state = d->state == R_STATIC_COUNT ? (key ? R_STATIC : R_FIELD_COUNT) : (key ? R_FIELD : R_DROPPED);
+        return 1;
+    }
+    /* constant: pool index, type, value; static: name, type, value; field: name, type */
+    VARINT(key);
+    TYPE(t);
+    if (d->state != R_FIELD)
+        VALUE(t, item + 5, n);
+    if (first) {
+        int keylen = d->state == R_CONSTANT ? 2 : 4;
+        uint8_t bt = (uint8_t)t;
+        if (keylen == 2)
+            hp_put16(item, (uint16_t)key);
         else
-            d->state = t ? R_FIELD : R_DROPPED;
-        break;
-    case R_STATIC:
-        VARINT(a);
-        TYPE(t);
-        VALUE(t, v, n);
-        if (first) {
-            hp_put32(h, (uint32_t)a);
-            h[4] = (uint8_t)bmd_to_hprof_type((int)t);
-            if (held_put(d, h, 5) < 0 || held_put(d, v, (size_t)n) < 0)
-                return -1;
+            hp_put32(item, (uint32_t)key);
+        item[keylen] = (uint8_t)bmd_to_hprof_type((int)t);
+        if (held_put(d, item, (size_t)keylen + 1) < 0 || held_put(d, item + 5, (size_t)n) < 0)
+            return -1;
+        if (d->state == R_FIELD) {
+            d->kept_bytes += (uint32_t)hp_type_size(item[keylen], 4);
+            if (hp_buf_append(&d->types, &bt, 1) < 0)
+                return no_memory(d, c->pos);
         }
-        if (--d->field == 0)
-            d->state = R_FIELD_COUNT;
-        break;
-    case R_FIELD:
-        VARINT(a);
-        TYPE(t);
-        if (first) {
-            uint8_t bt = (uint8_t)t;
-            hp_put32(h, (uint32_t)a);
-            h[4] = (uint8_t)bmd_to_hprof_type((int)t);
-            d->kept_bytes += (uint32_t)hp_type_size(h[4], 4);
-            if (held_put(d, h, 5) < 0 || hp_buf_append(&d->types, &bt, 1) < 0)
-                return no_memory(d, at);
-        }
-        if (--d->field == 0)
-            d->state = R_DROPPED;
-        break;
-    case R_DROPPED:
-        COUNT(a, "size of dropped fields");
-        if (first && end_class(d, (uint32_t)a, at) < 0)
-            return -1;
-        record_done(d, at + c.at);
-        break;
-    case R_INSTANCE_HEAD:
-        VARINT(a);
-        VARINT(b);
-        if (on_instance_head(d, (uint32_t)a, (uint32_t)b, at, at + c.at) < 0)
-            return -1;
-        break;
-    case R_VALUE:
-        VALUE(field_type(d), v, n);
-        if (d->writing && put(d, v, (size_t)n) < 0)
-            return -1;
-        d->field++;
-        if (instance_step(d, at + c.at) < 0)
-            return -1;
-        break;
-    case R_ARRAY_HEAD:
-        VARINT(a);
-        VARINT(b);
-        COUNT(e, "array length");
-        if (17 + 4 * e > RECORD_MAX)
-            return bad(d, HP_E_LIMIT, at, "an object array of more than 4 GiB");
-        if (first && measure(d, SEC_OBJECT_ARRAYS, 17 + 4 * e) < 0)
-            return -1;
-        if (d->writing) {
-            h[0] = HP_SUB_OBJ_ARRAY_DUMP;
-            hp_put32(h + 1, (uint32_t)a);
-            hp_put32(h + 5, 0);
-            hp_put32(h + 9, (uint32_t)e);
-            hp_put32(h + 13, (uint32_t)b);
-            if (reserve(d, SEC_OBJECT_ARRAYS, 17 + 4 * e) < 0 || put(d, h, 17) < 0)
-                return -1;
-        }
-        d->left = e;
-        if (e == 0)
-            record_done(d, at + c.at);
-        else
-            d->state = R_ELEMENT;
-        break;
-    case R_ELEMENT:
-        VARINT(a);
-        hp_put32(v, (uint32_t)a);
-        if (d->writing && put(d, v, 4) < 0)
+    }
+    if (--d->field == 0)
+        d->state = next[d->state];
+    return 1;
+}
+
+static int instance_unit(hp_bmd_decoder *d, cursor *c)
+{
+    uint64_t id = 0, class_id = 0;
+    uint8_t v[8];
+    int n = 0;
+    if (d->state == R_INSTANCE_HEAD) {
+        VARINT(id);
+        VARINT(class_id);
+        return on_instance_head(d, (uint32_t)id, (uint32_t)class_id, c->pos, c->pos + c->at) < 0 ? -1 : 1;
+    }
+    VALUE(field_type(d), v, n);
+    if (d->writing && put(d, v, (size_t)n) < 0)
+        return -1;
+    d->field++;
+    return instance_step(d, c->pos + c->at) < 0 ? -1 : 1;
+}
+
+/* An object array's head or one of its elements, or a primitive array. */
+static int array_unit(hp_bmd_decoder *d, cursor *c)
+{
+    uint64_t id = 0, class_or_type = 0, count = 0, size;
+    uint8_t h[17];
+    int sec = d->state == R_PRIMITIVE ? SEC_PRIMITIVE_ARRAYS : SEC_OBJECT_ARRAYS, type = HP_T_OBJECT;
+    if (d->state == R_ELEMENT) {
+        VARINT(id);
+        hp_put32(h, (uint32_t)id);
+        if (d->writing && put(d, h, 4) < 0)
             return -1;
         if (--d->left == 0)
-            record_done(d, at + c.at);
-        break;
-    case R_PRIMITIVE: {
-        uint64_t size;
-        int hprof_type;
-        VARINT(a);
-        TYPE(t);
-        COUNT(e, "array length");
-        if (t == BMD_T_OBJECT)
-            return bad(d, HP_E_CORRUPT, at, "a primitive array of objects");
-        hprof_type = bmd_to_hprof_type((int)t);
-        size = 14 + e * (uint64_t)hp_type_size(hprof_type, 4);
-        if (size > RECORD_MAX)
-            return bad(d, HP_E_LIMIT, at, "a primitive array of more than 4 GiB");
-        if (first && measure(d, SEC_PRIMITIVE_ARRAYS, size) < 0)
-            return -1;
-        if (d->writing) {
-            h[0] = HP_SUB_PRIM_ARRAY_DUMP;
-            hp_put32(h + 1, (uint32_t)a);
-            hp_put32(h + 5, 0);
-            hp_put32(h + 9, (uint32_t)e);
-            h[13] = (uint8_t)hprof_type;
-            if (reserve(d, SEC_PRIMITIVE_ARRAYS, size) < 0 || put(d, h, 14) < 0 || put_zeros(d, size - 14) < 0)
-                return -1;
-        }
-        record_done(d, at + c.at);
-        break;
+            record_done(d, c->pos + c->at);
+        return 1;
     }
-    case R_ROOT_COUNT:
-        COUNT(a, "root count");
-        d->left = a;
-        if (a == 0)
-            record_done(d, at + c.at);
+    VARINT(id);
+    if (d->state == R_PRIMITIVE)
+        TYPE(class_or_type);
+    else
+        VARINT(class_or_type);
+    COUNT(count, "array length");
+    if (d->state == R_PRIMITIVE) {
+        if (class_or_type == BMD_T_OBJECT)
+            return bad(d, HP_E_CORRUPT, c->pos, "a primitive array of objects");
+        type = bmd_to_hprof_type((int)class_or_type);
+    }
+    size = (type == HP_T_OBJECT ? 17 : 14) + count * (uint64_t)hp_type_size(type, 4);
+    if (size > RECORD_MAX)
+        return bad(d, HP_E_LIMIT, c->pos, "an array of more than 4 GiB");
+    if (d->pass == PASS_READ && measure(d, sec, size) < 0)
+        return -1;
+    if (d->writing) { /* tag, id, stack serial 0, count, then the element class or the type */
+        h[0] = type == HP_T_OBJECT ? HP_SUB_OBJ_ARRAY_DUMP : HP_SUB_PRIM_ARRAY_DUMP;
+        hp_put32(h + 1, (uint32_t)id);
+        hp_put32(h + 5, 0);
+        hp_put32(h + 9, (uint32_t)count);
+        if (type == HP_T_OBJECT)
+            hp_put32(h + 13, (uint32_t)class_or_type);
+        else
+            h[13] = (uint8_t)type;
+        if (reserve(d, sec, size) < 0 || put(d, h, type == HP_T_OBJECT ? 17 : 14) < 0)
+            return -1;
+        if (type != HP_T_OBJECT && put_zeros(d, size - 14) < 0)
+            return -1;
+    }
+    d->left = count;
+    if (type == HP_T_OBJECT && count)
+        d->state = R_ELEMENT;
+    else
+        record_done(d, c->pos + c->at);
+    return 1;
+}
+
+static int root_unit(hp_bmd_decoder *d, cursor *c)
+{
+    uint64_t v = 0;
+    uint8_t h[5];
+    if (d->state == R_ROOT_COUNT) {
+        COUNT(v, "root count");
+        d->left = v;
+        if (v == 0)
+            record_done(d, c->pos + c->at);
         else
             d->state = R_ROOT;
-        break;
-    case R_ROOT:
-        VARINT(a);
-        if (first && measure(d, SEC_ROOTS, 5) < 0)
+        return 1;
+    }
+    VARINT(v);
+    if (d->pass == PASS_READ && measure(d, SEC_ROOTS, 5) < 0)
+        return -1;
+    if (d->writing) {
+        h[0] = HP_SUB_ROOT_UNKNOWN;
+        hp_put32(h + 1, (uint32_t)v);
+        if (reserve(d, SEC_ROOTS, 5) < 0 || put(d, h, 5) < 0)
             return -1;
-        if (d->writing) {
-            h[0] = HP_SUB_ROOT_UNKNOWN;
-            hp_put32(h + 1, (uint32_t)a);
-            if (reserve(d, SEC_ROOTS, 5) < 0 || put(d, h, 5) < 0)
-                return -1;
-        }
-        if (--d->left == 0)
-            record_done(d, at + c.at);
+    }
+    if (--d->left == 0)
+        record_done(d, c->pos + c->at);
+    return 1;
+}
+
+/* A LEGACY_HPROF_RECORD's head: its HPROF record's head (its body streams through). */
+static int legacy_unit(hp_bmd_decoder *d, cursor *c)
+{
+    uint64_t tag = 0, length = 0;
+    VARINT(tag);
+    COUNT(length, "record length");
+    if (tag > 0xFF || tag == HP_TAG_UTF8 || tag == HP_TAG_LOAD_CLASS || hp_is_heap_tag((int)tag) ||
+        tag == HP_TAG_HEAP_DUMP_END)
+        return bad(d, HP_E_CORRUPT, c->pos, "a legacy record of a kind BMD itself holds");
+    if (d->pass == PASS_READ && put_record(d, (int)tag, length) < 0)
+        return -1;
+    d->left = length;
+    if (length == 0)
+        record_done(d, c->pos + c->at);
+    else
+        d->state = R_LEGACY_BYTES;
+    return 1;
+}
+
+/* Reads one unit from p[0..avail) (p[0] at d->pos) and acts on it: the
+ * bytes it took, 0 when the input ends inside it, -1 on error. */
+static int unit(hp_bmd_decoder *d, const uint8_t *p, size_t avail)
+{
+    cursor c = { p, avail, 0, 0 };
+    uint64_t tag = 0;
+    int rc;
+    c.pos = d->pos;
+    switch (d->state) {
+    case R_HEADER:
+        rc = header_unit(d, &c);
+        break;
+    case R_TAG:
+        rc = get_varint(d, &c, &tag);
+        if (rc > 0 && on_tag(d, tag, c.pos) < 0)
+            rc = -1;
+        break;
+    case R_STRING_HEAD: case R_HASHED:
+        rc = string_unit(d, &c);
+        break;
+    case R_CLASS_HEAD:
+        rc = class_head_unit(d, &c);
+        break;
+    case R_CONSTANT: case R_STATIC_COUNT: case R_STATIC: case R_FIELD_COUNT: case R_FIELD: case R_DROPPED:
+        rc = class_item_unit(d, &c);
+        break;
+    case R_INSTANCE_HEAD: case R_VALUE:
+        rc = instance_unit(d, &c);
+        break;
+    case R_ARRAY_HEAD: case R_ELEMENT: case R_PRIMITIVE:
+        rc = array_unit(d, &c);
+        break;
+    case R_ROOT_COUNT: case R_ROOT:
+        rc = root_unit(d, &c);
         break;
     case R_LEGACY_HEAD:
-        VARINT(a);
-        COUNT(b, "record length");
-        if (a > 0xFF || a == HP_TAG_UTF8 || a == HP_TAG_LOAD_CLASS || hp_is_heap_tag((int)a) ||
-            a == HP_TAG_HEAP_DUMP_END)
-            return bad(d, HP_E_CORRUPT, at, "a legacy record of a kind BMD itself holds");
-        if (first && put_record(d, (int)a, b) < 0)
-            return -1;
-        d->left = b;
-        if (b == 0)
-            record_done(d, at + c.at);
-        else
-            d->state = R_LEGACY_BYTES;
+        rc = legacy_unit(d, &c);
         break;
     default:
-        return bad(d, HP_E_USAGE, at, "reader out of step");
+        return bad(d, HP_E_USAGE, d->pos, "reader out of step");
     }
-    return (int)c.at;
+    return rc > 0 ? (int)c.at : rc;
 }
 
 /* String or legacy bytes: taken as they come. */

@@ -380,7 +380,7 @@ static void test_hostile(void)
     b.len = 0;
     bmd_head(&b);
     bv(&b, BMD_PRIMITIVE_ARRAY); bv(&b, 1); bv(&b, BMD_T_LONG); bv(&b, 0x7FFFFFFF);
-    expect("array past 4 GiB", &b, HP_E_LIMIT, "a primitive array of more than 4 GiB");
+    expect("array past 4 GiB", &b, HP_E_LIMIT, "an array of more than 4 GiB");
     b.len = 0;
     bmd_head(&b);
     bv(&b, BMD_LEGACY); bv(&b, HP_TAG_HEAP_DUMP); bv(&b, 0);
