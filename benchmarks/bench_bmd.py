@@ -34,8 +34,9 @@ DUMPS = [SHARED / "data" / "hprof" / "leakcanary__leak_service_binder.hprof",
 def badoo(home: Path, what: str, src: Path, dst: Path, runs: int) -> tuple[float, float]:
     """(first, best) seconds of Badoo's cruncher or decruncher, runs in one JVM."""
     classpath = (home / "classpath").read_text().strip()
-    out = subprocess.run(["java", "-Dfile.encoding=UTF-8", "-cp", classpath, str(ROOT / "benchmarks" / "BadooBench.java"),
-                          what, str(src), str(dst), str(runs)], check=True, capture_output=True, text=True).stdout
+    bench = ROOT / "benchmarks" / "BadooBench.java"
+    out = subprocess.run(["java", "-Dfile.encoding=UTF-8", "-cp", classpath, str(bench), what, str(src), str(dst),
+                          str(runs)], check=True, capture_output=True, text=True).stdout
     times = [float(line.split()[1]) for line in out.splitlines() if line.startswith("seconds ")]
     return times[0], min(times)
 

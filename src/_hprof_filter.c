@@ -165,19 +165,28 @@ static PyObject *filter_get(Filter *self, void *closure)
     }
 }
 
-/* The BMD filters' own attributes, read under the lock. */
+/* The BMD filters' own attributes, read under the lock: again, passes,
+ * input_size, restored. */
 static PyObject *bmd_get(Filter *self, void *closure)
 {
+    const void *core = self->core.any;
     int which = (int)(intptr_t)closure, encoder = self->kind == BMD_ENCODER;
     unsigned long long v;
     hprof_stream_lock(&self->s);
     switch (which) {
-    case 0: v = encoder ? (unsigned)hp_bmd_encoder_again(self->core.any) : (unsigned)hp_bmd_decoder_again(self->core.any); break;
-    case 1: v = encoder ? (unsigned)hp_bmd_encoder_passes(self->core.any) : (unsigned)hp_bmd_decoder_passes(self->core.any); break;
-    case 2: v = encoder ? hp_bmd_encoder_bytes_in(self->core.any) : hp_bmd_decoder_bytes_in(self->core.any); break;
-    default: v = encoder ? 0 : hp_bmd_decoder_restored(self->core.any); break;
+    case 0:
+        v = !self->s.finished && (encoder ? hp_bmd_encoder_again(core) : hp_bmd_decoder_again(core));
+        break;
+    case 1:
+        v = (unsigned)(encoder ? hp_bmd_encoder_passes(core) : hp_bmd_decoder_passes(core));
+        break;
+    case 2:
+        v = encoder ? hp_bmd_encoder_bytes_in(core) : hp_bmd_decoder_bytes_in(core);
+        break;
+    default:
+        v = encoder ? 0 : hp_bmd_decoder_restored(core);
+        break;
     }
-    v = which == 0 ? v && !self->s.finished : v;
     hprof_stream_unlock(&self->s);
     return which == 0 ? PyBool_FromLong((long)v) : PyLong_FromUnsignedLongLong(v);
 }

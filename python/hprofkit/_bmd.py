@@ -126,8 +126,7 @@ def names_from(sources: Iterable[Any]) -> list[bytes]:
                 elif head.startswith(b"dex\n"):
                     names = list(dex_names(f.read()))
                 else:
-                    names = (line.rstrip(b"\r\n").decode("utf-8", "replace") for line in f if line.strip(b"\r\n"))
-                    names = list(names)
+                    names = [line.rstrip(b"\r\n").decode("utf-8", "replace") for line in f if line.strip(b"\r\n")]
             except (zipfile.BadZipFile, ValueError) as exc:
                 raise ValueError(f"cannot read names from {path}: {exc}") from None
         found.update((_java_bytes(name), None) for name in names)

@@ -24,7 +24,7 @@
  * and are sticky.
  *
  * Memory, whatever the input:
- *  - encoder: a map from each identifier to its BMD number (about 24 bytes
+ *  - encoder: a map from each identifier to its BMD number (24 to 48 bytes
  *    per object and per string, as the renumbering needs), the classes'
  *    field types, the GC roots' ids (8 bytes each), and a STRING record
  *    while it is hashed (at most max_string bytes);

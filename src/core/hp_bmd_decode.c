@@ -944,7 +944,8 @@ static hp_code end_pass(hp_bmd_decoder *d)
             return d->error.code;
     } else if (d->pos != d->total || d->written != d->sec[d->pass].bytes) {
         return hp_failf(&d->error, HP_E_CORRUPT, d->pos, -1, 0,
-                        "the BMD changed between passes: %llu bytes, then %llu (heap section %d: %llu bytes, then %llu)",
+                        "the BMD changed between passes: %llu bytes, then %llu "
+                        "(heap section %d: %llu bytes, then %llu)",
                         (unsigned long long)d->total, (unsigned long long)d->pos, d->pass,
                         (unsigned long long)d->sec[d->pass].bytes, (unsigned long long)d->written);
     }

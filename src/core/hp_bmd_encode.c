@@ -116,16 +116,14 @@ static uint32_t number(hp_idmap *map, uint32_t *next, uint64_t id, hp_code *code
     uint32_t *slot;
     if (id == 0)
         return 0;
-    if (*next > LAST_NUMBER) {
-        *code = HP_E_LIMIT;
-        return 0;
-    }
     if (!(slot = hp_idmap_put(map, id, *next, &inserted))) {
         *code = HP_E_NOMEM;
         return 0;
     }
-    if (inserted)
-        (*next)++;
+    if (inserted && (*next)++ > LAST_NUMBER) {
+        *code = HP_E_LIMIT;
+        return 0;
+    }
     return *slot;
 }
 
@@ -460,7 +458,8 @@ static hp_code put_fields(hp_bmd_encoder *e, const klass *k, const uint8_t *p, u
         uint32_t i;
         for (i = 0; i < c->n_types; i++) {
             int size = hp_type_size(t[i], e->id_size);
-            if ((t[i] == HP_T_OBJECT || (c->flags & K_PRESERVED)) && put_value(e, t[i], p, offset, HP_SUB_INSTANCE_DUMP) < 0)
+            int kept = t[i] == HP_T_OBJECT || (c->flags & K_PRESERVED);
+            if (kept && put_value(e, t[i], p, offset, HP_SUB_INSTANCE_DUMP) < 0)
                 return e->error.code;
             p += size;
         }

@@ -358,7 +358,8 @@ static void test_hostile(void)
     b.len = 0;
     bmd_head(&b);
     bv(&b, BMD_HASHED_STRING); bv(&b, 1); bv(&b, 0x7FFFFFFF); bv(&b, 12345);
-    expect("hashed string bomb", &b, HP_E_CORRUPT, "claiming more bytes than max_string at offset 21 (in the BMD HASHED_STRING record at offset 20)");
+    expect("hashed string bomb", &b, HP_E_CORRUPT,
+           "claiming more bytes than max_string at offset 21 (in the BMD HASHED_STRING record at offset 20)");
     b.len = 0;
     bmd_head(&b);
     bv(&b, BMD_STRING); bv(&b, 1); bv(&b, 0x7FFFFFFF);
