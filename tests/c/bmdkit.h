@@ -52,33 +52,24 @@ static inline void bmd_small(bb *b)
     bv(b, BMD_ROOTS); bv(b, 2); bv(b, 20); bv(b, 21);
 }
 
-/* An HPROF of id size `id`: a class hierarchy (the subclass's CLASS_DUMP
- * before any LOAD_CLASS when `late`), two instances (the first with
- * `extra` bytes more than its fields), an array, roots. */
-static inline void hprof_small(bb *b, int id, int late, uint32_t extra)
+/* Record orders hprof_small writes besides the usual one. */
+enum { LOADS_LAST = 1, OBJECTS_FIRST = 2 };
+
+/* Node extends Object (Node: next (object), count (int); Object: a static int). */
+static inline void hprof_small_classes(bb *b, int id)
 {
-    b->id = id;
-    bb_raw(b, "JAVA PROFILE 1.0.2", 19);
-    bb_u4(b, (uint32_t)id);
-    bb_u8(b, 0);
-    bb_rec_begin(b, HP_TAG_UTF8); bb_id(b, 0x100); bb_raw(b, "java.lang.Object", 16); bb_rec_end(b);
-    bb_rec_begin(b, HP_TAG_UTF8); bb_id(b, 0x101); bb_raw(b, "com.x.Node", 10); bb_rec_end(b);
-    bb_rec_begin(b, HP_TAG_UTF8); bb_id(b, 0x102); bb_raw(b, "next", 4); bb_rec_end(b);
-    bb_rec_begin(b, HP_TAG_UTF8); bb_id(b, 0x103); bb_raw(b, "count", 5); bb_rec_end(b);
-    if (!late) {
-        bb_rec_begin(b, HP_TAG_LOAD_CLASS); bb_u4(b, 1); bb_id(b, 0x9000); bb_u4(b, 0); bb_id(b, 0x100); bb_rec_end(b);
-        bb_rec_begin(b, HP_TAG_LOAD_CLASS); bb_u4(b, 2); bb_id(b, 0x9100); bb_u4(b, 0); bb_id(b, 0x101); bb_rec_end(b);
-    }
-    bb_rec_begin(b, HP_TAG_HEAP_DUMP_SEGMENT);
-    /* Node extends Object: next (object), count (int) */
     bb_u1(b, HP_SUB_CLASS_DUMP); bb_id(b, 0x9100); bb_u4(b, 0); bb_id(b, 0x9000);
     bb_id(b, 0); bb_id(b, 0); bb_id(b, 0); bb_id(b, 0); bb_id(b, 0); bb_u4(b, (uint32_t)id + 4);
     bb_u2(b, 0); bb_u2(b, 0); bb_u2(b, 2);
     bb_id(b, 0x102); bb_u1(b, HP_T_OBJECT); bb_id(b, 0x103); bb_u1(b, HP_T_INT);
-    /* Object: a static int */
     bb_u1(b, HP_SUB_CLASS_DUMP); bb_id(b, 0x9000); bb_u4(b, 0); bb_id(b, 0);
     bb_id(b, 0); bb_id(b, 0); bb_id(b, 0); bb_id(b, 0); bb_id(b, 0); bb_u4(b, 0);
     bb_u2(b, 0); bb_u2(b, 1); bb_id(b, 0x103); bb_u1(b, HP_T_INT); bb_u4(b, 42); bb_u2(b, 0);
+}
+
+/* Two Nodes (the first with `extra` bytes more than its fields), an array, roots. */
+static inline void hprof_small_objects(bb *b, int id, uint32_t extra)
+{
     bb_u1(b, HP_SUB_INSTANCE_DUMP); bb_id(b, 0x7000); bb_u4(b, 0); bb_id(b, 0x9100);
     bb_u4(b, (uint32_t)id + 4 + extra);
     bb_id(b, 0x7010); bb_u4(b, 5);
@@ -90,11 +81,39 @@ static inline void hprof_small(bb *b, int id, int late, uint32_t extra)
     bb_id(b, 0x7000); bb_id(b, 0x7010);
     bb_u1(b, HP_SUB_ROOT_STICKY_CLASS); bb_id(b, 0x9100);
     bb_u1(b, HP_SUB_ROOT_JAVA_FRAME); bb_id(b, 0x7020); bb_u4(b, 1); bb_u4(b, 2);
+}
+
+static inline void hprof_small_loads(bb *b)
+{
+    bb_rec_begin(b, HP_TAG_LOAD_CLASS); bb_u4(b, 1); bb_id(b, 0x9000); bb_u4(b, 0); bb_id(b, 0x100); bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_LOAD_CLASS); bb_u4(b, 2); bb_id(b, 0x9100); bb_u4(b, 0); bb_id(b, 0x101); bb_rec_end(b);
+}
+
+/* An HPROF of id size `id`: strings, the LOAD_CLASSes (after the heap with
+ * LOADS_LAST: the CLASS_DUMPs come first, which Badoo's cruncher refuses),
+ * and one heap segment of the classes and objects (objects first with
+ * OBJECTS_FIRST). */
+static inline void hprof_small(bb *b, int id, int order, uint32_t extra)
+{
+    b->id = id;
+    bb_raw(b, "JAVA PROFILE 1.0.2", 19);
+    bb_u4(b, (uint32_t)id);
+    bb_u8(b, 0);
+    bb_rec_begin(b, HP_TAG_UTF8); bb_id(b, 0x100); bb_raw(b, "java.lang.Object", 16); bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_UTF8); bb_id(b, 0x101); bb_raw(b, "com.x.Node", 10); bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_UTF8); bb_id(b, 0x102); bb_raw(b, "next", 4); bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_UTF8); bb_id(b, 0x103); bb_raw(b, "count", 5); bb_rec_end(b);
+    if (!(order & LOADS_LAST))
+        hprof_small_loads(b);
+    bb_rec_begin(b, HP_TAG_HEAP_DUMP_SEGMENT);
+    if (order & OBJECTS_FIRST)
+        hprof_small_objects(b, id, extra);
+    hprof_small_classes(b, id);
+    if (!(order & OBJECTS_FIRST))
+        hprof_small_objects(b, id, extra);
     bb_rec_end(b);
-    if (late) {
-        bb_rec_begin(b, HP_TAG_LOAD_CLASS); bb_u4(b, 1); bb_id(b, 0x9000); bb_u4(b, 0); bb_id(b, 0x100); bb_rec_end(b);
-        bb_rec_begin(b, HP_TAG_LOAD_CLASS); bb_u4(b, 2); bb_id(b, 0x9100); bb_u4(b, 0); bb_id(b, 0x101); bb_rec_end(b);
-    }
+    if (order & LOADS_LAST)
+        hprof_small_loads(b);
     bb_rec_begin(b, HP_TAG_HEAP_DUMP_END); bb_rec_end(b);
 }
 

@@ -234,7 +234,7 @@ int main(int argc, char **argv)
     bmd_small(&small);
     hprof_small(&hprof4, 4, 0, 0);
     hprof_small(&hprof8, 8, 0, 0);
-    hprof_small(&late, 4, 1, 0);
+    hprof_small(&late, 4, LOADS_LAST | OBJECTS_FIRST, 0);
     for (k = 0; k < sizeof controls / sizeof controls[0]; k++) {
         snprintf(name, sizeof name, "small-%zu", k);
         n_seeds += write_seed(out, name, controls[k], small.d, small.len, max) == 0;

@@ -286,6 +286,42 @@ static void test_small_bmd(void)
     free(b.d);
 }
 
+/* Records in another order than the cruncher's (roots first, strings
+ * last; only a class must come before its instances): the same heap. */
+static void test_any_record_order(void)
+{
+    bb usual = { 0 }, other = { 0 };
+    run a, b;
+    hp_buf heap_a, other_a, heap_b, other_b;
+    size_t longest;
+    bmd_small(&usual);
+    bmd_head(&other);
+    bv(&other, BMD_ROOTS); bv(&other, 2); bv(&other, 20); bv(&other, 21);
+    bv(&other, BMD_PRIMITIVE_ARRAY); bv(&other, 22); bv(&other, BMD_T_CHAR); bv(&other, 5);
+    bv(&other, BMD_OBJECT_ARRAY); bv(&other, 21); bv(&other, 10); bv(&other, 2); bv(&other, 20); bv(&other, 0);
+    bmd_class_def(&other, 10, 0, 4);
+    bmd_class_def(&other, 11, 10, 3);
+    bv(&other, BMD_INSTANCE); bv(&other, 20); bv(&other, 11); bv(&other, 21); bv(&other, 0);
+    bv(&other, BMD_LEGACY); bv(&other, HP_TAG_TRACE); bv(&other, 12); bb_raw(&other, "\0\0\0\1\0\0\0\0\0\0\0\0", 12);
+    bv(&other, BMD_STRING); bv(&other, 1); bv(&other, 3); bb_raw(&other, "int", 3);
+    bv(&other, BMD_HASHED_STRING); bv(&other, 2); bv(&other, 5); bv(&other, 99);
+    run_filter(0, usual.d, usual.len, NULL, 0, 0, NULL, &a);
+    run_filter(0, other.d, other.len, NULL, 3, 0, NULL, &b);
+    CHECK(a.rc == HP_OK && b.rc == HP_OK);
+    split_records(a.out.d, a.out.len, 31, &heap_a, &other_a, &longest);
+    split_records(b.out.d, b.out.len, 31, &heap_b, &other_b, &longest);
+    CHECK(same_bytes("heap in any record order", heap_a.data, heap_a.len, heap_b.data, heap_b.len));
+    CHECK(other_a.len == other_b.len); /* the same records before the heap, in BMD order */
+    hp_buf_free(&heap_a);
+    hp_buf_free(&other_a);
+    hp_buf_free(&heap_b);
+    hp_buf_free(&other_b);
+    run_free(&a);
+    run_free(&b);
+    free(usual.d);
+    free(other.d);
+}
+
 /* Every prefix of a BMD: a clean decode (it ends between records) or one
  * truncation error; every byte changed: anything but a crash. */
 static void test_sweeps(void)
@@ -508,11 +544,14 @@ static void test_segments(void)
 
 static void test_encoder_beyond(void)
 {
-    bb four = { 0 }, eight = { 0 }, late = { 0 };
-    run r4, r8, rl, d8;
+    bb four = { 0 }, eight = { 0 }, late = { 0 }, first = { 0 };
+    run r4, r8, rl, d8, rf;
     hprof_small(&four, 4, 0, 0);
     hprof_small(&eight, 8, 0, 0);
-    hprof_small(&late, 4, 1, 0);
+    hprof_small(&late, 4, LOADS_LAST, 0);
+    hprof_small(&first, 4, OBJECTS_FIRST, 0);
+    /* objects before their classes' dumps: the same BMD (classes are numbered first anyway) */
+    run_filter(1, first.d, first.len, NULL, 0, 0, NULL, &rf);
     run_filter(1, four.d, four.len, NULL, 0, 0, NULL, &r4);
     run_filter(1, eight.d, eight.len, NULL, 3, 0, NULL, &r8);
     run_filter(1, late.d, late.len, NULL, 0, 0, NULL, &rl);
@@ -521,13 +560,15 @@ static void test_encoder_beyond(void)
     CHECK(r4.rc == HP_OK && r8.rc == HP_OK);
     CHECK(same_bytes("8-byte ids", r8.out.d, r8.out.len, r4.out.d, r4.out.len));
     CHECK(r4.counts[BMD_CLASS] == 2 && r4.counts[BMD_INSTANCE] == 2 && r4.counts[BMD_ROOTS] == 1);
-    /* the java.lang class keeps its primitive field... */
     run_filter(0, r8.out.d, r8.out.len, NULL, 0, 0, NULL, &d8);
     CHECK(d8.rc == HP_OK);
     /* a CLASS_DUMP before its LOAD_CLASS (the cruncher refuses it): a third
      * pass writes its definition, with its name */
     show_error("late LOAD_CLASS", rl.rc, &rl.err);
     CHECK(rl.rc == HP_OK && rl.passes == 3 && rl.counts[BMD_CLASS] == 2);
+    CHECK(rf.rc == HP_OK && same_bytes("objects first", rf.out.d, rf.out.len, r4.out.d, r4.out.len));
+    run_free(&rf);
+    free(first.d);
     run_free(&r4);
     run_free(&r8);
     run_free(&rl);
@@ -573,6 +614,7 @@ int main(void)
     test_golden();
     test_golden_names();
     test_small_bmd();
+    test_any_record_order();
     test_sweeps();
     test_hostile();
     test_memory();
