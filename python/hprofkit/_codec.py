@@ -13,7 +13,7 @@ import zlib
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypedDict
 
 from . import _hprof
-from ._bmd import Spool, is_bmd, names_from
+from ._bmd import HEAD as BMD_HEAD, Spool, is_bmd, names_from
 from ._errors import CorruptError, FormatError, TruncatedError
 from ._io import to_fd
 from ._pack import PackDecoder, PackEncoder, is_pack, strip_mask
@@ -28,7 +28,6 @@ DEFAULT_LEVEL = 6
 PIECE = 4 << 20  # largest inflated piece handed to the restorer at once
 STEP = 64 << 10  # compressed bytes inflated at a time: an error is placed within them, then exactly
 TAILOR_MAGIC = b"JAVA PROFILE 6.0.1"
-BMD_HEAD = 18  # the bytes that tell a BMD (_bmd.is_bmd)
 TAILOR_STRIP = strip_mask("tailor")
 Converter = _hprof.Converter
 
