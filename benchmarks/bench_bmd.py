@@ -2,7 +2,7 @@
 cruncher and decruncher, with hprofkit's Tailor codec and its pack beside,
 on the shared Android dumps, all measured in the same run.
 
-    python benchmarks/bench_bmd.py [--badoo DIR] [--mb N] [--runs 3]
+    python benchmarks/bench_bmd.py [--badoo DIR] [--mb N] [--runs 3] [--all-dumps]
 
 --badoo: Badoo's tools as ../shared/tools/badoo/build.sh builds them
 (default $HPROFKIT_BADOO or /tmp/hprofkit-badoo); --mb N adds a generated
@@ -10,12 +10,19 @@ ART-style HeapGen dump of about N MB heap.  Times are the best of --runs
 (Badoo's tools run in one JVM: its first, cold run is shown too); MB/s are
 of the HPROF, encoding and decoding alike.  Sizes: the BMD as Badoo writes
 it (uncompressed), and zlib -6 of it for a fair look beside the compressed
-formats."""
+formats.  --all-dumps first checks, on every 4-byte-id dump of
+../shared/data/hprof, that hprofkit's BMD and HPROF equal the cruncher's and
+decruncher's byte for byte, and that the cruncher refuses an 8-byte-id dump
+whose hprofkit BMD the decruncher reads into hprofkit's HPROF (the test
+suite checks the golden vectors of ../shared/data/bmd; the tools themselves
+are built only where a developer ran ../shared/tools/badoo/build.sh)."""
 
 from __future__ import annotations
 
 import argparse
+import bz2
 import gzip
+import json
 import os
 import subprocess
 import tempfile
@@ -74,17 +81,63 @@ def measure(path: Path, home: Path, runs: int, tmp: Path) -> None:
         row(label, out.stat().st_size, encode, decode)
 
 
+def java_tool(home: Path, tool: str, *args: Path) -> subprocess.CompletedProcess:
+    """Badoo's cruncher or decruncher, as ../shared/tools/badoo/run.sh runs them (UTF-8 pinned)."""
+    main = {"cruncher": "com.badoo.hprof.cruncher.HprofCruncher",
+            "decruncher": "com.badoo.bmd.decruncher.BmdDecruncher"}[tool]
+    return subprocess.run(["java", "-Dfile.encoding=UTF-8", "-cp", (home / "classpath").read_text().strip(), main,
+                           *map(str, args)], capture_output=True, text=True, timeout=600)
+
+
+def agree_on_every_dump(home: Path, tmp: Path) -> bool:
+    """Prints, per shared dump, whether hprofkit and Badoo's tools write the same bytes."""
+    inventory = json.loads((SHARED / "data" / "hprof" / "INVENTORY.json").read_text())
+    all_same = True
+    print("hprofkit's BMD and HPROF against Badoo's cruncher and decruncher, byte for byte:")
+    for entry in inventory:
+        if entry["file"] == "py-hprof__basic_reads.hprof":  # no heap dump: nothing for the tools to crunch
+            continue
+        src = SHARED / "data" / "hprof" / entry["file"]
+        if src.suffix in (".gz", ".bz2"):
+            plain = tmp / "plain.hprof"
+            plain.write_bytes((gzip if src.suffix == ".gz" else bz2).decompress(src.read_bytes()))
+            src = plain
+        theirs_bmd, theirs_hprof, ours_bmd, ours_hprof = (tmp / n for n in ("t.bmd", "t.hprof", "o.bmd", "o.hprof"))
+        try:
+            hprofkit.encode(src, ours_bmd, format="bmd")
+            hprofkit.decode(ours_bmd, ours_hprof)
+        except hprofkit.HprofError as exc:
+            print(f"  {entry['file']:<58} hprofkit: {exc}")
+            continue
+        crunched = java_tool(home, "cruncher", src, theirs_bmd)
+        if entry["id_size"] == 8:
+            refused = crunched.returncode != 0 and "idSize = 8" in crunched.stderr
+            read = java_tool(home, "decruncher", ours_bmd, theirs_hprof).returncode == 0
+            same = refused and read and theirs_hprof.read_bytes() == ours_hprof.read_bytes()
+            print(f"  {entry['file']:<58} id 8: cruncher {'refuses' if refused else 'DOES NOT REFUSE'}; "
+                  f"decruncher of hprofkit's BMD {'equal' if same else 'DIFFERENT'}")
+        else:
+            same = crunched.returncode == 0 and java_tool(home, "decruncher", theirs_bmd, theirs_hprof).returncode == 0 \
+                and ours_bmd.read_bytes() == theirs_bmd.read_bytes() and ours_hprof.read_bytes() == theirs_hprof.read_bytes()
+            print(f"  {entry['file']:<58} {'byte-identical' if same else 'DIFFERENT'}")
+        all_same &= same
+    return all_same
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--badoo", type=Path, default=Path(os.environ.get("HPROFKIT_BADOO", "/tmp/hprofkit-badoo")),
                         help="Badoo's tools as build.sh builds them")
     parser.add_argument("--mb", type=int, default=0, help="add a generated ART-style dump of this heap size")
     parser.add_argument("--runs", type=int, default=3, help="runs of each, the best counted (default 3)")
+    parser.add_argument("--all-dumps", action="store_true", help="first check agreement on every shared dump")
     args = parser.parse_args()
     if not (args.badoo / "classpath").is_file():
         parser.error(f"no Badoo tools in {args.badoo}: build them with ../shared/tools/badoo/build.sh")
     with tempfile.TemporaryDirectory(prefix="hprofkit-bench-", dir="/tmp") as tmp_name:
         tmp = Path(tmp_name)
+        if args.all_dumps and not agree_on_every_dump(args.badoo, tmp):
+            raise SystemExit("hprofkit and Badoo's tools disagree (see above)")
         dumps = []
         for path in DUMPS:
             if path.suffix == ".gz":  # the tools read plain files

@@ -28,21 +28,17 @@ HPROF_CONV_DIR = "/usr/lib/android-sdk/platform-tools"
 HPROF_CONV = shutil.which("hprof-conv", path=f"{os.environ.get('PATH', '')}{os.pathsep}{HPROF_CONV_DIR}") \
     or "hprof-conv"
 ORACLE_SCRIPT = SHARED_TOOLS / "oracle" / "run.sh"
-# Badoo's hprof-tools (cruncher, decruncher), as ../shared/tools/badoo/build.sh builds them from
-# their source; .ci/run builds them into $HPROFKIT_BADOO.
-BADOO_DIR = Path(os.environ.get("HPROFKIT_BADOO", "/tmp/hprofkit-badoo"))
 # What each peer tool needs to be there.
 PEERS = {
     "hprof-conv": lambda: shutil.which(HPROF_CONV),
     "java": lambda: shutil.which("java"),
     "oracle": lambda: shutil.which("java") and ORACLE_SCRIPT.is_file() and str(ORACLE_SCRIPT),
     "strace": lambda: shutil.which("strace"),
-    "badoo": lambda: shutil.which("java") and (BADOO_DIR / "classpath").is_file() and str(BADOO_DIR),
 }
 
 
 def peer(name: str) -> str:
-    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace, badoo).
+    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace).
     A test that needs a missing one is skipped on a developer's machine and
     fails under CI=true, where .ci/run installs every peer."""
     path = PEERS[name]()

@@ -1,8 +1,9 @@
 """Badoo's BMD format (issue 20): encode(format="bmd") writes what Badoo's
 cruncher writes, decode() reads a BMD into what its decruncher writes, byte
 for byte, against the golden vectors of ../shared/data/bmd (made by Badoo's
-tools) and against the tools themselves (peer "badoo", built from their
-source by ../shared/tools/badoo/build.sh); beyond them: identifier size 8,
+tools; benchmarks/bench_bmd.py --all-dumps checks every other 4-byte dump
+against the tools themselves where ../shared/tools/badoo/build.sh built
+them); beyond them: identifier size 8,
 any record order, bounded memory; hostile BMD is one error naming its
 offset."""
 
@@ -33,7 +34,6 @@ JAR = OBF_DIR / "heapgen-obf.jar"
 GOLDEN = [("leakcanary__leak_service_binder", HPROF_DIR / "leakcanary__leak_service_binder.hprof"),
           ("platform_tools_base__dialer", HPROF_DIR / "platform_tools_base__dialer.android-hprof"),
           ("heapgen_s5_16mb_obf_android", OBF_DIR / "heapgen_s5_16mb_obf_android.hprof.gz")]
-FOUR_BYTE_DUMPS = [e["file"] for e in INVENTORY if e["id_size"] == 4 and e["file"] != "py-hprof__basic_reads.hprof"]
 MiB = 1 << 20
 
 
@@ -173,46 +173,7 @@ def test_the_cruncher_has_no_options(option, tmp_path):
     assert not (tmp_path / "x.bmd").exists()
 
 
-# ---- against Badoo's tools themselves -----------------------------------------------------
-
-def badoo(tool: str, *args) -> subprocess.CompletedProcess:
-    """Runs Badoo's cruncher or decruncher as ../shared/tools/badoo/run.sh does (UTF-8 pinned)."""
-    home = Path(peer("badoo"))
-    main = {"cruncher": "com.badoo.hprof.cruncher.HprofCruncher",
-            "decruncher": "com.badoo.bmd.decruncher.BmdDecruncher"}[tool]
-    return subprocess.run(["java", "-Dfile.encoding=UTF-8", "-cp", (home / "classpath").read_text().strip(), main,
-                           *map(str, args)], capture_output=True, text=True, timeout=600)
-
-
-@pytest.mark.parametrize("name", FOUR_BYTE_DUMPS)
-def test_badoo_tools_agree_on_every_4_byte_dump(name, tmp_path, plain_path):
-    """HotSpot dumps (1.0.1, 1.0.2, two heap dumps), hprof agents, ART: the
-    cruncher's BMD and the decruncher's HPROF, byte for byte."""
-    theirs_bmd, theirs_hprof = tmp_path / "theirs.bmd", tmp_path / "theirs.hprof"
-    assert badoo("cruncher", plain_path(name), theirs_bmd).returncode == 0
-    assert badoo("decruncher", theirs_bmd, theirs_hprof).returncode == 0
-    ours = tmp_path / "ours.bmd"
-    hprofkit.encode(HPROF_DIR / name, ours, format="bmd")
-    assert ours.read_bytes() == theirs_bmd.read_bytes()
-    hprofkit.decode(ours, tmp_path / "ours.hprof")
-    assert (tmp_path / "ours.hprof").read_bytes() == theirs_hprof.read_bytes()
-
-
-def test_the_cruncher_refuses_8_byte_ids_and_hprofkit_does_not(tmp_path):
-    """An 8-byte-id HotSpot dump: Badoo's cruncher stops; hprofkit writes its
-    BMD, whose dump has the source's objects (with 4-byte ids)."""
-    name = "mat__sun_jdk6_18_x64.hprof"
-    proc = badoo("cruncher", HPROF_DIR / name, tmp_path / "theirs.bmd")
-    assert proc.returncode == 1 and "not implemented for idSize = 8" in proc.stderr
-    hprofkit.encode(HPROF_DIR / name, tmp_path / "ours.bmd", format="bmd")
-    hprofkit.decode(tmp_path / "ours.bmd", tmp_path / "ours.hprof")
-    assert badoo("decruncher", tmp_path / "ours.bmd", tmp_path / "theirs.hprof").returncode == 0
-    assert (tmp_path / "ours.hprof").read_bytes() == (tmp_path / "theirs.hprof").read_bytes()
-    with hprofkit.open(HPROF_DIR / name) as src, hprofkit.open(tmp_path / "ours.hprof") as back:
-        a, b = src.stats(), back.stats()
-        assert back.id_size == 4
-        assert (b.instances, b.arrays) == (a.instances, a.arrays)
-
+# ---- strings hashed as the JVM hashes them -------------------------------------------------
 
 JAVA_STRINGS = """
 import java.io.*;
@@ -291,6 +252,19 @@ def test_string_hashes_are_the_jvms(tmp_path):
 
 
 # ---- beyond the cruncher ------------------------------------------------------------------
+
+def test_8_byte_ids_which_the_cruncher_refuses(tmp_path):
+    """An 8-byte-id HotSpot dump (Badoo's cruncher stops: "not implemented
+    for idSize = 8"): hprofkit writes its BMD, whose dump has the source's
+    objects with 4-byte ids, as the format carries them."""
+    name = "mat__sun_jdk6_18_x64.hprof"
+    hprofkit.encode(HPROF_DIR / name, tmp_path / "ours.bmd", format="bmd")
+    hprofkit.decode(tmp_path / "ours.bmd", tmp_path / "ours.hprof")
+    with hprofkit.open(HPROF_DIR / name) as src, hprofkit.open(tmp_path / "ours.hprof") as back:
+        a, b = src.stats(), back.stats()
+        assert (src.id_size, back.id_size) == (8, 4)
+        assert (b.instances, b.arrays, b.classes) == (a.instances, a.arrays, a.classes)
+
 
 def test_a_class_dumped_before_its_load_class(tmp_path):
     """The cruncher stops at a CLASS_DUMP whose LOAD_CLASS comes later; a
