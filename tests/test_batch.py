@@ -17,7 +17,7 @@ from distributed import Client, LocalCluster
 
 import hprofkit
 from conftest import INVENTORY, dump_path
-from hprofkit.batch import BatchResult
+from hprofkit.batching import BatchResult
 
 ALL_DUMPS = [dump_path(e["file"]) for e in INVENTORY]
 

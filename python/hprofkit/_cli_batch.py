@@ -14,7 +14,7 @@ from typing import Any, Iterator, TextIO
 
 from ._progress import Progress
 from ._stats import UnfinishedDump
-from .batch import TASKS, BatchResult, batch
+from .batching import TASKS, BatchResult, batch
 
 TOP = 20
 

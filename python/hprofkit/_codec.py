@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypedDict
 from . import _hprof
 from ._errors import CorruptError, FormatError, TruncatedError
 from ._io import to_fd
-from ._pack import PackDecoder, PackEncoder, is_pack, strip_mask
+from ._pack import PackDecoder, is_pack, strip_mask
 from ._stats import UnfinishedDump, unfinished_of
 from ._zstream import ZlibStream, resolve_threads
 
