@@ -16,7 +16,7 @@ from . import _hprof
 from ._bmd import HEAD as BMD_HEAD, Spool, is_bmd, names_from
 from ._errors import CorruptError, FormatError, TruncatedError
 from ._io import to_fd
-from ._pack import PackDecoder, PackEncoder, is_pack, strip_mask
+from ._pack import PackDecoder, is_pack, strip_mask
 from ._stats import UnfinishedDump, unfinished_of
 from ._zstream import ZlibStream, resolve_threads
 

@@ -200,7 +200,7 @@ def _show_class(out, cls, limit: int) -> None:
         out.write(f"  instance    {cls.instance_size:,} B\n")
     out.write(f"  instances   {cls.instance_count:,}\n")
     out.write(f"  subclasses  {len(cls.subclasses()):,}\n")
-    _listing(out, "fields", [f"{f.name}: {f.type}" for f in cls.fields], limit)
+    _listing(out, "fields", [f"{f.name}: {f.type}" for f in cls.fields()], limit)
     _listing(out, "statics", [f"{f.name}: {f.type} = {_value(f.value)}" for f in cls.statics()], limit)
     _listing(out, "referrers", [f"{_value(r.source)}.{r.name}" for r in cls.referrers()], limit)
 

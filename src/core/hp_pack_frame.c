@@ -16,7 +16,9 @@ uint32_t pf_crc(uint32_t crc, const uint8_t *p, size_t n)
     return crc;
 }
 
-int pf_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+/* Reads a varint at *p (at most end): 1 and the value, 0 when the bytes end
+ * first, -1 when it is invalid (over 10 bytes, or over 64 bits). */
+static int pf_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     const uint8_t *q = *p;
     uint64_t value = 0;
