@@ -498,7 +498,7 @@ def test_heap_with_mapping_has_the_clear_names(mapped_heaps, name):
     for clear, entry in KEY["classes"].items():
         cls = heap.find_class(clear)
         assert cls is not None and cls.name == clear and cls.obfuscated_name == entry["obfuscated"]
-        assert [f.name for f in cls.fields] == [row[0] for row in entry["instance_fields"]]
+        assert [f.name for f in cls.fields()] == [row[0] for row in entry["instance_fields"]]
         assert [f.name for f in cls.statics()] == [row[0] for row in entry["static_fields"]]
         assert cls.instance_count == KEY["instances"].get(clear, 0)
     for obfuscated in ("a", "b", "c"):
@@ -516,7 +516,7 @@ def test_heap_without_mapping_keeps_the_dumps_names():
     with hprofkit.open_heap(OBF / DUMPS[1]) as heap:
         cls = heap.find_class("b")
         assert heap.mapping is None and cls.obfuscated_name == cls.name == "b"
-        assert [f.name for f in cls.fields] == ["c", "b", "a"]
+        assert [f.name for f in cls.fields()] == ["c", "b", "a"]
 
 
 @pytest.mark.parametrize("name", DUMPS)
@@ -526,7 +526,7 @@ def test_heap_with_mapping_equals_the_heap_of_the_deobfuscated_dump(mapped_heaps
     ours = mapped_heaps[name]
     with hprofkit.open_heap(deobfuscated[name]) as theirs:
         def classes(heap):
-            return [(c.name, [f.name for f in c.fields], [f.name for f in c.statics()]) for c in heap.classes]
+            return [(c.name, [f.name for f in c.fields()], [f.name for f in c.statics()]) for c in heap.classes]
         assert classes(ours) == classes(theirs)
         assert [r.frame for r in ours.gc_roots] == [r.frame for r in theirs.gc_roots]
         for clear in KEY["instances"]:

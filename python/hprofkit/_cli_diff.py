@@ -10,7 +10,7 @@ from ._cli_mapping import add_mapping_option, mapping_warnings, read_mapping_pai
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import diff
+    from .heapdiff import diff
     mappings = read_mapping_pair(args)
     with mapping_warnings():
         result = diff(args.a, args.b, retained=args.retained, paths=args.paths, mapping=mappings)

@@ -35,7 +35,6 @@ from ._dump import Dump
 from ._errors import UnsupportedError
 from ._files import CHUNK, Result, _Output
 from ._mapping import MappedFrame, Mapping, warn_misfit
-from ._names import decode_utf8
 from ._output import check_not_same_file, output_file
 from ._stats import unfinished_of
 from ._types import TYPE_NAMES
@@ -167,7 +166,7 @@ class _Plan:
         if string_id not in self._texts:
             where = self.scan.strings.get(string_id)
             self._texts[string_id] = None if where is None else \
-                decode_utf8(bytes(self.view[where[0]:where[0] + where[1]]))
+                _hprof.decode_mutf8(bytes(self.view[where[0]:where[0] + where[1]]))
         return self._texts[string_id]
 
     def new_string(self, text: str) -> "_NewId":

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _hprof
-from ._names import array_name, decode_utf8, java_name
+from ._types import TYPE_NAMES
 from ._units import human_size
 
 VERSION_NAMES = {0: "1.0", 1: "1.0.1", 2: "1.0.2", 3: "1.0.3"}
@@ -139,7 +139,7 @@ class Stats:
         self.subrecords = {record_name(t, sub=True): Tally(*v) for t, v in sorted(raw["subrecords"].items())}
         self.record_tags = dict(raw["records"])
         self.subrecord_tags = dict(raw["subrecords"])
-        heap_names = {heap_id: decode_utf8(name) if name is not None else HEAP_NAMES.get(heap_id, f"0x{heap_id:X}")
+        heap_names = {heap_id: _hprof.decode_mutf8(name) if name is not None else HEAP_NAMES.get(heap_id, f"0x{heap_id:X}")
                       for heap_id, name in raw["heaps"]}
         # A class has a row per heap: decode (and deobfuscate) its name once.
         labels: dict[bytes | None, tuple[str, str | None]] = {}
@@ -150,16 +150,15 @@ class Stats:
         for class_id, elem_type, instances, shallow, name, heap_id in raw["histogram"]:
             obfuscated = None
             if elem_type not in (0, 2):
-                label, ident = array_name(elem_type), None
+                label, ident = TYPE_NAMES.get(elem_type, f"type{elem_type}") + "[]", None
             elif name is None:
                 label, ident = f"<unknown class 0x{class_id:x}>", class_id
             else:
                 if name not in labels:
-                    labels[name] = self._label(decode_utf8(name))
+                    labels[name] = self._label(name)
                 label, obfuscated = labels[name]
                 ident = class_id
             self._rows.append((label, ident, heap_names[heap_id], instances, shallow, obfuscated))
-        self.mapped_classes = sum(1 for _, obfuscated in labels.values() if obfuscated is not None)
         if len(heap_names) <= 1:
             merged = [ClassRow(label, n, size, ident, None, obf) for label, ident, _, n, size, obf in self._rows]
         else:
@@ -173,16 +172,18 @@ class Stats:
         self._heaps: dict[str, list[ClassRow]] | None = None
         self._top_n = DEFAULT_TOP
 
-    def _label(self, name: str) -> tuple[str, str | None]:
-        """A class name of the dump as rows show it, and the obfuscated name
-        when a mapping changed it."""
+    def _label(self, name: bytes) -> tuple[str, str | None]:
+        """A class name of the dump (its bytes) as rows show it, and the
+        obfuscated name when a mapping changed it."""
+        java = _hprof.java_name(name)
         if self.mapping is None:
-            return java_name(name), None
-        clear = self.mapping.lookup_class(name)
+            return java, None
+        clear = self.mapping.lookup_class(_hprof.decode_mutf8(name))
         if clear is None:
-            return java_name(name), None
+            return java, None
         self.mapping_matches += 1
-        return (java_name(clear), java_name(name)) if clear != name else (java_name(name), None)
+        clear_java = _hprof.java_name(clear.encode("utf-8", "surrogatepass"))
+        return (clear_java, java) if clear_java != java else (java, None)
 
     @property
     def heaps(self) -> dict[str, list[ClassRow]]:
