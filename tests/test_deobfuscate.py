@@ -52,6 +52,7 @@ def dump_names(path) -> dict[str, tuple[list[str], list[str]]]:
 
 # -- Mapping -----------------------------------------------------------------------------
 
+@pytest.mark.sanitize
 def test_mapping_reads_the_shared_proguard_mapping():
     mapping = hprofkit.Mapping.read(MAPPING)
     assert len(mapping) == 4 and mapping.version is None
@@ -102,6 +103,7 @@ com.android.tools.r8.GeneratedOutlineSupport -> b:
 """
 
 
+@pytest.mark.sanitize
 def test_mapping_r8_frames():
     mapping = hprofkit.Mapping.parse(R8_MAPPING, "r8.txt")
     F = hprofkit.MappedFrame
@@ -290,6 +292,7 @@ def test_deobfuscate_warns_on_a_mapping_that_lacks_a_field(tmp_path):
     assert result.mismatch is not None and result.fields == 15
 
 
+@pytest.mark.sanitize
 def test_renamer_output_does_not_depend_on_chunking():
     """The core renamer fed in pieces of every size writes the same bytes."""
     data = (DATA / "hprof" / "leakcanary__leak_service_binder.hprof").read_bytes()
@@ -439,6 +442,7 @@ def test_second_obfuscation_frames_retrace_to_the_clear_programs(second_obfuscat
     assert obfuscated != clear and ours == clear
 
 
+@pytest.mark.sanitize
 def test_subrecords_of_one_tag():
     """deobfuscate's scan reads only CLASS_DUMPs: the iterator skips the rest in C."""
     data = (DATA / "hprof" / "leakcanary__leak_service_binder.hprof").read_bytes()
@@ -455,6 +459,7 @@ def test_new_ids_go_in_the_gaps_when_above_the_highest_would_overflow():
     assert _fresh_ids(0xFFFFFFFE, 3, 4, lambda: {1, 2, 4, 0xFFFFFFFE}) == [3, 5, 6]
 
 
+@pytest.mark.sanitize
 def test_one_mapping_shared_by_threads(tmp_path):
     """A Mapping is read-only: lookups and deobfuscations from several threads
     at once give what they give alone."""
@@ -491,6 +496,7 @@ def mapped_heaps():
         heap.close()
 
 
+@pytest.mark.sanitize
 @pytest.mark.parametrize("name", DUMPS)
 def test_heap_with_mapping_has_the_clear_names(mapped_heaps, name):
     heap = mapped_heaps[name]
