@@ -27,7 +27,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from . import _hprof
 from ._compressed import decompressed, detect_compression  # noqa: F401 - detect_compression is re-exported
-from ._errors import FormatError
+from ._errors import FormatError, NoHeapDumpError
 from ._stats import VERSION_NAMES, HeapDump, Stats, heap_dumps_of
 
 if TYPE_CHECKING:
@@ -266,7 +266,8 @@ class Dump:
         count = len(self.heap_dumps)
         index = heap_dump + count if heap_dump < 0 else heap_dump
         if not 0 <= index < count:
-            raise ValueError(f"no heap dump {heap_dump}: the file holds {count}")
+            raise NoHeapDumpError(f"no heap dump {heap_dump}: the file holds {count}"
+                                  if count else "the file holds no heap dump", self.header_length)
         return index
 
     def records(self) -> Iterator[Any]:

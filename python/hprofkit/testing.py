@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Iterator, NoReturn, Protocol, Sequen
 
 from . import _baseline, match
 from ._dump import Dump
-from ._errors import HprofError, UnsupportedError
+from ._errors import HprofError, NoHeapDumpError, UnsupportedError
 from ._files import decode, encode
 from ._output import check_not_same_file, check_replaceable, output_file
 from ._heap import Heap, HeapObject
@@ -557,7 +557,7 @@ def check_dump(path: str | os.PathLike[str], settings: CheckSettings) -> None:
     failures: list[HeapCheckFailed] = []
     try:
         opened = open_any(path)
-    except IndexError as exc:  # open_heap's word for a file without a heap dump
+    except NoHeapDumpError as exc:
         raise HprofError(f"{exc}: nothing to check", 0) from None
     with opened as heap:
         checks: list[Callable[[], None]] = []

@@ -17,7 +17,8 @@ typedef enum hp_code {
     HP_E_NOMEM,       /* an allocation failed */
     HP_E_USAGE,       /* the caller broke an API contract (feed after finish...) */
     HP_E_LIMIT,       /* the input is valid HPROF but beyond what an output format can hold */
-    HP_E_ABORTED      /* a caller's callback (checkpoint, edge or size source) asked to stop */
+    HP_E_ABORTED,     /* a caller's callback (checkpoint, edge or size source) asked to stop */
+    HP_E_NO_DUMP      /* valid HPROF without the heap dump asked for (or without any) */
 } hp_code;
 
 /* Where the error is: `offset` is the absolute byte offset of the unit that

@@ -6,6 +6,8 @@
  *  - dumps that lie: duplicate ids (first kept), cyclic superclasses (an
  *    error), an instance shorter than its layout (fields read as absent);
  *  - offsets beyond 4 GiB, from a sparse file;
+ *  - heap dumps numbered by the parser's rule (hp_dumps.h) in files that
+ *    mix HEAP_DUMP records and runs of segments, with or without END;
  *  - every dump of the shared data: each object found again by its id,
  *    references and referrers consistent, sizes present; a build stopped at
  *    each of its interrupt checks fails cleanly (nothing leaked). */
@@ -346,7 +348,7 @@ static void test_shared_dumps(void)
         CHECK(len == cap);
         h = build(buf, len, HP_SIZES_VISUALVM, &rc, &err);
         if (e->subs[HP_SUB_INSTANCE_DUMP] == 0) {
-            CHECK(rc == HP_E_USAGE && h == NULL); /* no heap dump */
+            CHECK(rc == HP_E_NO_DUMP && h == NULL); /* no heap dump */
             free(buf);
             continue;
         }
@@ -382,6 +384,87 @@ static void test_shared_dumps(void)
     free(inv);
 }
 
+/* Heap dumps are numbered by hp_dumps.h's one rule, as the parser numbers
+ * them (stats, dump.heap_dumps): a HEAP_DUMP is one heap dump; a run of
+ * segments is one, closed by its HEAP_DUMP_END or cut short by a HEAP_DUMP.
+ * Each pattern below ('S' segment, 'D' HEAP_DUMP, 'E' HEAP_DUMP_END, 'L' a
+ * LOAD_CLASS between them) is written with one byte[] per heap record; the
+ * heap of dump N must hold exactly the arrays of the records numbered N by
+ * the rule, modelled here on its own.  VisualVM's rule (HEAP_DUMP records
+ * only, when a file has any) saw "SSD" as 1 heap dump and "SDSD" as 2. */
+static void test_dump_numbering(void)
+{
+    static const char *const patterns[] = { "SSD", "SDSD", "SSE", "SESE", "SSESD", "DD", "DSSE", "DSS",
+                                            "SLSE", "SELSE", "DEDE", "ESSE", "SSDSSE", "D", "S", "E", "L", "" };
+    size_t p;
+    for (p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+        const char *pattern = patterns[p];
+        uint8_t header[HP_HEADER_MAX];
+        uint32_t of_record[16], expected = 0, n, k;
+        int open = 0;
+        size_t i, len = strlen(pattern);
+        bb b;
+        memset(&b, 0, sizeof b);
+        b.id = 4;
+        bb_raw(&b, header, hp_header_write(header, 2, 4, 1700000000000ULL));
+        for (i = 0; i < len; i++) {
+            char c = pattern[i];
+            of_record[i] = UINT32_MAX;
+            if (c == 'D' || (c == 'S' && !open)) {
+                of_record[i] = expected++;
+                open = c == 'S';
+            } else if (c == 'S') {
+                of_record[i] = expected - 1;
+            } else if (c == 'E') {
+                open = 0;
+            }
+            if (c == 'L') {
+                hk_load(&b, (uint32_t)i, 0x50, 1);
+                continue;
+            }
+            bb_rec_begin(&b, c == 'D' ? HP_TAG_HEAP_DUMP : c == 'S' ? HP_TAG_HEAP_DUMP_SEGMENT : HP_TAG_HEAP_DUMP_END);
+            if (c != 'E') {
+                bb_u1(&b, HP_SUB_PRIM_ARRAY_DUMP); /* byte[1], its id telling its record */
+                bb_id(&b, 0x1000 + 8 * i);
+                bb_u4(&b, 1);
+                bb_u4(&b, 1);
+                bb_u1(&b, HP_T_BYTE);
+                bb_u1(&b, (unsigned)i);
+            }
+            bb_rec_end(&b);
+        }
+        for (n = 0; n <= expected; n++) {
+            hp_heap_options opt;
+            hp_heap *h = NULL;
+            hp_error err;
+            hp_code rc;
+            uint32_t held = 0;
+            memset(&opt, 0, sizeof opt);
+            opt.heap_dump = n;
+            rc = hp_heap_build(b.d, b.len, &opt, &h, &err);
+            if (n == expected) { /* one past the last: no such heap dump */
+                CHECK(rc == HP_E_NO_DUMP && h == NULL);
+                CHECK(strstr(err.text, expected ? "no heap dump" : "holds no heap dump") != NULL);
+                continue;
+            }
+            CHECK(rc == HP_OK && h != NULL);
+            if (!h)
+                continue;
+            CHECK(hp_heap_dump_count(h) == expected);
+            for (i = 0; i < len; i++) {
+                int here = hp_heap_find(h, 0x1000 + 8 * i) != HP_NONE;
+                CHECK(here == (of_record[i] == n));
+                held += (uint32_t)here;
+            }
+            for (k = 0; k < hp_heap_object_count(h); k++)
+                CHECK(hp_heap_object_id(h, k) >= 0x1000); /* nothing but the arrays */
+            CHECK(hp_heap_object_count(h) == held);
+            hp_heap_free(h);
+        }
+        free(b.d);
+    }
+}
+
 int main(void)
 {
     int id, flags;
@@ -393,6 +476,7 @@ int main(void)
     test_cycle(8);
     test_truncations();
     test_large_offsets();
+    test_dump_numbering();
     test_shared_dumps();
     return check_report("test_heap");
 }
