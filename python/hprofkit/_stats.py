@@ -145,7 +145,7 @@ class Stats:
             if elem_type not in (0, 2):
                 label, ident = array_name(elem_type), None
             elif name is None:
-                label, ident = f"<unknown class 0x{class_id:x}>", class_id
+                label, ident = _hprof.unnamed_class(class_id), class_id
             else:
                 label = labels.get(name) or labels.setdefault(name, java_name(decode_utf8(name)))
                 ident = class_id

@@ -6,6 +6,7 @@
  *  - dumps that lie: duplicate ids (first kept), cyclic superclasses (an
  *    error), an instance shorter than its layout (fields read as absent);
  *  - offsets beyond 4 GiB, from a sparse file;
+ *  - placeholders of names the dump lacks (classes, fields, statics);
  *  - heap dumps numbered by the parser's rule (hp_dumps.h) in files that
  *    mix HEAP_DUMP records and runs of segments, with or without END;
  *  - every dump of the shared data: each object found again by its id,
@@ -465,6 +466,64 @@ static void test_dump_numbering(void)
     }
 }
 
+/* Names the dump lacks get hp_unnamed's placeholders: class HK_A (its
+ * LOAD_CLASS dropped) is "<unnamed class 0x110>", and a class whose static
+ * and second field are named by a STRING the dump lacks has "<unnamed static
+ * #0>" and "<unnamed field #1>"; look-ups by name find them by those. */
+static void test_unnamed(void)
+{
+    static const uint64_t names[2] = { 3, 0x4242 };
+    static const int types[2] = { HP_T_INT, HP_T_OBJECT };
+    uint8_t header[HP_HEADER_MAX];
+    char buf[HP_UNNAMED_MAX];
+    const uint8_t *text;
+    size_t len;
+    hp_static_iter si;
+    hp_field_iter fi;
+    hp_field f;
+    hp_error err;
+    hp_code rc;
+    hp_heap *h;
+    uint32_t ord;
+    bb b;
+    CHECK(hp_unnamed(buf, HP_UNNAMED_CLASS, 0x1a2b) == 22 && strcmp(buf, "<unnamed class 0x1a2b>") == 0);
+    CHECK(hp_unnamed(buf, HP_UNNAMED_FIELD, 3) == 18 && strcmp(buf, "<unnamed field #3>") == 0);
+    CHECK(hp_unnamed(buf, HP_UNNAMED_STATIC, 0) == 19 && strcmp(buf, "<unnamed static #0>") == 0);
+    CHECK(hp_unnamed(buf, HP_UNNAMED_METHOD, 0) == 16 && strcmp(buf, "<unnamed method>") == 0);
+    CHECK(hp_unnamed(buf, HP_UNNAMED_CLASS, UINT64_MAX) < HP_UNNAMED_MAX);
+    memset(&b, 0, sizeof b);
+    b.id = 4;
+    bb_raw(&b, header, hp_header_write(header, 2, 4, 1700000000000ULL));
+    hk_string(&b, 1, "java/lang/Object");
+    hk_string(&b, 3, "x");
+    hk_load(&b, 1, HK_OBJECT, 1);
+    hk_load(&b, 2, HK_B, 0x4343); /* a STRING the dump lacks */
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+    hk_class(&b, HK_OBJECT, 0, 0, 0, 0, NULL, NULL, 0);
+    hk_class(&b, HK_A, HK_OBJECT, 0, 8, 2, names, types, 0); /* its static: sid 9, missing too */
+    hk_class(&b, HK_B, HK_OBJECT, 0, 0, 0, NULL, NULL, 0);
+    bb_rec_end(&b);
+    h = build(b.d, b.len, HP_SIZES_VISUALVM, &rc, &err);
+    CHECK(rc == HP_OK && h != NULL);
+    if (h) {
+        ord = hp_heap_find_class_name(h, "<unnamed class 0x110>", 21, 0);
+        CHECK(ord != HP_NONE && ord == hp_heap_find_class_id(h, HK_A));
+        CHECK(hp_heap_find_class_name(h, "<unnamed class 0x118>", 21, 0) == hp_heap_find_class_id(h, HK_B));
+        hp_static_iter_init(&si, h, ord);
+        CHECK(hp_static_next(&si, &f) && f.is_static && f.number == 0);
+        CHECK(hp_heap_field_name(h, &f, buf, &text, &len) == 0 && len == 19 && !memcmp(text, "<unnamed static #0>", 19));
+        CHECK(hp_heap_field_is(h, &f, "<unnamed static #0>", 19) && !hp_heap_field_is(h, &f, "<unnamed field #0>", 18));
+        hp_field_iter_init(&fi, h, ord);
+        CHECK(hp_field_next(&fi, &f) && !f.is_static && f.number == 0);
+        CHECK(hp_heap_field_name(h, &f, buf, &text, &len) == 1 && len == 1 && text[0] == 'x');
+        CHECK(hp_field_next(&fi, &f) && f.number == 1 && f.type == HP_T_OBJECT);
+        CHECK(hp_heap_field_name(h, &f, buf, &text, &len) == 0 && len == 18 && !memcmp(text, "<unnamed field #1>", 18));
+        CHECK(hp_heap_field_is(h, &f, "<unnamed field #1>", 18));
+        hp_heap_free(h);
+    }
+    free(b.d);
+}
+
 int main(void)
 {
     int id, flags;
@@ -477,6 +536,7 @@ int main(void)
     test_truncations();
     test_large_offsets();
     test_dump_numbering();
+    test_unnamed();
     test_shared_dumps();
     return check_report("test_heap");
 }
