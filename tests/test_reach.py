@@ -408,6 +408,18 @@ def test_bad_arguments(leak_heap):
     assert hprofkit.open_heap(dump_path("mat__sun_jdk5_13_x32.hprof")).semantics == "hprofkit"
 
 
+@pytest.mark.parametrize("build", [
+    lambda: match.instance_field(None, "x"), lambda: match.instance_field("a.B", None),
+    lambda: match.static_field(None, "x"), lambda: match.static_field("a.B", ""),
+    lambda: match.thread_local(None), lambda: match.root_class(None), lambda: match.root_class(""),
+    lambda: match.instance_field(b"a.B", "x"),
+])
+def test_matchers_check_their_arguments_when_built(build):
+    """#19: match.instance_field(None, "x") was accepted and failed only when a search used it."""
+    with pytest.raises(TypeError, match="must be a non-empty str"):
+        build()
+
+
 def test_threads_compute_once_and_agree():
     path = dump_path("mat__sun_jdk6_18_x32.hprof")
     heap = hprofkit.open_heap(path)
