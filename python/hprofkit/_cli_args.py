@@ -65,6 +65,9 @@ def whole_number(low: int, high: int | None = None, what: str = "a whole number"
 
 rows = whole_number(1, what="a row count")
 count = whole_number(0, what="a count")
+THREADS_LIMIT = 256
+threads = whole_number(0, THREADS_LIMIT, what="a thread count")
+workers = whole_number(1, THREADS_LIMIT, what="a worker count")
 
 
 def object_id(text: str) -> int:
@@ -73,6 +76,16 @@ def object_id(text: str) -> int:
     if not 0 <= value < ID_LIMIT:
         raise argparse.ArgumentTypeError(f"not an object id: {text!r} (0 to 0x{ID_LIMIT - 1:x})")
     return value
+
+
+def object_or_class(text: str) -> int | str:
+    """An argparse type: an object id (a whole number: decimal or 0x hex), or
+    else a class name."""
+    try:
+        int(text.strip(), 0)
+    except ValueError:
+        return non_empty("a class name")(text)
+    return object_id(text)
 
 
 def heap_dump_number(text: str) -> int:

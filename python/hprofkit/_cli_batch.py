@@ -13,6 +13,7 @@ import sys
 import time
 from typing import Any, TextIO
 
+from . import _cli_args as grammar
 from ._output import check_not_same_file, output_file
 from ._progress import Progress
 from ._stats import UnfinishedDump
@@ -99,9 +100,9 @@ def add_commands(sub: Any) -> None:
     p.add_argument("task", choices=TASKS, help="leaks (grouped by fingerprint), stats, histogram (totals across "
                                                "dumps), encode (NAME.hpk), decode (NAME.hprof)")
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="dumps (or packs / minis for decode)")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
+    p.add_argument("--jobs", type=grammar.workers, default=None, metavar="N",
                    help="local worker processes (default: one per CPU)")
-    p.add_argument("--scheduler", default=None, metavar="ADDR",
+    p.add_argument("--scheduler", type=grammar.non_empty("a scheduler address"), default=None, metavar="ADDR",
                    help="run on the Dask cluster of this scheduler (tcp://HOST:PORT) instead")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="write the result: FILE.json (or -) as JSON, any other name as a new directory of Parquet files")

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from . import _cli_args as grammar
+
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from .diff import diff
@@ -23,7 +25,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("a", metavar="A", help="the earlier dump (HPROF, .gz, .bz2, hprofkit pack or Tailor mini)")
     p.add_argument("b", metavar="B", help="the later dump")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--top", type=int, default=None, metavar="N", help="rows to show (default 20; JSON: all)")
+    p.add_argument("--top", type=grammar.rows, default=None, metavar="N", help="rows to show (default 20; JSON: all)")
     p.add_argument("--retained", action="store_true", help="also compare retained sizes per class (dominator trees)")
     p.add_argument("--paths", action="store_true",
                    help="also show the reference paths along which the grown classes' objects hang")

@@ -12,16 +12,15 @@ import argparse
 import json
 import sys
 
+from . import _cli_args as grammar
 from . import match
 
 
-def _matcher(heap, spec: str, kind: str) -> match.Matcher:
+def _matcher(heap, spec: tuple[str, str], kind: str) -> match.Matcher:
     """CLASS.FIELD as a matcher: a static field if the class declares a static
     of that name, an instance field otherwise."""
-    class_name, dot, field = spec.rpartition(".")
-    if not dot or not class_name or not field:
-        raise ValueError(f"--{kind}: expected CLASS.FIELD, not {spec!r}")
-    description = f"--{kind} {spec}"
+    class_name, field = spec
+    description = f"--{kind} {class_name}.{field}"
     if any(f.name == field for cls in heap.classes_named(class_name) for f in cls.statics()):
         return match.static_field(class_name, field, kind=kind, description=description)
     return match.instance_field(class_name, field, kind=kind, description=description)
@@ -55,11 +54,12 @@ def add_commands(sub) -> None:
     p = sub.add_parser("leaks", help="leak traces: LeakCanary's watched objects and destroyed Android components")
     p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--ignore", action="append", default=[], metavar="CLASS.FIELD",
+    p.add_argument("--ignore", action="append", type=grammar.class_member, default=[], metavar="CLASS.FIELD",
                    help="a reference the path search never follows (repeatable)")
-    p.add_argument("--library", action="append", default=[], metavar="CLASS.FIELD",
+    p.add_argument("--library", action="append", type=grammar.class_member, default=[], metavar="CLASS.FIELD",
                    help="a known library leak: followed last, and a path through it is a library leak "
                         "(repeatable)")
-    p.add_argument("--ignore-root", action="append", default=[], metavar="CLASS",
+    p.add_argument("--ignore-root", action="append", type=grammar.non_empty("a class name"), default=[],
+                   metavar="CLASS",
                    help="GC roots holding an instance of CLASS (or a subclass) are not roots (repeatable)")
     p.set_defaults(func=cmd_leaks)

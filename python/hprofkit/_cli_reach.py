@@ -9,19 +9,13 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from . import _cli_args as grammar
 from ._units import human_size
 
 if TYPE_CHECKING:
     from ._heap import HeapObject
 
 SEMANTICS = ("hprofkit", "visualvm")
-
-
-def _object_id(text: str) -> int:
-    try:
-        return int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an object id: {text!r} (decimal or 0x hex)") from None
 
 
 def cmd_path(args: argparse.Namespace) -> int:
@@ -48,8 +42,6 @@ def _row(obj: HeapObject, retained: int) -> dict[str, Any]:
 
 def cmd_top(args: argparse.Namespace) -> int:
     from ._heap import open_heap
-    if args.n < 0:
-        raise ValueError("-n must be >= 0")
     with open_heap(args.file, semantics=args.semantics) as heap:
         rows: list[dict[str, Any]]
         if args.by == "class":
@@ -74,7 +66,7 @@ def cmd_top(args: argparse.Namespace) -> int:
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("path", help="the shortest path from a GC root to an object, as LeakCanary prints it")
     p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
-    p.add_argument("id", type=_object_id, help="object id (decimal or 0x hex)")
+    p.add_argument("id", type=grammar.object_id, help="object id (decimal or 0x hex)")
     p.add_argument("--semantics", choices=SEMANTICS, default="hprofkit",
                    help="reference graph: hprofkit (default; referents are weak) or visualvm (VisualVM's)")
     p.add_argument("--all-references", action="store_true",
@@ -83,7 +75,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
     p = sub.add_parser("top", help="the largest retained sizes, by object (default) or by class")
     p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
-    p.add_argument("-n", type=int, default=20, metavar="N", help="rows (default 20)")
+    p.add_argument("-n", type=grammar.rows, default=20, metavar="N", help="rows (default 20)")
     p.add_argument("--by", choices=("object", "class"), default="object", help="rank objects or classes")
     p.add_argument("--semantics", choices=SEMANTICS, default="hprofkit",
                    help="reference graph: hprofkit (default) or visualvm (VisualVM's retained sizes)")

@@ -16,8 +16,10 @@ import threading
 from typing import Iterator, Sequence
 
 from . import __version__, _cli_batch, _cli_diff, _cli_leaks, _cli_reach
+from . import _cli_args as grammar
 from ._cli_args import UsageError
-from ._codec import FORMATS
+from ._codec import FORMATS, encoder_options
+from ._pack import strip_mask
 from ._dump import Dump
 from ._errors import HprofError
 from ._files import Result, convert, decode, encode
@@ -134,8 +136,13 @@ def _run_file_command(args: argparse.Namespace, run) -> int:
 
 def cmd_encode(args: argparse.Namespace) -> int:
     if args.keep_all and args.strip is not None:
-        raise ValueError("--keep-all and --strip say two things: --keep-all is --strip none")
+        raise UsageError("--keep-all and --strip say two things: --keep-all is --strip none")
     strip = "none" if args.keep_all else args.strip
+    try:  # what the format cannot honour is a usage error, found before any file is opened
+        encoder_options(args.format, level=args.level, app_only=args.app_only, threads=args.threads, strip=strip,
+                        drop_traces=args.drop_traces)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     # encode() refuses what the format cannot honour (--strip with tailor, --level with hprof...)
     return _run_file_command(args, lambda progress: encode(
         args.input, args.output, format=args.format, level=args.level, app_only=args.app_only,
@@ -207,15 +214,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     from ._heap import open_heap
     what = args.what
     with open_heap(args.file) as heap:
-        try:
-            object_id = int(what, 0)
-        except ValueError:
-            object_id = None
-        if object_id is not None:
+        if isinstance(what, int):
             try:
-                _show_object(sys.stdout, heap.object(object_id), args.limit)
+                _show_object(sys.stdout, heap.object(what), args.limit)
             except KeyError:
-                raise ValueError(f"no object 0x{object_id:x} in the heap dump") from None
+                raise ValueError(f"no object 0x{what:x} in the heap dump") from None
             return 0
         classes = heap.classes_named(what)
         if not classes:
@@ -231,15 +234,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return demo.run(tmp, sys.stdout)
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an int of 1 or more."""
+def strip_types(text: str) -> str:
+    """argparse type: encode's --strip (a preset or a list of primitive types)."""
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
-    return value
+        strip_mask(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -252,17 +253,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", help="header, sizes, heap dumps and record counts")
     p.add_argument("file", help=dump_help)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--heap-dump", type=int, default=None, metavar="N", help=heap_dump_help)
+    p.add_argument("--heap-dump", type=grammar.heap_dump_number, default=None, metavar="N", help=heap_dump_help)
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("stats", help="record and sub-record tallies and the class histogram")
     p.add_argument("file", help=dump_help)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--top", type=positive_int, default=None, metavar="N",
+    p.add_argument("--top", type=grammar.rows, default=None, metavar="N",
                    help="histogram rows to show (default 20; JSON: all)")
-    p.add_argument("--heap", default=None, metavar="NAME",
+    p.add_argument("--heap", type=grammar.non_empty("a heap name"), default=None, metavar="NAME",
                    help="the histogram of one heap (Android: app, zygote, image; else default)")
-    p.add_argument("--heap-dump", type=int, default=None, metavar="N", help=heap_dump_help)
+    p.add_argument("--heap-dump", type=grammar.heap_dump_number, default=None, metavar="N", help=heap_dump_help)
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("encode", help="trim and compress a dump (hprofkit's format, or Tailor's)")
@@ -274,21 +275,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", type=int, default=None, choices=range(0, 10), metavar="N",
                    help="zlib level 0-9 (default 6, as encode.py; 0 = uncompressed); not for --format hprof")
     p.add_argument("--app-only", action="store_true", help="drop the zygote and image heaps' objects")
-    p.add_argument("--strip", default=None, metavar="TYPES",
+    p.add_argument("--strip", type=strip_types, default=None, metavar="TYPES",
                    help="primitive array contents to drop: default (char,byte as Tailor), all, none, or a list "
                         "such as int,long; with --format hprof they are zeroed, lengths kept (default none there), "
                         "so the dump can be shared and opened anywhere")
     p.add_argument("--keep-all", action="store_true",
                    help="hprofkit format: drop nothing (--strip none); decode gives back the dump byte for byte")
     p.add_argument("--drop-traces", action="store_true", help="hprofkit format: drop stack traces and frames")
-    p.add_argument("--threads", type=int, default=0, metavar="N",
+    p.add_argument("--threads", type=grammar.threads, default=0, metavar="N",
                    help="compression threads (default 0: one per core; 1: exactly zlib's bytes, as encode.py)")
     p.set_defaults(func=cmd_encode)
 
     p = sub.add_parser("decode", help="restore an hprofkit pack or a Tailor mini (zlib, gzip or bare) to HPROF")
     p.add_argument("-i", "--input", required=True, help="encoded file, or - for stdin")
     p.add_argument("-o", "--output", required=True, help="restored dump, or - for stdout")
-    p.add_argument("--threads", type=int, default=0, metavar="N", help="inflating threads (default: one per core)")
+    p.add_argument("--threads", type=grammar.threads, default=0, metavar="N",
+                   help="inflating threads (default: one per core)")
     p.set_defaults(func=cmd_decode)
 
     p = sub.add_parser("convert", help="Android HPROF to standard HPROF (hprof-conv)")
@@ -299,8 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("show", help="an object (by id) or a class (by name): fields, references, referrers")
     p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
-    p.add_argument("what", metavar="ID|CLASS", help="object id (decimal or 0x hex) or class name (java.lang.String)")
-    p.add_argument("--limit", type=int, default=SHOW_LIMIT, metavar="N", help="rows per list (default 50)")
+    p.add_argument("what", metavar="ID|CLASS", type=grammar.object_or_class,
+                   help="object id (decimal or 0x hex) or class name (java.lang.String)")
+    p.add_argument("--limit", type=grammar.count, default=SHOW_LIMIT, metavar="N", help="rows per list (default 50)")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("demo", help="write a sample dump and run the workflow on it")
@@ -309,6 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_diff.add_commands(sub)
     _cli_leaks.add_commands(sub)
     _cli_batch.add_commands(sub)
+    for command in sub.choices.values():
+        command.set_defaults(parser=command)  # UsageError: reported with the command's own usage
     return parser
 
 
