@@ -81,9 +81,9 @@ def test_pool_and_cluster_agree(task, inputs, client):
         if row.ok:
             stats = hprofkit.stats(row.input).to_dict()
             assert row.value == (stats if task == "stats" else
-                                 [[h["class"], h["instances"], h["shallow_bytes"]] for h in stats["histogram"]])
+                                 [[h["class"], h["instances"], h["shallow_size"]] for h in stats["histogram"]])
     strings = [c for c in local.histogram if c.name == "java.lang.String"]
-    want = [(h["instances"], h["shallow_bytes"]) for row in local.rows if row.ok
+    want = [(h["instances"], h["shallow_size"]) for row in local.rows if row.ok
             for h in hprofkit.stats(row.input).to_dict()["histogram"] if h["class"] == "java.lang.String"]
     assert len(strings) == 1 and strings[0].instances == sum(w[0] for w in want)
     assert strings[0].shallow_bytes == sum(w[1] for w in want)
@@ -123,7 +123,7 @@ def test_result_to_parquet(tmp_path, inputs):
     rows = pq.read_table(tmp_path / "out" / "rows.parquet").to_pylist()
     assert [json.loads(r["value"]) for r in rows] == [r.value for r in result.rows]
     histogram = pq.read_table(tmp_path / "out" / "histogram.parquet").to_pylist()
-    assert histogram == [vars(c) for c in result.histogram]
+    assert histogram == result.to_dict()["histogram"]  # the vocabulary of --json: class, shallow_size
 
 
 def test_bad_arguments():

@@ -38,8 +38,8 @@ def test_stats_json_shape(capsys):
     assert doc["subrecords"]["INSTANCE_DUMP"]["count"] == entry["instances"]
     assert doc["subrecords"]["HEAP_DUMP_INFO"]["count"] == entry["android_heap_dump_info"]
     assert len(doc["histogram"]) == 5
-    assert set(doc["histogram"][0]) == {"class", "class_id", "instances", "shallow_bytes"}
-    sizes = [row["shallow_bytes"] for row in doc["histogram"]]
+    assert set(doc["histogram"][0]) == {"class", "class_id", "instances", "shallow_size"}
+    sizes = [row["shallow_size"] for row in doc["histogram"]]
     assert sizes == sorted(sizes, reverse=True)
 
 

@@ -35,8 +35,8 @@ BAD_ARGUMENTS = [
     (["show", DUMP, "-1"], "ID|CLASS"),
     (["show", DUMP, "0x10000000000000000"], "ID|CLASS"),
     (["show", DUMP, " "], "ID|CLASS"),
-    (["path", DUMP, "-1"], "id"),
-    (["path", DUMP, "0xg"], "id"),
+    (["path", DUMP, "-1"], "ID"),
+    (["path", DUMP, "0xg"], "ID"),
     (["info", DUMP, "--heap-dump", "x"], "--heap-dump"),
     (["stats", DUMP, "--heap-dump", "99999999999"], "--heap-dump"),
     (["stats", DUMP, "--top", "0"], "--top"),
@@ -66,8 +66,8 @@ def check_usage_error(proc: subprocess.CompletedProcess, command: str, argument:
     assert proc.stderr.startswith(f"usage: hprofkit {command} ") and proc.stderr.count("usage:") == 1, where
     last = proc.stderr.splitlines()[-1]
     assert last.startswith(f"hprofkit {command}: error: "), where
-    if argument is not None:
-        assert f"argument {argument}" in last, where
+    if argument is not None:  # "argument -n/--top: ...": the argument by any of its names
+        assert argument in last.split(": error: argument ", 1)[1].split(": ", 1)[0].split("/"), where
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr and proc.stdout == "", where
 
 

@@ -87,7 +87,8 @@ class BatchResult:
             "task": self.task,
             "rows": [{"input": _input_text(r.input), "ok": r.ok, "error": r.error, "value": r.value,
                       "worker": r.worker} for r in self.rows],
-            "histogram": [vars(c) for c in self.histogram],
+            "histogram": [{"class": c.name, "dumps": c.dumps, "instances": c.instances, "shallow_size": c.shallow_bytes}
+                          for c in self.histogram],
             "leak_groups": [vars(g) for g in self.leak_groups],
         }
 
@@ -109,10 +110,10 @@ class BatchResult:
             "worker": pa.array([r.worker for r in self.rows], pa.string()),
         })
         histogram = pa.table({
-            "name": pa.array([c.name for c in self.histogram], pa.string()),
+            "class": pa.array([c.name for c in self.histogram], pa.string()),
             "dumps": pa.array([c.dumps for c in self.histogram], pa.int64()),
             "instances": pa.array([c.instances for c in self.histogram], pa.int64()),
-            "shallow_bytes": pa.array([c.shallow_bytes for c in self.histogram], pa.int64()),
+            "shallow_size": pa.array([c.shallow_bytes for c in self.histogram], pa.int64()),
         })
         groups = pa.table({
             "fingerprint": pa.array([g.fingerprint for g in self.leak_groups], pa.string()),
@@ -164,7 +165,7 @@ def _histogram(task: str, rows: Sequence[BatchRow]) -> list[ClassTotal]:
         entries = row.value["histogram"] if task == "stats" else row.value
         seen: set[str] = set()
         for entry in entries:
-            name, instances, size = ((entry["class"], entry["instances"], entry["shallow_bytes"])
+            name, instances, size = ((entry["class"], entry["instances"], entry["shallow_size"])
                                      if isinstance(entry, Mapping) else entry)
             total = totals.setdefault(name, [0, 0, 0])
             if name not in seen:  # a name twice in one dump (two loaders) is one dump
@@ -362,7 +363,7 @@ def _failure(future: Any, exc: BaseException, given: Any) -> BatchRow:
 
 def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any = None, *,
           jobs: int | None = None, output_dir: str | os.PathLike[str] | None = None,
-          encode_options: Mapping[str, Any] | None = None,
+          encode_options: Mapping[str, Any] | None = None, heap_options: Mapping[str, Any] | None = None,
           progress: bool | Callable[[int, int], object] | None = None, wait: bool = True) -> Any:
     """Runs `task` over every input and gathers a BatchResult.
 
@@ -377,6 +378,8 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
       anything it takes.  Two inputs never write one output: colliding names are made unique from
       the inputs' paths (a/app.hprof, b/app.hprof -> a-app.hpk, b-app.hpk), or ValueError before
       any work; each row's value names its output.
+    encode_options: hprofkit.encode's options of task "encode".  heap_options: how the heap tasks
+      read each dump: heap_dump (stats, histogram, leaks) and semantics (leaks).
     executor: None for a local pool of `jobs` worker processes (default: one per CPU; a worker that
       dies fails its own input only); a distributed.Client or a scheduler address
       ("tcp://host:8786": a Client is opened for the batch), its tasks keyed
@@ -389,7 +392,11 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
     builtin = isinstance(task, str)
     inputs = list(inputs)
     sent = [_absolute(value, builtin) for value in inputs]
-    options: dict[str, Any] = dict(encode_options or {}) if name == "encode" and builtin else {}
+    options: dict[str, Any] = {}
+    if builtin and name == "encode":
+        options = dict(encode_options or {})
+    elif builtin and name in ("stats", "histogram", "leaks"):
+        options = {k: v for k, v in (heap_options or {}).items() if name == "leaks" or k == "heap_dump"}
     if builtin and name in ("encode", "decode"):
         folder = os.path.abspath(os.fspath(output_dir)) if output_dir is not None else None
         outputs = _plan_outputs(name, sent, folder)  # the tasks make the folder (on a cluster, the workers')
