@@ -103,3 +103,11 @@ def test_a_heap_command_on_a_dump_without_a_heap_dump(command, tmp_path):
     proc = run([arg.format(BASIC_READS) for arg in HEAP_COMMANDS[command]], tmp_path)
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr == "hprofkit: error: the file holds no heap dump\n"
+
+
+@pytest.mark.parametrize("command", ["show", "path", "top", "leaks", "diff"])
+def test_a_heap_command_on_a_heap_dump_the_file_lacks(command, tmp_path):
+    argv = [arg.format(DUMP) for arg in HEAP_COMMANDS[command]]
+    proc = run(argv + ["--heap-dump", "1"], tmp_path)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == "hprofkit: error: no heap dump 1: the file holds 1\n"
