@@ -94,7 +94,7 @@ def test_fields_without_names(tmp_path):
     with hprofkit.open_heap(path) as heap:
         holder = heap.find_class("com.example.Holder")
         assert [f.name for f in holder.statics()] == ["sNamed", "<unnamed static #1>"]
-        assert [f.name for f in holder.fields] == ["named", "<unnamed field #1>"]
+        assert [f.name for f in holder.fields()] == ["named", "<unnamed field #1>"]
         instance = heap.object(ids["holder"])
         assert [f.name for f in instance.fields()] == ["named", "<unnamed field #1>"]
         assert instance["<unnamed field #1>"].id == ids["field"]       # looked up by its placeholder

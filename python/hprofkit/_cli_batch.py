@@ -17,7 +17,7 @@ from . import _cli_args as grammar
 from ._output import check_not_same_file, output_file
 from ._progress import Progress
 from ._stats import UnfinishedDump
-from .batch import TASKS, BatchResult, batch
+from .batching import TASKS, BatchResult, batch
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""

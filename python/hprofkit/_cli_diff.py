@@ -11,7 +11,7 @@ from . import _cli_args as grammar
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import diff
+    from .heapdiff import diff
     if args.a == "-" and args.b == "-":
         raise grammar.UsageError("A and B cannot both be standard input")
     # Both dumps are read alike (--heap-dump, --semantics), named as the command line names them.

@@ -47,7 +47,7 @@ def cmd_top(args: argparse.Namespace) -> int:
     with grammar.read_heap(args) as heap:
         out = sys.stdout
         if args.by == "class":
-            ranked = sorted(((cls.retained_size, cls) for cls in heap.classes), key=lambda r: (-r[0], r[1].name))
+            ranked = sorted(((cls.instances_retained_size, cls) for cls in heap.classes), key=lambda r: (-r[0], r[1].name))
             if args.json:
                 grammar.print_json([{"class": cls.name, "class_id": cls.class_id, "instances": cls.instance_count,
                                      "retained_size": size} for size, cls in ranked[:args.top]])

@@ -95,7 +95,8 @@ def _class_text(out, cls: Any, limit: int) -> None:
         out.write(f"  instance    {cls.instance_size:,} B\n")
     out.write(f"  instances   {cls.instance_count:,}\n")
     out.write(f"  subclasses  {len(cls.subclasses()):,}\n")
-    _listing(out, "fields", [f"{f.name}: {f.type}" for f in cls.fields], len(cls.fields), limit)
+    fields = cls.fields()
+    _listing(out, "fields", [f"{f.name}: {f.type}" for f in fields], len(fields), limit)
     statics = cls.statics()
     _listing(out, "statics", [f"{f.name}: {f.type} = {f.value!r}" for f in statics], len(statics), limit)
     referrers = cls.referrers()
@@ -103,12 +104,12 @@ def _class_text(out, cls: Any, limit: int) -> None:
 
 
 def _class_json(cls: Any, limit: int) -> dict[str, Any]:
-    statics, referrers = cls.statics(), cls.referrers()
+    fields, statics, referrers = cls.fields(), cls.statics(), cls.referrers()
     return {"class": cls.name, "class_id": cls.class_id,
             "superclass": cls.superclass.name if cls.superclass is not None else None,
             "loader": object_ref(cls.loader), "instance_size": cls.instance_size, "instances": cls.instance_count,
             "subclasses": len(cls.subclasses()),
-            "fields": [{"name": f.name, "type": f.type} for f in cls.fields[:limit]], "field_count": len(cls.fields),
+            "fields": [{"name": f.name, "type": f.type} for f in fields[:limit]], "field_count": len(fields),
             "statics": [{"name": f.name, "type": f.type, "value": json_value(f.value)} for f in statics[:limit]],
             "static_count": len(statics),
             "referrers": [{"name": r.name, "source": object_ref(r.source)} for r in referrers[:limit]],

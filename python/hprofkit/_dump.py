@@ -10,7 +10,8 @@ What it holds, by source:
    which is then mapped, so memory stays bounded whatever the dump's size.
 Compressed inputs (gzip, bzip2; told by their magic bytes, not by names)
 are streamed into an anonymous temporary file the same way, and so are
-hprofkit packs and Tailor minis (zlib, gzip or bare), restored into one:
+hprofkit packs, Tailor minis (zlib, gzip or bare) and Badoo BMDs, restored
+into one:
 whatever the source, the Dump holds a plain HPROF dump."""
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ import threading
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from . import _hprof
+from ._bmd import is_bmd
 from ._codec import TAILOR_MAGIC, Decoder, sniff
 from ._compressed import decompressed, detect_compression  # noqa: F401 - detect_compression is re-exported
 from ._errors import FormatError, NoHeapDumpError
+from ._io import is_buffer
 from ._pack import is_pack
 from ._stats import VERSION_NAMES, HeapDump, Stats, heap_dumps_of
 
@@ -130,10 +133,13 @@ def _decompress_to_temp(f: IO[bytes], kind: str, path: str) -> IO[bytes]:
 
 
 def encoded_kind(head: bytes) -> str | None:
-    """'hprofkit pack' or 'Tailor mini' when head (the first bytes of a dump,
-    decompressed) starts one (a mini: zlib, gzip or bare), else None."""
+    """'hprofkit pack', 'Tailor mini' or 'Badoo BMD' when head (the first
+    bytes of a dump, decompressed; 18 tell them all) starts one (a mini: zlib,
+    gzip or bare), else None."""
     if is_pack(head[:8]) and len(head) >= 8:
         return "hprofkit pack"
+    if is_bmd(head):
+        return "Badoo BMD"
     if head.startswith(TAILOR_MAGIC) or sniff(head[:2]) == "zlib":
         return "Tailor mini"
     return None
@@ -186,19 +192,6 @@ def _map_file(f: IO[bytes]) -> mmap.mmap:
     if os.fstat(f.fileno()).st_size == 0:
         raise FormatError("not an HPROF file: it is empty", 0)
     return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-
-
-def is_buffer(source: Any) -> bool:
-    """Whether source is a bytes-like object (not a path, not a stream)."""
-    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
-        return True
-    if isinstance(source, (str, os.PathLike)) or hasattr(source, "read"):
-        return False
-    try:
-        memoryview(source).release()
-    except TypeError:
-        return False
-    return True
 
 
 class Dump:

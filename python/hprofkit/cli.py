@@ -111,18 +111,20 @@ def _report(command: str, result: Result, stream) -> None:
         line = f"COMPLETE: {result.consumed}/{size} -> {result.trimmed} (compressed {result.output})"
     elif command == "decode" and result.trimmed is not None:
         line += f" (from a {result.trimmed}-byte mini)"
+    elif result.restored:
+        line += f" ({result.restored} hashed strings given back)"
     stream.write(line + "\n")
 
 
 PROGRESS_LABELS = {"encode": "encoding", "decode": "decoding", "convert": "converting"}
 # OUT when only IN is named: IN's name with this, beside it (app.hprof.gz -> app.hpk).
-OUTPUT_SUFFIXES = {"hprofkit": ".hpk", "tailor": ".mini", "hprof": ".trimmed.hprof", "decode": ".hprof",
+OUTPUT_SUFFIXES = {"hprofkit": ".hpk", "tailor": ".mini", "hprof": ".trimmed.hprof", "bmd": ".bmd", "decode": ".hprof",
                    "convert": ".converted.hprof"}
 
 
 def _result_json(args: argparse.Namespace, result: Result) -> dict:
     return {"input": args.input, "output": args.output, "consumed": result.consumed, "size": result.size,
-            "written": result.output, "trimmed": result.trimmed, "counter": result.counter,
+            "written": result.output, "trimmed": result.trimmed, "counter": result.counter, "restored": result.restored,
             "unfinished": dataclasses.asdict(result.unfinished) if result.unfinished else None}
 
 
@@ -165,7 +167,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
 def cmd_decode(args: argparse.Namespace) -> int:
     args.input, args.output = grammar.file_io(args, OUTPUT_SUFFIXES["decode"])
     return _run_file_command(args, lambda progress: decode(args.input, args.output, threads=args.threads,
-                                                           progress=progress))
+                                                           strings=args.strings, progress=progress))
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -207,14 +209,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the histogram of one heap (Android: app, zygote, image; else default)")
     grammar.add_json(p)
 
-    p = grammar.command(sub, "encode", cmd_encode, "trim and compress a dump (hprofkit's format, or Tailor's)",
+    p = grammar.command(sub, "encode", cmd_encode,
+                        "trim and compress a dump (hprofkit's format, Tailor's or Badoo's BMD)",
                         example="hprofkit encode app.hprof                       # app.hpk beside it\n"
                                 "hprofkit encode app.hprof app.mini --format tailor")
     grammar.add_file_io(p, "the dump to encode", "the encoded file")
     p.add_argument("--format", choices=FORMATS, default="hprofkit",
                    help="hprofkit (default: compact, any dump, lossless where asked; OUT app.hpk), tailor (Tailor's "
                         "mini, for Tailor's decode.py; app.mini), hprof (plain HPROF, e.g. with --app-only; "
-                        "app.trimmed.hprof)")
+                        "app.trimmed.hprof), bmd (Badoo's BMD, what its cruncher writes: names hashed, primitive "
+                        "values dropped; app.bmd)")
     p.add_argument("--level", type=int, default=None, choices=range(0, 10), metavar="N",
                    help="zlib level 0-9 (default 6, as encode.py; 0 = uncompressed); not for --format hprof")
     p.add_argument("--app-only", action="store_true", help="drop the zygote and image heaps' objects")
@@ -230,12 +234,15 @@ def build_parser() -> argparse.ArgumentParser:
     grammar.add_json(p, "what was read and written as one JSON object (on stderr when OUT is stdout)")
 
     p = grammar.command(sub, "decode", cmd_decode,
-                        "restore an hprofkit pack or a Tailor mini (zlib, gzip or bare) to HPROF",
+                        "restore an hprofkit pack, a Tailor mini (zlib, gzip or bare) or a Badoo BMD to HPROF",
                         example="hprofkit decode app.hpk                         # app.hprof beside it\n"
                                 "hprofkit decode app.mini - | hprofkit stats -")
-    grammar.add_file_io(p, "the pack or mini", "the restored dump")
+    grammar.add_file_io(p, "the pack, mini or BMD", "the restored dump")
     p.add_argument("--threads", type=grammar.threads, default=0, metavar="N",
                    help="inflating threads (default: one per core)")
+    p.add_argument("--strings", action="append", default=None, metavar="FILE",
+                   help="BMD: a jar, apk, dex or text file (one name a line) whose class and field names give "
+                        "hashed strings back, as Badoo's decruncher does; repeat for more")
     grammar.add_json(p, "what was read and written as one JSON object (on stderr when OUT is stdout)")
 
     p = grammar.command(sub, "convert", cmd_convert, "Android HPROF to standard HPROF (hprof-conv)",

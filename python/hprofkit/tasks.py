@@ -76,7 +76,7 @@ def decode(path: str | os.PathLike[str], output: str | os.PathLike[str] | None =
 
 # ---- helpers -------------------------------------------------------------------------------------
 
-_DUMP_SUFFIXES = (".gz", ".bz2", ".hprof", ".hpk", ".mini")
+_DUMP_SUFFIXES = (".gz", ".bz2", ".hprof", ".hpk", ".mini", ".bmd")
 
 
 def output_stem(path: str | os.PathLike[str]) -> str:
