@@ -144,3 +144,15 @@ def test_batch_reads_packs_too(tmp_path):
     proc = run("batch", "leaks", str(pack), "--jobs", "1", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["rows"][0]["ok"]
+
+
+def test_open_heap_reads_a_bmd(tmp_path):
+    """Badoo's BMD too (identifiers renumbered, names hashed: the objects' count is kept)."""
+    path = tmp_path / "app.bmd"
+    path.write_bytes(encoded(format="bmd"))
+    with hprofkit.open(path) as dump:
+        assert dump.compression == "Badoo BMD"
+        with dump.heap() as heap:
+            assert heap.object_count == len(IDS)
+    proc = run("top", str(path), "-n", "2", "--json")
+    assert proc.returncode == 0 and len(json.loads(proc.stdout)) == 2
