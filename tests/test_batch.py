@@ -153,6 +153,27 @@ def test_cli_local_and_scheduler(tmp_path, inputs, client):
     assert "java.lang.String" in proc.stdout
 
 
+def test_cli_leaks_summary_names_each_leak(tmp_path):
+    """#22: a group's line named the fingerprint twice (its first report line is 'Signature: <it>');
+    it names the leak -- its leaking class and suspect reference -- and gives the fingerprint once.
+    The dump and its pack (read as open_heap reads it) are one group of two dumps."""
+    source = dump_path("leakcanary__leak_service_binder.hprof")
+    pack = tmp_path / "phone.hpk"
+    hprofkit.encode(source, pack, threads=1)
+    with hprofkit.open_heap(source) as heap:
+        (leak,) = heap.find_leaks()
+        fingerprint, retained, name = leak.fingerprint, leak.retained_size, leak.short_description
+    assert name == "com.example.leakcanary.LeakyService via LeakyService$MyBinder.service"
+    proc = run_cli("leaks", str(source), str(pack), "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[2:4] == ["1 leak groups", f"{'dumps':>6}{'retained':>14}  {'fingerprint':<12}  leak"]
+    assert lines[4].split() == ["2", f"{2 * retained:,}", fingerprint[:12], *name.split()]
+    assert proc.stdout.count(fingerprint[:12]) == 1
+    doc = json.loads(run_cli("leaks", str(source), "--jobs", "1", "--json").stdout)
+    assert doc["leak_groups"][0]["short_description"] == name
+
+
 def test_leak_groups_count_copies(tmp_path, client):
     """Copies of LeakCanary's dump (plain and gzipped) among leak-free and broken dumps: the groups
     count each copy once and add up what find_leaks reports on one copy."""

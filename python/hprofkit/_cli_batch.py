@@ -19,9 +19,6 @@ from ._progress import Progress
 from ._stats import UnfinishedDump
 from .batching import TASKS, BatchResult, batch
 
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else ""
-
 
 def write_summary(result: BatchResult, seconds: float, out: TextIO, top: int = grammar.ROWS) -> None:
     failed = result.failed
@@ -30,10 +27,11 @@ def write_summary(result: BatchResult, seconds: float, out: TextIO, top: int = g
     for row in failed:
         out.write(f"  FAILED {row.input}: {row.error}{f' (worker {row.worker})' if row.worker else ''}\n")
     if result.task == "leaks":
-        out.write(f"\n{len(result.leak_groups)} leak groups\n{'dumps':>6}{'retained':>14}  fingerprint\n")
+        # A group is named by its leak (class and suspect reference), its fingerprint told once.
+        out.write(f"\n{len(result.leak_groups)} leak groups\n{'dumps':>6}{'retained':>14}  {'fingerprint':<12}  leak\n")
         for group in result.leak_groups[:top]:
-            out.write(f"{group.dumps:>6}{group.retained_size:>14,}  {group.fingerprint}  "
-                      f"{_first_line(group.example)}\n")
+            out.write(f"{group.dumps:>6}{group.retained_size:>14,}  {group.fingerprint[:12]}  "
+                      f"{group.short_description or '?'}\n")
     elif result.histogram:
         out.write(f"\n{'dumps':>6}{'instances':>14}{'shallow size':>18}  class (top {min(top, len(result.histogram))}"
                   f" of {len(result.histogram):,})\n")

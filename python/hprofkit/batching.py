@@ -40,11 +40,13 @@ class BatchRow:
 @dataclass(frozen=True)
 class LeakGroup:
     """Leaks of one fingerprint across the batch: how many ``dumps`` show it, their total
-    ``retained_size`` and the ``example`` report of the first dump (in input order) that shows it."""
+    ``retained_size``, the ``example`` report of the first dump (in input order) that shows it and
+    its ``short_description`` (Leak.short_description: the leaking class and the suspect reference)."""
     fingerprint: str
     dumps: int
     retained_size: int
     example: str
+    short_description: str = ""
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ class BatchResult:
             "dumps": pa.array([g.dumps for g in self.leak_groups], pa.int64()),
             "retained_size": pa.array([g.retained_size for g in self.leak_groups], pa.int64()),
             "example": pa.array([g.example for g in self.leak_groups], pa.string()),
+            "short_description": pa.array([g.short_description for g in self.leak_groups], pa.string()),
         })
         return {"rows": rows, "histogram": histogram, "leak_groups": groups}
 
@@ -179,13 +182,13 @@ def _histogram(task: str, rows: Sequence[BatchRow]) -> list[ClassTotal]:
 
 
 def _leak_groups(rows: Sequence[BatchRow]) -> list[LeakGroup]:
-    groups: dict[str, list[Any]] = {}  # fingerprint -> [dumps, retained, example]
+    groups: dict[str, list[Any]] = {}  # fingerprint -> [dumps, retained, example, short description]
     for row in rows:
         if not row.ok:
             continue
         seen: set[str] = set()
         for leak in row.value:
-            group = groups.setdefault(leak["fingerprint"], [0, 0, leak["report"]])
+            group = groups.setdefault(leak["fingerprint"], [0, 0, leak["report"], leak.get("short_description", "")])
             if leak["fingerprint"] not in seen:
                 group[0] += 1
                 seen.add(leak["fingerprint"])
@@ -367,11 +370,11 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
           progress: bool | Callable[[int, int], object] | None = None, wait: bool = True) -> Any:
     """Runs `task` over every input and gathers a BatchResult.
 
-    task: "stats" (Stats.to_dict()), "histogram" ([[class, instances, shallow_bytes]]), "leaks"
-      ([{fingerprint, retained_size, report}] from heap.find_leaks()), "encode" / "decode" (writes
-      NAME.hpk / NAME.hprof into output_dir, by default beside the input; value {output, consumed,
-      written, unfinished}: unfinished is None, or Result.unfinished as a dict when the dump was cut
-      short), or any picklable callable taking an input and returning a picklable value.  The named
+    task: "stats" (Stats.to_dict()), "histogram" ([[class, instances, shallow_size]]), "leaks"
+      ([{fingerprint, short_description, retained_size, report}] from heap.find_leaks()), "encode" /
+      "decode" (writes NAME.hpk / NAME.hprof into output_dir, by default beside the input; value
+      {output, consumed, written, unfinished}: unfinished is None, or Result.unfinished as a dict
+      when the dump was cut short), or any picklable callable taking an input and returning a picklable value.  The named
       tasks are the functions of hprofkit.tasks.  Inputs that are not regular files (FIFOs,
       devices) fail at once, as rows.
     inputs: paths (as given in the rows; sent to the workers as absolute paths) or, for a callable,

@@ -41,12 +41,12 @@ def histogram(path: str | os.PathLike[str], *, heap_dump: int | None = None) -> 
 
 @_task
 def leaks(path: str | os.PathLike[str], *, heap_dump: int = 0, semantics: str = "hprofkit") -> list[dict[str, Any]]:
-    """heap.find_leaks() as [{fingerprint, retained_size, report}] (the heap as open_heap reads it:
-    a dump, a pack or a Tailor mini)."""
+    """heap.find_leaks() as [{fingerprint, short_description, retained_size, report}] (the heap as
+    open_heap reads it: a dump, a pack or a Tailor mini)."""
     from ._heap import open_heap
     with open_heap(path, heap_dump=heap_dump, semantics=semantics) as heap:
-        return [{"fingerprint": leak.fingerprint, "retained_size": leak.retained_size, "report": str(leak)}
-                for leak in heap.find_leaks()]
+        return [{"fingerprint": leak.fingerprint, "short_description": leak.short_description,
+                 "retained_size": leak.retained_size, "report": str(leak)} for leak in heap.find_leaks()]
 
 
 @_task
