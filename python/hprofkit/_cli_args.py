@@ -132,8 +132,8 @@ def command(sub: Any, name: str, func: Callable[[argparse.Namespace], int], help
     return p
 
 
-DUMP_INPUT_HELP = ("the dump: HPROF (plain, .gz or .bz2), an hprofkit pack or a Tailor mini (restored first), "
-                   "or - for stdin")
+DUMP_INPUT_HELP = ("the dump: HPROF (plain, .gz or .bz2), an hprofkit pack, a Tailor mini or a Badoo BMD "
+                   "(restored first), or - for stdin")
 
 
 def add_dump_input(p: argparse.ArgumentParser) -> None:
