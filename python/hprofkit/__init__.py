@@ -39,10 +39,11 @@ if TYPE_CHECKING:
     from ._tables import sql
     from .sample import write_sample_dump
     from .writer import HprofWriter
+    from ._bitmaps import Bitmap, DuplicateBitmaps
 
 # Imported on first use: `import hprofkit` stays light (at most 60 modules,
 # tests/test_batch.py), and the command line and most scripts need few of them.
-_LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
+_LAZY = {"HprofWriter": "writer", "Bitmap": "_bitmaps", "DuplicateBitmaps": "_bitmaps", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
          **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
          **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
          **dict.fromkeys(["Converter", "Decoder", "Encoder"], "_codec"),
@@ -79,5 +80,5 @@ __all__ = [
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
-    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
+    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap", "DuplicateBitmaps",
 ]
