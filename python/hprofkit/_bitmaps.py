@@ -301,8 +301,8 @@ def _legacy_bitmap(obj: HeapObject, width: int, height: int, fields: dict[str, A
         return Bitmap(obj, width, height, premultiplied=premultiplied, no_pixels_reason=reason)
     if getattr(buffer, "class_name", None) != "byte[]":
         return Bitmap(obj, width, height, premultiplied=premultiplied,
-                      no_pixels_reason=f"mBuffer is a {getattr(buffer, 'class_name', type(buffer).__name__)}, "
-                                       f"not a byte[]")
+                      no_pixels_reason=f"mBuffer is not a byte[] but "
+                                       f"{getattr(buffer, 'class_name', type(buffer).__name__)}")
     size = len(buffer)
     config = _infer_config(size, width * height, mutable=fields.get("mIsMutable") is True)
     if config is None:
