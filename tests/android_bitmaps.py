@@ -190,6 +190,7 @@ def legacy_bitmaps(data: bytes, seed: int = 7) -> tuple[bytes, list[Added]]:
     raw(5, 3, bytes(rng.randrange(256) for _ in range(30)), "RGB_565", extra=bytes(7), mIsMutable=True)
     raw(4, 4, bytes(rng.randrange(256) for _ in range(64)), "ARGB_8888", premultiplied=False)
     raw(33, 21, _premultiplied(rng, 33 * 21), "ARGB_8888")
+    raw(640, 480, rng.randbytes(640 * 480 * 4), "ARGB_8888")       # more than a band, noise zlib cannot shrink
     shared = _premultiplied(rng, 12)
     shared_id = byte_array(shared)
     for _ in range(2):                                            # two bitmaps on one buffer

@@ -58,23 +58,13 @@ def unfilter(raw: bytes, width: int, height: int, bpp: int) -> bytes:
     prior = bytearray(stride)
     for y in range(height):
         kind = raw[y * (1 + stride)]
+        assert kind <= 4, f"filter type {kind} in row {y}"
         line = bytearray(raw[y * (1 + stride) + 1:(y + 1) * (1 + stride)])
-        for x in range(stride):
+        for x in range(stride if kind else 0):  # None (0) leaves the row as it is
             left = line[x - bpp] if x >= bpp else 0
             up = prior[x]
             upper_left = prior[x - bpp] if x >= bpp else 0
-            if kind == 0:
-                pred = 0
-            elif kind == 1:
-                pred = left
-            elif kind == 2:
-                pred = up
-            elif kind == 3:
-                pred = (left + up) // 2
-            elif kind == 4:
-                pred = paeth(left, up, upper_left)
-            else:
-                raise AssertionError(f"filter type {kind} in row {y}")
+            pred = (0, left, up, (left + up) // 2, paeth(left, up, upper_left))[kind]
             line[x] = (line[x] + pred) & 0xFF
         out += line
         prior = line
