@@ -17,8 +17,8 @@ Where a dump keeps a bitmap's pixels depends on the Android version that wrote i
   its config is then the largest the buffer holds.  A null ``mBuffer`` means the pixels were
   in native memory (recycled, Android 2.x, purgeable or ashmem bitmaps).
 - Android 8 and later keep pixels in native memory; a dump has them only when it was taken
-  with bitmap data (``Debug.dumpHprofData(file, "png")``, as Android Studio's heap dump does
-  on Android 14 and later): the static ``Bitmap.dumpData`` (``Bitmap$DumpData``) then holds
+  with bitmap data (``Debug.dumpHprofData(file, "png")``, as recent Android Studio heap
+  dumps are): the static ``Bitmap.dumpData`` (``Bitmap$DumpData``) then holds
   each bitmap compressed (``buffers``, a byte[] each), keyed by its ``mNativePtr``
   (``natives``), in one ``format`` (Bitmap.CompressFormat: 0 JPEG, 1 PNG, 2 WEBP, 3
   WEBP_LOSSY, 4 WEBP_LOSSLESS), with its allocation's size (``sizes``) where the version has
@@ -208,11 +208,8 @@ class Bitmap:
 
     # ---- display -------------------------------------------------------------------------
 
-    def _size_text(self) -> str:
-        return "?x?" if self.width is None or self.height is None else f"{self.width}x{self.height}"
-
     def __repr__(self) -> str:
-        parts = [self._size_text()]
+        parts = ["?x?" if self.width is None or self.height is None else f"{self.width}x{self.height}"]
         if self.config:
             parts.append(self.config)
         if self.compressed:
@@ -386,15 +383,20 @@ def _is_array(value: Any, class_name: str) -> bool:
 
 def duplicate_bitmaps(heap: Heap, of: Optional[Iterable[Bitmap]] = None) -> list[DuplicateBitmaps]:
     """Groups of bitmaps whose pixels are identical (same format, size and bytes), largest
-    waste first (then the largest groups, then by their first object id)."""
-    groups: dict[tuple[Any, ...], list[Bitmap]] = {}
+    waste first (then the largest groups, then by their first object id).  Only bitmaps that
+    share a format and size with another are hashed."""
+    alike: dict[tuple[Any, ...], list[Bitmap]] = {}
     for bmp in bitmaps(heap) if of is None else of:
         if bmp.has_pixels:
+            alike.setdefault((bmp.format, bmp.width, bmp.height, bmp._pixel_length()), []).append(bmp)
+    groups: dict[tuple[Any, ...], list[Bitmap]] = {}
+    for key, candidates in alike.items():
+        for bmp in candidates if len(candidates) > 1 else ():
             digest = hashlib.blake2b(digest_size=16)
             for piece in bmp._pixel_pieces():
                 digest.update(piece)
-            groups.setdefault((bmp.format, bmp.width, bmp.height, digest.hexdigest()), []).append(bmp)
-    out = [DuplicateBitmaps(key[3], sorted(members, key=lambda b: b.object.id), _wasted(members))
+            groups.setdefault(key + (digest.hexdigest(),), []).append(bmp)
+    out = [DuplicateBitmaps(key[-1], sorted(members, key=lambda b: b.object.id), _wasted(members))
            for key, members in groups.items() if len(members) > 1]
     out.sort(key=lambda g: (-(g.wasted_bytes or 0), -len(g.bitmaps), g.bitmaps[0].object.id))
     return out

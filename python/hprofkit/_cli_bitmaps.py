@@ -68,46 +68,49 @@ def _summary(bitmaps: list[Bitmap], groups: list[DuplicateBitmaps]) -> str:
                    f"{human_size(wasted)} wasted" if groups else "")
 
 
+def _print_text(out: Any, bitmaps: list[Bitmap], shown: list[Bitmap], groups: list[DuplicateBitmaps],
+                group_of: dict[int, int]) -> None:
+    out.write(_summary(bitmaps, groups) + "\n")
+    if bitmaps:
+        out.write(f"\n{'memory':>10}  {'size':<11} {'format':<13} {'heap':<8} {'id':<12} dup\n")
+    for bmp in shown:
+        size = "?" if bmp.byte_size is None else human_size(bmp.byte_size)
+        dims = "?" if bmp.width is None else f"{bmp.width}x{bmp.height}"
+        number = group_of.get(bmp.object.id)
+        line = (f"{size:>10}  {dims:<11} {bmp.format or 'no pixels':<13} {bmp.object.heap_name or '-':<8} "
+                f"0x{bmp.object.id:<10x} {f'#{number}' if number else ''}")
+        out.write(line.rstrip() + "\n")
+    if len(shown) < len(bitmaps):
+        out.write(f"  ... {len(bitmaps) - len(shown):,} more (-n to show them)\n")
+    for number, group in enumerate(groups, 1):
+        first = group.bitmaps[0]
+        wasted = "? B" if group.wasted_bytes is None else human_size(group.wasted_bytes)
+        out.write(f"\n#{number}: {len(group.bitmaps)} identical {first.width}x{first.height} {first.format}, "
+                  f"{wasted} wasted: {' '.join(f'0x{b.object.id:x}' for b in group.bitmaps)}\n")
+
+
 def cmd_bitmaps(args: argparse.Namespace) -> int:
     if args.out_dir and os.path.lexists(args.out_dir):  # before reading the dump: new_directory refuses it
         raise FileExistsError(f"{args.out_dir} exists: --out-dir names a new directory, nothing is replaced")
-    with read_heap(args) as heap:
+    with read_heap(args) as heap:  # open while the bitmaps' objects are read
         bitmaps = _ranked(heap.bitmaps())
         groups = heap.duplicate_bitmaps(bitmaps)
         written = _write_images(bitmaps, args.out_dir) if args.out_dir else {}
-        group_of = {b.object.id: i for i, g in enumerate(groups, 1) for b in g.bitmaps}
+        group_of = {b.object.id: number for number, g in enumerate(groups, 1) for b in g.bitmaps}
         shown = bitmaps if args.json and args.top is None else bitmaps[:args.top or ROWS]
         if args.json:
             json.dump({"bitmaps": [_row(b, group_of.get(b.object.id), written.get(b.object.id)) for b in shown],
                        "count": len(bitmaps),
-                       "duplicates": [{"group": i, "digest": g.digest, "wasted_bytes": g.wasted_bytes,
-                                       "ids": [b.object.id for b in g.bitmaps]} for i, g in enumerate(groups, 1)],
+                       "duplicates": [{"group": number, "digest": g.digest, "wasted_bytes": g.wasted_bytes,
+                                       "ids": [b.object.id for b in g.bitmaps]}
+                                      for number, g in enumerate(groups, 1)],
                        "out_dir": args.out_dir, "written": len(written)},
                       sys.stdout, indent=1, ensure_ascii=False)
             sys.stdout.write("\n")
             return 0
-        out = sys.stdout
-        out.write(_summary(bitmaps, groups) + "\n")
-        if bitmaps:
-            out.write(f"\n{'memory':>10}  {'size':<11} {'format':<13} {'heap':<8} {'id':<12} dup\n")
-        for bmp in shown:
-            size = "?" if bmp.byte_size is None else human_size(bmp.byte_size)
-            dims = "?" if bmp.width is None else f"{bmp.width}x{bmp.height}"
-            group = group_of.get(bmp.object.id)
-            line = (f"{size:>10}  {dims:<11} {bmp.format or 'no pixels':<13} {bmp.object.heap_name or '-':<8} "
-                    f"0x{bmp.object.id:<10x} {f'#{group}' if group else ''}")
-            out.write(line.rstrip() + "\n")
-        if len(shown) < len(bitmaps):
-            out.write(f"  ... {len(bitmaps) - len(shown):,} more (-n to show them)\n")
-        for i, group in enumerate(groups, 1):
-            first = group.bitmaps[0]
-            wasted = "? B" if group.wasted_bytes is None else human_size(group.wasted_bytes)
-            out.write(f"\n#{i}: {len(group.bitmaps)} identical {first.width}x{first.height} {first.format}, "
-                      f"{wasted} wasted: {' '.join(f'0x{b.object.id:x}' for b in group.bitmaps)}")
-        if groups:
-            out.write("\n")
-        if args.out_dir:
-            out.write(f"\nwrote {len(written):,} image{'s' * (len(written) != 1)} to {args.out_dir}\n")
+        _print_text(sys.stdout, bitmaps, shown, groups, group_of)
+    if args.out_dir:
+        sys.stdout.write(f"\nwrote {len(written):,} image{'s' * (len(written) != 1)} to {args.out_dir}\n")
     return 0
 
 
