@@ -181,6 +181,7 @@ def check_added(heap: hprofkit.Heap, added: list[android_bitmaps.Added]) -> dict
     return bitmaps
 
 
+@pytest.mark.sanitize
 def test_every_android_7_layout(legacy_dump, graph_oracle):
     """RGB_565, ALPHA_8, mutable buffers larger than their pixels, unpremultiplied pixels,
     two bitmaps on one buffer: configs, sizes, pixels and PNGs; VisualVM reads the dump
@@ -286,6 +287,7 @@ def test_duplicates_are_the_groups_a_brute_force_hash_finds(name, legacy_dump, a
 
 # ---- hostile input, files, threads -----------------------------------------------------
 
+@pytest.mark.sanitize
 def test_hostile_sizes_have_no_pixels_and_allocate_nothing_big(legacy_dump):
     """Widths and heights of 2^31 - 1, negative, zero, buffers too small or of another
     type: has_pixels False with the reason, clear errors for the images, and no allocation
@@ -307,6 +309,7 @@ def test_hostile_sizes_have_no_pixels_and_allocate_nothing_big(legacy_dump):
     assert groups == [] and peak < 1 << 20
 
 
+@pytest.mark.sanitize
 def test_the_pixel_readers_refuse_what_lies_outside_the_array(legacy_dump):
     """The private C readers check every range against the array, whatever Python asks."""
     heap = hprofkit.open_heap(legacy_dump[0])
@@ -343,6 +346,7 @@ def test_images_go_through_the_output_path(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "b.png", "link.png", "target.png"]
 
 
+@pytest.mark.sanitize
 def test_a_dump_truncated_under_its_bitmaps_raises_file_changed(tmp_path):
     """pixels(), the PNG and the duplicates read the mapping under the SIGBUS guard: a dump
     truncated after the heap was opened gives FileChangedError, never kills the process."""
@@ -379,6 +383,7 @@ def test_bitmaps_in_notebooks(legacy_dump):
     assert bmp._repr_jpeg_() is None
 
 
+@pytest.mark.sanitize
 def test_threads_share_a_heaps_bitmaps():
     import concurrent.futures
     heap = hprofkit.open_heap(dump_path(LEAKCANARY))
@@ -433,6 +438,7 @@ def test_the_bitmaps_command_refuses_bad_arguments(argv, message, capsys):
     assert exit.value.code == 2 and message in capsys.readouterr().err
 
 
+@pytest.mark.sanitize
 def test_the_bitmaps_command_over_bad_inputs(tmp_path, capsys):
     """Bad input: exit 1, one line, and no directory of images left behind."""
     src, out_dir = tmp_path / "input", tmp_path / "images"

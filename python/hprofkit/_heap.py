@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
     from ._bitmaps import Bitmap, DuplicateBitmaps
-
     from .leaks import Leak, Report
     from .match import Matcher
 
