@@ -255,6 +255,9 @@ class DuplicateBitmaps(NamedTuple):
     wasted_bytes: Optional[int]
 
 
+DuplicateBitmaps.__module__ = "hprofkit"
+
+
 # ---- heap.bitmaps() -----------------------------------------------------------------------
 
 def bitmaps(heap: Heap) -> list[Bitmap]:
