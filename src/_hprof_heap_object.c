@@ -694,6 +694,7 @@ static PyMethodDef obj_methods[] = {
       "Python reads it unguarded: a file shrunk under it kills the process (tolist() copies guarded)." },
     { "tolist", (PyCFunction)obj_tolist, METH_NOARGS,
       "tolist($self, /)\n--\n\nAn array's elements as a list of Python values." },
+    HEAP_PIXEL_METHODS
     { NULL, NULL, 0, NULL },
 };
 

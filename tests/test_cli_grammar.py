@@ -105,8 +105,8 @@ def options(p: argparse.ArgumentParser) -> set[str]:
     return {s for a in p._actions for s in a.option_strings}
 
 
-HEAP_COMMANDS = ["show", "path", "top", "diff", "leaks", "batch"]  # the commands that read a heap graph
-LISTINGS = ["stats", "show", "top", "diff", "leaks", "batch"]       # the commands that print rows
+HEAP_COMMANDS = ["show", "path", "top", "diff", "leaks", "batch", "bitmaps"]  # the commands that read a heap graph
+LISTINGS = ["stats", "show", "top", "diff", "leaks", "batch", "bitmaps"]       # the commands that print rows
 
 
 def test_the_command_list_is_known():

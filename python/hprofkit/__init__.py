@@ -32,6 +32,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from . import leaks
+    from ._bitmaps import Bitmap, DuplicateBitmaps
     from ._codec import Converter, Decoder, Encoder
     from ._dump import Dump, iter_records, iter_subrecords, open, stats
     from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 # Imported on first use: `import hprofkit` stays light (at most 60 modules,
 # tests/test_batch.py), and the command line and most scripts need few of them.
 _LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
+         **dict.fromkeys(["Bitmap", "DuplicateBitmaps"], "_bitmaps"),
          **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
          **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
          **dict.fromkeys(["Converter", "Decoder", "Encoder"], "_codec"),
@@ -79,5 +81,5 @@ __all__ = [
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
-    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
+    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap", "DuplicateBitmaps",
 ]

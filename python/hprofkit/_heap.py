@@ -25,6 +25,7 @@ from ._reach import HeapPath, path_to_root, paths_to_root
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
+    from ._bitmaps import Bitmap, DuplicateBitmaps
     from .leaks import Leak, Report
     from .match import Matcher
 
@@ -137,6 +138,20 @@ class Heap(_hprof.Heap):
         from . import leaks  # a third of the package's import time: on first use
         return leaks.find_leaks(self, exclude, leaks.DEFAULT_FINDERS if finders is None else finders,
                                 inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors)
+
+    def bitmaps(self) -> list[Bitmap]:
+        """Every android.graphics.Bitmap of the heap as a hprofkit.Bitmap (size, config,
+        pixels, PNG), by object id; [] for a heap without them.  See hprofkit._bitmaps for
+        where each Android version keeps the pixels."""
+        from . import _bitmaps
+        return _bitmaps.bitmaps(self)
+
+    def duplicate_bitmaps(self, bitmaps: Optional[Iterable[Bitmap]] = None, /) -> list[DuplicateBitmaps]:
+        """Groups of bitmaps with identical pixels (Tencent Matrix's check), each a
+        DuplicateBitmaps(digest, bitmaps, wasted_bytes), the largest waste first.  bitmaps:
+        the ones to compare (default: heap.bitmaps()), e.g. those of the app heap only."""
+        from . import _bitmaps
+        return _bitmaps.duplicate_bitmaps(self, bitmaps)
 
     def tables(self, *, retained: bool = True) -> dict[str, _pyarrow.Table]:
         """The heap as Arrow tables (needs pyarrow): {'objects', 'references', 'classes',
