@@ -42,7 +42,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->field_type);
     Py_VISIT(st->gc_root_type);
     Py_VISIT(st->stack_frame_type);
-    for (i = 0; i <= HP_E_LIMIT; i++)
+    for (i = 0; i <= HP_E_NO_DUMP; i++)
         Py_VISIT(st->errors[i]);
     for (i = 0; i < 4; i++)
         Py_VISIT(st->event_types[i]);
@@ -70,7 +70,7 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->field_type);
     Py_CLEAR(st->gc_root_type);
     Py_CLEAR(st->stack_frame_type);
-    for (i = 0; i <= HP_E_LIMIT; i++)
+    for (i = 0; i <= HP_E_NO_DUMP; i++)
         Py_CLEAR(st->errors[i]);
     for (i = 0; i < 4; i++)
         Py_CLEAR(st->event_types[i]);

@@ -98,13 +98,13 @@ enum { FIELDS_ALL, FIELDS_STATIC, FIELDS_DECLARED };
  * to free. */
 int heap_fields(HeapIndex *heap, int what, uint32_t ord, uint32_t index, heap_field **items, size_t *n);
 
-/* The outbound references of an object (when asked) and the names of its
- * reference slots as STRING ids: an instance's reference fields in slot
- * order, a class object's statics.  Free with heap_refs_free. */
+/* The outbound references of an object (when asked) and the fields its
+ * reference slots are (named by heap_field_name): an instance's reference
+ * fields in slot order, a class object's statics.  Free with heap_refs_free. */
 typedef struct heap_refs {
     hp_ref *refs;
     size_t n, cap;
-    uint64_t *slots;
+    hp_field *slots;
     size_t n_slots, cap_slots;
 } heap_refs;
 int heap_refs_of(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *out);
@@ -140,6 +140,9 @@ uint8_t *heap_descendants(HeapIndex *heap, uint32_t ord, int with_self);
 
 /* A STRING record's text, decoded with replacement, or None (a new reference). */
 PyObject *heap_utf8(HeapIndex *heap, uint64_t sid);
+/* The name of field f, or the placeholder of a name the dump lacks
+ * (hp_heap_field_name): never None (a new reference). */
+PyObject *heap_field_name(HeapIndex *heap, const hp_field *f);
 /* The name of Android heap `number` ("app", "zygote"...), or None (a new reference). */
 PyObject *heap_android_name(HeapIndex *heap, int number);
 

@@ -162,7 +162,6 @@ def test_record_length_past_the_end_is_truncation_of_that_record():
 
 
 @pytest.mark.parametrize("blob,fragment", [
-    (b"JAVA PROFILE 6.0.1" + b"\x00" * 20, "not an HPROF file"),
     (b"JAVA PROFILE 1.0.7\x00" + b"\x00" * 20, "unknown HPROF version"),
     (b"JAVA PROFILE 1.0.2\x00\x00\x00\x00\x03" + b"\x00" * 8, "identifier size"),
     (b"JAVA PROFILE 1.0.2\x00\xff\xff\xff\xff" + b"\x00" * 8, "identifier size"),
@@ -172,6 +171,14 @@ def test_foreign_data_is_a_format_error(blob, fragment):
     with pytest.raises(hprofkit.FormatError) as info:
         hprofkit.stats(blob)
     assert fragment in str(info.value)
+
+
+def test_a_tailor_magic_is_read_as_a_mini():
+    """A dump is opened as hprofkit.open_heap opens it: Tailor's magic starts a mini, restored
+    first (#22); garbage after it is the mini's corruption, named at its offset."""
+    with pytest.raises(hprofkit.CorruptError) as info:
+        hprofkit.stats(b"JAVA PROFILE 6.0.1" + b"\x00" * 20)
+    assert "mini stream" in str(info.value) and info.value.offset == 18
 
 
 def test_bytes_with_a_gzip_magic_are_read_as_gzip():

@@ -165,16 +165,20 @@ class Heap(_hprof.Heap):
         return _tables.to_parquet(self, directory)
 
 
-def open_heap(path: str | os.PathLike[str], *, heap_dump: int = 0, size_model: str = "visualvm",
+def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
               semantics: str = "hprofkit") -> Heap:
-    """Opens a dump (plain, .gz or .bz2) and indexes one of its heap dumps.
+    """Opens a dump and indexes one of its heap dumps: the one opener of the
+    package.  source is what hprofkit.open takes (a path, a bytes-like
+    object, an io.BytesIO, a binary file object such as a pipe or
+    sys.stdin.buffer), holding plain HPROF, gzip or bzip2, an hprofkit pack
+    or a Tailor mini (restored first into an anonymous temporary file).
 
-    semantics picks the reference graph of paths and retained sizes (see
-    Dump.heap).
-
-    The dump stays mapped while the Heap or any handle on it lives."""
+    heap_dump picks the heap dump (from 0; negative counts from the end);
+    semantics the reference graph of paths and retained sizes (see
+    Dump.heap).  The dump stays mapped while the Heap or any handle on it
+    lives."""
     from ._dump import Dump
-    dump = Dump(path)
+    dump = Dump(source)
     try:
         heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics)
     finally:
