@@ -3,6 +3,8 @@ and its [tool.hprofkit] table, on copies of a real Android dump."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shutil
 
@@ -11,11 +13,15 @@ from conftest import ROOT, dump_path
 pytest_plugins = ["pytester"]
 
 
-def readme_blocks() -> dict[str, str]:
-    """The first python and toml blocks of the section."""
+def readme_section() -> str:
     text = (ROOT / "README.md").read_text()
     section = text[text.index("## Heap regression tests"):]
-    section = section[:section.index("\n## ", 1)]
+    return section[:section.index("\n## ", 1)]
+
+
+def readme_blocks() -> dict[str, str]:
+    """The first python and toml blocks of the section."""
+    section = readme_section()
     return {lang: re.search(rf"```{lang}\n(.*?)```", section, re.S).group(1) for lang in ("python", "toml")}
 
 
@@ -33,11 +39,22 @@ def test_readme_suite_runs_as_written(pytester):
     first = pytester.runpytest("tests")
     first.assert_outcomes(passed=4, failed=1)
     first.stdout.fnmatch_lines(["*no heap baseline*test_snapshot.json", "*- hprofkit -*", "*--hprof-update-baselines*"])
-    pytester.runpytest("tests", "--hprof-update-baselines").assert_outcomes(passed=5)
+    written = pytester.runpytest("tests", "--hprof-update-baselines")
+    written.assert_outcomes(passed=5)
+    written.stdout.fnmatch_lines(["*- hprofkit baselines -*", "1 baseline written, 0 updated, 0 unused"])
     assert (tests / "__hprof_baselines__" / "test_app_heap" / "test_snapshot.json").is_file()
     pytester.runpytest("tests").assert_outcomes(passed=5)
 
     checked = pytester.runpytest("--hprof-check", "tests/dumps", "-v")
     checked.assert_outcomes(passed=2)
-    checked.stdout.fnmatch_lines_random(["tests/dumps/after.hprof::hprof-check PASSED*",
-                                         "tests/dumps/before.hprof::hprof-check PASSED*"])
+    checked.stdout.fnmatch_lines_random([
+        f"hprofkit: --hprof-check {dumps}: [[]tool.hprofkit] of {pytester.path / 'pyproject.toml'}",
+        "tests/dumps/after.hprof::hprof-check PASSED*", "tests/dumps/before.hprof::hprof-check PASSED*"])
+
+
+def test_readme_names_a_baseline_as_the_rule_says():
+    """The section's example of a hashed baseline name, computed as it says."""
+    name, test_id = re.search(r"`(test_snapshot\[x_y\]@[0-9a-f]{12}\.json)` for the id `(.*?)`",
+                              readme_section().replace("\n  ", " ")).groups()
+    digest = hashlib.sha256(json.dumps([f"test_snapshot[{test_id}]", None]).encode()).hexdigest()[:12]
+    assert name == f"test_snapshot[x_y]@{digest}.json"

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -145,6 +146,110 @@ def test_outside_pytest_the_message_holds_the_whole_report(tmp_path):
     assert "instances of java.lang.Thread, at most 0 allowed" in out and "first instances:" in out
 
 
+def junit_failures(path) -> dict[str, ET.Element]:
+    """{test case name: its <failure>} of a JUnit XML file."""
+    return {f"{case.get('classname')}::{case.get('name')}": case.find("failure")
+            for case in ET.parse(path).iter("testcase") if case.find("failure") is not None}
+
+
+def test_the_report_reaches_junit_xml_and_the_short_summary(pytester):
+    """#22: CI shows JUnit XML, where only the one-line message arrived (no
+    "GC Root" in it).  The report is in the failure's text, the message and
+    the short summary are the one-line reason, and the assertions' frames are
+    hidden: the failure points at the test's line."""
+    dumps = pytester.mkdir("dumps")
+    shutil.copy(LEAKCANARY, dumps / "leaky.hprof")
+    pytester.makepyfile(test_app=f"""
+        from hprofkit.testing import assert_no_leaks
+
+        def test_leaks(hprof_heap):
+            assert_no_leaks(hprof_heap({str(LEAKCANARY)!r}))
+    """)
+    summary = f"1 leak (1 distinct trace): {LEAKY_SERVICE}"
+    result = pytester.runpytest(".", "--hprof-check", "dumps", "--junitxml=junit.xml", "-rf", "-vv")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines_random([f"FAILED test_app.py::test_leaks - {summary}",
+                                        f"FAILED dumps/leaky.hprof::hprof-check - {summary}"])
+    failures = junit_failures(pytester.path / "junit.xml")
+    assert sorted(failures) == ["dumps.leaky.hprof::hprof-check", "test_app::test_leaks"]
+    for failure in failures.values():
+        assert failure.get("message") == summary
+        for line in ("GC Root: Global variable in native code", "LeakyService$MyBinder.service",
+                     f"{LEAKY_SERVICE} instance", "APPLICATION LEAK 1: 1 object"):
+            assert line in failure.text, failure.text
+    test_text = failures["test_app::test_leaks"].text
+    assert "test_app.py:4: HeapCheckFailed" in test_text and "testing.py" not in test_text, test_text
+    assert failures["dumps.leaky.hprof::hprof-check"].text.startswith(f"{dumps / 'leaky.hprof'}: {summary}\n")
+
+
+def cyclic_dump(path) -> None:
+    """LeakCanary's dump with one class made its superclass's superclass."""
+    data = bytearray(LEAKCANARY.read_bytes())
+    with hprofkit.open(LEAKCANARY) as dump:
+        size = dump.id_size
+        classes = {s.id: s for s in dump.subrecords() if s.name == "CLASS_DUMP"}
+    child = next(c for c in classes.values() if c.super_id in classes and classes[c.super_id].super_id)
+    at = classes[child.super_id].offset + 1 + size + 4  # tag, class id, stack serial: the superclass id
+    data[at:at + size] = child.id.to_bytes(size, "big")
+    path.write_bytes(data)
+
+
+def test_hprof_check_bad_dumps_fail_in_one_line(pytester):
+    """#19: a truncated dump, one whose superclasses form a cycle, and one
+    without a heap dump each printed ~1,000 lines of pytest and pluggy
+    traceback; each is now one line naming the dump and what is wrong."""
+    dumps = pytester.mkdir("dumps")
+    whole = LEAKCANARY.read_bytes()
+    (dumps / "truncated.hprof").write_bytes(whole[:len(whole) // 2])
+    cyclic_dump(dumps / "cyclic.hprof")
+    shutil.copy(dump_path("py-hprof__basic_reads.hprof"), dumps / "heapless.hprof")
+    shutil.copy(dump_path("platform_tools_base__dialer.android-hprof"), dumps / "good.hprof")
+    result = pytester.runpytest("--hprof-check", "dumps", "--junitxml=junit.xml", "-rf", "-vv")
+    result.assert_outcomes(passed=1, failed=3)
+    reasons = {"truncated": "TruncatedError: truncated HEAP_DUMP_SEGMENT at offset *",
+               "cyclic": "CorruptError: cyclic superclass chain in CLASS_DUMP at offset *",
+               "heapless": "HprofError: the file holds no heap dump: nothing to check"}
+    result.stdout.fnmatch_lines_random([f"FAILED dumps/{n}.hprof::hprof-check - {why}" for n, why in reasons.items()])
+    failures = junit_failures(pytester.path / "junit.xml")
+    assert len(failures) == 3
+    for name, why in reasons.items():
+        failure = failures[f"dumps.{name}.hprof::hprof-check"]
+        assert failure.text.count("\n") == 0, failure.text
+        assert failure.text == f"{dumps / name}.hprof: {failure.get('message')}"
+        assert failure.get("message").startswith(why.split("*")[0])
+
+
+def test_hprof_check_reads_the_config_of_the_project_holding_dir(pytester):
+    """#22: run from a monorepo's root (rootdir there, by its pytest.ini),
+    --hprof-check team/dumps ignored team/pyproject.toml: a library leak
+    failed as an application leak and a budget was skipped.  Each DIR takes
+    the nearest [tool.hprofkit] above it and says which; with none, a warning."""
+    pytester.makeini("[pytest]\n")
+    team, other = pytester.mkdir("team"), pytester.mkdir("other")
+    for project in (team, other):
+        (project / "dumps").mkdir()
+        shutil.copy(LEAKCANARY, project / "dumps" / "leaky.hprof")
+        shutil.copy(dump_path("platform_tools_base__dialer.android-hprof"), project / "dumps" / "dialer.hprof")
+    (team / "pyproject.toml").write_text(textwrap.dedent(f"""
+        [tool.hprofkit]
+        exclude = [{{ instance_field = "{'.'.join(BINDER_FIELD)}", kind = "library" }}]
+        max_instances = {{ "com.android.dialer.DialerApplication" = 0 }}
+    """))
+    (team / "dumps" / "pyproject.toml").write_text("[project]\nname = 'no-hprofkit-table'\n")  # passed over
+    result = pytester.runpytest("--hprof-check", "team/dumps", "--hprof-check", "other/dumps", "-rf", "-vv")
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines_random([
+        f"hprofkit: --hprof-check {team / 'dumps'}: [tool.hprofkit] of {team / 'pyproject.toml'}",
+        f"hprofkit: --hprof-check {other / 'dumps'}: no [tool.hprofkit] found: the default checks",
+        "team/dumps/leaky.hprof::hprof-check PASSED*",
+        "FAILED team/dumps/dialer.hprof::hprof-check - 1 instance of com.android.dialer.DialerApplication, "
+        "at most 0 allowed",
+        f"FAILED other/dumps/leaky.hprof::hprof-check - 1 leak (1 distinct trace): {LEAKY_SERVICE}",
+        "other/dumps/dialer.hprof::hprof-check PASSED*",
+        f"*PytestConfigWarning: --hprof-check {other / 'dumps'}: no [[]tool.hprofkit] in a pyproject.toml above *",
+    ])
+
+
 def test_under_pytest_the_report_goes_to_the_section():
     with hprofkit.open_heap(LEAKCANARY) as heap, pytest.raises(HeapCheckFailed) as info:
         assert_max_instances(heap, "java.lang.Thread", 0, subclasses=False)
@@ -272,6 +377,23 @@ def test_roundtrip_tailor():
     assert_roundtrip(LEAKCANARY, format="tailor")
     with pytest.raises(ValueError):
         assert_roundtrip(LEAKCANARY, format="tailor", keep_all=True)
+
+
+def test_roundtrip_through_a_format_that_cannot_carry_the_dump_fails(tmp_path):
+    """#22: Tailor's format holds only Android dumps with 4-byte ids: a dump
+    it cannot carry is a failed assertion saying so, not UnsupportedError
+    from deep inside the encoder."""
+    wide = tmp_path / "ids8.hprof"  # a 64-bit HotSpot dump labelled 1.0.3: refused for its 8-byte ids
+    data = dump_path("mat__sun_jdk5_64bit.hprof").read_bytes()
+    assert data.startswith(b"JAVA PROFILE 1.0.1\0")
+    wide.write_bytes(data.replace(b"1.0.1", b"1.0.3", 1))
+    for path, reason in ((wide, "Tailor's mini format holds only 4-byte identifiers, not 8"),
+                         (dump_path("mat__sun_jdk5_64bit.hprof"), "Tailor's mini format holds only 'JAVA PROFILE 1.0.3'")):
+        with pytest.raises(HeapCheckFailed) as info:
+            assert_roundtrip(path, format="tailor")
+        assert info.value.summary.startswith(f"{path} through format='tailor': the format cannot carry this dump: "
+                                             f"{reason}")
+        assert info.value.__context__ is None  # raised on its own, not while handling the encoder's error
 
 
 # -- leaks (LeakCanary's own test dump: its ServiceBinderLeak test expects

@@ -26,7 +26,7 @@ import os
 import secrets
 import stat
 import sys
-from typing import IO, Any, Iterator
+from typing import IO, Any, Callable, Iterator
 
 # Whether to try O_TMPFILE (tests turn it off to check the named fallback).
 USE_TMPFILE = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
@@ -89,7 +89,7 @@ def output_file(dst: Any) -> Iterator[IO[bytes]]:
         return
     shown = os.fspath(dst)
     try:
-        st: os.stat_result | None = os.stat(shown)
+        st = os.stat(shown)
     except FileNotFoundError:
         st = None
     except OSError as exc:
@@ -200,3 +200,31 @@ def _remove(temp: str | None, dir_fd: int) -> None:
     if temp is not None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp, dir_fd=dir_fd)
+
+
+def check_replaceable(dst: str | os.PathLike[str], owned: Callable[[str], bool], kind: str) -> None:
+    """For a writer that replaces only files of its own kind (heap baselines):
+    ValueError unless dst is missing, a regular file, or a symlink whose final
+    target is a regular file that owned(target) accepts.  output_file would
+    write into a FIFO or a device and replace any link's target: a baseline
+    linked to the dump it describes must not become JSON.  A dangling link is
+    refused too: where it points is nobody's choice for a new file."""
+    shown = os.fspath(dst)
+    try:
+        link = stat.S_ISLNK(os.lstat(shown).st_mode)
+        st = os.stat(shown)
+    except FileNotFoundError:
+        if not os.path.lexists(shown):
+            return
+        raise ValueError(f"{shown} is a symlink to {os.path.realpath(shown)}, which does not exist: "
+                         f"not written through it") from None
+    except OSError as exc:
+        raise named(exc, shown) from None
+    if not stat.S_ISREG(st.st_mode):
+        from ._dump import _FILE_KINDS
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else _FILE_KINDS.get(stat.S_IFMT(st.st_mode), "a special file")
+        target = f"a symlink to {os.path.realpath(shown)}, " if link else ""
+        raise ValueError(f"{shown} is {target}{what}, not a regular file: not replaced")
+    if link and not owned(os.path.realpath(shown)):
+        raise ValueError(f"{shown} is a symlink to {os.path.realpath(shown)}, which is not {kind}: "
+                         f"not written through it")

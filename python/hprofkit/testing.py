@@ -11,29 +11,32 @@
 Each assertion raises HeapCheckFailed (an AssertionError) whose report says
 what to look at: the leak traces, the offending objects and what keeps them
 alive, the diff table.  Under pytest (the plugin is registered when hprofkit
-is installed) the report is attached to the test's report as a section named
-"hprofkit" and the assertion message is its first line; elsewhere the message
-holds the whole report.  Heaps may be given as Heap objects or as paths.
+is installed) the message is one line, also the short summary's, and the
+report is a section named "hprofkit" of the failure (in --junitxml's text
+too); elsewhere the message holds the whole report.  Heaps may be given as
+Heap objects or as paths.
 
 Sizes are strings with units, as pytest-memray writes them ("2 MB", "512 KB";
-binary units); growth allowances are "5%", a size, or a number of instances."""
+binary units); growth allowances are "5%", a size, or a number of instances.
+The assertions' own frames are hidden from pytest's tracebacks
+(__tracebackhide__): a failure points at the test's line."""
 
 from __future__ import annotations
 
 import contextlib
 import fnmatch
-import json
 import os
-import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, NoReturn, Protocol, Sequence
 
-from . import match
+from . import _baseline, match
 from ._dump import Dump
+from ._errors import HprofError, UnsupportedError
 from ._files import decode, encode
+from ._output import check_not_same_file, check_replaceable, output_file
 from ._heap import Heap, HeapObject
 from ._heapfile import open_any
 from ._units import human_size, parse_size
@@ -68,7 +71,8 @@ def _note(report: str) -> None:
         sink.append(report)
 
 
-def _fail(summary: str, report: str) -> None:
+def _fail(summary: str, report: str) -> NoReturn:
+    __tracebackhide__ = True
     sink = _sink()
     if sink is not None:
         sink.append(report)
@@ -129,6 +133,7 @@ def assert_no_leaks(heap: Heap | str | os.PathLike[str], exclude: Iterable[match
     reported in the "hprofkit" section, as LeakCanary's
     DetectLeaksAfterTestSuccess logs them.  exclude: reference matchers
     (hprofkit.match), default find_leaks's."""
+    __tracebackhide__ = True
     with _heap(heap) as h:  # the report reads the heap: built before a path's heap closes
         leaks = h.find_leaks() if exclude is None else h.find_leaks(exclude=exclude)
         app = [x for x in leaks if not x.library]
@@ -159,6 +164,7 @@ def assert_max_instances(heap: Heap | str | os.PathLike[str], name: str, n: int,
     """Fails if the heap holds more than n instances of class `name` (of its
     subclasses too, unless subclasses=False; every class of that name, when
     several loaders define one).  A class absent from the dump has 0."""
+    __tracebackhide__ = True
     with _heap(heap) as h:
         objects = _instances(h, name, subclasses)
         if len(objects) <= n:
@@ -179,6 +185,7 @@ def assert_retained_below(heap: Heap | str | os.PathLike[str], name: str, limit:
     """Fails if class `name` retains `limit` ("2 MB") or more: all its
     instances together (VisualVM's retained size of a class), or, with
     per_instance=True, any one instance."""
+    __tracebackhide__ = True
     budget = parse_size(limit)
     with _heap(heap) as h:
         if per_instance:
@@ -236,6 +243,7 @@ def assert_no_growth(before: Heap | str | os.PathLike[str], after: Heap | str | 
     bytes) or an int (more instances).  classes: names or glob patterns
     ("com.example.*"), default every class.  The report shows the diff of the
     offending classes and the reference paths along which they grew."""
+    __tracebackhide__ = True
     kind, amount = _allowance(allow)
     patterns = [classes] if isinstance(classes, str) else (list(classes) if classes is not None else None)
 
@@ -307,16 +315,24 @@ def assert_roundtrip(path: str | os.PathLike[str], format: str = "hprofkit", kee
     """Encodes the dump at `path` (format "hprofkit" or "tailor"), decodes it
     back and checks what came back: byte for byte with format="hprofkit"
     and keep_all=True (a lossless pack), else the same instances per class."""
+    __tracebackhide__ = True
     if format not in ("hprofkit", "tailor"):
         raise ValueError(f"format must be 'hprofkit' or 'tailor', not {format!r}")
     if keep_all and format != "hprofkit":
         raise ValueError("keep_all=True needs format='hprofkit': Tailor's mini format always drops array contents")
     source = os.fspath(path)
+    what = f"{source} through format={format!r}{' keep_all=True' if keep_all else ''}"
     with tempfile.TemporaryDirectory(prefix="hprofkit-roundtrip-") as tmp:
         packed, restored = os.path.join(tmp, "packed"), os.path.join(tmp, "restored.hprof")
-        encode(source, packed, format=format, threads=1, strip="none" if keep_all else None)
+        refused = None
+        try:
+            encode(source, packed, format=format, threads=1, strip="none" if keep_all else None)
+        except UnsupportedError as exc:  # the dump is fine; the format cannot carry it
+            refused = str(exc)
+        if refused is not None:
+            _fail(f"{what}: the format cannot carry this dump: {refused}",
+                  f"{what}: {refused}\n(format='hprofkit' carries every dump hprofkit reads)")
         decode(packed, restored, threads=1)
-        what = f"{source} through format={format!r}{' keep_all=True' if keep_all else ''}"
         if keep_all:
             with Dump(source) as original, Dump(restored) as back:
                 a, b = original.buffer, back.buffer
@@ -336,27 +352,38 @@ def assert_roundtrip(path: str | os.PathLike[str], format: str = "hprofkit", kee
 
 # -- baselines ---------------------------------------------------------------------
 
-BASELINE_FORMAT = 1
+BASELINE_FORMAT = _baseline.FORMAT  # the format check() writes (it reads hprofkit._baseline.READ_FORMATS)
+_REWRITE = "rewrite it with pytest --hprof-update-baselines, then review the diff and commit it"
 
 
-def _sanitize(name: str) -> str:
-    return re.sub(r"[^\w.\-\[\]]+", "_", name)[:200]
+class BaselineLedger(Protocol):
+    """What a pytest session keeps of its baselines (the plugin's): which
+    files its tests used and wrote, and the dumps they read (never written)."""
+    inputs: set[str]
+
+    def used(self, path: str) -> None: ...
+
+    def wrote(self, path: str, created: bool) -> None: ...
 
 
 class Baseline:
     """A per-test snapshot of a heap summary in a JSON file (the
     `hprof_baseline` fixture): per-class instances and shallow bytes, and
     the retained bytes of chosen classes.  check() compares; a missing file
-    fails; with update=True (pytest --hprof-update-baselines) check() writes."""
+    fails; with update=True (pytest --hprof-update-baselines) check() writes
+    the file when its text changes.  test_name is the test's id inside its
+    module; the file's name is made from it (see hprofkit._baseline: distinct
+    ids never share a file).  ledger: the session's record (the plugin's)."""
 
-    def __init__(self, directory: str | os.PathLike[str], test_name: str, *, update: bool = False) -> None:
+    def __init__(self, directory: str | os.PathLike[str], test_name: str, *, update: bool = False,
+                 ledger: BaselineLedger | None = None) -> None:
         self.directory = os.fspath(directory)
         self.test_name = test_name
         self.update = update
+        self.ledger = ledger
 
     def path(self, name: str | None = None) -> str:
-        stem = _sanitize(self.test_name + (f".{name}" if name else ""))
-        return os.path.join(self.directory, stem + ".json")
+        return os.path.join(self.directory, _baseline.stem(self.test_name, name) + ".json")
 
     @staticmethod
     def summary(heap: Heap, retained: Iterable[str] = (), mask: Iterable[str] = ()) -> dict[str, Any]:
@@ -372,35 +399,79 @@ class Baseline:
         """Compares the heap's summary with the baseline (exactly, except the
         classes matching a `mask` glob pattern, expected to vary).  `name`
         tells several baselines of one test apart."""
+        __tracebackhide__ = True
         retained, mask = list(retained), list(mask)
         with _heap(heap) as h:
             current = self.summary(h, retained, mask)
         path = self.path(name)
+        if self.ledger is not None:
+            self.ledger.used(path)
         if self.update:
-            os.makedirs(self.directory, exist_ok=True)
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump(current, f, indent=1, sort_keys=True)
-                f.write("\n")
-            _note(f"baseline written: {path}")
+            self._write(path, _baseline.render(current, self.test_name, name).encode(), heap)
             return
-        if not os.path.exists(path):
-            _fail(f"no heap baseline {path}", f"no heap baseline at {path}\n"
-                  "run pytest --hprof-update-baselines to write it, then review and commit it")
-        with open(path, encoding="utf-8") as f:
-            stored = json.load(f)
-        if stored.get("format") != BASELINE_FORMAT:
-            _fail(f"heap baseline {path} has format {stored.get('format')!r}",
-                  f"{path}: not a baseline of format {BASELINE_FORMAT}; rewrite it with --hprof-update-baselines")
-        masks = list(mask)
-        base = {n: tuple(v) for n, v in stored["classes"].items() if not _masked(n, masks)}
-        now = {n: tuple(v) for n, v in current["classes"].items()}
-        table = HeapDiff.from_histograms(base, now, stored.get("retained", {}) if retained else None,
+        stored, path = self._stored(path, name)
+        base = {n: v for n, v in stored["classes"].items() if not _masked(n, mask)}
+        now = {n: (v[0], v[1]) for n, v in current["classes"].items()}
+        table = HeapDiff.from_histograms(base, now, stored["retained"] if retained else None,
                                          current["retained"] if retained else None, a=path, b=_label(heap))
         if table.rows:
             _fail(f"heap differs from its baseline in {_plural(len(table.rows), 'class')}: "
                   + ", ".join(r.name for r in table.rows[:3]) + (", ..." if len(table.rows) > 3 else ""),
                   f"the heap differs from the baseline (a: baseline, b: this heap); if the change is "
                   f"expected, rerun with --hprof-update-baselines or mask the class\n\n{table.format(top=None)}")
+
+    def _stored(self, path: str, name: str | None) -> tuple[dict[str, Any], str]:
+        """The baseline's fields and the file they came from: its own, or a
+        format-1 file under the name baselines had before (read for one release)."""
+        __tracebackhide__ = True
+        unreadable = None
+        try:
+            return _baseline.read(path), path
+        except _baseline.BaselineError as exc:
+            unreadable = str(exc)
+        except FileNotFoundError:
+            pass
+        if unreadable is not None:  # failed outside the except: no chained traceback
+            _fail(f"heap baseline {path} is unreadable: {unreadable}", f"{path}: {unreadable}\n{_REWRITE}")
+        legacy = os.path.join(self.directory, _baseline.legacy_stem(self.test_name, name) + ".json")
+        if legacy != path:
+            with contextlib.suppress(OSError, _baseline.BaselineError):
+                stored = _baseline.read(legacy)
+                if stored["format"] == 1:  # a format-2 file there is another test's
+                    if self.ledger is not None:
+                        self.ledger.used(legacy)
+                    _note(f"read {legacy}, a baseline under its format-1 name; "
+                          f"pytest --hprof-update-baselines writes it as {path}")
+                    return stored, legacy
+        _fail(f"no heap baseline {path}", f"no heap baseline at {path}\n"
+              "run pytest --hprof-update-baselines to write it, then review and commit it")
+
+    def _write(self, path: str, text: bytes, heap: Heap | str | os.PathLike[str]) -> None:
+        """Writes the baseline if its text changed: atomically, never into a
+        dump the session reads, never through a link to what is not a baseline."""
+        __tracebackhide__ = True
+        created = not os.path.lexists(path)
+        with contextlib.suppress(OSError, _baseline.BaselineError):
+            if _baseline.read_bytes(path) == text:
+                return
+        inputs = set(self.ledger.inputs) if self.ledger is not None else set()
+        if not isinstance(heap, Heap):
+            inputs.add(os.fspath(heap))
+        refused = None
+        try:
+            for source in sorted(inputs):
+                check_not_same_file(source, path)
+            check_replaceable(path, _baseline.is_baseline, _baseline.KIND)
+            os.makedirs(self.directory, exist_ok=True)
+            with output_file(path) as f:
+                f.write(text)
+        except (OSError, ValueError) as exc:
+            refused = str(exc)
+        if refused is not None:
+            _fail(f"heap baseline not written: {refused}", f"heap baseline {path} not written: {refused}")
+        if self.ledger is not None:
+            self.ledger.wrote(path, created)
+        _note(f"baseline {'written' if created else 'updated'}: {path}")
 
 
 def _masked(name: str, masks: Sequence[str]) -> bool:
@@ -484,7 +555,11 @@ def check_dump(path: str | os.PathLike[str], settings: CheckSettings) -> None:
     """Runs the configured checks on one dump; one HeapCheckFailed gathers
     every failing check (a summary line each, and their reports)."""
     failures: list[HeapCheckFailed] = []
-    with open_any(path) as heap:
+    try:
+        opened = open_any(path)
+    except IndexError as exc:  # open_heap's word for a file without a heap dump
+        raise HprofError(f"{exc}: nothing to check", 0) from None
+    with opened as heap:
         checks: list[Callable[[], None]] = []
         if settings.leaks:
             checks.append(partial(assert_no_leaks, heap, settings.exclude, settings.fail_on_library))
