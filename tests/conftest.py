@@ -18,6 +18,15 @@ from hypothesis import HealthCheck, settings
 from visualvm import VISUALVM_JAR, GraphOracle, Oracle, OracleRunner
 
 ROOT = Path(__file__).resolve().parents[1]
+# .ci/run tests the wheel it built in a venv of its own: the tests must use
+# that install (HPROFKIT_TEST_INSTALLED names its site-packages), not the source tree.
+if os.environ.get("HPROFKIT_TEST_INSTALLED"):
+    import hprofkit
+    import hprofkit._hprof
+    for module in (hprofkit, hprofkit._hprof):
+        if not Path(module.__file__).resolve().is_relative_to(Path(os.environ["HPROFKIT_TEST_INSTALLED"]).resolve()):
+            raise RuntimeError(f"{module.__name__} comes from {module.__file__}, not from the install under test "
+                               f"({os.environ['HPROFKIT_TEST_INSTALLED']})")
 DATA = Path(os.environ.get("HPROFKIT_DATA", ROOT.parent / "shared" / "data"))
 SHARED_TOOLS = DATA.parent / "tools"
 HPROF_DIR = DATA / "hprof"
