@@ -73,7 +73,7 @@ def test_the_sdists_tests_skip_cleanly_without_the_shared_data(sdist, tmp_path):
         # filter: what 3.14 does by default (3.12 and 3.13 warn without it)
         tar.extractall(tmp_path, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     (unpacked,) = tmp_path.glob("hprofkit-*")
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "HPROFKIT_DATA")}
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "HPROFKIT_DATA", "PYTEST_ADDOPTS")}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs"], cwd=unpacked,
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
