@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import tracemalloc
 
 import pytest
 
@@ -17,19 +16,10 @@ import hprofkit
 from hprofkit._errors import CorruptError
 from conftest import ROOT
 import hostile
+from hostile import traced_peak
 from procstate import bytes_written, end, has_open, wait_for
 
 MiB = 1 << 20
-
-
-def traced_peak(fn):
-    """(result, peak bytes traced) of fn()."""
-    tracemalloc.start()
-    try:
-        result = fn()
-        return result, tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def records(data: bytes, header: int = 31) -> list[tuple[int, int]]:
