@@ -84,6 +84,13 @@ static void module_free(void *module) { module_clear((PyObject *)module); }
 
 static PyModuleDef_Slot module_slots[] = {
     { Py_mod_exec, module_exec },
+#ifdef Py_mod_multiple_interpreters
+    /* Every interpreter gets its own module, types and state; they share the
+     * main GIL, not one each yet: the glue takes the GIL back from core
+     * callbacks with PyGILState_Ensure, which knows only the main
+     * interpreter's thread states (docs/architecture.md). */
+    { Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_SUPPORTED },
+#endif
     { 0, NULL },
 };
 
