@@ -169,7 +169,7 @@ def test_stats_with_mapping_gives_the_clear_histogram(name):
     for obfuscated in KEY["obfuscated_histogram_before_deobfuscation"]:
         assert obfuscated not in rows
     assert rows["java.lang.String"].obfuscated_name is None
-    assert stats.to_dict()["histogram"][0].keys() == {"class", "class_id", "instances", "shallow_bytes", "obfuscated"}
+    assert stats.to_dict()["histogram"][0].keys() == {"class", "class_id", "instances", "shallow_size", "obfuscated"}
     plain = hprofkit.stats(OBF / name)
     assert sorted((r.instances, r.shallow_bytes) for r in plain.histogram) == \
         sorted((r.instances, r.shallow_bytes) for r in stats.histogram)
@@ -323,6 +323,21 @@ def test_cli_deobfuscate_writes_what_the_library_writes(deobfuscated, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "renamed 3 classes, 16 fields" in proc.stdout and proc.stderr == ""
     assert out.read_bytes() == deobfuscated[DUMPS[0]].read_bytes()
+
+
+def test_cli_deobfuscate_in_out_as_the_other_file_commands(deobfuscated, tmp_path):
+    """IN [OUT] (OUT beside IN by default, never replacing a file) and --json, as encode takes them."""
+    src = tmp_path / "app.hprof.gz"
+    src.write_bytes((OBF / DUMPS[0]).read_bytes())
+    proc = run_cli("deobfuscate", src, "--mapping", MAPPING, "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["output"] == str(tmp_path / "app.deobfuscated.hprof") and report["mismatch"] is None
+    assert (report["classes"], report["fields"]) == (3, 16)
+    out = tmp_path / "app.deobfuscated.hprof"
+    assert report["written"] == out.stat().st_size and out.read_bytes() == deobfuscated[DUMPS[0]].read_bytes()
+    proc = run_cli("deobfuscate", src, "--mapping", MAPPING)
+    assert proc.returncode == 2 and "exists: name OUT to replace it" in proc.stderr
 
 
 def test_cli_deobfuscate_through_pipes(deobfuscated):
@@ -609,7 +624,7 @@ def test_cli_heap_commands_take_a_mapping(tmp_path):
     assert "HeapGen$Listener" in {row["class"] for row in json.loads(proc.stdout)}
     proc = run_cli("diff", OBF / DUMPS[0], OBF / DUMPS[1], "--mapping", MAPPING, "--json")
     assert proc.returncode == 0, proc.stderr
-    assert "a" not in {row["name"] for row in json.loads(proc.stdout)["rows"]}
+    assert "a" not in {row["class"] for row in json.loads(proc.stdout)["rows"]}
     proc = run_cli("leaks", OBF / DUMPS[1], "--mapping", MAPPING, "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["leaks"] == [], proc.stderr
     proc = run_cli("diff", OBF / DUMPS[0], OBF / DUMPS[1], "--mapping", MAPPING, "--mapping", MAPPING, "--mapping",

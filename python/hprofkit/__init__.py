@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 from . import _errors, _events, _hprof
 from ._hprof import Parser, Record, SubRecord
 from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, MappingError, MappingWarning,
-                      OverrunError, TruncatedError, UnsupportedError)
+                      NoHeapDumpError, OverrunError, TruncatedError, UnsupportedError)
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
-from ._mapping import MappedFrame, Mapping
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
 
@@ -33,10 +32,12 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from . import leaks
+    from ._bitmaps import Bitmap, DuplicateBitmaps
     from ._codec import Converter, Decoder, Encoder
     from ._deobfuscate import DeobfuscateResult, deobfuscate
     from ._dump import Dump, iter_records, iter_subrecords, open, stats
     from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
+    from ._mapping import MappedFrame, Mapping
     from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
     from ._tables import sql
     from .sample import write_sample_dump
@@ -45,10 +46,12 @@ if TYPE_CHECKING:
 # Imported on first use: `import hprofkit` stays light (at most 60 modules,
 # tests/test_batch.py), and the command line and most scripts need few of them.
 _LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
+         **dict.fromkeys(["Bitmap", "DuplicateBitmaps"], "_bitmaps"),
          **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
          **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
          **dict.fromkeys(["Converter", "Decoder", "Encoder"], "_codec"),
          **dict.fromkeys(["EncodeWriter", "Result", "convert", "decode", "encode", "encode_writer"], "_files"),
+         **dict.fromkeys(["Mapping", "MappedFrame"], "_mapping"),
          **dict.fromkeys(["deobfuscate", "DeobfuscateResult"], "_deobfuscate")}
 
 
@@ -80,8 +83,8 @@ __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
     "ClassRow", "HeapDump", "UnfinishedDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
-    "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
+    "OverrunError", "UnsupportedError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
-    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Mapping", "MappedFrame",
-    "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",
+    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap", "DuplicateBitmaps",
+    "Mapping", "MappedFrame", "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",
 ]

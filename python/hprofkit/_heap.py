@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional
 
 from . import _hprof
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
-from ._mapping import Mapping, warn_misfit
 from ._reach import HeapPath, path_to_root, paths_to_root
 
 if TYPE_CHECKING:
+    from ._mapping import Mapping
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
+    from ._bitmaps import Bitmap, DuplicateBitmaps
     from .leaks import Leak, Report
     from .match import Matcher
 
@@ -129,9 +130,10 @@ class Heap(_hprof.Heap):
     @classmethod
     def _open(cls, buffer: Any, name: Optional[str], *, mapping: Any = None, **options: Any) -> "Heap":
         """A Heap of buffer, `name` naming the dump in warnings."""
-        mapping = Mapping.of(mapping)
+        mapping = _mapping_of(mapping)
         heap = super().__new__(cls, buffer, mapping=mapping, **options)
         if mapping is not None:
+            from ._mapping import warn_misfit
             heap._rename_frames(_clear_frames(heap, mapping))
             listed, _, _, cls_name, field = heap._renames()
             mismatch = None if cls_name is None else (f"field {field!r} of class {cls_name} "
@@ -161,6 +163,20 @@ class Heap(_hprof.Heap):
         return leaks.find_leaks(self, exclude, leaks.DEFAULT_FINDERS if finders is None else finders,
                                 inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors)
 
+    def bitmaps(self) -> list[Bitmap]:
+        """Every android.graphics.Bitmap of the heap as a hprofkit.Bitmap (size, config,
+        pixels, PNG), by object id; [] for a heap without them.  See hprofkit._bitmaps for
+        where each Android version keeps the pixels."""
+        from . import _bitmaps
+        return _bitmaps.bitmaps(self)
+
+    def duplicate_bitmaps(self, bitmaps: Optional[Iterable[Bitmap]] = None, /) -> list[DuplicateBitmaps]:
+        """Groups of bitmaps with identical pixels (Tencent Matrix's check), each a
+        DuplicateBitmaps(digest, bitmaps, wasted_bytes), the largest waste first.  bitmaps:
+        the ones to compare (default: heap.bitmaps()), e.g. those of the app heap only."""
+        from . import _bitmaps
+        return _bitmaps.duplicate_bitmaps(self, bitmaps)
+
     def tables(self, *, retained: bool = True) -> dict[str, _pyarrow.Table]:
         """The heap as Arrow tables (needs pyarrow): {'objects', 'references', 'classes',
         'roots'}, shaped like Perfetto's heap_graph_* tables.  See hprofkit._tables."""
@@ -171,6 +187,15 @@ class Heap(_hprof.Heap):
         """Writes heap.tables() as directory/<table>.parquet (atomically); returns directory."""
         from . import _tables
         return _tables.to_parquet(self, directory)
+
+
+def _mapping_of(mapping: Any) -> Optional[Mapping]:
+    """Mapping.of(mapping): hprofkit._mapping loads with the first mapping given
+    (`import hprofkit` stays light)."""
+    if mapping is None:
+        return None
+    from ._mapping import Mapping
+    return Mapping.of(mapping)
 
 
 def _clear_frames(heap: Heap, mapping: Mapping) -> list[tuple[int, str, Optional[str], Optional[str], int]]:
@@ -187,18 +212,22 @@ def _clear_frames(heap: Heap, mapping: Mapping) -> list[tuple[int, str, Optional
     return out
 
 
-def open_heap(path: str | os.PathLike[str], *, heap_dump: int = 0, size_model: str = "visualvm",
+def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
               semantics: str = "hprofkit", mapping: Any = None) -> Heap:
-    """Opens a dump (plain, .gz or .bz2) and indexes one of its heap dumps.
+    """Opens a dump and indexes one of its heap dumps: the one opener of the
+    package.  source is what hprofkit.open takes (a path, a bytes-like
+    object, an io.BytesIO, a binary file object such as a pipe or
+    sys.stdin.buffer), holding plain HPROF, gzip or bzip2, an hprofkit pack
+    or a Tailor mini (restored first into an anonymous temporary file).
 
-    semantics picks the reference graph of paths and retained sizes (see
+    heap_dump picks the heap dump (from 0; negative counts from the end);
+    semantics the reference graph of paths and retained sizes (see
     Dump.heap); mapping (a hprofkit.Mapping or the path of a mapping.txt)
-    gives an obfuscated dump its clear names (see Heap).
-
-    The dump stays mapped while the Heap or any handle on it lives."""
+    gives an obfuscated dump its clear names (see Heap).  The dump stays
+    mapped while the Heap or any handle on it lives."""
     from ._dump import Dump
-    mapping = Mapping.of(mapping)  # a bad mapping fails before the dump is read
-    dump = Dump(path)
+    mapping = _mapping_of(mapping)  # a bad mapping fails before the dump is read (or restored)
+    dump = Dump(source)
     try:
         heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics, mapping=mapping)
     finally:

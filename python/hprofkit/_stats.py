@@ -152,7 +152,7 @@ class Stats:
             if elem_type not in (0, 2):
                 label, ident = TYPE_NAMES.get(elem_type, f"type{elem_type}") + "[]", None
             elif name is None:
-                label, ident = f"<unknown class 0x{class_id:x}>", class_id
+                label, ident = _hprof.unnamed_class(class_id), class_id
             else:
                 if name not in labels:
                     labels[name] = self._label(name)
@@ -284,10 +284,11 @@ class Stats:
         heap dump (instances, arrays, classes, gc_roots) and its index
         (heap_dump); complete; heap_dumps, one object per heap dump; records
         and subrecords as {NAME: {"count", "bytes"}}; heaps as {NAME:
-        {"instances", "shallow_bytes"}}; histogram (of all heaps, or of `heap`)
-        as [{"class", "class_id", "instances", "shallow_bytes"}], the top
-        `top` rows (all when None); with a mapping each row also has
-        "obfuscated", the name in the dump (null when the same)."""
+        {"instances", "shallow_size"}}; histogram (of all heaps, or of `heap`)
+        as [{"class", "class_id", "instances", "shallow_size"}], the top
+        `top` rows (all when None): the command line's one vocabulary; with
+        a mapping each row also has "obfuscated", the name in the dump (null
+        when the same)."""
         rows = self.rows(heap)
         rows = rows if top is None else rows[:top]
         return {
@@ -307,14 +308,14 @@ class Stats:
                             "complete": d.complete} for d in self.heap_dumps],
             "records": {k: {"count": v.count, "bytes": v.bytes} for k, v in self.records.items()},
             "subrecords": {k: {"count": v.count, "bytes": v.bytes} for k, v in self.subrecords.items()},
-            "heaps": {name: {"instances": t.count, "shallow_bytes": t.bytes} for name, t in self.heap_totals.items()},
+            "heaps": {name: {"instances": t.count, "shallow_size": t.bytes} for name, t in self.heap_totals.items()},
             "heap": heap,
             "histogram": [self._row_dict(r) for r in rows],
         }
 
     def _row_dict(self, row: ClassRow) -> dict[str, Any]:
         out = {"class": row.name, "class_id": row.class_id, "instances": row.instances,
-               "shallow_bytes": row.shallow_bytes}
+               "shallow_size": row.shallow_bytes}
         if self.mapping is not None:  # with a mapping, what the dump calls it too
             out["obfuscated"] = row.obfuscated_name
         return out

@@ -26,28 +26,31 @@ def _task(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @_task
-def stats(path: str | os.PathLike[str], mapping: Any = None) -> dict[str, Any]:
-    """hprofkit.stats(path).to_dict(): record tallies, heap dumps and the class histogram
+def stats(path: str | os.PathLike[str], mapping: Any = None, *, heap_dump: int | None = None) -> dict[str, Any]:
+    """hprofkit.stats(path, heap_dump=...).to_dict(): record tallies, heap dumps and the class histogram
     (with a mapping: a hprofkit.Mapping or a mapping.txt path, the clear class names)."""
     from ._dump import stats as read_stats
-    return read_stats(path, mapping=mapping).to_dict()
+    return read_stats(path, heap_dump=heap_dump, mapping=mapping).to_dict()
 
 
 @_task
-def histogram(path: str | os.PathLike[str], mapping: Any = None) -> list[list[Any]]:
-    """The class histogram: [[class name, instances, shallow bytes]], heaviest first."""
+def histogram(path: str | os.PathLike[str], mapping: Any = None, *, heap_dump: int | None = None) -> list[list[Any]]:
+    """The class histogram: [[class name, instances, shallow size]], heaviest first."""
     from ._dump import stats as read_stats
-    return [[row.name, row.instances, row.shallow_bytes] for row in read_stats(path, mapping=mapping).histogram]
+    return [[row.name, row.instances, row.shallow_bytes]
+            for row in read_stats(path, heap_dump=heap_dump, mapping=mapping).histogram]
 
 
 @_task
-def leaks(path: str | os.PathLike[str], mapping: Any = None) -> list[dict[str, Any]]:
-    """heap.find_leaks() as [{fingerprint, retained_size, report}] (with a mapping, on clear names:
-    a leak keeps its fingerprint across releases)."""
+def leaks(path: str | os.PathLike[str], mapping: Any = None, *, heap_dump: int = 0,
+          semantics: str = "hprofkit") -> list[dict[str, Any]]:
+    """heap.find_leaks() as [{fingerprint, short_description, retained_size, report}] (the heap as
+    open_heap reads it: a dump, a pack or a Tailor mini; with a mapping, on clear names: a leak
+    keeps its fingerprint across releases)."""
     from ._heap import open_heap
-    with open_heap(path, mapping=mapping) as heap:
-        return [{"fingerprint": leak.fingerprint, "retained_size": leak.retained_size, "report": str(leak)}
-                for leak in heap.find_leaks()]
+    with open_heap(path, heap_dump=heap_dump, semantics=semantics, mapping=mapping) as heap:
+        return [{"fingerprint": leak.fingerprint, "short_description": leak.short_description,
+                 "retained_size": leak.retained_size, "report": str(leak)} for leak in heap.find_leaks()]
 
 
 @_task
@@ -77,7 +80,7 @@ def decode(path: str | os.PathLike[str], output: str | os.PathLike[str] | None =
 
 # ---- helpers -------------------------------------------------------------------------------------
 
-_DUMP_SUFFIXES = (".gz", ".bz2", ".hprof", ".hpk", ".mini")
+_DUMP_SUFFIXES = (".gz", ".bz2", ".hprof", ".hpk", ".mini", ".bmd")
 
 
 def output_stem(path: str | os.PathLike[str]) -> str:
