@@ -136,6 +136,8 @@ static int object_index(HeapIndex *heap, PyObject *obj, uint32_t *out)
     return 0;
 }
 
+int heap_object_index(HeapIndex *heap, PyObject *obj, uint32_t *out) { return object_index(heap, obj, out); }
+
 static PyObject *retained(HeapIndex *heap, uint32_t index, int count)
 {
     hp_reach *r = heap_reach(heap, REACH_DOMINATORS);

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import html
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Optional, Union
 
 from . import _hprof
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
@@ -24,6 +24,7 @@ from ._reach import Path, path_to_root, paths_to_root
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
+    from ._tree import Group, _VirtualRoot
     from .leaks import Leak, Report
     from .match import Matcher
 
@@ -76,6 +77,26 @@ class Heap(_hprof.Heap):
         """One search for many objects: a list of Path or None aligned with objs; a path to
         one never passes through another."""
         return paths_to_root(self, objs, exclude)
+
+    def dominator_of(self, obj: HeapObject, /) -> Union[HeapObject, _VirtualRoot, None]:
+        """obj's immediate dominator: a HeapObject; hprofkit.ROOT when no single object
+        dominates it (a GC root, or held by several roots: a child of the dominator tree's
+        virtual root); None when obj is unreachable.  heap.dominator(obj) gives None for
+        both of the last two."""
+        from ._tree import dominator_of
+        return dominator_of(self, obj)
+
+    def retained_by(self, key: Union[str, Callable[[HeapObject], Hashable]], /) -> list[Group]:
+        """The objects grouped by key, as [Group(key, objects, shallow_size, retained_size)],
+        largest retained size first.  key: "class" (HeapClass; equals cls.retained_size,
+        VisualVM's retained size by class), "package" (Java's package name of the class:
+        'java.util'; a class object counts with the class it is), "loader" (the class
+        loader object, None for the boot loader; class objects likewise), "heap" (Android's
+        heap name, "default" on HotSpot), or a callable obj -> key (called once per object,
+        a Python call each; None leaves the object out).  A group's retained_size is the
+        size of the union of its members' retained sets: no byte counted twice."""
+        from ._tree import retained_by
+        return retained_by(self, key)
 
     def find_leaks(self, exclude: Optional[Iterable[Matcher]] = None,
                    finders: Optional[Iterable[Callable[..., Any]]] = None, *,

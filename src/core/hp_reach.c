@@ -310,6 +310,7 @@ void hp_reach_free(hp_reach *r)
         hp_graph_free(&r->graph);
     if (r->dom.alloc.free_fn)
         hp_dominators_free(&r->dom);
+    hp_domtree_free(&r->children);
     r->alloc.free_fn(r->roots);
     r->alloc.free_fn(r->root_records);
     r->alloc.free_fn(r->threads);

@@ -1,0 +1,252 @@
+/* The Heap's dominator tree, navigable (core/hp_reach_tree.h): the
+ * children of an object or of the virtual root, an object's place in the
+ * tree, and group totals by the union rule.  Heap.dominator_roots and
+ * HeapObject.dominated are here; hprofkit.Heap's dominator_of and
+ * retained_by (hprofkit/_tree.py) stand on the private methods.
+ *
+ * The tree is built once, on first use, without the GIL and under the
+ * heap's lock (as the dominators it stands on); reads of a built tree hold
+ * the GIL only. */
+#include "_hprof_heap.h"
+
+#include "core/hp_reach_tree.h"
+
+#include <string.h>
+
+/* One guarded stretch of core work. */
+typedef struct {
+    HeapIndex *heap;
+    hp_reach *reach;
+    const hp_domtree *tree;
+    /* group totals: */
+    int how;                  /* GROUP_* */
+    const uint32_t *table;
+    Py_ssize_t table_len;
+    uint32_t ngroups;
+    uint64_t *objects, *shallow, *retained;
+    hp_error err;
+    hp_code rc;
+} tree_call;
+
+/* How _retained_by's table gives an object's group. */
+enum { GROUP_BY_CLASS, GROUP_BY_OBJECT, GROUP_BY_HEAP };
+static const char *const group_kinds[] = { "class", "object", "heap" };
+
+static void build_tree(void *ctx)
+{
+    tree_call *c = ctx;
+    hp_checkpoint cp = { heap_interrupted, NULL };
+    c->rc = hp_reach_tree(c->reach, &cp, &c->tree, &c->err);
+}
+
+/* Runs fn(call) without the GIL under the heap's lock and the SIGBUS guard,
+ * after the dominators; 0, or -1 with an exception set. */
+static int run(HeapIndex *heap, void (*fn)(void *ctx), tree_call *call)
+{
+    int rc;
+    call->heap = heap;
+    if (!(call->reach = heap_reach(heap, REACH_DOMINATORS)))
+        return -1;
+    heap_enter(heap);
+    rc = heap_walk(heap, fn, call, 1);
+    heap_leave(heap);
+    if (rc < 0)
+        return -1;
+    if (call->rc != HP_OK) {
+        if (!PyErr_Occurred())
+            hprof_raise(heap->st, &call->err);
+        return -1;
+    }
+    return heap_index(heap) ? 0 : -1;
+}
+
+/* The heap's dominator tree, built on first use; NULL with an exception set. */
+static const hp_domtree *heap_tree(HeapIndex *heap, hp_reach **reach)
+{
+    tree_call call;
+    memset(&call, 0, sizeof call);
+    if (run(heap, build_tree, &call) < 0)
+        return NULL;
+    *reach = call.reach;
+    return call.tree;
+}
+
+/* The n first children of `index` (HP_DOM_VIRTUAL: the virtual root's) as
+ * a list of handles; n from the keyword argument n (None: all). */
+static PyObject *children(HeapIndex *heap, uint32_t index, PyObject *args, PyObject *kwargs, const char *format)
+{
+    static char *keywords[] = { "n", NULL };
+    PyObject *limit = Py_None, *list;
+    uint32_t count, k;
+    const uint32_t *kids;
+    const hp_domtree *tree;
+    Py_ssize_t n = PY_SSIZE_T_MAX;
+    hp_reach *r;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &limit))
+        return NULL;
+    if (limit != Py_None) {
+        n = PyNumber_AsSsize_t(limit, PyExc_OverflowError);
+        if (n == -1 && PyErr_Occurred())
+            return NULL;
+        if (n < 0) {
+            PyErr_SetString(PyExc_ValueError, "n must be >= 0 (or None for all)");
+            return NULL;
+        }
+    }
+    if (!(tree = heap_tree(heap, &r)))
+        return NULL;
+    kids = hp_domtree_children(tree, index, &count);
+    if ((Py_ssize_t)count > n)
+        count = (uint32_t)n;
+    if (!(list = PyList_New(count)))
+        return NULL;
+    for (k = 0; k < count; k++) {
+        PyObject *item = heap_handle(heap, kids[k]);
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, k, item);
+    }
+    return list;
+}
+
+PyObject *tree_dominator_roots(HeapIndex *heap, PyObject *args, PyObject *kwargs)
+{
+    return children(heap, HP_DOM_VIRTUAL, args, kwargs, "|O:dominator_roots");
+}
+
+PyObject *tree_dominated(HeapHandle *o, PyObject *args, PyObject *kwargs)
+{
+    return children(o->heap, o->index, args, kwargs, "|O:dominated");
+}
+
+/* heap._tree_parent(obj): obj's immediate dominator, True when only the
+ * virtual root dominates it, False when it is unreachable. */
+PyObject *tree_parent(HeapIndex *heap, PyObject *obj)
+{
+    uint32_t index, parent;
+    hp_reach *r;
+    if (heap_object_index(heap, obj, &index) < 0 || !(r = heap_reach(heap, REACH_DOMINATORS)))
+        return NULL;
+    parent = hp_reach_tree_parent(r, index);
+    if (parent == HP_DOM_VIRTUAL)
+        Py_RETURN_TRUE;
+    if (parent == HP_NONE)
+        Py_RETURN_FALSE;
+    return heap_handle(heap, parent);
+}
+
+/* ---- group totals ---- */
+
+static uint32_t group_of(void *ctx, uint32_t v)
+{
+    const tree_call *c = ctx;
+    const hp_heap *h = c->heap->index;
+    hp_object o;
+    uint32_t nc;
+    switch (c->how) {
+    case GROUP_BY_OBJECT:
+        return c->table[v];
+    case GROUP_BY_HEAP:
+        hp_heap_object(h, v, &o);
+        return c->table[o.heap >= 0 && o.heap < 256 ? o.heap : 256];
+    default:
+        nc = hp_heap_class_count(h);
+        if (hp_heap_object_kind(h, v) == HP_KIND_CLASS) {
+            hp_heap_object(h, v, &o);
+            return o.self_ord == HP_NONE ? HP_NONE : c->table[nc + o.self_ord];
+        }
+        o.class_ord = hp_heap_object_class(h, v);
+        return o.class_ord == HP_NONE ? HP_NONE : c->table[o.class_ord];
+    }
+}
+
+static void group_totals(void *ctx)
+{
+    tree_call *c = ctx;
+    hp_checkpoint cp = { heap_interrupted, NULL };
+    c->rc = hp_reach_group_totals(c->reach, c->ngroups, group_of, c, c->objects, c->shallow, c->retained, &cp,
+                                  &c->err);
+}
+
+/* The number of table entries mode `how` needs. */
+static Py_ssize_t table_entries(const hp_heap *h, int how)
+{
+    switch (how) {
+    case GROUP_BY_OBJECT: return (Py_ssize_t)hp_heap_object_count(h);
+    case GROUP_BY_HEAP: return 257;
+    default: return 2 * (Py_ssize_t)hp_heap_class_count(h);
+    }
+}
+
+/* heap._retained_by(how, table, ngroups): (objects, shallow sizes, retained
+ * sizes) of groups 0..ngroups-1, each as ngroups native uint64 in bytes.
+ * `table` (a buffer of native uint32, HP_NONE for no group) gives the
+ * group of an object: how "class": entries [0, C) by the class ordinal of
+ * instances and arrays, [C, 2C) by the ordinal of the class a class object
+ * is; "object": one per object, by index; "heap": one per Android heap
+ * number (0..255), then one for objects without a heap. */
+PyObject *tree_retained_by(HeapIndex *heap, PyObject *args)
+{
+    PyObject *how_name, *table, *out = NULL, *parts[3] = { NULL, NULL, NULL };
+    unsigned int ngroups;
+    Py_buffer view;
+    tree_call call;
+    const hp_heap *h;
+    int k;
+    if (!PyArg_ParseTuple(args, "UOI:_retained_by", &how_name, &table, &ngroups))
+        return NULL;
+    memset(&call, 0, sizeof call);
+    call.how = -1;
+    for (k = 0; k < 3; k++)
+        if (PyUnicode_CompareWithASCIIString(how_name, group_kinds[k]) == 0)
+            call.how = k;
+    if (call.how < 0) {
+        PyErr_SetString(PyExc_ValueError, "how must be 'class', 'object' or 'heap'");
+        return NULL;
+    }
+    if (!(h = heap_index(heap)) || PyObject_GetBuffer(table, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (view.len != table_entries(h, call.how) * 4) {
+        PyErr_Format(PyExc_ValueError, "a %s table holds %zd uint32 entries, not %zd bytes", group_kinds[call.how],
+                     table_entries(h, call.how), view.len);
+        goto done;
+    }
+    for (k = 0; k < 3; k++)
+        if (!(parts[k] = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)ngroups * 8)))
+            goto done;
+    call.table = view.buf;
+    call.ngroups = ngroups;
+    call.objects = (uint64_t *)PyBytes_AS_STRING(parts[0]);
+    call.shallow = (uint64_t *)PyBytes_AS_STRING(parts[1]);
+    call.retained = (uint64_t *)PyBytes_AS_STRING(parts[2]);
+    if (run(heap, group_totals, &call) < 0)
+        goto done;
+    out = PyTuple_Pack(3, parts[0], parts[1], parts[2]);
+done:
+    for (k = 0; k < 3; k++)
+        Py_XDECREF(parts[k]);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* heap._heap_names(): the names of Android heaps 0..255 (None where the
+ * dump names none), the keys of retained_by("heap"). */
+PyObject *tree_heap_names(HeapIndex *heap, PyObject *unused)
+{
+    PyObject *list;
+    int k;
+    (void)unused;
+    if (!heap_index(heap) || !(list = PyList_New(256)))
+        return NULL;
+    for (k = 0; k < 256; k++) {
+        PyObject *name = heap_android_name(heap, k);
+        if (!name) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, k, name);
+    }
+    return list;
+}

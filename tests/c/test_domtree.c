@@ -1,0 +1,609 @@
+/* The dominator tree made navigable (hp_domtree.h, hp_reach_tree.h):
+ * children rows, the walk and the union rule on random trees against
+ * naive computations written here (ancestor chains walked one by one), a
+ * 10 M-deep chain (nothing may recurse), hp_reach_tree and group totals on
+ * dumps shaped as random graphs in both semantics, and errors, aborts and
+ * every allocation failing in turn. */
+#include "countalloc.h"
+#include "reachkit.h"
+
+#include "hp_domtree.h"
+#include "hp_heap.h"
+#include "hp_reach_tree.h"
+
+#include <time.h>
+
+#ifndef TEST_DEEP
+#define TEST_DEEP 10000000
+#endif
+
+static const hp_alloc counting = { countalloc_malloc, countalloc_realloc, countalloc_free };
+
+/* ---- random trees ---- */
+
+/* A random forest under the virtual root: vertices in a random order, each
+ * hanging from one placed before it, from the virtual root, or from
+ * nothing (unreachable, with its would-be subtree).  Sizes random, some 0;
+ * retained[v] the sum over v's subtree, by walking every ancestor chain. */
+typedef struct tree {
+    uint32_t n;
+    uint32_t *idom;
+    uint64_t *size, *retained;
+} tree;
+
+static void tree_random(tree *t, uint32_t n, uint32_t *seed)
+{
+    uint32_t *order = xmalloc((size_t)n * 4), k, v;
+    t->n = n;
+    t->idom = xmalloc((size_t)n * 4);
+    t->size = xmalloc((size_t)n * 8);
+    t->retained = xmalloc((size_t)n * 8);
+    for (k = 0; k < n; k++)
+        order[k] = k;
+    for (k = n; k > 1; k--) {
+        uint32_t j = xorshift(seed) % k, x = order[k - 1];
+        order[k - 1] = order[j];
+        order[j] = x;
+    }
+    for (k = 0; k < n; k++) {
+        uint32_t r = xorshift(seed);
+        v = order[k];
+        t->size[v] = r % 5 == 0 ? 0 : r % 97;
+        if (k == 0 || r % 11 == 0)
+            t->idom[v] = HP_DOM_VIRTUAL;
+        else if (r % 13 == 0)
+            t->idom[v] = HP_NONE;
+        else /* mostly near the end: deep chains as well as wide rows */
+            t->idom[v] = order[r % 3 == 0 ? xorshift(seed) % k : k - 1 - xorshift(seed) % (k < 4 ? k : 4)];
+    }
+    /* An unreachable vertex's descendants are unreachable too. */
+    for (v = 0; v < n; v++) {
+        uint32_t a = t->idom[v];
+        while (a != HP_DOM_VIRTUAL && a != HP_NONE)
+            a = t->idom[a];
+        if (a == HP_NONE)
+            t->idom[v] = HP_NONE;
+        t->retained[v] = 0;
+    }
+    for (v = 0; v < n; v++) {
+        uint32_t a = v;
+        if (t->idom[v] == HP_NONE)
+            continue;
+        for (; a != HP_DOM_VIRTUAL; a = t->idom[a])
+            t->retained[a] += t->size[v];
+    }
+    free(order);
+}
+
+static void tree_free(tree *t)
+{
+    free(t->idom);
+    free(t->size);
+    free(t->retained);
+}
+
+/* Whether d is v or one of v's dominators. */
+static int dominates(const tree *t, uint32_t d, uint32_t v)
+{
+    for (; v != HP_DOM_VIRTUAL && v != HP_NONE; v = t->idom[v])
+        if (v == d)
+            return 1;
+    return 0;
+}
+
+/* Each in-tree vertex once, in its idom's row, rows ordered. */
+static void check_rows(const tree *t, const hp_domtree *d, int ordered)
+{
+    uint32_t *seen = calloc(t->n ? t->n : 1, 4), v, k, count, total = 0;
+    for (v = 0; v <= t->n; v++) {
+        uint32_t row = v == t->n ? HP_DOM_VIRTUAL : v;
+        const uint32_t *kids = hp_domtree_children(d, row, &count);
+        total += count;
+        for (k = 0; k < count; k++) {
+            CHECK(kids[k] < t->n && t->idom[kids[k]] == row);
+            seen[kids[k]]++;
+            if (k > 0 && ordered)
+                CHECK(t->retained[kids[k - 1]] > t->retained[kids[k]] ||
+                      (t->retained[kids[k - 1]] == t->retained[kids[k]] && kids[k - 1] < kids[k]));
+            if (k > 0 && !ordered)
+                CHECK(kids[k - 1] < kids[k]);
+        }
+    }
+    for (v = 0; v < t->n; v++)
+        CHECK_EQ_U64(seen[v], t->idom[v] != HP_NONE);
+    (void)total;
+    free(seen);
+}
+
+/* The walk: every in-tree vertex entered once after its dominator and
+ * before its descendants, left after them. */
+typedef struct walk_log {
+    const tree *t;
+    uint8_t *state; /* 0 not yet, 1 entered, 2 left */
+    uint32_t entered, bad;
+} walk_log;
+
+static void log_enter(void *ctx, uint32_t v)
+{
+    walk_log *w = ctx;
+    uint32_t p = w->t->idom[v];
+    if (w->state[v] != 0 || (p != HP_DOM_VIRTUAL && w->state[p] != 1))
+        w->bad++;
+    w->state[v] = 1;
+    w->entered++;
+}
+
+static void log_leave(void *ctx, uint32_t v)
+{
+    walk_log *w = ctx;
+    uint32_t p = w->t->idom[v];
+    if (w->state[v] != 1 || (p != HP_DOM_VIRTUAL && w->state[p] != 1))
+        w->bad++;
+    w->state[v] = 2;
+}
+
+static void check_walk(const tree *t, const hp_domtree *d)
+{
+    walk_log w = { t, calloc(t->n ? t->n : 1, 1), 0, 0 };
+    hp_domtree_visitor vis = { log_enter, log_leave, &w };
+    hp_error err;
+    uint32_t v, reachable = 0;
+    CHECK_EQ_U64(hp_domtree_walk(d, &vis, NULL, &err), HP_OK);
+    for (v = 0; v < t->n; v++) {
+        reachable += t->idom[v] != HP_NONE;
+        CHECK_EQ_U64(w.state[v], t->idom[v] == HP_NONE ? 0 : 2);
+    }
+    CHECK_EQ_U64(w.entered, reachable);
+    CHECK_EQ_U64(w.bad, 0);
+    free(w.state);
+}
+
+/* Random groups; the tops found against the naive test (no other member
+ * of the group among the dominators), and their retained sum against the
+ * size of the union of the members' subtrees. */
+typedef struct groups {
+    uint32_t *of;        /* per vertex: group or HP_NONE */
+    uint32_t ngroups;
+    uint8_t *top;        /* per vertex: reported as a top */
+    uint64_t *sum;       /* per group: retained of its tops */
+    uint32_t calls;
+    const uint64_t *retained;
+} groups;
+
+static uint32_t groups_of(void *ctx, uint32_t v) { return ((groups *)ctx)->of[v]; }
+
+static void groups_top(void *ctx, uint32_t v, uint32_t g)
+{
+    groups *gs = ctx;
+    gs->calls++;
+    gs->top[v]++;
+    gs->sum[g] += gs->retained[v];
+}
+
+static void check_group_tops(const tree *t, const hp_domtree *d, uint32_t *seed)
+{
+    groups gs;
+    hp_error err;
+    uint32_t v, u, g;
+    uint64_t *union_size;
+    gs.ngroups = 1 + xorshift(seed) % 7;
+    gs.of = xmalloc((size_t)t->n * 4 + 4);
+    gs.top = calloc(t->n + 1, 1);
+    gs.sum = calloc(gs.ngroups, 8);
+    union_size = calloc(gs.ngroups, 8);
+    gs.calls = 0;
+    gs.retained = t->retained;
+    for (v = 0; v < t->n; v++)
+        gs.of[v] = xorshift(seed) % 4 == 0 ? HP_NONE : xorshift(seed) % gs.ngroups;
+    CHECK_EQ_U64(hp_domtree_group_tops(d, gs.ngroups, groups_of, groups_top, &gs, NULL, &err), HP_OK);
+    for (v = 0; v < t->n; v++) {
+        int expect = t->idom[v] != HP_NONE && gs.of[v] != HP_NONE;
+        for (u = t->idom[v]; expect && u != HP_DOM_VIRTUAL; u = t->idom[u])
+            if (gs.of[u] == gs.of[v])
+                expect = 0;
+        CHECK_EQ_U64(gs.top[v], expect);
+    }
+    /* The union of the members' retained sets, vertex by vertex. */
+    for (u = 0; u < t->n; u++)
+        for (g = 0; g < gs.ngroups; g++) {
+            int in = 0;
+            for (v = 0; v < t->n && !in; v++)
+                in = gs.of[v] == g && t->idom[u] != HP_NONE && dominates(t, v, u);
+            if (in)
+                union_size[g] += t->size[u];
+        }
+    for (g = 0; g < gs.ngroups; g++)
+        CHECK_EQ_U64(gs.sum[g], union_size[g]);
+    free(gs.of);
+    free(gs.top);
+    free(gs.sum);
+    free(union_size);
+}
+
+static void test_random_trees(void)
+{
+    uint32_t seed = 777, round;
+    for (round = 0; round < 400; round++) {
+        tree t;
+        hp_domtree d;
+        hp_error err;
+        tree_random(&t, 1 + xorshift(&seed) % (round < 300 ? 40 : 300), &seed);
+        CHECK_EQ_U64(hp_domtree_build(&d, t.idom, t.n, t.retained, &counting, NULL, &err), HP_OK);
+        check_rows(&t, &d, 1);
+        check_walk(&t, &d);
+        check_group_tops(&t, &d, &seed);
+        hp_domtree_free(&d);
+        hp_domtree_free(&d); /* twice: harmless */
+        CHECK_EQ_U64(hp_domtree_build(&d, t.idom, t.n, NULL, &counting, NULL, &err), HP_OK);
+        check_rows(&t, &d, 0);
+        hp_domtree_free(&d);
+        CHECK_EQ_U64(countalloc_live, 0);
+        tree_free(&t);
+    }
+}
+
+/* ---- hostile shapes ---- */
+
+typedef struct deep {
+    uint32_t tops, last_top, depth, max_depth;
+} deep;
+
+static uint32_t one_group(void *ctx, uint32_t v)
+{
+    (void)ctx;
+    return v % 1000 == 500 ? 1 : 0; /* every thousandth vertex in a group of its own kind */
+}
+
+static void deep_top(void *ctx, uint32_t v, uint32_t g)
+{
+    deep *dp = ctx;
+    dp->tops++;
+    if (g == 1)
+        dp->last_top = v;
+}
+
+static void deep_enter(void *ctx, uint32_t v)
+{
+    deep *dp = ctx;
+    (void)v;
+    if (++dp->depth > dp->max_depth)
+        dp->max_depth = dp->depth;
+}
+
+static void deep_leave(void *ctx, uint32_t v)
+{
+    (void)v;
+    ((deep *)ctx)->depth--;
+}
+
+/* A chain of TEST_DEEP vertices (a long linked list), and a star of a
+ * tenth as many: the walk goes as deep as the chain with no recursion, and
+ * the union rule finds one top per group on the chain, every leaf on the
+ * star, whose one row is sorted. */
+static void test_hostile(void)
+{
+    uint32_t n = TEST_DEEP, v, count;
+    uint32_t *idom = xmalloc((size_t)n * 4);
+    uint64_t *keys = xmalloc((size_t)n * 8);
+    hp_domtree d;
+    hp_domtree_visitor vis;
+    deep dp;
+    hp_error err;
+    for (v = 0; v < n; v++) {
+        idom[v] = v == 0 ? HP_DOM_VIRTUAL : v - 1;
+        keys[v] = n - v;
+    }
+    CHECK_EQ_U64(hp_domtree_build(&d, idom, n, keys, NULL, NULL, &err), HP_OK);
+    memset(&dp, 0, sizeof dp);
+    vis.enter = deep_enter;
+    vis.leave = deep_leave;
+    vis.ctx = &dp;
+    CHECK_EQ_U64(hp_domtree_walk(&d, &vis, NULL, &err), HP_OK);
+    CHECK_EQ_U64(dp.max_depth, n);
+    CHECK_EQ_U64(dp.depth, 0);
+    CHECK_EQ_U64(hp_domtree_group_tops(&d, 2, one_group, deep_top, &dp, NULL, &err), HP_OK);
+    CHECK_EQ_U64(dp.tops, 2);
+    CHECK_EQ_U64(dp.last_top, 500);
+    hp_domtree_free(&d);
+    /* The star: the virtual root holds everything; the row is sorted. */
+    n /= 10;
+    for (v = 0; v < n; v++) {
+        idom[v] = HP_DOM_VIRTUAL;
+        keys[v] = (uint64_t)(v * 2654435761u) % 1000;
+    }
+    CHECK_EQ_U64(hp_domtree_build(&d, idom, n, keys, NULL, NULL, &err), HP_OK);
+    {
+        const uint32_t *kids = hp_domtree_children(&d, HP_DOM_VIRTUAL, &count);
+        CHECK_EQ_U64(count, n);
+        for (v = 1; v < count; v++)
+            if (keys[kids[v - 1]] < keys[kids[v]] || (keys[kids[v - 1]] == keys[kids[v]] && kids[v - 1] > kids[v])) {
+                CHECK(0);
+                break;
+            }
+    }
+    memset(&dp, 0, sizeof dp);
+    CHECK_EQ_U64(hp_domtree_group_tops(&d, 2, one_group, deep_top, &dp, NULL, &err), HP_OK);
+    CHECK_EQ_U64(dp.tops, n);
+    hp_domtree_free(&d);
+    free(idom);
+    free(keys);
+}
+
+/* ---- errors, aborts, allocation failures ---- */
+
+typedef struct stopper {
+    uint32_t calls, stop_at;
+} stopper;
+
+static int stop_at(void *ctx)
+{
+    stopper *s = ctx;
+    return ++s->calls >= s->stop_at;
+}
+
+static uint32_t bad_group(void *ctx, uint32_t v)
+{
+    (void)ctx;
+    return v == 7 ? 5 : 0;
+}
+
+static void no_top(void *ctx, uint32_t v, uint32_t g)
+{
+    (void)ctx;
+    (void)v;
+    (void)g;
+}
+
+/* Builds a tree of n and runs everything over it; the first failure. */
+static hp_code run_everything(uint32_t n, const hp_checkpoint *cp)
+{
+    uint32_t *idom = xmalloc((size_t)n * 4), v;
+    uint64_t *keys = xmalloc((size_t)n * 8);
+    hp_domtree d;
+    hp_domtree_visitor vis = { NULL, NULL, NULL };
+    hp_error err;
+    hp_code rc;
+    for (v = 0; v < n; v++) {
+        idom[v] = v < 3 ? HP_DOM_VIRTUAL : v % 3 ? v - 1 : v / 2; /* deep and wide */
+        keys[v] = v % 17;
+    }
+    rc = hp_domtree_build(&d, idom, n, keys, &counting, cp, &err);
+    if (rc == HP_OK)
+        rc = hp_domtree_walk(&d, &vis, cp, &err);
+    if (rc == HP_OK)
+        rc = hp_domtree_group_tops(&d, 2, one_group, no_top, NULL, cp, &err);
+    hp_domtree_free(&d);
+    free(idom);
+    free(keys);
+    return rc;
+}
+
+static void test_errors(void)
+{
+    uint32_t idom[4] = { HP_DOM_VIRTUAL, 0, 9, 1 }, k, aborts = 0, failures = 0;
+    hp_domtree d;
+    hp_error err;
+    hp_code rc;
+    CHECK_EQ_U64(hp_domtree_build(&d, idom, 4, NULL, &counting, NULL, &err), HP_E_USAGE);
+    CHECK_EQ_U64(err.offset, 2);
+    CHECK_EQ_U64(countalloc_live, 0);
+    hp_domtree_free(&d);
+    idom[2] = 1;
+    CHECK_EQ_U64(hp_domtree_build(&d, idom, 4, NULL, &counting, NULL, &err), HP_OK);
+    CHECK_EQ_U64(hp_domtree_group_tops(&d, 5, bad_group, no_top, NULL, NULL, &err), HP_OK);
+    hp_domtree_free(&d);
+    {   /* a group out of range: vertex 7 */
+        uint32_t chain[10];
+        for (k = 0; k < 10; k++)
+            chain[k] = k == 0 ? HP_DOM_VIRTUAL : k - 1;
+        CHECK_EQ_U64(hp_domtree_build(&d, chain, 10, NULL, &counting, NULL, &err), HP_OK);
+        CHECK_EQ_U64(hp_domtree_group_tops(&d, 6, bad_group, no_top, NULL, NULL, &err), HP_OK);
+        CHECK_EQ_U64(hp_domtree_group_tops(&d, 5, bad_group, no_top, NULL, NULL, &err), HP_E_USAGE);
+        CHECK_EQ_U64(err.offset, 7);
+        hp_domtree_free(&d);
+    }
+    /* An empty tree. */
+    CHECK_EQ_U64(hp_domtree_build(&d, NULL, 0, NULL, &counting, NULL, &err), HP_OK);
+    CHECK_EQ_U64(hp_domtree_walk(&d, &(hp_domtree_visitor){ NULL, NULL, NULL }, NULL, &err), HP_OK);
+    hp_domtree_free(&d);
+    CHECK_EQ_U64(countalloc_live, 0);
+    /* Stop at the k-th checkpoint, for every k until none is left. */
+    for (k = 1;; k++) {
+        stopper st = { 0, k };
+        hp_checkpoint cp = { stop_at, &st };
+        rc = run_everything(3000000, &cp);
+        CHECK_EQ_U64(countalloc_live, 0);
+        if (rc != HP_E_ABORTED)
+            break;
+        aborts++;
+    }
+    CHECK_EQ_U64(rc, HP_OK);
+    CHECK(aborts >= 3);
+    /* Fail the k-th allocation, for every k until none is left. */
+    for (countalloc_fail_call = 0;; countalloc_fail_call++) {
+        countalloc_calls = 0;
+        rc = run_everything(50000, NULL);
+        CHECK_EQ_U64(countalloc_live, 0);
+        if (rc != HP_E_NOMEM)
+            break;
+        failures++;
+    }
+    countalloc_fail_call = (size_t)-1;
+    CHECK_EQ_U64(rc, HP_OK);
+    CHECK(failures >= 4);
+    printf("  stopped at %u checkpoints, %u allocation failures, all freed\n", aborts, failures);
+}
+
+/* ---- hp_reach_tree over dumps ---- */
+
+#define MAXN 24
+
+typedef struct spec {
+    int next[MAXN], other[MAXN], items[6];
+    rk_root roots[6];
+    rk_graph g;
+} spec;
+
+static void random_spec(spec *s, uint32_t *seed)
+{
+    int k, n = 1 + (int)(xorshift(seed) % (MAXN - 1));
+    memset(s, 0, sizeof *s);
+    for (k = 0; k < n; k++) {
+        uint32_t r = xorshift(seed);
+        s->next[k] = r % 7 == 0 ? RK_NULL : (int)((k + 1 + r % 3) % (uint32_t)n);
+        r = xorshift(seed);
+        s->other[k] = r % 3 == 0 ? RK_NULL : r % 17 == 0 ? RK_MISSING : (int)(r % (uint32_t)n);
+    }
+    for (k = 0; k < 6; k++)
+        s->items[k] = xorshift(seed) % 3 == 0 ? RK_NULL : (int)(xorshift(seed) % (uint32_t)n);
+    s->g.nroots = 1 + (int)(xorshift(seed) % 5);
+    for (k = 0; k < s->g.nroots; k++) {
+        uint32_t r = xorshift(seed);
+        s->roots[k].kind = HP_SUB_ROOT_JNI_GLOBAL;
+        s->roots[k].node = r % 7 == 0 ? RK_ROOT_ARRAY : r % 9 == 0 ? RK_ROOT_WEAK : (int)(r % (uint32_t)n);
+    }
+    s->g.n = n;
+    s->g.next = s->next;
+    s->g.other = s->other;
+    s->g.referent = (int)(xorshift(seed) % (uint32_t)n);
+    s->g.items = s->items;
+    s->g.nitems = 6;
+    s->g.roots = s->roots;
+}
+
+typedef struct heap_groups {
+    const hp_heap *h;
+    uint32_t *of;
+} heap_groups;
+
+static uint32_t heap_group_of(void *ctx, uint32_t v) { return ((heap_groups *)ctx)->of[v]; }
+
+/* Whether d dominates v in r's tree (d == v counts). */
+static int reach_dominates(const hp_reach *r, uint32_t d, uint32_t v)
+{
+    for (; v != HP_DOM_VIRTUAL && v != HP_NONE; v = hp_reach_tree_parent(r, v))
+        if (v == d)
+            return 1;
+    return 0;
+}
+
+static void check_reach_tree(const hp_heap *h, hp_reach *r, int semantics, uint32_t *seed)
+{
+    uint32_t n = hp_heap_object_count(h), v, u, g, count, k, ngroups = 1 + xorshift(seed) % 4;
+    const hp_domtree *tree;
+    heap_groups hg = { h, xmalloc((size_t)n * 4 + 4) };
+    uint64_t objects[4], shallow[4], retained[4], want_objects[4] = { 0 }, want_shallow[4] = { 0 },
+             want_retained[4] = { 0 };
+    hp_error err;
+    CHECK_EQ_U64(hp_reach_tree(r, NULL, &tree, &err), HP_OK);
+    for (v = 0; v <= n; v++) {
+        uint32_t row = v == n ? HP_DOM_VIRTUAL : v;
+        const uint32_t *kids = hp_domtree_children(tree, row, &count);
+        for (k = 0; k < count; k++) {
+            CHECK_EQ_U64(hp_reach_tree_parent(r, kids[k]), row);
+            if (k > 0)
+                CHECK(hp_reach_retained(r, kids[k - 1]) >= hp_reach_retained(r, kids[k]));
+        }
+    }
+    for (v = 0; v < n; v++) {
+        uint32_t x = xorshift(seed);
+        hg.of[v] = x % 5 == 0 ? HP_NONE : x % ngroups;
+        /* A shadow member now and then: it hides, counts for nothing. */
+        if (x % 7 == 0 && hg.of[v] != HP_NONE)
+            hg.of[v] |= HP_GROUP_SHADOW;
+    }
+    CHECK_EQ_U64(hp_reach_group_totals(r, ngroups, heap_group_of, &hg, objects, shallow, retained, NULL, &err),
+                 HP_OK);
+    for (v = 0; v < n; v++) {
+        int top;
+        int64_t size;
+        if (hg.of[v] == HP_NONE || (hg.of[v] & HP_GROUP_SHADOW))
+            continue;
+        g = hg.of[v];
+        want_objects[g]++;
+        want_shallow[g] += hp_heap_shallow_size(h, v);
+        top = hp_reach_tree_parent(r, v) != HP_NONE;
+        for (u = 0; u < n && top; u++)
+            if (u != v && hg.of[u] != HP_NONE && (hg.of[u] & ~HP_GROUP_SHADOW) == g && reach_dominates(r, u, v))
+                top = 0;
+        size = hp_reach_retained(r, v);
+        if (top && size > 0)
+            want_retained[g] += (uint64_t)size;
+    }
+    for (g = 0; g < ngroups; g++) {
+        CHECK_EQ_U64(objects[g], want_objects[g]);
+        CHECK_EQ_U64(shallow[g], want_shallow[g]);
+        CHECK_EQ_U64(retained[g], want_retained[g]);
+    }
+    /* Under hprofkit, retained sizes are subtree sums: without shadows the
+     * group's retained size is the size of the union of the subtrees. */
+    if (semantics == HP_REACH_HPROFKIT) {
+        for (v = 0; v < n; v++)
+            if (hg.of[v] != HP_NONE)
+                hg.of[v] &= ~HP_GROUP_SHADOW;
+        CHECK_EQ_U64(hp_reach_group_totals(r, ngroups, heap_group_of, &hg, objects, shallow, retained, NULL, &err),
+                     HP_OK);
+        for (g = 0; g < ngroups; g++) {
+            uint64_t union_size = 0;
+            for (u = 0; u < n; u++) {
+                int in = 0;
+                for (v = 0; v < n && !in; v++)
+                    in = hg.of[v] == g && hp_reach_tree_parent(r, u) != HP_NONE && reach_dominates(r, v, u);
+                if (in)
+                    union_size += hp_heap_shallow_size(h, u);
+            }
+            CHECK_EQ_U64(retained[g], union_size);
+        }
+    }
+    free(hg.of);
+}
+
+static void test_reach_tree(void)
+{
+    uint32_t seed = 4242, round;
+    int semantics;
+    for (round = 0; round < 200; round++)
+        for (semantics = HP_REACH_HPROFKIT; semantics <= HP_REACH_VISUALVM; semantics++) {
+            spec s;
+            bb dump;
+            hp_heap_options opt;
+            hp_heap *h;
+            hp_reach *r;
+            const hp_domtree *tree;
+            hp_error err;
+            random_spec(&s, &seed);
+            rk_dump(&dump, &s.g);
+            memset(&opt, 0, sizeof opt);
+            CHECK_EQ_U64(hp_heap_build(dump.d, dump.len, &opt, &h, &err), HP_OK);
+            CHECK_EQ_U64(hp_reach_build(h, semantics, &counting, NULL, &r, &err), HP_OK);
+            /* Before the dominators: refused. */
+            CHECK_EQ_U64(hp_reach_tree(r, NULL, &tree, &err), HP_E_USAGE);
+            CHECK(tree == NULL);
+            CHECK_EQ_U64(hp_reach_dominators(r, 1, NULL, &err), HP_OK);
+            check_reach_tree(h, r, semantics, &seed);
+            hp_reach_free(r);
+            CHECK_EQ_U64(countalloc_live, 0);
+            hp_heap_free(h);
+            free(dump.d);
+        }
+}
+
+static double seconds(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
+static void run(const char *name, void (*test)(void))
+{
+    double t0 = seconds();
+    test();
+    printf("  %s: %.1f s\n", name, seconds() - t0);
+    fflush(stdout);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    run("random trees", test_random_trees);
+    run("hostile shapes", test_hostile);
+    run("errors, aborts and failures", test_errors);
+    run("hp_reach_tree on dumps", test_reach_tree);
+    return check_report("test_domtree");
+}
