@@ -21,7 +21,8 @@ typedef struct {
     /* group totals: */
     int how;                  /* GROUP_* */
     const uint32_t *table;
-    Py_ssize_t table_len;
+    const uint32_t *group;    /* one per object: the table, or filled */
+    uint32_t *filled;
     uint32_t ngroups;
     uint64_t *objects, *shallow, *retained;
     hp_error err;
@@ -139,26 +140,24 @@ PyObject *tree_parent(HeapIndex *heap, PyObject *obj)
 
 /* ---- group totals ---- */
 
-static uint32_t group_of(void *ctx, uint32_t v)
+/* Fills c->filled (one per object) from the table of mode c->how. */
+static void fill_groups(tree_call *c)
 {
-    const tree_call *c = ctx;
     const hp_heap *h = c->heap->index;
-    hp_object o;
-    uint32_t nc;
-    switch (c->how) {
-    case GROUP_BY_OBJECT:
-        return c->table[v];
-    case GROUP_BY_HEAP:
-        hp_heap_object(h, v, &o);
-        return c->table[o.heap >= 0 && o.heap < 256 ? o.heap : 256];
-    default:
-        nc = hp_heap_class_count(h);
-        if (hp_heap_object_kind(h, v) == HP_KIND_CLASS) {
+    uint32_t n = hp_heap_object_count(h), nc = hp_heap_class_count(h), v;
+    for (v = 0; v < n; v++) {
+        hp_object o;
+        uint32_t cls;
+        if (c->how == GROUP_BY_HEAP) {
             hp_heap_object(h, v, &o);
-            return o.self_ord == HP_NONE ? HP_NONE : c->table[nc + o.self_ord];
+            c->filled[v] = c->table[o.heap >= 0 && o.heap < 256 ? o.heap : 256];
+        } else if (hp_heap_object_kind(h, v) == HP_KIND_CLASS) {
+            hp_heap_object(h, v, &o);
+            c->filled[v] = o.self_ord == HP_NONE ? HP_NONE : c->table[nc + o.self_ord];
+        } else {
+            cls = hp_heap_object_class(h, v);
+            c->filled[v] = cls == HP_NONE ? HP_NONE : c->table[cls];
         }
-        o.class_ord = hp_heap_object_class(h, v);
-        return o.class_ord == HP_NONE ? HP_NONE : c->table[o.class_ord];
     }
 }
 
@@ -166,7 +165,9 @@ static void group_totals(void *ctx)
 {
     tree_call *c = ctx;
     hp_checkpoint cp = { heap_interrupted, NULL };
-    c->rc = hp_reach_group_totals(c->reach, c->ngroups, group_of, c, c->objects, c->shallow, c->retained, &cp,
+    if (c->filled)
+        fill_groups(c);
+    c->rc = hp_reach_group_totals(c->reach, c->group, c->ngroups, c->objects, c->shallow, c->retained, &cp,
                                   &c->err);
 }
 
@@ -182,11 +183,13 @@ static Py_ssize_t table_entries(const hp_heap *h, int how)
 
 /* heap._retained_by(how, table, ngroups): (objects, shallow sizes, retained
  * sizes) of groups 0..ngroups-1, each as ngroups native uint64 in bytes.
- * `table` (a buffer of native uint32, HP_NONE for no group) gives the
- * group of an object: how "class": entries [0, C) by the class ordinal of
- * instances and arrays, [C, 2C) by the ordinal of the class a class object
- * is; "object": one per object, by index; "heap": one per Android heap
- * number (0..255), then one for objects without a heap. */
+ * `table` (a buffer of native uint32: a group, HP_NONE for none, or'ed
+ * with HP_GROUP_SHADOW for a member that only hides what it dominates)
+ * gives the group of an object: how "class": entries [0, C) by the class
+ * ordinal of instances and arrays, [C, 2C) by the ordinal of the class a
+ * class object is; "object": one per object, by index; "heap": one per
+ * Android heap number (0..255), then one for objects without a heap.
+ * Memory: 4 B an object while it runs (but for "object"). */
 PyObject *tree_retained_by(HeapIndex *heap, PyObject *args)
 {
     PyObject *how_name, *table, *out = NULL, *parts[3] = { NULL, NULL, NULL };
@@ -206,6 +209,10 @@ PyObject *tree_retained_by(HeapIndex *heap, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "how must be 'class', 'object' or 'heap'");
         return NULL;
     }
+    if (ngroups >= HP_GROUP_SHADOW) {
+        PyErr_SetString(PyExc_ValueError, "too many groups");
+        return NULL;
+    }
     if (!(h = heap_index(heap)) || PyObject_GetBuffer(table, &view, PyBUF_SIMPLE) < 0)
         return NULL;
     if (view.len != table_entries(h, call.how) * 4) {
@@ -216,14 +223,21 @@ PyObject *tree_retained_by(HeapIndex *heap, PyObject *args)
     for (k = 0; k < 3; k++)
         if (!(parts[k] = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)ngroups * 8)))
             goto done;
-    call.table = view.buf;
+    call.table = call.group = view.buf;
+    if (call.how != GROUP_BY_OBJECT) {
+        if (!(call.filled = PyMem_RawMalloc(((size_t)hp_heap_object_count(h) + 1) * 4))) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        call.group = call.filled;
+    }
     call.ngroups = ngroups;
     call.objects = (uint64_t *)PyBytes_AS_STRING(parts[0]);
     call.shallow = (uint64_t *)PyBytes_AS_STRING(parts[1]);
     call.retained = (uint64_t *)PyBytes_AS_STRING(parts[2]);
-    if (run(heap, group_totals, &call) < 0)
-        goto done;
-    out = PyTuple_Pack(3, parts[0], parts[1], parts[2]);
+    if (run(heap, group_totals, &call) == 0)
+        out = PyTuple_Pack(3, parts[0], parts[1], parts[2]);
+    PyMem_RawFree(call.filled);
 done:
     for (k = 0; k < 3; k++)
         Py_XDECREF(parts[k]);

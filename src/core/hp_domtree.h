@@ -12,8 +12,9 @@
  * finds the top members of every group at once, keeping per group the
  * number of its members on the walk's current branch.
  *
- * Memory: 8 B per vertex kept (4 for the row starts, 4 for the children),
- * and 8 B per level of the deepest branch while a walk runs.  Nothing
+ * Memory: 8 B per vertex kept (4 for the row starts, 4 for the children);
+ * while building, 12 B per entry of the widest row (its sort); while a
+ * walk runs, 8 B per level of the deepest branch.  Nothing
  * recurses: a 10^7-deep chain walks like any other tree. */
 #ifndef HP_DOMTREE_H
 #define HP_DOMTREE_H
@@ -33,7 +34,8 @@ typedef struct hp_domtree {
  * sizes: largest first); without, rows list vertices increasingly.  On
  * failure `t` holds nothing (hp_domtree_free is still safe): HP_E_USAGE
  * (an idom >= n: err->offset is the vertex), HP_E_NOMEM, HP_E_ABORTED.
- * Time: O(n) and the sorts, O(k log k) for a row of k. */
+ * Time: O(n) and the sorts: a radix sort for rows of more than 16 (its
+ * passes: the bits of the row's largest key and of its width, by 8). */
 hp_code hp_domtree_build(hp_domtree *t, const uint32_t *idom, uint32_t n, const uint64_t *order, const hp_alloc *alloc,
                          const hp_checkpoint *cp, hp_error *err);
 void hp_domtree_free(hp_domtree *t);
@@ -61,15 +63,17 @@ hp_code hp_domtree_walk(const hp_domtree *t, const hp_domtree_visitor *visitor, 
                         hp_error *err);
 
 /* The union rule for a partition of (some of) the vertices into groups
- * 0..ngroups-1: group(ctx, v) is v's group, or HP_NONE for none (it is
- * called twice per vertex in the tree and must answer the same); top(ctx,
- * v, g) is called once for each member v of group g none of whose
- * dominators is in g, in walk order.  Memory: 4 B per group and the walk.
- * Errors: HP_E_USAGE (a group >= ngroups: err->offset is the vertex),
- * HP_E_NOMEM, HP_E_ABORTED. */
-typedef uint32_t (*hp_group_of)(void *ctx, uint32_t v);
+ * 0..ngroups-1 (ngroups < HP_GROUP_SHADOW): group[v] is v's group, or
+ * HP_NONE for none.  top(ctx, v, g) is called once for each member v of
+ * group g none of whose dominators is in g, in walk order.  A group or'ed
+ * with HP_GROUP_SHADOW makes v a member that is never a top itself but
+ * still hides the members it dominates (VisualVM's class objects in
+ * java.lang.Class's dominance test, hp_reach_tree.h).  Memory: 4 B per
+ * group and the walk.  Errors: HP_E_USAGE (a group >= ngroups: err->offset
+ * is the vertex), HP_E_NOMEM, HP_E_ABORTED. */
+#define HP_GROUP_SHADOW 0x80000000u
 typedef void (*hp_group_top)(void *ctx, uint32_t v, uint32_t group);
-hp_code hp_domtree_group_tops(const hp_domtree *t, uint32_t ngroups, hp_group_of group, hp_group_top top, void *ctx,
-                              const hp_checkpoint *cp, hp_error *err);
+hp_code hp_domtree_group_tops(const hp_domtree *t, const uint32_t *group, uint32_t ngroups, hp_group_top top,
+                              void *ctx, const hp_checkpoint *cp, hp_error *err);
 
 #endif

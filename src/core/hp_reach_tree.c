@@ -30,31 +30,36 @@ uint32_t hp_reach_tree_parent(const hp_reach *r, uint32_t v) { return r->dom.ido
 
 typedef struct totals {
     const hp_reach *r;
-    hp_group_of group;
-    void *ctx;
     uint64_t *retained;
 } totals;
-
-/* v's group, a shadow member's included. */
-static uint32_t group_of(void *ctx, uint32_t v)
-{
-    totals *t = ctx;
-    uint32_t g = t->group(t->ctx, v);
-    return g == HP_NONE ? g : g & ~HP_GROUP_SHADOW;
-}
 
 static void add_top(void *ctx, uint32_t v, uint32_t g)
 {
     totals *t = ctx;
-    int64_t size;
-    if (t->group(t->ctx, v) & HP_GROUP_SHADOW)
-        return;
-    size = hp_reach_retained(t->r, v); /* -1 (visualvm) adds nothing */
+    int64_t size = hp_reach_retained(t->r, v); /* -1 (visualvm) adds nothing */
     if (size > 0)
         t->retained[g] += (uint64_t)size;
 }
 
-hp_code hp_reach_group_totals(hp_reach *r, uint32_t ngroups, hp_group_of group, void *ctx, uint64_t *objects,
+/* v's shallow size: under hprofkit, for a reachable v, its retained size
+ * less its children's (the array in memory rather than an array length
+ * in the dump, which is a page fault away on a big dump). */
+static uint64_t shallow_size(const hp_reach *r, const hp_domtree *tree, uint32_t v)
+{
+    const uint64_t *retained = r->dom.retained;
+    uint64_t size;
+    uint32_t count, k;
+    const uint32_t *kids;
+    if (r->semantics != HP_REACH_HPROFKIT || r->dom.idom[v] == HP_NONE || retained[v] == UINT64_MAX)
+        return hp_heap_shallow_size(r->heap, v);
+    kids = hp_domtree_children(tree, v, &count);
+    size = retained[v];
+    for (k = 0; k < count; k++)
+        size -= retained[kids[k]];
+    return size;
+}
+
+hp_code hp_reach_group_totals(hp_reach *r, const uint32_t *group, uint32_t ngroups, uint64_t *objects,
                               uint64_t *shallow, uint64_t *retained, const hp_checkpoint *cp, hp_error *err)
 {
     const hp_domtree *tree;
@@ -67,23 +72,21 @@ hp_code hp_reach_group_totals(hp_reach *r, uint32_t ngroups, hp_group_of group, 
     memset(objects, 0, (size_t)ngroups * 8);
     memset(shallow, 0, (size_t)ngroups * 8);
     memset(retained, 0, (size_t)ngroups * 8);
+    t.r = r;
+    t.retained = retained;
+    /* The walk checks the groups first: no count runs past the arrays. */
+    rc = hp_domtree_group_tops(tree, group, ngroups, add_top, &t, cp, err);
+    if (rc != HP_OK)
+        return rc;
     /* Members and shallow sizes: every object, reachable or not. */
     for (v = 0; v < r->n; v++) {
-        uint32_t g = group(ctx, v);
+        uint32_t g = group[v];
         if (hp_pace(&pacer, 1))
             return hp_graph_stop(err, HP_E_ABORTED);
-        if (g == HP_NONE)
-            continue;
-        if ((g & ~HP_GROUP_SHADOW) >= ngroups)
-            return hp_vertex_fail(err, HP_E_USAGE, v, "group out of range");
-        if (g & HP_GROUP_SHADOW)
+        if (g == HP_NONE || (g & HP_GROUP_SHADOW))
             continue;
         objects[g]++;
-        shallow[g] += hp_heap_shallow_size(r->heap, v);
+        shallow[g] += shallow_size(r, tree, v);
     }
-    t.r = r;
-    t.group = group;
-    t.ctx = ctx;
-    t.retained = retained;
-    return hp_domtree_group_tops(tree, ngroups, group_of, add_top, &t, cp, err);
+    return HP_OK;
 }

@@ -23,19 +23,19 @@ hp_code hp_reach_tree(hp_reach *r, const hp_checkpoint *cp, const hp_domtree **o
  * every object its search did not reach), HP_NONE when it is unreachable. */
 uint32_t hp_reach_tree_parent(const hp_reach *r, uint32_t v);
 
-/* Totals of groups of objects: for each group g < ngroups (group(ctx, v)
- * as hp_domtree_group_tops: v's group or HP_NONE), objects[g] its members,
- * shallow[g] their shallow sizes and retained[g] the retained size of the
- * union of their retained sets (the union rule; under visualvm, the sum of
- * VisualVM's retained sizes of the members no other member dominates).
- * A group or'ed with HP_GROUP_SHADOW makes v a member that counts for
- * nothing but still hides the members it dominates: VisualVM's class
- * objects, which its retained size by class counts in java.lang.Class's
- * dominance test only.  The arrays are the caller's, ngroups each
- * (ngroups < HP_GROUP_SHADOW).  Builds the tree if needed.  Errors: as
- * hp_reach_tree and hp_domtree_group_tops. */
-#define HP_GROUP_SHADOW 0x80000000u
-hp_code hp_reach_group_totals(hp_reach *r, uint32_t ngroups, hp_group_of group, void *ctx, uint64_t *objects,
+/* Totals of groups of objects: for each group g < ngroups (group[v] as
+ * hp_domtree_group_tops: v's group, HP_NONE, or a shadow member),
+ * objects[g] its members, shallow[g] their shallow sizes and retained[g]
+ * the retained size of the union of their retained sets (the union rule;
+ * under visualvm, the sum of VisualVM's retained sizes of the members no
+ * other member dominates).  A shadow member counts for nothing: it only
+ * hides the members it dominates, as VisualVM's class objects do in its
+ * retained size by class (java.lang.Class's).  The arrays are the
+ * caller's, ngroups each.  Builds the tree if needed.  Under hprofkit a
+ * reachable object's shallow size is read off the tree (its retained size
+ * less its children's), not the dump.  Errors: as hp_reach_tree and
+ * hp_domtree_group_tops. */
+hp_code hp_reach_group_totals(hp_reach *r, const uint32_t *group, uint32_t ngroups, uint64_t *objects,
                               uint64_t *shallow, uint64_t *retained, const hp_checkpoint *cp, hp_error *err);
 
 #endif

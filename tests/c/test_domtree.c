@@ -170,8 +170,6 @@ typedef struct groups {
     const uint64_t *retained;
 } groups;
 
-static uint32_t groups_of(void *ctx, uint32_t v) { return ((groups *)ctx)->of[v]; }
-
 static void groups_top(void *ctx, uint32_t v, uint32_t g)
 {
     groups *gs = ctx;
@@ -193,16 +191,25 @@ static void check_group_tops(const tree *t, const hp_domtree *d, uint32_t *seed)
     union_size = calloc(gs.ngroups, 8);
     gs.calls = 0;
     gs.retained = t->retained;
-    for (v = 0; v < t->n; v++)
-        gs.of[v] = xorshift(seed) % 4 == 0 ? HP_NONE : xorshift(seed) % gs.ngroups;
-    CHECK_EQ_U64(hp_domtree_group_tops(d, gs.ngroups, groups_of, groups_top, &gs, NULL, &err), HP_OK);
     for (v = 0; v < t->n; v++) {
-        int expect = t->idom[v] != HP_NONE && gs.of[v] != HP_NONE;
+        gs.of[v] = xorshift(seed) % 4 == 0 ? HP_NONE : xorshift(seed) % gs.ngroups;
+        if (gs.of[v] != HP_NONE && xorshift(seed) % 6 == 0)
+            gs.of[v] |= HP_GROUP_SHADOW; /* hides, is never a top */
+    }
+    CHECK_EQ_U64(hp_domtree_group_tops(d, gs.of, gs.ngroups, groups_top, &gs, NULL, &err), HP_OK);
+    for (v = 0; v < t->n; v++) {
+        int expect = t->idom[v] != HP_NONE && gs.of[v] != HP_NONE && !(gs.of[v] & HP_GROUP_SHADOW);
         for (u = t->idom[v]; expect && u != HP_DOM_VIRTUAL; u = t->idom[u])
-            if (gs.of[u] == gs.of[v])
+            if (gs.of[u] != HP_NONE && (gs.of[u] & ~HP_GROUP_SHADOW) == gs.of[v])
                 expect = 0;
         CHECK_EQ_U64(gs.top[v], expect);
     }
+    for (v = 0; v < t->n; v++)
+        if (gs.of[v] != HP_NONE)
+            gs.of[v] &= ~HP_GROUP_SHADOW;
+    memset(gs.top, 0, t->n + 1);
+    memset(gs.sum, 0, (size_t)gs.ngroups * 8);
+    CHECK_EQ_U64(hp_domtree_group_tops(d, gs.of, gs.ngroups, groups_top, &gs, NULL, &err), HP_OK);
     /* The union of the members' retained sets, vertex by vertex. */
     for (u = 0; u < t->n; u++)
         for (g = 0; g < gs.ngroups; g++) {
@@ -248,10 +255,13 @@ typedef struct deep {
     uint32_t tops, last_top, depth, max_depth;
 } deep;
 
-static uint32_t one_group(void *ctx, uint32_t v)
+/* Every thousandth vertex in group 1, the others in group 0. */
+static uint32_t *one_in_a_thousand(uint32_t n)
 {
-    (void)ctx;
-    return v % 1000 == 500 ? 1 : 0; /* every thousandth vertex in a group of its own kind */
+    uint32_t *group = xmalloc((size_t)n * 4 + 4), v;
+    for (v = 0; v < n; v++)
+        group[v] = v % 1000 == 500 ? 1 : 0;
+    return group;
 }
 
 static void deep_top(void *ctx, uint32_t v, uint32_t g)
@@ -285,6 +295,7 @@ static void test_hostile(void)
     uint32_t n = TEST_DEEP, v, count;
     uint32_t *idom = xmalloc((size_t)n * 4);
     uint64_t *keys = xmalloc((size_t)n * 8);
+    uint32_t *group = one_in_a_thousand(n);
     hp_domtree d;
     hp_domtree_visitor vis;
     deep dp;
@@ -301,7 +312,7 @@ static void test_hostile(void)
     CHECK_EQ_U64(hp_domtree_walk(&d, &vis, NULL, &err), HP_OK);
     CHECK_EQ_U64(dp.max_depth, n);
     CHECK_EQ_U64(dp.depth, 0);
-    CHECK_EQ_U64(hp_domtree_group_tops(&d, 2, one_group, deep_top, &dp, NULL, &err), HP_OK);
+    CHECK_EQ_U64(hp_domtree_group_tops(&d, group, 2, deep_top, &dp, NULL, &err), HP_OK);
     CHECK_EQ_U64(dp.tops, 2);
     CHECK_EQ_U64(dp.last_top, 500);
     hp_domtree_free(&d);
@@ -322,11 +333,12 @@ static void test_hostile(void)
             }
     }
     memset(&dp, 0, sizeof dp);
-    CHECK_EQ_U64(hp_domtree_group_tops(&d, 2, one_group, deep_top, &dp, NULL, &err), HP_OK);
+    CHECK_EQ_U64(hp_domtree_group_tops(&d, group, 2, deep_top, &dp, NULL, &err), HP_OK);
     CHECK_EQ_U64(dp.tops, n);
     hp_domtree_free(&d);
     free(idom);
     free(keys);
+    free(group);
 }
 
 /* ---- errors, aborts, allocation failures ---- */
@@ -341,12 +353,6 @@ static int stop_at(void *ctx)
     return ++s->calls >= s->stop_at;
 }
 
-static uint32_t bad_group(void *ctx, uint32_t v)
-{
-    (void)ctx;
-    return v == 7 ? 5 : 0;
-}
-
 static void no_top(void *ctx, uint32_t v, uint32_t g)
 {
     (void)ctx;
@@ -359,6 +365,7 @@ static hp_code run_everything(uint32_t n, const hp_checkpoint *cp)
 {
     uint32_t *idom = xmalloc((size_t)n * 4), v;
     uint64_t *keys = xmalloc((size_t)n * 8);
+    uint32_t *group = one_in_a_thousand(n);
     hp_domtree d;
     hp_domtree_visitor vis = { NULL, NULL, NULL };
     hp_error err;
@@ -371,10 +378,11 @@ static hp_code run_everything(uint32_t n, const hp_checkpoint *cp)
     if (rc == HP_OK)
         rc = hp_domtree_walk(&d, &vis, cp, &err);
     if (rc == HP_OK)
-        rc = hp_domtree_group_tops(&d, 2, one_group, no_top, NULL, cp, &err);
+        rc = hp_domtree_group_tops(&d, group, 2, no_top, NULL, cp, &err);
     hp_domtree_free(&d);
     free(idom);
     free(keys);
+    free(group);
     return rc;
 }
 
@@ -388,18 +396,19 @@ static void test_errors(void)
     CHECK_EQ_U64(err.offset, 2);
     CHECK_EQ_U64(countalloc_live, 0);
     hp_domtree_free(&d);
-    idom[2] = 1;
-    CHECK_EQ_U64(hp_domtree_build(&d, idom, 4, NULL, &counting, NULL, &err), HP_OK);
-    CHECK_EQ_U64(hp_domtree_group_tops(&d, 5, bad_group, no_top, NULL, NULL, &err), HP_OK);
-    hp_domtree_free(&d);
-    {   /* a group out of range: vertex 7 */
-        uint32_t chain[10];
-        for (k = 0; k < 10; k++)
+    {   /* a group out of range: vertex 7's */
+        uint32_t chain[10], group[10];
+        for (k = 0; k < 10; k++) {
             chain[k] = k == 0 ? HP_DOM_VIRTUAL : k - 1;
+            group[k] = k == 7 ? 5 : k == 8 ? 4 | HP_GROUP_SHADOW : HP_NONE;
+        }
         CHECK_EQ_U64(hp_domtree_build(&d, chain, 10, NULL, &counting, NULL, &err), HP_OK);
-        CHECK_EQ_U64(hp_domtree_group_tops(&d, 6, bad_group, no_top, NULL, NULL, &err), HP_OK);
-        CHECK_EQ_U64(hp_domtree_group_tops(&d, 5, bad_group, no_top, NULL, NULL, &err), HP_E_USAGE);
+        CHECK_EQ_U64(hp_domtree_group_tops(&d, group, 6, no_top, NULL, NULL, &err), HP_OK);
+        CHECK_EQ_U64(hp_domtree_group_tops(&d, group, 5, no_top, NULL, NULL, &err), HP_E_USAGE);
         CHECK_EQ_U64(err.offset, 7);
+        group[7] = 0;
+        CHECK_EQ_U64(hp_domtree_group_tops(&d, group, 4, no_top, NULL, NULL, &err), HP_E_USAGE);
+        CHECK_EQ_U64(err.offset, 8); /* a shadow's group is checked too */
         hp_domtree_free(&d);
     }
     /* An empty tree. */
@@ -476,8 +485,6 @@ typedef struct heap_groups {
     uint32_t *of;
 } heap_groups;
 
-static uint32_t heap_group_of(void *ctx, uint32_t v) { return ((heap_groups *)ctx)->of[v]; }
-
 /* Whether d dominates v in r's tree (d == v counts). */
 static int reach_dominates(const hp_reach *r, uint32_t d, uint32_t v)
 {
@@ -512,7 +519,7 @@ static void check_reach_tree(const hp_heap *h, hp_reach *r, int semantics, uint3
         if (x % 7 == 0 && hg.of[v] != HP_NONE)
             hg.of[v] |= HP_GROUP_SHADOW;
     }
-    CHECK_EQ_U64(hp_reach_group_totals(r, ngroups, heap_group_of, &hg, objects, shallow, retained, NULL, &err),
+    CHECK_EQ_U64(hp_reach_group_totals(r, hg.of, ngroups, objects, shallow, retained, NULL, &err),
                  HP_OK);
     for (v = 0; v < n; v++) {
         int top;
@@ -541,7 +548,7 @@ static void check_reach_tree(const hp_heap *h, hp_reach *r, int semantics, uint3
         for (v = 0; v < n; v++)
             if (hg.of[v] != HP_NONE)
                 hg.of[v] &= ~HP_GROUP_SHADOW;
-        CHECK_EQ_U64(hp_reach_group_totals(r, ngroups, heap_group_of, &hg, objects, shallow, retained, NULL, &err),
+        CHECK_EQ_U64(hp_reach_group_totals(r, hg.of, ngroups, objects, shallow, retained, NULL, &err),
                      HP_OK);
         for (g = 0; g < ngroups; g++) {
             uint64_t union_size = 0;

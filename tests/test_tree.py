@@ -1,0 +1,271 @@
+"""The dominator tree, navigable (#24): dominator_roots(), dominated(),
+dominator_of() and retained_by().
+
+- The tree's rows agree with dominators computed independently: a naive
+  iterative algorithm over hprofkit's graph rebuilt from the heap API
+  (tests/test_reach.py's), and tests/vvmodel.py's model of VisualVM's graph
+  (itself checked against VisualVM on every shared dump).
+- retained_by("class") equals cls.retained_size for every class of every
+  shared dump in both semantics, and VisualVM's retained size by class (the
+  oracle) on real and fresh dumps.
+- Every group's retained size equals the size of the union of its members'
+  retained sets, computed by brute force from the naive dominators.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+import hprofkit
+from conftest import INVENTORY, dump_path
+from test_reach import ROOT as NAIVE_ROOT, hprofkit_graph
+from vvmodel import Model, iterative_dominators
+
+ALL_DUMPS = [e["file"] for e in INVENTORY if e["file"] != "py-hprof__basic_reads.hprof"]
+# Small dumps of each kind for the naive checks: ART, a 10,000-deep chain, 32-bit HotSpot, JDK 11.
+NAIVE_DUMPS = ["leakcanary__leak_service_binder.hprof", "platform_art__RI.hprof", "mat__sun_jdk6_18_x32.hprof",
+               "heapdump__small_heap.bin"]
+ORACLE_DUMPS = ["heapdump__small_heap.bin", "leakcanary__leak_service_binder.hprof",
+                "mat__oracle_jdk8_05_x64.hprof", "mat__sun_jdk5_64bit.hprof"]
+
+
+def naive_tree(heap, path: Path) -> dict[int, object]:
+    """{object id: its immediate dominator's id, NAIVE_ROOT, or absent when
+    unreachable}, computed without hprofkit's dominators: the naive
+    algorithm over hprofkit's graph, or vvmodel's model of VisualVM's."""
+    if heap.semantics == "hprofkit":
+        succ, preds = hprofkit_graph(heap)
+        idom = iterative_dominators(succ, preds, NAIVE_ROOT)
+        idom.pop(NAIVE_ROOT, None)
+        return idom
+    return {k: (NAIVE_ROOT if v == 0 else v) for k, v in Model(path).idom.items()}
+
+
+def retained_key(heap, obj) -> tuple[int, int]:
+    """The order of a row: largest retained first (VisualVM's -1 as 0), ties by id."""
+    return (-max(heap.retained_size(obj), 0), obj.id)
+
+
+@pytest.mark.parametrize("semantics", ["hprofkit", "visualvm"])
+@pytest.mark.parametrize("name", NAIVE_DUMPS)
+def test_rows_agree_with_naive_dominators(name, semantics, plain_path):
+    path = plain_path(name)
+    heap = hprofkit.open_heap(path, semantics=semantics)
+    idom = naive_tree(heap, path)
+    children: dict[object, list[int]] = defaultdict(list)
+    for node, parent in idom.items():
+        children[parent].append(node)
+    roots = heap.dominator_roots()
+    assert sorted(o.id for o in roots) == sorted(children[NAIVE_ROOT])
+    assert roots == sorted(roots, key=lambda o: retained_key(heap, o))
+    assert heap.dominator_roots(n=3) == roots[:3] and heap.dominator_roots(n=0) == []
+    wrong = []
+    for obj in heap.objects():
+        kids = obj.dominated()
+        if sorted(k.id for k in kids) != sorted(children.get(obj.id, ())):
+            wrong.append((hex(obj.id), len(kids), len(children.get(obj.id, ()))))
+        elif kids != sorted(kids, key=lambda o: retained_key(heap, o)):
+            wrong.append((hex(obj.id), "order"))
+        parent = heap.dominator_of(obj)
+        expected = idom.get(obj.id)
+        if expected is None:
+            ok = parent is None
+        elif expected == NAIVE_ROOT:
+            ok = parent is hprofkit.ROOT
+        else:
+            ok = isinstance(parent, hprofkit.HeapObject) and parent.id == expected
+        if not ok:
+            wrong.append((hex(obj.id), "dominator_of", parent, expected))
+        # dominator() keeps its old answers: None for the root and for the unreachable.
+        if heap.dominator(obj) != (parent if isinstance(parent, hprofkit.HeapObject) else None):
+            wrong.append((hex(obj.id), "dominator", heap.dominator(obj), parent))
+    assert not wrong, f"{len(wrong)} objects differ, e.g. {wrong[:5]}"
+    if semantics == "hprofkit":
+        # Both kinds of None of dominator() are told apart now: some objects are unreachable.
+        assert any(heap.dominator_of(o) is None for o in heap.objects())
+        assert all(heap.dominator(o) is None for o in roots)
+
+
+def test_root_sentinel():
+    assert repr(hprofkit.ROOT) == "hprofkit.ROOT"
+    assert pickle.loads(pickle.dumps(hprofkit.ROOT)) is hprofkit.ROOT
+    assert hprofkit.ROOT is not None and hprofkit.ROOT
+
+
+@pytest.mark.parametrize("name", ALL_DUMPS)
+def test_retained_by_class_equals_class_retained_size(name, plain_path):
+    """For every class of every shared dump, in both semantics."""
+    for semantics in ("hprofkit", "visualvm"):
+        heap = hprofkit.open_heap(plain_path(name), semantics=semantics)
+        groups = {g.key: g for g in heap.retained_by("class")}
+        wrong = []
+        for cls in heap.classes:
+            group = groups.get(cls)
+            got = (group.objects, group.retained_size) if group else (0, 0)
+            if got != (cls.instance_count, cls.retained_size):
+                wrong.append((cls.name, got, cls.instance_count, cls.retained_size))
+        assert not wrong, f"{semantics}: {len(wrong)} of {len(heap.classes)} classes differ, e.g. {wrong[:5]}"
+        sizes = [g.retained_size for g in groups.values()]
+        assert list(groups) == [g.key for g in heap.retained_by("class")]
+        assert sizes == sorted(sizes, reverse=True)
+        assert sum(g.shallow_size for g in groups.values()) == sum(
+            o.shallow_size for o in heap.objects() if o.kind != "class")
+
+
+def check_against_oracle(path: Path, oracle) -> None:
+    heap = hprofkit.open_heap(path, semantics="visualvm")
+    want = oracle.retained_by_class(path)
+    got = {f"{g.key.name}@{g.key.class_id:x}": (g.objects, g.retained_size) for g in heap.retained_by("class")}
+    assert got == want
+
+
+@pytest.mark.parametrize("name", ORACLE_DUMPS)
+def test_retained_by_class_equals_visualvm(name, oracle, plain_path):
+    check_against_oracle(plain_path(name), oracle)
+
+
+def test_retained_by_class_equals_visualvm_on_fresh_dumps(heapgen_dumps, android_heapgen_dump, oracle):
+    check_against_oracle(heapgen_dumps[0], oracle)
+    check_against_oracle(android_heapgen_dump, oracle)
+
+
+def package_key(obj) -> str:
+    """What retained_by("package") groups by, spelled out: the package of the
+    object's class, or for a class object of the class it is."""
+    name = obj.name if obj.kind == "class" else obj.class_name
+    element = name.rstrip("[]")
+    if element != name and "." not in element:
+        return "java.lang" if element in {"boolean", "char", "float", "double", "byte", "short", "int",
+                                           "long"} else ""
+    return element.rpartition(".")[0]
+
+
+def loader_key(obj):
+    """The loader's id, or "boot" (a callable's None leaves an object out)."""
+    cls = obj if obj.kind == "class" else obj.class_
+    loader = None if cls is None else cls.loader
+    return "boot" if loader is None else loader.id
+
+
+KEYS = {
+    "package": package_key,
+    "loader": loader_key,
+    "heap": lambda obj: obj.heap_name or "default",
+}
+
+
+@pytest.mark.parametrize("semantics", ["hprofkit", "visualvm"])
+@pytest.mark.parametrize("name", ["leakcanary__leak_service_binder.hprof", "mat__sun_jdk6_18_x32.hprof"])
+def test_group_sizes_are_unions_of_retained_sets(name, semantics, plain_path):
+    """Brute force: each group's members, shallow sizes, and the union of the
+    retained sets (subtrees of the naive dominator tree) of its members; a
+    callable key gives the same groups as the named key it spells out."""
+    path = plain_path(name)
+    heap = hprofkit.open_heap(path, semantics=semantics)
+    idom = naive_tree(heap, path)
+    size = {o.id: o.shallow_size for o in heap.objects()}
+    for key, spelled_out in KEYS.items():
+        members: dict[object, list[int]] = defaultdict(list)
+        for obj in heap.objects():
+            members[spelled_out(obj)].append(obj.id)
+        want = {}
+        for k, ids in members.items():
+            # The members no other member dominates, and the union of their subtrees.
+            group = set(ids)
+            tops, union = [], 0
+            for oid in ids:
+                d = idom.get(oid)
+                while d is not None and d != NAIVE_ROOT and d not in group:
+                    d = idom.get(d)
+                if oid in idom and d == NAIVE_ROOT:
+                    tops.append(oid)
+            if semantics == "hprofkit":
+                for oid in idom:  # a node is in the union when a member dominates it
+                    d = oid
+                    while d != NAIVE_ROOT and d not in group:
+                        d = idom[d]
+                    union += size[oid] if d != NAIVE_ROOT else 0
+            else:  # VisualVM's retained sizes of the tops
+                union = sum(max(heap.retained_size(heap.object(t)), 0) for t in tops)
+            want[k] = (len(ids), sum(size[i] for i in ids), union)
+        for k_fn in (key, spelled_out):
+            got = {g.key: (g.objects, g.shallow_size, g.retained_size) for g in heap.retained_by(k_fn)}
+            if key == "loader" and k_fn == key:
+                got = {("boot" if k is None else k.id): v for k, v in got.items()}
+            assert got == want, (key, k_fn)
+
+
+def test_retained_by_callable_and_errors():
+    heap = hprofkit.open_heap(dump_path("leakcanary__leak_service_binder.hprof"))
+    calls = []
+
+    def kind(obj):
+        calls.append(obj)
+        return None if obj.kind == "primitive_array" else obj.kind
+
+    groups = heap.retained_by(kind)
+    assert len(calls) == heap.object_count  # one Python call per object
+    assert {g.key for g in groups} == {"instance", "class", "object_array"}
+    assert sum(g.objects for g in groups) == sum(1 for o in heap.objects() if o.kind != "primitive_array")
+    everything = heap.retained_by(lambda obj: 1)
+    assert len(everything) == 1
+    assert everything[0].retained_size == sum(heap.retained_size(o) for o in heap.dominator_roots())
+    assert heap.retained_by(lambda obj: None) == []
+    for bad in ("klass", 3, None):
+        with pytest.raises(ValueError, match="key must be one of"):
+            heap.retained_by(bad)
+
+    def boom(obj):
+        raise RuntimeError("key failed")
+    with pytest.raises(RuntimeError, match="key failed"):
+        heap.retained_by(boom)
+    other = hprofkit.open_heap(dump_path("heapdump__small_heap.bin"))
+    with pytest.raises(ValueError, match="another heap"):
+        heap.dominator_of(next(other.objects()))
+    with pytest.raises(TypeError):
+        heap.dominator_of("not an object")
+    obj = heap.dominator_roots(n=1)[0]
+    with pytest.raises(ValueError, match="n must be"):
+        obj.dominated(n=-1)
+    assert obj.dominated(n=0) == []
+    heap.close()
+    for call in (heap.dominator_roots, obj.dominated, lambda: heap.retained_by("class"),
+                 lambda: heap.dominator_of(obj)):
+        with pytest.raises(ValueError, match="closed"):
+            call()
+
+
+def test_heap_groups_on_android_and_hotspot():
+    art = hprofkit.open_heap(dump_path("platform_tools_base__dialer.android-hprof"))
+    names = {g.key for g in art.retained_by("heap")}
+    assert names == {o.heap_name for o in art.objects()} and "default" not in names
+    hotspot = hprofkit.open_heap(dump_path("heapdump__small_heap.bin"))
+    (group,) = hotspot.retained_by("heap")
+    assert group.key == "default" and group.objects == hotspot.object_count
+
+
+def test_threads_build_the_tree_once():
+    """Several threads asking first, at the same time, get the same rows."""
+    path = dump_path("mat__sun_jdk6_18_x32.hprof")
+    heap = hprofkit.open_heap(path)
+    results: list = [None] * 6
+    barrier = threading.Barrier(len(results))
+
+    def work(k):
+        barrier.wait()
+        if k % 2:
+            results[k] = [o.id for o in heap.dominator_roots()]
+        else:
+            results[k] = [o.id for o in hprofkit.open_heap(path).dominator_roots()] if k == 0 else \
+                [g.retained_size for g in heap.retained_by("package")] and [o.id for o in heap.dominator_roots()]
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(results))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r == results[0] for r in results)
