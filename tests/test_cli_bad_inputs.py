@@ -89,6 +89,8 @@ COMMANDS = {
     "show class": lambda src, dst: ["show", src, "java.lang.String"],
     "show object": lambda src, dst: ["show", src, "0x1"],
     "leaks": lambda src, dst: ["leaks", src],
+    "dominators": lambda src, dst: ["dominators", src],
+    "dominators --group-by": lambda src, dst: ["dominators", "--group-by", "package", "--json", src],
 }
 
 

@@ -14,6 +14,7 @@ dominator_of() and retained_by().
 
 from __future__ import annotations
 
+import json
 import pickle
 import threading
 from collections import defaultdict
@@ -269,3 +270,80 @@ def test_threads_build_the_tree_once():
     for t in threads:
         t.join()
     assert all(r == results[0] for r in results)
+
+
+# ---- the CLI ----------------------------------------------------------------------------------
+
+def cli_json(capsys, *args: str) -> dict:
+    from hprofkit.cli import main
+    assert main(["dominators", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_cli_tree_and_groups(capsys):
+    from hprofkit.cli import main
+    path = str(dump_path("leakcanary__leak_service_binder.hprof"))
+    heap = hprofkit.open_heap(path)
+    doc = cli_json(capsys, path, "-n", "4", "--depth", "2")
+    roots = heap.dominator_roots()
+    assert [r["id"] for r in doc["roots"]] == [o.id for o in roots[:4]]
+    assert doc["more"] == len(roots) - 4
+    assert doc["more_retained"] == sum(heap.retained_size(o) for o in roots[4:])
+    for node, obj in zip(doc["roots"], roots):
+        assert node["retained"] == heap.retained_size(obj) and node["shallow"] == obj.shallow_size
+        assert [c["id"] for c in node["children"]] == [o.id for o in obj.dominated(n=4)]
+        assert all("children" not in c for c in node["children"])  # --depth 2: two levels
+    groups = cli_json(capsys, path, "--group-by", "package", "-n", "3", "--semantics", "visualvm")
+    want = hprofkit.open_heap(path, semantics="visualvm").retained_by("package")
+    assert [(g["key"], g["objects"], g["shallow_size"], g["retained_size"]) for g in groups["groups"]] == [
+        tuple(g) for g in want[:3]]
+    assert groups["more"] == len(want) - 3
+    loaders = cli_json(capsys, path, "--group-by", "loader")
+    assert {g["key"]["id"] if g["key"] else None for g in loaders["groups"]} == {
+        g.key.id if g.key is not None else None for g in heap.retained_by("loader")}
+    by_class = cli_json(capsys, path, "--group-by", "class", "-n", "1")
+    top = heap.retained_by("class")[0]
+    assert by_class["groups"][0]["key"] == {"name": top.key.name, "id": top.key.class_id}
+    # Text: a header, the column names, then one line per row printed.
+    assert main(["dominators", path, "-n", "2", "--depth", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{len(roots):,} objects dominated by the virtual root")
+    assert len(lines) == 2 + 2 * (1 + 2 + 1) + 1  # 2 roots, each 2 children and a "more" line; "more" roots
+    assert f"0x{roots[0].id:x}" in lines[2] and lines[3].lstrip().split("  ")[-1].startswith("├─ ")
+    assert lines[-1].endswith(f"… {len(roots) - 2:,} more")
+    assert main(["dominators", path, "--group-by", "heap"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith("zygote")
+
+
+@pytest.mark.parametrize("args", [["--depth", "0"], ["-n", "0"], ["--depth", "2", "--group-by", "class"]])
+def test_cli_refuses_bad_arguments(args, capsys):
+    from hprofkit.cli import main
+    code = main(["dominators", str(dump_path("heapdump__small_heap.bin")), *args])
+    err = capsys.readouterr().err
+    assert code != 0 and err.startswith("hprofkit: error:") and len(err.splitlines()) == 1
+
+
+# ---- the README's SQL recipe --------------------------------------------------------------------
+
+def readme_recipe() -> str:
+    """The query of the README's "SQL in a notebook" example, as written there."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = text.index('hprofkit.sql(tables, """') + len('hprofkit.sql(tables, """')
+    return text[start:text.index('"""', start)]
+
+
+def test_readme_recipe_counts_no_byte_twice():
+    """The README's top classes by retained size are the classes' retained sizes (VisualVM's,
+    the union rule), where its old recipe summed objects.retained_size by class and counted an
+    object once per instance of its class above it (twice over for HashMap$Entry here)."""
+    heap = hprofkit.open_heap(dump_path("mat__sun_jdk6_18_x32.hprof"))
+    tables = heap.tables()
+    rows = hprofkit.sql(tables, readme_recipe()).to_pylist()
+    ranked = sorted(heap.classes, key=lambda c: -c.retained_size)[:10]
+    assert [(r["name"], r["instances"], r["retained"]) for r in rows] == [
+        (c.name, c.instance_count, c.retained_size) for c in ranked]
+    summed = {r["name"]: r["s"] for r in hprofkit.sql(tables, """
+        select c.name, sum(o.retained_size) as s from objects o join classes c on c.id = o.class_id
+        where o.kind <> 'class' group by c.name""").to_pylist()}
+    entry = heap.find_class("java.util.HashMap$Entry")
+    assert summed[entry.name] > 2 * entry.retained_size

@@ -15,7 +15,7 @@ import tempfile
 import threading
 from typing import Iterator, Sequence
 
-from . import __version__, _cli_batch, _cli_diff, _cli_leaks, _cli_reach
+from . import __version__, _cli_batch, _cli_diff, _cli_leaks, _cli_reach, _cli_tree
 from ._codec import FORMATS
 from ._dump import Dump
 from ._errors import HprofError
@@ -305,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="write a sample dump and run the workflow on it")
     p.set_defaults(func=cmd_demo)
     _cli_reach.add_commands(sub)
+    _cli_tree.add_commands(sub)
     _cli_diff.add_commands(sub)
     _cli_leaks.add_commands(sub)
     _cli_batch.add_commands(sub)

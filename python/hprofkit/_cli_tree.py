@@ -1,0 +1,147 @@
+"""CLI command on the dominator tree: `dominators FILE` (MAT's dominator
+tree, the largest retained sizes first, --depth levels down) and
+`dominators FILE --group-by class|package|loader|heap` (the retained size
+of groups of objects by the union rule)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any, Optional
+
+from ._units import human_size
+
+if TYPE_CHECKING:
+    from ._heap import Heap, HeapObject
+    from ._tree import Group
+
+SEMANTICS = ("hprofkit", "visualvm")
+GROUP_KEYS = ("class", "package", "loader", "heap")  # _tree.GROUP_KEYS (not imported: the CLI loads lightly)
+DEPTH = 3
+
+
+def _describe(obj: HeapObject) -> str:
+    if obj.kind == "class":
+        return f"{obj.name} class"  # type: ignore[attr-defined]
+    return f"{obj.class_name} {'instance' if obj.kind == 'instance' else 'array'}"
+
+
+def _node(heap: Heap, obj: HeapObject, depth: int, rows: int) -> dict[str, Any]:
+    """obj as a JSON node, its children `depth - 1` levels down (rows each)."""
+    node: dict[str, Any] = {"id": obj.id, "class": obj.class_name, "kind": obj.kind,
+                            "shallow": obj.shallow_size, "retained": heap.retained_size(obj),
+                            "retained_count": obj.retained_count}
+    if obj.kind == "class":
+        node["name"] = obj.name  # type: ignore[attr-defined]
+    if depth > 1:
+        node.update(_children(heap, obj.dominated(), depth - 1, rows))
+    return node
+
+
+def _children(heap: Heap, kids: list[HeapObject], depth: int, rows: int) -> dict[str, Any]:
+    """The first `rows` of kids as JSON nodes, and what the rest hold."""
+    rest = kids[rows:]
+    return {"children": [_node(heap, k, depth, rows) for k in kids[:rows]],
+            "more": len(rest), "more_retained": sum(max(heap.retained_size(k), 0) for k in rest)}
+
+
+def _print_rows(heap: Heap, kids: list[HeapObject], depth: int, rows: int, prefix: Optional[str]) -> None:
+    """Prints the first `rows` of kids and their children `depth - 1` levels
+    down; prefix: the tree's branches to the left (None for the roots)."""
+    shown, rest = kids[:rows], kids[rows:]
+    for k, obj in enumerate(shown):
+        last = k == len(shown) - 1 and not rest
+        lead = "" if prefix is None else prefix + ("╰─ " if last else "├─ ")
+        print(f"{human_size(max(heap.retained_size(obj), 0)):>10}  {obj.retained_count:>11,}  {lead}"
+              f"{_describe(obj)} 0x{obj.id:x} ({human_size(obj.shallow_size)})")
+        if depth > 1:
+            below = "" if prefix is None else prefix + ("   " if last else "│  ")
+            _print_rows(heap, obj.dominated(), depth - 1, rows, below)
+    if rest:
+        size = sum(max(heap.retained_size(o), 0) for o in rest)
+        print(f"{human_size(size):>10}  {'':>11}  {'' if prefix is None else prefix + '╰─ '}… {len(rest):,} more")
+
+
+def _key_json(group: Group, key: str) -> Any:
+    if key == "class":
+        return {"name": group.key.name, "id": group.key.class_id}
+    if key == "loader":
+        return None if group.key is None else {"id": group.key.id, "class": group.key.class_name}
+    return group.key
+
+
+def _key_text(group: Group, key: str) -> str:
+    if key == "class":
+        return group.key.name
+    if key == "loader":
+        return "<boot>" if group.key is None else f"{group.key.class_name} 0x{group.key.id:x}"
+    if key == "package":
+        return group.key or "<default package>"
+    return str(group.key)
+
+
+def cmd_dominators(args: argparse.Namespace) -> int:
+    from ._heap import open_heap
+    if args.n < 1:
+        raise ValueError("-n must be 1 or more")
+    if args.depth is not None and args.depth < 1:
+        raise ValueError("--depth must be 1 or more")
+    if args.depth is not None and args.group_by is not None:
+        raise ValueError("--depth is for the tree; --group-by prints the groups")
+    depth = DEPTH if args.depth is None else args.depth
+    with open_heap(args.file, semantics=args.semantics) as heap:
+        if args.group_by is not None:
+            return _groups(heap, args)
+        roots = heap.dominator_roots()
+        if args.json:
+            doc = {"file": args.file, "semantics": args.semantics, "depth": depth,
+                   **_children(heap, roots, depth, args.n)}
+            json.dump({"roots" if k == "children" else k: v for k, v in doc.items()}, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+            return 0
+        total = sum(max(heap.retained_size(o), 0) for o in roots)
+        print(f"{len(roots):,} objects dominated by the virtual root, retaining {human_size(total)} "
+              f"({args.semantics} semantics)")
+        print(f"{'retained':>10}  {'objects':>11}  object (shallow size)")
+        _print_rows(heap, roots, depth, args.n, None)
+    return 0
+
+
+def _groups(heap: Heap, args: argparse.Namespace) -> int:
+    groups = heap.retained_by(args.group_by)
+    shown, rest = groups[:args.n], groups[args.n:]
+    if args.json:
+        doc = {"file": args.file, "semantics": args.semantics, "group_by": args.group_by,
+               "groups": [{"key": _key_json(g, args.group_by), "objects": g.objects, "shallow_size": g.shallow_size,
+                           "retained_size": g.retained_size} for g in shown],
+               "more": len(rest)}
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    print(f"{'retained':>10}  {'shallow':>10}  {'objects':>11}  {args.group_by}")
+    for g in shown:
+        print(f"{human_size(g.retained_size):>10}  {human_size(g.shallow_size):>10}  {g.objects:>11,}  "
+              f"{_key_text(g, args.group_by)}")
+    if rest:
+        print(f"{'':>10}  {'':>10}  {'':>11}  … {len(rest):,} more")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("dominators", help="the dominator tree (largest retained first), or retained sizes by group",
+                       description="The dominator tree as MAT shows it: the objects no other object dominates, "
+                                   "largest retained size first, and what each dominates, --depth levels down. "
+                                   "With --group-by, the retained size of groups of objects instead, each the size "
+                                   "of the union of its members' retained sets (no byte counted twice).")
+    p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
+    p.add_argument("--depth", type=int, default=None, metavar="N",
+                   help=f"levels of the tree to print (default {DEPTH}; 1: the roots only)")
+    p.add_argument("--group-by", choices=GROUP_KEYS, default=None,
+                   help="print the retained size by class, package, class loader or Android heap instead")
+    p.add_argument("-n", "--top", dest="n", type=int, default=20, metavar="N",
+                   help="rows per level, or groups (default 20)")
+    p.add_argument("--semantics", choices=SEMANTICS, default="hprofkit",
+                   help="reference graph: hprofkit (default) or visualvm (VisualVM's retained sizes)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_dominators)
