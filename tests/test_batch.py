@@ -26,7 +26,7 @@ import hprofkit
 import hprofkit.tasks
 from batch_tasks import histogram_or_hang
 from conftest import INVENTORY, dump_path
-from hprofkit.batch import BatchResult, BatchRow
+from hprofkit.batching import BatchResult, BatchRow
 
 TESTS = Path(__file__).resolve().parent
 

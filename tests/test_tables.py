@@ -64,7 +64,7 @@ def test_tables_hold_what_the_api_answers(heap_and_tables):
     groups = {g.key: g for g in heap.retained_by("class")}
     assert tables["class_retained"].to_pylist() == [
         {"class_id": c.class_id, "objects": c.instance_count,
-         "shallow_size": groups[c].shallow_size if c in groups else 0, "retained_size": c.retained_size}
+         "shallow_size": groups[c].shallow_size if c in groups else 0, "retained_size": c.instances_retained_size}
         for c in heap.classes]
 
 
@@ -106,7 +106,7 @@ def test_retained_columns_follow_the_semantics(name):
         full = heap.tables()["class_retained"]
         assert lean["class_retained"].column("retained_size").null_count == full.num_rows == len(heap.classes)
         assert lean["class_retained"].drop(["retained_size"]).equals(full.drop(["retained_size"]))
-        assert full.column("retained_size").to_pylist() == [c.retained_size for c in heap.classes]
+        assert full.column("retained_size").to_pylist() == [c.instances_retained_size for c in heap.classes]
 
 
 def test_sql_on_a_heap_and_parameters():

@@ -5,7 +5,7 @@ dominator_of() and retained_by().
   iterative algorithm over hprofkit's graph rebuilt from the heap API
   (tests/test_reach.py's), and tests/vvmodel.py's model of VisualVM's graph
   (itself checked against VisualVM on every shared dump).
-- retained_by("class") equals cls.retained_size for every class of every
+- retained_by("class") equals cls.instances_retained_size for every class of every
   shared dump in both semantics, and VisualVM's retained size by class (the
   oracle) on real and fresh dumps.
 - Every group's retained size equals the size of the union of its members'
@@ -108,8 +108,8 @@ def test_retained_by_class_equals_class_retained_size(name, plain_path):
         for cls in heap.classes:
             group = groups.get(cls)
             got = (group.objects, group.retained_size) if group else (0, 0)
-            if got != (cls.instance_count, cls.retained_size):
-                wrong.append((cls.name, got, cls.instance_count, cls.retained_size))
+            if got != (cls.instance_count, cls.instances_retained_size):
+                wrong.append((cls.name, got, cls.instance_count, cls.instances_retained_size))
         assert not wrong, f"{semantics}: {len(wrong)} of {len(heap.classes)} classes differ, e.g. {wrong[:5]}"
         sizes = [g.retained_size for g in groups.values()]
         assert list(groups) == [g.key for g in heap.retained_by("class")]
@@ -315,12 +315,26 @@ def test_cli_tree_and_groups(capsys):
     assert capsys.readouterr().out.splitlines()[1].endswith("zygote")
 
 
-@pytest.mark.parametrize("args", [["--depth", "0"], ["-n", "0"], ["--depth", "2", "--group-by", "class"]])
+@pytest.mark.parametrize("args", [["--depth", "0"], ["-n", "0"], ["--depth", "x"], ["--group-by", "size"],
+                                  ["--depth", "2", "--group-by", "class"]])
 def test_cli_refuses_bad_arguments(args, capsys):
+    """A usage error, as argparse reports one: the usage line, the error, exit 2."""
     from hprofkit.cli import main
-    code = main(["dominators", str(dump_path("heapdump__small_heap.bin")), *args])
-    err = capsys.readouterr().err
-    assert code != 0 and err.startswith("hprofkit: error:") and len(err.splitlines()) == 1
+    with pytest.raises(SystemExit) as exit_:
+        main(["dominators", str(dump_path("heapdump__small_heap.bin")), *args])
+    err = capsys.readouterr().err.splitlines()
+    assert exit_.value.code == 2 and err[0].startswith("usage: ") and "dominators: error:" in err[-1]
+
+
+def test_cli_reads_stdin_and_a_heap_dump_number(capsys, monkeypatch):
+    import io
+    from hprofkit.cli import main
+    path = dump_path("heapdump__small_heap.bin")
+    want = cli_json(capsys, str(path), "--heap-dump", "-1")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
+    assert cli_json(capsys, "-") == {**want, "file": "-"}
+    assert main(["dominators", str(path), "--heap-dump", "1"]) == 1
+    assert "heap dump" in capsys.readouterr().err
 
 
 # ---- the README's SQL recipe --------------------------------------------------------------------
@@ -339,11 +353,11 @@ def test_readme_recipe_counts_no_byte_twice():
     heap = hprofkit.open_heap(dump_path("mat__sun_jdk6_18_x32.hprof"))
     tables = heap.tables()
     rows = hprofkit.sql(tables, readme_recipe()).to_pylist()
-    ranked = sorted(heap.classes, key=lambda c: -c.retained_size)[:10]
+    ranked = sorted(heap.classes, key=lambda c: -c.instances_retained_size)[:10]
     assert [(r["name"], r["instances"], r["retained"]) for r in rows] == [
-        (c.name, c.instance_count, c.retained_size) for c in ranked]
+        (c.name, c.instance_count, c.instances_retained_size) for c in ranked]
     summed = {r["name"]: r["s"] for r in hprofkit.sql(tables, """
         select c.name, sum(o.retained_size) as s from objects o join classes c on c.id = o.class_id
         where o.kind <> 'class' group by c.name""").to_pylist()}
     entry = heap.find_class("java.util.HashMap$Entry")
-    assert summed[entry.name] > 2 * entry.retained_size
+    assert summed[entry.name] > 2 * entry.instances_retained_size

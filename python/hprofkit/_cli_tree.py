@@ -10,13 +10,13 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, Optional
 
+from ._cli_args import UsageError, add_heap_input, add_json, add_rows, command, read_heap, whole_number
 from ._units import human_size
 
 if TYPE_CHECKING:
     from ._heap import Heap, HeapObject
     from ._tree import Group
 
-SEMANTICS = ("hprofkit", "visualvm")
 GROUP_KEYS = ("class", "package", "loader", "heap")  # _tree.GROUP_KEYS (not imported: the CLI loads lightly)
 DEPTH = 3
 
@@ -82,21 +82,16 @@ def _key_text(group: Group, key: str) -> str:
 
 
 def cmd_dominators(args: argparse.Namespace) -> int:
-    from ._heap import open_heap
-    if args.n < 1:
-        raise ValueError("-n must be 1 or more")
-    if args.depth is not None and args.depth < 1:
-        raise ValueError("--depth must be 1 or more")
     if args.depth is not None and args.group_by is not None:
-        raise ValueError("--depth is for the tree; --group-by prints the groups")
+        raise UsageError("--depth is for the tree; --group-by prints groups, not a tree")
     depth = DEPTH if args.depth is None else args.depth
-    with open_heap(args.file, semantics=args.semantics) as heap:
+    with read_heap(args) as heap:
         if args.group_by is not None:
             return _groups(heap, args)
         roots = heap.dominator_roots()
         if args.json:
             doc = {"file": args.file, "semantics": args.semantics, "depth": depth,
-                   **_children(heap, roots, depth, args.n)}
+                   **_children(heap, roots, depth, args.top)}
             json.dump({"roots" if k == "children" else k: v for k, v in doc.items()}, sys.stdout, indent=1)
             sys.stdout.write("\n")
             return 0
@@ -104,13 +99,13 @@ def cmd_dominators(args: argparse.Namespace) -> int:
         print(f"{len(roots):,} objects dominated by the virtual root, retaining {human_size(total)} "
               f"({args.semantics} semantics)")
         print(f"{'retained':>10}  {'objects':>11}  object (shallow size)")
-        _print_rows(heap, roots, depth, args.n, None)
+        _print_rows(heap, roots, depth, args.top, None)
     return 0
 
 
 def _groups(heap: Heap, args: argparse.Namespace) -> int:
     groups = heap.retained_by(args.group_by)
-    shown, rest = groups[:args.n], groups[args.n:]
+    shown, rest = groups[:args.top], groups[args.top:]
     if args.json:
         doc = {"file": args.file, "semantics": args.semantics, "group_by": args.group_by,
                "groups": [{"key": _key_json(g, args.group_by), "objects": g.objects, "shallow_size": g.shallow_size,
@@ -129,19 +124,18 @@ def _groups(heap: Heap, args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("dominators", help="the dominator tree (largest retained first), or retained sizes by group",
-                       description="The dominator tree as MAT shows it: the objects no other object dominates, "
-                                   "largest retained size first, and what each dominates, --depth levels down. "
-                                   "With --group-by, the retained size of groups of objects instead, each the size "
-                                   "of the union of its members' retained sets (no byte counted twice).")
-    p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
-    p.add_argument("--depth", type=int, default=None, metavar="N",
+    p = command(sub, "dominators", cmd_dominators,
+                "the dominator tree (largest retained first), or retained sizes by group",
+                description="The dominator tree as MAT shows it: the objects no other object dominates, largest "
+                            "retained size first, and what each dominates, --depth levels down.  With --group-by, "
+                            "the retained size of groups of objects instead, each the size of the union of its "
+                            "members' retained sets (no byte counted twice).",
+                example="hprofkit dominators app.hprof --depth 2 -n 10\n"
+                        "hprofkit dominators app.hprof --group-by package --json")
+    add_heap_input(p)
+    p.add_argument("--depth", type=whole_number(1, what="a depth"), default=None, metavar="N",
                    help=f"levels of the tree to print (default {DEPTH}; 1: the roots only)")
     p.add_argument("--group-by", choices=GROUP_KEYS, default=None,
                    help="print the retained size by class, package, class loader or Android heap instead")
-    p.add_argument("-n", "--top", dest="n", type=int, default=20, metavar="N",
-                   help="rows per level, or groups (default 20)")
-    p.add_argument("--semantics", choices=SEMANTICS, default="hprofkit",
-                   help="reference graph: hprofkit (default) or visualvm (VisualVM's retained sizes)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=cmd_dominators)
+    add_rows(p, help="rows per level of the tree, or groups (default 20)")
+    add_json(p)

@@ -21,10 +21,10 @@ The tables follow Perfetto's ``heap_graph_*`` tables:
 - ``roots(object_id, kind)``: every GC root in file order (Heap.gc_roots), kind as "JNI_GLOBAL"...
 - ``class_retained(class_id, objects, shallow_size, retained_size)``: one row per class (in the order of
   ``classes``): its instances and arrays, their shallow bytes, and the bytes they retain together,
-  heap.retained_by("class") (= HeapClass.retained_size, VisualVM's retained size by class).  That is the
-  size of the union of their retained sets: summing ``objects.retained_size`` per class counts an object
-  once for each instance of its class that it is under (docs/explore.md); tables(retained=False) leaves
-  retained_size null.
+  heap.retained_by("class") (= HeapClass.instances_retained_size, VisualVM's retained size by class).
+  That is the size of the union of their retained sets: summing ``objects.retained_size`` per class
+  counts an object once for each instance of its class that it is under (docs/explore.md);
+  tables(retained=False) leaves retained_size null.
 
 Ids are uint64.  The big columns are filled by the C core into buffers that pyarrow wraps without a
 copy (no Python object per row); names are dictionary-encoded."""

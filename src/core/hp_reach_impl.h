@@ -37,7 +37,7 @@ struct hp_reach {
     uint64_t *retained;       /* visualvm: VisualVM's retained sizes (dom.retained otherwise) */
     uint64_t *minus_one;      /* visualvm: bit set: VisualVM reports -1 */
     uint64_t *tree;           /* visualvm: bit set: tree objects (retained final before dominators) */
-    uint64_t *class_retained; /* per class, once computed */
+    uint64_t *class_retained; /* per class, once computed: sizes, then counts */
     hp_domtree children;      /* the dominator tree's rows, once asked (hp_reach_tree.c) */
 };
 
