@@ -9,6 +9,7 @@
  * the GIL only. */
 #include "_hprof_heap.h"
 
+#include "core/hp_reach_merged.h"
 #include "core/hp_reach_tree.h"
 
 #include <string.h>
@@ -25,6 +26,12 @@ typedef struct {
     uint32_t *filled;
     uint32_t ngroups;
     uint64_t *objects, *shallow, *retained;
+    /* merged paths: */
+    const hp_reach_rule *rules;
+    size_t nrules;
+    const uint32_t *targets;
+    size_t ntargets;
+    hp_merged *merged;
     hp_error err;
     hp_code rc;
 } tree_call;
@@ -44,21 +51,10 @@ static void build_tree(void *ctx)
  * after the dominators; 0, or -1 with an exception set. */
 static int run(HeapIndex *heap, void (*fn)(void *ctx), tree_call *call)
 {
-    int rc;
     call->heap = heap;
     if (!(call->reach = heap_reach(heap, REACH_DOMINATORS)))
         return -1;
-    heap_enter(heap);
-    rc = heap_walk(heap, fn, call, 1);
-    heap_leave(heap);
-    if (rc < 0)
-        return -1;
-    if (call->rc != HP_OK) {
-        if (!PyErr_Occurred())
-            hprof_raise(heap->st, &call->err);
-        return -1;
-    }
-    return heap_index(heap) ? 0 : -1;
+    return heap_run(heap, fn, call, &call->rc, &call->err);
 }
 
 /* The heap's dominator tree, built on first use; NULL with an exception set. */
@@ -263,4 +259,121 @@ PyObject *tree_heap_names(HeapIndex *heap, PyObject *unused)
         PyList_SET_ITEM(list, k, name);
     }
     return list;
+}
+
+/* ---- merged paths ---- */
+
+static void merge_paths(void *ctx)
+{
+    tree_call *c = ctx;
+    hp_checkpoint cp = { heap_interrupted, NULL };
+    hp_reach_matcher *m = NULL;
+    hp_bfs bfs;
+    memset(&bfs, 0, sizeof bfs);
+    c->rc = hp_reach_matcher_new(c->reach, c->rules, c->nrules, &m, &c->err);
+    /* One full search: each target gets the path a search for it alone
+     * would give (a search for the targets would make them leaves). */
+    if (c->rc == HP_OK)
+        c->rc = hp_reach_paths(c->reach, m, NULL, 0, &cp, &bfs, &c->err);
+    if (c->rc == HP_OK)
+        c->rc = hp_reach_merged(c->reach, &bfs, c->targets, c->ntargets, &cp, c->merged, &c->err);
+    if (bfs.alloc.free_fn)
+        hp_bfs_free(&bfs);
+    hp_reach_matcher_free(m);
+}
+
+/* A node's reference: (ref_type, name) as a Hop names it, "[]" for the
+ * elements of an array folded into one. */
+static int node_reference(HeapIndex *heap, const hp_merged *m, uint32_t k, PyObject **type, PyObject **name)
+{
+    hp_ref ref;
+    switch (m->kind[k]) {
+    case HP_MERGED_ROOT:
+        *type = PyUnicode_FromString("ROOT");
+        *name = heap_root_kind((int)m->slot[k]);
+        break;
+    case HP_REF_ELEMENT:
+        *type = PyUnicode_FromString("ARRAY_ENTRY");
+        *name = PyUnicode_FromString("[]");
+        break;
+    case HP_REF_CLASS:
+        *type = PyUnicode_FromString("INSTANCE_FIELD");
+        *name = PyUnicode_FromString("<class>");
+        break;
+    default:
+        memset(&ref, 0, sizeof ref);
+        ref.kind = m->kind[k];
+        ref.slot = m->slot[k];
+        *type = PyUnicode_FromString(ref.kind == HP_REF_FIELD ? "INSTANCE_FIELD" : "STATIC_FIELD");
+        *name = heap_ref_name(heap, m->holder[k], &ref);
+    }
+    return *type && *name ? 0 : -1;
+}
+
+/* The nodes as tuples (parent, ref_type, name, class ordinal or None, is a
+ * class object, objects, shallow, retained, targets, target shallow). */
+static PyObject *merged_nodes(HeapIndex *heap, const hp_merged *m)
+{
+    PyObject *list = PyList_New(m->count);
+    uint32_t k;
+    for (k = 0; list && k < m->count; k++) {
+        PyObject *type = NULL, *name = NULL, *node = NULL;
+        if (node_reference(heap, m, k, &type, &name) == 0)
+            node = Py_BuildValue("(NNNNNKKKKK)",
+                                 m->parent[k] == HP_NONE ? Py_NewRef(Py_None) : PyLong_FromUnsignedLong(m->parent[k]),
+                                 type, name,
+                                 m->cls[k] == HP_NONE ? Py_NewRef(Py_None) : PyLong_FromUnsignedLong(m->cls[k]),
+                                 PyBool_FromLong(m->class_object[k]), (unsigned long long)m->objects[k],
+                                 (unsigned long long)m->shallow[k], (unsigned long long)m->retained[k],
+                                 (unsigned long long)m->targets[k], (unsigned long long)m->target_shallow[k]);
+        else {
+            Py_XDECREF(type);
+            Py_XDECREF(name);
+        }
+        if (!node)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, k, node);
+    }
+    return list;
+}
+
+/* heap._merged_paths(objs, rules): ([node tuples, parents first], targets
+ * reached, targets not reached); one search, the dominators for the
+ * retained sizes.  hprofkit/_tree.py makes the MergedPaths tree. */
+PyObject *tree_merged_paths(HeapIndex *heap, PyObject *args)
+{
+    PyObject *targets_list, *rules_list, *nodes = NULL, *out = NULL;
+    hp_reach_rule *rules = NULL;
+    uint32_t *targets = NULL;
+    Py_ssize_t ntargets, nrules = 0, k;
+    hp_merged merged;
+    tree_call call;
+    memset(&merged, 0, sizeof merged);
+    if (!PyArg_ParseTuple(args, "O!O!:_merged_paths", &PyList_Type, &targets_list, &PyList_Type, &rules_list))
+        return NULL;
+    if (!(rules = reach_parse_rules(rules_list, &nrules)))
+        return NULL;
+    ntargets = PyList_GET_SIZE(targets_list);
+    if (!(targets = PyMem_Malloc((size_t)(ntargets ? ntargets : 1) * 4))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (k = 0; k < ntargets; k++)
+        if (heap_object_index(heap, PyList_GET_ITEM(targets_list, k), &targets[k]) < 0)
+            goto done;
+    memset(&call, 0, sizeof call);
+    call.rules = rules;
+    call.nrules = (size_t)nrules;
+    call.targets = targets;
+    call.ntargets = (size_t)ntargets;
+    call.merged = &merged;
+    if (run(heap, merge_paths, &call) < 0 || !(nodes = merged_nodes(heap, &merged)))
+        goto done;
+    out = Py_BuildValue("(NII)", nodes, merged.reached, merged.unreached);
+done:
+    hp_merged_free(&merged);
+    PyMem_Free(targets);
+    PyMem_Free(rules);
+    return out;
 }

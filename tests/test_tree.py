@@ -361,3 +361,102 @@ def test_readme_recipe_counts_no_byte_twice():
         where o.kind <> 'class' group by c.name""").to_pylist()}
     entry = heap.find_class("java.util.HashMap$Entry")
     assert summed[entry.name] > 2 * entry.instances_retained_size
+
+
+# ---- merged paths -----------------------------------------------------------------------------
+
+def object_key(obj) -> tuple:
+    return (obj.name, True) if obj.kind == "class" else (obj.class_name, False)
+
+
+def path_keys(path) -> list[tuple]:
+    """A HeapPath as the merged tree folds it: the root (kind, root object's class), then per hop
+    (ref_type, name with array indexes as "[]", class), each with the object it reaches.  A local
+    printed as thread + LOCAL hop folds to its root object."""
+    hops = path.hops
+    if len(hops) > 1 and hops[1].ref_type == "LOCAL":
+        first, rest = hops[1].target, hops[2:]
+    else:
+        first, rest = hops[0].target, hops[1:]
+    keys = [(("ROOT", hops[0].name) + object_key(first), first)]
+    for hop in rest:
+        name = "[]" if hop.ref_type == "ARRAY_ENTRY" else hop.name
+        keys.append(((hop.ref_type, name) + object_key(hop.target), hop.target))
+    return keys
+
+
+def node_key(node) -> tuple:
+    return (node.ref_type, node.name, node.class_.name if node.class_ is not None else None, node.is_class)
+
+
+@pytest.mark.parametrize("semantics", ["hprofkit", "visualvm"])
+@pytest.mark.parametrize("name", ["leakcanary__leak_service_binder.hprof", "mat__oracle_jdk8_05_x64.hprof",
+                                  "platform_art__RI.hprof"])
+def test_merged_paths_fold_single_paths(name, semantics):
+    """Every node's objects, targets and sizes equal what the targets' own path_to_root
+    give, folded by hand; duplicates count once; unreached targets are counted apart."""
+    heap = hprofkit.open_heap(dump_path(name), semantics=semantics)
+    rng = __import__("random").Random(name)
+    everything = list(heap.objects())
+    targets = rng.sample(everything, min(150, len(everything)))
+    # The default matchers on one dump (compiled once per path_to_root: slow), none on the others.
+    exclude = None if name.startswith("leakcanary") and semantics == "hprofkit" else ()
+    merged = heap.merged_paths(targets + targets[:10], exclude=exclude)
+    # Prefixes of key paths numbered as they come: (parent number, key) -> number.
+    number: dict[tuple, int] = {}
+    want_objects: dict[int, set] = defaultdict(set)
+    want_targets: dict[int, set] = defaultdict(set)
+    unreached = 0
+    for obj in targets:
+        path = heap.path_to_root(obj, exclude=exclude)
+        if path is None:
+            unreached += 1
+            continue
+        prefix = -1
+        for key, target in path_keys(path):
+            prefix = number.setdefault((prefix, key), len(number))
+            want_objects[prefix].add(target.id)
+            want_targets[prefix].add(obj.id)
+    assert (merged.targets, merged.reached, merged.unreached) == (len(targets), len(targets) - unreached, unreached)
+    got = {}
+    stack = [(-1, node) for node in merged.children]
+    while stack:
+        parent, node = stack.pop()
+        prefix = number.get((parent, node_key(node)), -2 - len(got))  # unknown: a number of its own
+        got[prefix] = node
+        stack.extend((prefix, child) for child in node.children)
+        assert node.children == sorted(node.children, key=lambda c: (-c.targets, -c.retained_size))
+    assert set(got) == set(want_objects)
+    for prefix, node in got.items():
+        objs = [heap.object(i) for i in want_objects[prefix]]
+        assert node.objects == len(objs)
+        assert node.shallow_size == sum(o.shallow_size for o in objs)
+        assert node.retained_size == sum(max(heap.retained_size(o), 0) for o in objs)  # none dominates another
+        assert node.targets == len(want_targets[prefix])
+        assert node.target_shallow_size == sum(heap.object(i).shallow_size for i in want_targets[prefix])
+    assert sum(n.targets for n in merged.children) == merged.reached
+    doc = merged.to_dict()
+    assert doc["reached"] == merged.reached and len(doc["children"]) == len(merged.children)
+    assert sum(1 for _ in merged.walk()) == len(got)
+    text = str(merged).splitlines()
+    assert text[0].startswith(f"Merged paths to {len(targets):,} objects") and len(text) == 2 + len(got)
+
+
+def test_merged_paths_of_nothing_and_errors():
+    heap = hprofkit.open_heap(dump_path("heapdump__small_heap.bin"))
+    empty = heap.merged_paths([])
+    assert (empty.targets, empty.children, str(empty).splitlines()[0]) == (0, [], "Merged paths to 0 objects: 0 reached")
+    other = hprofkit.open_heap(dump_path("leakcanary__leak_service_binder.hprof"))
+    with pytest.raises(ValueError, match="another heap"):
+        heap.merged_paths([next(other.objects())])
+    with pytest.raises(TypeError):
+        heap.merged_paths([1])
+    # A matcher excluding the only way in: the target has no strong path any more.
+    obj = next(o for o in heap.objects() if heap.path_to_root(o, exclude=()) is not None and
+               len(heap.path_to_root(o, exclude=()).hops) > 2)
+    hop = heap.path_to_root(obj, exclude=()).hops[-1]
+    if hop.ref_type == "INSTANCE_FIELD":
+        cut = hprofkit.match.instance_field(hop.holder.class_name, hop.name)
+        alone = heap.merged_paths([obj], exclude=[cut])
+        assert (alone.reached + alone.unreached, heap.path_to_root(obj, exclude=[cut]) is None) == (
+            1, alone.unreached == 1)

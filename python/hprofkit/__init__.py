@@ -37,14 +37,14 @@ if TYPE_CHECKING:
     from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
     from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
     from ._tables import sql
-    from ._tree import ROOT, Group
+    from ._tree import ROOT, Group, MergedPath, MergedPaths
     from .sample import write_sample_dump
     from .writer import HprofWriter
 
 # Imported on first use: `import hprofkit` stays light (at most 60 modules,
 # tests/test_batch.py), and the command line and most scripts need few of them.
 _LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
-         **dict.fromkeys(["ROOT", "Group"], "_tree"),
+         **dict.fromkeys(["ROOT", "Group", "MergedPath", "MergedPaths"], "_tree"),
          **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
          **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
          **dict.fromkeys(["Converter", "Decoder", "Encoder"], "_codec"),
@@ -82,4 +82,5 @@ __all__ = [
     "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "ROOT", "Group",
+    "MergedPath", "MergedPaths",
 ]

@@ -25,7 +25,7 @@ from ._reach import HeapPath, path_to_root, paths_to_root
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
-    from ._tree import Group, _VirtualRoot
+    from ._tree import Group, MergedPaths, _VirtualRoot
     from .leaks import Leak, Report
     from .match import Matcher
 
@@ -148,6 +148,17 @@ class Heap(_hprof.Heap):
         size of the union of its members' retained sets: no byte counted twice."""
         from ._tree import retained_by
         return retained_by(self, key)
+
+    def merged_paths(self, objs: Iterable[HeapObject], /, exclude: Optional[Iterable[Matcher]] = None
+                     ) -> MergedPaths:
+        """MAT's "merge shortest paths to GC roots": the shortest path of each of objs (one
+        search; the path path_to_root gives), folded from the roots down into one tree by
+        (reference, class), with at each node its objects, their retained size (the union
+        of their retained sets) and how many of objs have their path through it.  A
+        hprofkit.MergedPaths: .children, str() prints the tree, .to_dict().  exclude: as
+        path_to_root (None: the defaults; (): none)."""
+        from ._tree import merged_paths
+        return merged_paths(self, objs, exclude)
 
     def find_leaks(self, exclude: Optional[Iterable[Matcher]] = None,
                    finders: Optional[Iterable[Callable[..., Any]]] = None, *,

@@ -7,23 +7,30 @@
     heap.dominator_of(obj)                       # a HeapObject, hprofkit.ROOT, or None
     for group in heap.retained_by("package")[:10]:
         print(group.key, group.objects, group.shallow_size, group.retained_size)
+    print(heap.merged_paths(cls.instances()))    # MAT's "merge shortest paths to GC roots"
 
 dominator_roots() and dominated() are C methods (src/_hprof_tree.c) over the
 tree's rows, built once per heap.  retained_by() hands the C core a table
 of group numbers and gets each group's totals back from one walk of the
 tree: the retained size of a group is the size of the union of its
 members' retained sets (no byte counted twice; docs/explore.md).
+merged_paths() folds the paths of one search in C and builds the tree of
+MergedPath nodes here.
 """
 
 from __future__ import annotations
 
 import array
-from typing import TYPE_CHECKING, Any, Callable, Hashable, NamedTuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, NamedTuple, Optional, Union
+
+from ._units import human_size
 
 if TYPE_CHECKING:
-    from ._heap import Heap, HeapObject
+    from ._heap import Heap, HeapClass, HeapObject
+    from .match import Matcher
 
-__all__ = ["ROOT", "Group", "GROUP_KEYS", "retained_by", "dominator_of", "package_of"]
+__all__ = ["ROOT", "Group", "GROUP_KEYS", "MergedPath", "MergedPaths", "retained_by", "dominator_of",
+           "merged_paths", "package_of"]
 
 GROUP_KEYS = ("class", "package", "loader", "heap")
 _NO_GROUP = 0xFFFFFFFF
@@ -179,3 +186,170 @@ def retained_by(heap: Heap, key: Union[str, Callable[[HeapObject], Hashable]]) -
     objects, shallow, retained = (array.array("Q", raw) for raw in heap._retained_by(how, table, len(keys)))
     order = sorted(range(len(keys)), key=lambda g: -retained[g])
     return [Group(keys[g], objects[g], shallow[g], retained[g]) for g in order if objects[g]]
+
+
+# ---- merged paths ------------------------------------------------------------------------------
+
+class MergedPath:
+    """One node of heap.merged_paths(objs): the objects at one place of the
+    shortest paths from the GC roots, reached from the parent node's objects
+    by one reference (ref_type and name as a Hop has them; "[]" for any
+    element of an array; for a root node ref_type "ROOT" and name the root
+    kind), all of one class (class_: a HeapClass, None when the dump lacks
+    it; is_class: they are class objects, of the class class_).
+
+    objects, shallow_size: how many objects the node holds, their shallow
+    bytes; retained_size: the union of their retained sets; targets,
+    target_shallow_size: how many of the objects asked about have their path
+    through this node (ending here or below: MAT's "Ref. Objects") and
+    their shallow bytes.  children: the nodes below, most targets first."""
+
+    __slots__ = ("ref_type", "name", "class_", "is_class", "objects", "shallow_size", "retained_size", "targets",
+                 "target_shallow_size", "children")
+
+    def __init__(self, ref_type: str, name: Optional[str], class_: Optional[HeapClass], is_class: bool,
+                 objects: int, shallow_size: int, retained_size: int, targets: int,
+                 target_shallow_size: int) -> None:
+        self.ref_type = ref_type
+        self.name = name
+        self.class_ = class_
+        self.is_class = is_class
+        self.objects = objects
+        self.shallow_size = shallow_size
+        self.retained_size = retained_size
+        self.targets = targets
+        self.target_shallow_size = target_shallow_size
+        self.children: list[MergedPath] = []
+
+    def describe(self) -> str:
+        """The node's objects as a path prints them: "java.util.HashMap instance"."""
+        name = self.class_.name if self.class_ is not None else "<unknown class>"
+        if self.is_class:
+            return f"{name} class"
+        return f"{name} {'array' if name.endswith('[]') else 'instance'}"
+
+    def reference(self) -> str:
+        """How the parent's objects hold these: "ROOT JNI_GLOBAL", ".next", "static .INSTANCE", "[]"."""
+        if self.ref_type == "ROOT":
+            return f"ROOT {self.name}"
+        if self.ref_type == "STATIC_FIELD":
+            return f"static .{self.name}"
+        return str(self.name) if self.ref_type == "ARRAY_ENTRY" else f".{self.name}"
+
+    def _fields(self) -> dict[str, Any]:
+        return {"ref_type": self.ref_type, "name": self.name,
+                "class": self.class_.name if self.class_ is not None else None, "is_class": self.is_class,
+                "objects": self.objects, "shallow_size": self.shallow_size, "retained_size": self.retained_size,
+                "targets": self.targets, "target_shallow_size": self.target_shallow_size}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The node and those below as plain data (JSON-ready; class as its name)."""
+        return _as_dicts([self])[0]
+
+    def __repr__(self) -> str:
+        return (f"<hprofkit.MergedPath {self.reference()} -> {self.describe()}: {self.objects:,} objects, "
+                f"{self.targets:,} targets>")
+
+
+class MergedPaths:
+    """heap.merged_paths(objs): the shortest paths from the GC roots to the
+    objects, one search for all, folded into a tree from the roots down by
+    (reference, class), as MAT's "merge shortest paths to GC roots".
+
+    children: the root nodes (MergedPath), most targets first.  targets:
+    the distinct objects asked about; reached / unreached: how many have a
+    strong path / have none.  str() prints the tree; to_dict() gives it as
+    plain data (nested as the tree: json's encoder recurses, so a tree
+    thousands of levels deep is better exported from walk()); walk() yields
+    (depth, node) depth first."""
+
+    __slots__ = ("children", "targets", "reached", "unreached")
+
+    def __init__(self, children: list[MergedPath], reached: int, unreached: int) -> None:
+        self.children = children
+        self.reached = reached
+        self.unreached = unreached
+        self.targets = reached + unreached
+
+    def walk(self) -> Iterator[tuple[int, MergedPath]]:
+        stack = [(0, node) for node in reversed(self.children)]
+        while stack:
+            depth, node = stack.pop()
+            yield depth, node
+            stack.extend((depth + 1, child) for child in reversed(node.children))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"targets": self.targets, "reached": self.reached, "unreached": self.unreached,
+                "children": _as_dicts(self.children)}
+
+    def __repr__(self) -> str:
+        return f"<hprofkit.MergedPaths {len(self.children)} roots, {self.reached:,} of {self.targets:,} reached>"
+
+    def __str__(self) -> str:
+        return self.format()
+
+    def format(self, max_depth: Optional[int] = None, rows: Optional[int] = None) -> str:
+        """The tree as text, one node a line: targets through it, its objects
+        and their retained size, then the reference and the class.  max_depth:
+        levels printed (None: all); rows: children printed per node (None: all;
+        the others are summed on a "… N more" line)."""
+        lines = [f"Merged paths to {self.targets:,} objects: {self.reached:,} reached"
+                 + (f", {self.unreached:,} with no strong path" if self.unreached else ""),
+                 f"{'targets':>9}  {'objects':>9}  {'retained':>10}  path"]
+        # Depth first without recursion (a path may be millions of hops long):
+        # a stack of (nodes of a row, next index, branch prefix, depth).
+        stack: list[tuple[list[MergedPath], list[int], Optional[str], int]] = [(self.children, [0], None, 0)]
+        while stack:
+            nodes, at, prefix, depth = stack[-1]
+            shown = len(nodes) if rows is None else min(rows, len(nodes))
+            if at[0] == shown:
+                stack.pop()
+                rest = nodes[shown:]
+                if rest:
+                    lines.append(f"{sum(n.targets for n in rest):>9,}  {sum(n.objects for n in rest):>9,}  "
+                                 f"{'':>10}  {'' if prefix is None else prefix + '╰─ '}… {len(rest):,} more")
+                continue
+            node = nodes[at[0]]
+            at[0] += 1
+            last = at[0] == shown and shown == len(nodes)
+            lead = "" if prefix is None else prefix + ("╰─ " if last else "├─ ")
+            lines.append(f"{node.targets:>9,}  {node.objects:>9,}  {human_size(node.retained_size):>10}  "
+                         f"{lead}{node.reference()} → {node.describe()}")
+            if node.children and (max_depth is None or depth + 1 < max_depth):
+                below = "" if prefix is None else prefix + ("   " if last else "│  ")
+                stack.append((node.children, [0], below, depth + 1))
+        return "\n".join(lines)
+
+
+def _as_dicts(nodes: list[MergedPath]) -> list[dict[str, Any]]:
+    """Nodes and those below as dicts, without recursion."""
+    out = [node._fields() for node in nodes]
+    stack = list(zip(nodes, out))
+    while stack:
+        node, doc = stack.pop()
+        doc["children"] = [child._fields() for child in node.children]
+        stack.extend(zip(node.children, doc["children"]))
+    return out
+
+
+def _by_weight(node: MergedPath) -> tuple[int, int]:
+    return (-node.targets, -node.retained_size)
+
+
+def merged_paths(heap: Heap, objs: Iterable[HeapObject], exclude: Optional[Iterable[Matcher]] = None) -> MergedPaths:
+    """heap.merged_paths(objs): see Heap.merged_paths."""
+    from ._reach import _rules, default_exclude
+    rules, _ = _rules(heap, default_exclude(heap) if exclude is None else exclude)
+    raw, reached, unreached = heap._merged_paths(list(objs), rules)
+    classes = heap.classes
+    nodes: list[MergedPath] = []
+    roots: list[MergedPath] = []
+    for parent, ref_type, name, cls, is_class, objects, shallow, retained, targets, target_shallow in raw:
+        node = MergedPath(ref_type, name, classes[cls] if cls is not None else None, is_class, objects, shallow,
+                          retained, targets, target_shallow)
+        nodes.append(node)
+        (roots if parent is None else nodes[parent].children).append(node)
+    for node in nodes:
+        node.children.sort(key=_by_weight)
+    roots.sort(key=_by_weight)
+    return MergedPaths(roots, reached, unreached)

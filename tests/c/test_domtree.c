@@ -2,13 +2,15 @@
  * children rows, the walk and the union rule on random trees against
  * naive computations written here (ancestor chains walked one by one), a
  * 10 M-deep chain (nothing may recurse), hp_reach_tree and group totals on
- * dumps shaped as random graphs in both semantics, and errors, aborts and
- * every allocation failing in turn. */
+ * dumps shaped as random graphs in both semantics, merged paths against
+ * the paths one by one, and errors, aborts and every allocation failing in
+ * turn. */
 #include "countalloc.h"
 #include "reachkit.h"
 
 #include "hp_domtree.h"
 #include "hp_heap.h"
+#include "hp_reach_merged.h"
 #include "hp_reach_tree.h"
 
 #include <time.h>
@@ -445,41 +447,6 @@ static void test_errors(void)
 
 /* ---- hp_reach_tree over dumps ---- */
 
-#define MAXN 24
-
-typedef struct spec {
-    int next[MAXN], other[MAXN], items[6];
-    rk_root roots[6];
-    rk_graph g;
-} spec;
-
-static void random_spec(spec *s, uint32_t *seed)
-{
-    int k, n = 1 + (int)(xorshift(seed) % (MAXN - 1));
-    memset(s, 0, sizeof *s);
-    for (k = 0; k < n; k++) {
-        uint32_t r = xorshift(seed);
-        s->next[k] = r % 7 == 0 ? RK_NULL : (int)((k + 1 + r % 3) % (uint32_t)n);
-        r = xorshift(seed);
-        s->other[k] = r % 3 == 0 ? RK_NULL : r % 17 == 0 ? RK_MISSING : (int)(r % (uint32_t)n);
-    }
-    for (k = 0; k < 6; k++)
-        s->items[k] = xorshift(seed) % 3 == 0 ? RK_NULL : (int)(xorshift(seed) % (uint32_t)n);
-    s->g.nroots = 1 + (int)(xorshift(seed) % 5);
-    for (k = 0; k < s->g.nroots; k++) {
-        uint32_t r = xorshift(seed);
-        s->roots[k].kind = HP_SUB_ROOT_JNI_GLOBAL;
-        s->roots[k].node = r % 7 == 0 ? RK_ROOT_ARRAY : r % 9 == 0 ? RK_ROOT_WEAK : (int)(r % (uint32_t)n);
-    }
-    s->g.n = n;
-    s->g.next = s->next;
-    s->g.other = s->other;
-    s->g.referent = (int)(xorshift(seed) % (uint32_t)n);
-    s->g.items = s->items;
-    s->g.nitems = 6;
-    s->g.roots = s->roots;
-}
-
 typedef struct heap_groups {
     const hp_heap *h;
     uint32_t *of;
@@ -565,20 +532,190 @@ static void check_reach_tree(const hp_heap *h, hp_reach *r, int semantics, uint3
     free(hg.of);
 }
 
+/* ---- merged paths ---- */
+
+/* A hash of one step of a path as the merged tree keys it: the root kind
+ * or the reference (an array's elements as one), and the class. */
+static uint64_t step_hash(uint64_t prefix, const hp_reach *r, const hp_heap *h, const uint32_t *vertices,
+                          const uint32_t *edges, uint32_t i)
+{
+    uint64_t step;
+    hp_object o;
+    hp_heap_object(h, vertices[i], &o);
+    step = o.kind == HP_KIND_CLASS ? 0x100000000ULL + o.self_ord : o.class_ord;
+    if (i == 0) {
+        hp_root root;
+        hp_heap_root(h, hp_reach_root_record(r, edges[0]), &root);
+        step = step * 31 + 1000 + (uint64_t)root.kind;
+    } else if (hp_heap_object_kind(h, vertices[i - 1]) == HP_KIND_OBJ_ARRAY) {
+        step = step * 31 + 7;
+    } else {
+        hp_ref ref;
+        CHECK(hp_reach_edge(r, vertices[i - 1], edges[i], &ref));
+        step = (step * 31 + 11 + ref.kind) * 1000003 + ref.slot;
+    }
+    return (prefix ^ step) * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+}
+
+/* The merged tree of random targets against their paths folded by hand:
+ * nodes named by the hash of their path of keys. */
+static void check_merged(const hp_heap *h, hp_reach *r, uint32_t *seed)
+{
+    uint32_t n = hp_heap_object_count(h), ntargets = 1 + xorshift(seed) % (n + 2), k, i, j;
+    uint32_t *targets = xmalloc((size_t)ntargets * 4), vertices[256], edges[256];
+    uint64_t *node_hash, *seen_hash = xmalloc((size_t)n * 256 * 8 + 8);
+    uint32_t nseen = 0, *seen_vertex = xmalloc((size_t)n * 256 * 4 + 4), reached = 0, unreached = 0;
+    uint8_t *counted = calloc(n + 1, 1);
+    hp_bfs b;
+    hp_merged m;
+    hp_error err;
+    for (k = 0; k < ntargets; k++) /* duplicates, and one past the objects */
+        targets[k] = k == 0 ? n : xorshift(seed) % n;
+    CHECK_EQ_U64(hp_reach_paths(r, NULL, NULL, 0, NULL, &b, &err), HP_OK);
+    CHECK_EQ_U64(hp_reach_merged(r, &b, targets, ntargets, NULL, &m, &err), HP_OK);
+    node_hash = xmalloc((size_t)m.count * 8 + 8);
+    for (k = 0; k < m.count; k++) { /* parents first: a node's hash from its parent's */
+        uint64_t step = m.class_object[k] ? 0x100000000ULL + m.cls[k] : m.cls[k];
+        uint64_t prefix = m.parent[k] == HP_NONE ? 0 : node_hash[m.parent[k]];
+        CHECK(m.parent[k] == HP_NONE || m.parent[k] < k);
+        if (m.kind[k] == HP_MERGED_ROOT)
+            step = step * 31 + 1000 + m.slot[k];
+        else if (m.kind[k] == HP_REF_ELEMENT)
+            step = step * 31 + 7;
+        else
+            step = (step * 31 + 11 + m.kind[k]) * 1000003 + m.slot[k];
+        node_hash[k] = (prefix ^ step) * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+    }
+    for (k = 0; k < ntargets; k++) {
+        uint32_t t = targets[k], len;
+        uint64_t prefix = 0;
+        if (t >= n || counted[t])
+            continue;
+        counted[t] = 1;
+        len = hp_bfs_path(&b, t, vertices, edges, 256);
+        if (len == 0) {
+            unreached++;
+            continue;
+        }
+        reached++;
+        CHECK(len <= 256);
+        for (i = 0; i < len && i < 256; i++) {
+            prefix = step_hash(prefix, r, h, vertices, edges, i);
+            seen_hash[nseen] = prefix;
+            seen_vertex[nseen++] = vertices[i];
+        }
+    }
+    CHECK_EQ_U64(m.reached, reached);
+    CHECK_EQ_U64(m.unreached, unreached);
+    /* Each node: the distinct vertices of its hash, their sizes; the targets through it. */
+    for (k = 0; k < m.count; k++) {
+        uint64_t objects = 0, shallow = 0, retained = 0, through = 0;
+        for (i = 0; i < nseen; i++) {
+            int first = seen_hash[i] == node_hash[k];
+            for (j = 0; j < i && first; j++)
+                if (seen_hash[j] == node_hash[k] && seen_vertex[j] == seen_vertex[i])
+                    first = 0;
+            if (!first)
+                continue;
+            objects++;
+            shallow += hp_heap_shallow_size(h, seen_vertex[i]);
+            retained += hp_reach_retained(r, seen_vertex[i]) > 0 ? (uint64_t)hp_reach_retained(r, seen_vertex[i]) : 0;
+        }
+        CHECK_EQ_U64(m.objects[k], objects);
+        CHECK_EQ_U64(m.shallow[k], shallow);
+        CHECK_EQ_U64(m.retained[k], retained);
+        memset(counted, 0, n + 1);
+        for (i = 0; i < ntargets; i++) { /* a target whose path holds the node's hash */
+            uint64_t prefix = 0;
+            uint32_t t = targets[i], len;
+            if (t >= n || counted[t])
+                continue;
+            counted[t] = 1;
+            len = hp_bfs_path(&b, t, vertices, edges, 256);
+            for (j = 0; j < len && j < 256; j++) {
+                prefix = step_hash(prefix, r, h, vertices, edges, j);
+                if (prefix == node_hash[k]) {
+                    through++;
+                    break;
+                }
+            }
+        }
+        CHECK_EQ_U64(m.targets[k], through);
+    }
+    hp_merged_free(&m);
+    hp_merged_free(&m); /* twice: harmless */
+    hp_bfs_free(&b);
+    free(targets);
+    free(node_hash);
+    free(seen_hash);
+    free(seen_vertex);
+    free(counted);
+}
+
+/* hp_reach_merged failing each of its allocations in turn frees all it
+ * took (the tree it reads is built first, and kept by the reach). */
+static void test_merged_failures(void)
+{
+    uint32_t seed = 99, targets[40], k, failures = 0;
+    rk_spec s;
+    bb dump;
+    hp_heap_options opt;
+    hp_heap *h;
+    hp_reach *r;
+    const hp_domtree *tree;
+    hp_bfs b;
+    hp_merged m;
+    hp_error err;
+    hp_code rc;
+    size_t live;
+    do
+        rk_random_spec(&s, &seed);
+    while (s.g.n < 30);
+    rk_dump(&dump, &s.g);
+    memset(&opt, 0, sizeof opt);
+    CHECK_EQ_U64(hp_heap_build(dump.d, dump.len, &opt, &h, &err), HP_OK);
+    CHECK_EQ_U64(hp_reach_build(h, HP_REACH_HPROFKIT, &counting, NULL, &r, &err), HP_OK);
+    CHECK_EQ_U64(hp_reach_dominators(r, 1, NULL, &err), HP_OK);
+    CHECK_EQ_U64(hp_reach_tree(r, NULL, &tree, &err), HP_OK);
+    CHECK_EQ_U64(hp_reach_paths(r, NULL, NULL, 0, NULL, &b, &err), HP_OK);
+    for (k = 0; k < 40; k++)
+        targets[k] = k % hp_heap_object_count(h);
+    live = countalloc_live;
+    for (countalloc_fail_call = 0;; countalloc_fail_call++) {
+        countalloc_calls = 0;
+        rc = hp_reach_merged(r, &b, targets, 40, NULL, &m, &err);
+        if (rc != HP_E_NOMEM)
+            break;
+        CHECK_EQ_U64(countalloc_live, live);
+        failures++;
+    }
+    countalloc_fail_call = (size_t)-1;
+    CHECK_EQ_U64(rc, HP_OK);
+    CHECK(failures >= 8 && m.count > 0);
+    hp_merged_free(&m);
+    CHECK_EQ_U64(countalloc_live, live);
+    hp_bfs_free(&b);
+    hp_reach_free(r);
+    hp_heap_free(h);
+    free(dump.d);
+    CHECK_EQ_U64(countalloc_live, 0);
+    printf("  merged paths: %u allocation failures, all freed\n", failures);
+}
+
 static void test_reach_tree(void)
 {
     uint32_t seed = 4242, round;
     int semantics;
     for (round = 0; round < 200; round++)
         for (semantics = HP_REACH_HPROFKIT; semantics <= HP_REACH_VISUALVM; semantics++) {
-            spec s;
+            rk_spec s;
             bb dump;
             hp_heap_options opt;
             hp_heap *h;
             hp_reach *r;
             const hp_domtree *tree;
             hp_error err;
-            random_spec(&s, &seed);
+            rk_random_spec(&s, &seed);
             rk_dump(&dump, &s.g);
             memset(&opt, 0, sizeof opt);
             CHECK_EQ_U64(hp_heap_build(dump.d, dump.len, &opt, &h, &err), HP_OK);
@@ -588,6 +725,7 @@ static void test_reach_tree(void)
             CHECK(tree == NULL);
             CHECK_EQ_U64(hp_reach_dominators(r, 1, NULL, &err), HP_OK);
             check_reach_tree(h, r, semantics, &seed);
+            check_merged(h, r, &seed);
             hp_reach_free(r);
             CHECK_EQ_U64(countalloc_live, 0);
             hp_heap_free(h);
@@ -611,6 +749,7 @@ int main(void)
     run("random trees", test_random_trees);
     run("hostile shapes", test_hostile);
     run("errors, aborts and failures", test_errors);
-    run("hp_reach_tree on dumps", test_reach_tree);
+    run("hp_reach_tree and merged paths on dumps", test_reach_tree);
+    run("merged paths, allocation failures", test_merged_failures);
     return check_report("test_domtree");
 }
