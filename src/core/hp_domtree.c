@@ -101,8 +101,10 @@ hp_code hp_domtree_build(hp_domtree *t, const uint32_t *idom, uint32_t n, const 
         }
         for (v = 0; v <= n; v++) {
             uint32_t width = first[v + 1] - first[v];
+            if (width < 2) /* most objects: a leaf, or one child */
+                continue;
             sort_row(kids + first[v], width, order, scratch);
-            if (hp_pace(&pacer, 1 + (uint64_t)width * 2)) {
+            if (hp_pace(&pacer, (uint64_t)width * 2)) {
                 t->alloc.free_fn(scratch);
                 hp_domtree_free(t);
                 return hp_graph_stop(err, HP_E_ABORTED);
