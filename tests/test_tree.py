@@ -288,22 +288,24 @@ def test_cli_tree_and_groups(capsys):
     roots = heap.dominator_roots()
     assert [r["id"] for r in doc["roots"]] == [o.id for o in roots[:4]]
     assert doc["more"] == len(roots) - 4
-    assert doc["more_retained"] == sum(heap.retained_size(o) for o in roots[4:])
+    assert doc["more_retained_size"] == sum(heap.retained_size(o) for o in roots[4:])
     for node, obj in zip(doc["roots"], roots):
-        assert node["retained"] == heap.retained_size(obj) and node["shallow"] == obj.shallow_size
+        assert node["retained_size"] == heap.retained_size(obj) and node["shallow_size"] == obj.shallow_size
+        assert node["class"] == (obj.name if obj.kind == "class" else obj.class_name)
         assert [c["id"] for c in node["children"]] == [o.id for o in obj.dominated(n=4)]
         assert all("children" not in c for c in node["children"])  # --depth 2: two levels
     groups = cli_json(capsys, path, "--group-by", "package", "-n", "3", "--semantics", "visualvm")
     want = hprofkit.open_heap(path, semantics="visualvm").retained_by("package")
-    assert [(g["key"], g["objects"], g["shallow_size"], g["retained_size"]) for g in groups["groups"]] == [
+    assert [(g["package"], g["objects"], g["shallow_size"], g["retained_size"]) for g in groups["groups"]] == [
         tuple(g) for g in want[:3]]
     assert groups["more"] == len(want) - 3
     loaders = cli_json(capsys, path, "--group-by", "loader")
-    assert {g["key"]["id"] if g["key"] else None for g in loaders["groups"]} == {
+    assert {g["loader"]["id"] if g["loader"] else None for g in loaders["groups"]} == {
         g.key.id if g.key is not None else None for g in heap.retained_by("loader")}
     by_class = cli_json(capsys, path, "--group-by", "class", "-n", "1")
     top = heap.retained_by("class")[0]
-    assert by_class["groups"][0]["key"] == {"name": top.key.name, "id": top.key.class_id}
+    assert by_class["groups"][0] == {"class": top.key.name, "class_id": top.key.class_id, "instances": top.objects,
+                                     "shallow_size": top.shallow_size, "retained_size": top.retained_size}
     # Text: a header, the column names, then one line per row printed.
     assert main(["dominators", path, "-n", "2", "--depth", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -6,11 +6,11 @@ of groups of objects by the union rule)."""
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._cli_args import UsageError, add_heap_input, add_json, add_rows, command, read_heap, whole_number
+from ._cli_args import UsageError, add_heap_input, add_json, add_rows, command, print_json, read_heap, whole_number
+from ._cli_reach import describe
+from ._cli_show import object_ref, ref
 from ._units import human_size
 
 if TYPE_CHECKING:
@@ -21,19 +21,10 @@ GROUP_KEYS = ("class", "package", "loader", "heap")  # _tree.GROUP_KEYS (not imp
 DEPTH = 3
 
 
-def _describe(obj: HeapObject) -> str:
-    if obj.kind == "class":
-        return f"{obj.name} class"  # type: ignore[attr-defined]
-    return f"{obj.class_name} {'instance' if obj.kind == 'instance' else 'array'}"
-
-
 def _node(heap: Heap, obj: HeapObject, depth: int, rows: int) -> dict[str, Any]:
     """obj as a JSON node, its children `depth - 1` levels down (rows each)."""
-    node: dict[str, Any] = {"id": obj.id, "class": obj.class_name, "kind": obj.kind,
-                            "shallow": obj.shallow_size, "retained": heap.retained_size(obj),
+    node: dict[str, Any] = {**ref(obj), "shallow_size": obj.shallow_size, "retained_size": heap.retained_size(obj),
                             "retained_count": obj.retained_count}
-    if obj.kind == "class":
-        node["name"] = obj.name  # type: ignore[attr-defined]
     if depth > 1:
         node.update(_children(heap, obj.dominated(), depth - 1, rows))
     return node
@@ -43,7 +34,7 @@ def _children(heap: Heap, kids: list[HeapObject], depth: int, rows: int) -> dict
     """The first `rows` of kids as JSON nodes, and what the rest hold."""
     rest = kids[rows:]
     return {"children": [_node(heap, k, depth, rows) for k in kids[:rows]],
-            "more": len(rest), "more_retained": sum(max(heap.retained_size(k), 0) for k in rest)}
+            "more": len(rest), "more_retained_size": sum(max(heap.retained_size(k), 0) for k in rest)}
 
 
 def _print_rows(heap: Heap, kids: list[HeapObject], depth: int, rows: int, prefix: Optional[str]) -> None:
@@ -54,7 +45,7 @@ def _print_rows(heap: Heap, kids: list[HeapObject], depth: int, rows: int, prefi
         last = k == len(shown) - 1 and not rest
         lead = "" if prefix is None else prefix + ("╰─ " if last else "├─ ")
         print(f"{human_size(max(heap.retained_size(obj), 0)):>10}  {obj.retained_count:>11,}  {lead}"
-              f"{_describe(obj)} 0x{obj.id:x} ({human_size(obj.shallow_size)})")
+              f"{describe(obj)} 0x{obj.id:x} ({human_size(obj.shallow_size)})")
         if depth > 1:
             below = "" if prefix is None else prefix + ("   " if last else "│  ")
             _print_rows(heap, obj.dominated(), depth - 1, rows, below)
@@ -63,12 +54,14 @@ def _print_rows(heap: Heap, kids: list[HeapObject], depth: int, rows: int, prefi
         print(f"{human_size(size):>10}  {'':>11}  {'' if prefix is None else prefix + '╰─ '}… {len(rest):,} more")
 
 
-def _key_json(group: Group, key: str) -> Any:
+def _group_json(group: Group, key: str) -> dict[str, Any]:
+    """A group as JSON: what it is by its key's name (class: the class's
+    name and id, as top --by class has them; loader: the loader object or
+    null), its objects ("instances" for a class), and its sizes."""
+    sizes = {"shallow_size": group.shallow_size, "retained_size": group.retained_size}
     if key == "class":
-        return {"name": group.key.name, "id": group.key.class_id}
-    if key == "loader":
-        return None if group.key is None else {"id": group.key.id, "class": group.key.class_name}
-    return group.key
+        return {"class": group.key.name, "class_id": group.key.class_id, "instances": group.objects, **sizes}
+    return {key: object_ref(group.key) if key == "loader" else group.key, "objects": group.objects, **sizes}
 
 
 def _key_text(group: Group, key: str) -> str:
@@ -92,8 +85,7 @@ def cmd_dominators(args: argparse.Namespace) -> int:
         if args.json:
             doc = {"file": args.file, "semantics": args.semantics, "depth": depth,
                    **_children(heap, roots, depth, args.top)}
-            json.dump({"roots" if k == "children" else k: v for k, v in doc.items()}, sys.stdout, indent=1)
-            sys.stdout.write("\n")
+            print_json({"roots" if k == "children" else k: v for k, v in doc.items()})
             return 0
         total = sum(max(heap.retained_size(o), 0) for o in roots)
         print(f"{len(roots):,} objects dominated by the virtual root, retaining {human_size(total)} "
@@ -107,12 +99,8 @@ def _groups(heap: Heap, args: argparse.Namespace) -> int:
     groups = heap.retained_by(args.group_by)
     shown, rest = groups[:args.top], groups[args.top:]
     if args.json:
-        doc = {"file": args.file, "semantics": args.semantics, "group_by": args.group_by,
-               "groups": [{"key": _key_json(g, args.group_by), "objects": g.objects, "shallow_size": g.shallow_size,
-                           "retained_size": g.retained_size} for g in shown],
-               "more": len(rest)}
-        json.dump(doc, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        print_json({"file": args.file, "semantics": args.semantics, "group_by": args.group_by,
+                    "groups": [_group_json(g, args.group_by) for g in shown], "more": len(rest)})
         return 0
     print(f"{'retained':>10}  {'shallow':>10}  {'objects':>11}  {args.group_by}")
     for g in shown:
