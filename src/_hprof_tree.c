@@ -58,14 +58,11 @@ static int run(HeapIndex *heap, void (*fn)(void *ctx), tree_call *call)
 }
 
 /* The heap's dominator tree, built on first use; NULL with an exception set. */
-static const hp_domtree *heap_tree(HeapIndex *heap, hp_reach **reach)
+static const hp_domtree *heap_tree(HeapIndex *heap)
 {
     tree_call call;
     memset(&call, 0, sizeof call);
-    if (run(heap, build_tree, &call) < 0)
-        return NULL;
-    *reach = call.reach;
-    return call.tree;
+    return run(heap, build_tree, &call) < 0 ? NULL : call.tree;
 }
 
 /* The n first children of `index` (HP_DOM_VIRTUAL: the virtual root's) as
@@ -78,7 +75,6 @@ static PyObject *children(HeapIndex *heap, uint32_t index, PyObject *args, PyObj
     const uint32_t *kids;
     const hp_domtree *tree;
     Py_ssize_t n = PY_SSIZE_T_MAX;
-    hp_reach *r;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &limit))
         return NULL;
     if (limit != Py_None) {
@@ -90,7 +86,7 @@ static PyObject *children(HeapIndex *heap, uint32_t index, PyObject *args, PyObj
             return NULL;
         }
     }
-    if (!(tree = heap_tree(heap, &r)))
+    if (!(tree = heap_tree(heap)))
         return NULL;
     kids = hp_domtree_children(tree, index, &count);
     if ((Py_ssize_t)count > n)
