@@ -427,6 +427,7 @@ static PyMethodDef heap_methods[] = {
     { "objects", (PyCFunction)heap_objects, METH_NOARGS,
       "objects($self, /)\n--\n\nIterate over every object, in id order." },
     HEAP_REACH_METHODS
+    HEAP_TREE_METHODS
     HEAP_TABLE_METHODS
     { "close", (PyCFunction)heap_close, METH_NOARGS,
       "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },

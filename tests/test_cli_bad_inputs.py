@@ -93,6 +93,8 @@ COMMANDS = {
     "top": lambda src, dst: ["top", src],
     "top by class": lambda src, dst: ["top", src, "--by", "class"],
     "diff": lambda src, dst: ["diff", src, src],
+    "dominators": lambda src, dst: ["dominators", src],
+    "dominators --group-by": lambda src, dst: ["dominators", "--group-by", "package", "--json", src],
 }
 
 
