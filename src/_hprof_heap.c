@@ -434,6 +434,7 @@ static PyMethodDef heap_methods[] = {
     { "objects", (PyCFunction)heap_objects, METH_NOARGS,
       "objects($self, /)\n--\n\nIterate over every object, in id order." },
     HEAP_REACH_METHODS
+    HEAP_TREE_METHODS
     HEAP_TABLE_METHODS
     HEAP_NAMES_METHODS
     { "close", (PyCFunction)heap_close, METH_NOARGS,

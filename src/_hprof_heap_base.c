@@ -61,6 +61,22 @@ int heap_walk(HeapIndex *heap, void (*fn)(void *ctx), void *ctx, int locked)
     return rc;
 }
 
+int heap_run(HeapIndex *heap, void (*fn)(void *ctx), void *ctx, const hp_code *rc, const hp_error *err)
+{
+    int walked;
+    heap_enter(heap);
+    walked = heap_walk(heap, fn, ctx, 1);
+    heap_leave(heap);
+    if (walked < 0)
+        return -1;
+    if (*rc != HP_OK) {
+        if (!PyErr_Occurred())
+            hprof_raise(heap->st, err);
+        return -1;
+    }
+    return heap_index(heap) ? 0 : -1;
+}
+
 /* ---- handles -------------------------------------------------------------- */
 
 /* A new handle of `type` (hprofkit.HeapObject once the package registered
@@ -291,7 +307,6 @@ int heap_ensure_referrers(HeapIndex *heap)
 {
     const hp_heap *index = heap_index(heap);
     referrers_call call;
-    int rc;
     if (!index)
         return -1;
     if (referrers_ready(heap, index))
@@ -299,17 +314,7 @@ int heap_ensure_referrers(HeapIndex *heap)
     memset(&call, 0, sizeof call);
     call.index = (hp_heap *)index;
     call.rc = HP_OK;
-    heap_enter(heap);
-    rc = heap_walk(heap, build_referrers, &call, 1); /* a second caller finds them built */
-    heap_leave(heap);
-    if (rc < 0)
-        return -1;
-    if (call.rc != HP_OK) {
-        if (!PyErr_Occurred())
-            hprof_raise(heap->st, &call.err);
-        return -1;
-    }
-    return 0;
+    return heap_run(heap, build_referrers, &call, &call.rc, &call.err); /* a second caller finds them built */
 }
 
 /* ---- GC roots and stack frames -------------------------------------------- */

@@ -678,6 +678,7 @@ static PyGetSetDef obj_getset[] = {
 };
 
 static PyMethodDef obj_methods[] = {
+    OBJECT_TREE_METHODS
     { "references", (PyCFunction)obj_references, METH_NOARGS,
       "references($self, /)\n--\n\nOutbound non-null references as Reference(name, target_id, target)." },
     { "referrers", (PyCFunction)obj_referrers, METH_NOARGS,

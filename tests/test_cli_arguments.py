@@ -95,6 +95,8 @@ HEAP_COMMANDS = {
     "leaks": ["leaks", "{}"],
     "diff": ["diff", "{}", "{}"],
     "diff retained": ["diff", "{}", "{}", "--retained"],
+    "dominators": ["dominators", "{}"],
+    "dominators by package": ["dominators", "{}", "--group-by", "package"],
 }
 
 
@@ -105,7 +107,7 @@ def test_a_heap_command_on_a_dump_without_a_heap_dump(command, tmp_path):
     assert proc.stderr == "hprofkit: error: the file holds no heap dump\n"
 
 
-@pytest.mark.parametrize("command", ["show", "path", "top", "leaks", "diff"])
+@pytest.mark.parametrize("command", ["show", "path", "top", "leaks", "diff", "dominators"])
 def test_a_heap_command_on_a_heap_dump_the_file_lacks(command, tmp_path):
     argv = [arg.format(DUMP) for arg in HEAP_COMMANDS[command]]
     proc = run(argv + ["--heap-dump", "1"], tmp_path)

@@ -96,6 +96,8 @@ COMMANDS = {
     "diff": lambda src, dst: ["diff", src, src],
     "stats --mapping": lambda src, dst: ["stats", "--mapping", str(DATA / "obfuscated" / "mapping.txt"), src],
     "deobfuscate": lambda src, dst: ["deobfuscate", src, dst, "--mapping", str(DATA / "obfuscated" / "mapping.txt")],
+    "dominators": lambda src, dst: ["dominators", src],
+    "dominators --group-by": lambda src, dst: ["dominators", "--group-by", "package", "--json", src],
 }
 
 

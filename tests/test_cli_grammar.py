@@ -105,8 +105,8 @@ def options(p: argparse.ArgumentParser) -> set[str]:
     return {s for a in p._actions for s in a.option_strings}
 
 
-HEAP_COMMANDS = ["show", "path", "top", "diff", "leaks", "batch", "bitmaps"]  # the commands that read a heap graph
-LISTINGS = ["stats", "show", "top", "diff", "leaks", "batch", "bitmaps"]       # the commands that print rows
+HEAP_COMMANDS = ["show", "path", "top", "diff", "leaks", "batch", "bitmaps", "dominators"]  # read a heap graph
+LISTINGS = ["stats", "show", "top", "diff", "leaks", "batch", "bitmaps", "dominators"]       # print rows
 
 
 def test_the_command_list_is_known():
@@ -200,6 +200,8 @@ JSON_COMMANDS = {
     "diff": ["diff", str(dump_path("mat__sun_jdk6_18_x32.hprof")), str(dump_path("mat__sun_jdk6_18_x64.hprof")),
              "-n", "5", "--retained"],
     "leaks": ["leaks", LEAKCANARY],
+    "dominators": ["dominators", LEAKCANARY, "-n", "3", "--depth", "2"],
+    "dominators by class": ["dominators", LEAKCANARY, "-n", "3", "--group-by", "class"],
 }
 
 
@@ -208,7 +210,8 @@ def test_one_vocabulary_of_json_keys(command, capsys):
     doc = json_of(JSON_COMMANDS[command], capsys)
     assert not keys_of(doc) & OLD_KEYS
     rows = {"stats": lambda d: d["histogram"], "top": lambda d: d, "top by class": lambda d: d,
-            "diff": lambda d: d["rows"], "show class": lambda d: d["classes"]}.get(command)
+            "diff": lambda d: d["rows"], "show class": lambda d: d["classes"], "dominators": lambda d: d["roots"],
+            "dominators by class": lambda d: d["groups"]}.get(command)
     if rows is not None:
         assert rows(doc) and all(isinstance(row["class"], str) for row in rows(doc))
     if command == "top":

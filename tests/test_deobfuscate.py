@@ -554,6 +554,13 @@ def test_heap_with_mapping_equals_the_heap_of_the_deobfuscated_dump(mapped_heaps
             for a, b in zip(ours.find_class(clear).instances(), theirs.find_class(clear).instances()):
                 assert [(r.name, r.target_id) for r in a.references()] == \
                     [(r.name, r.target_id) for r in b.references()]
+        # The dominator tree's views (main's #24) name classes and references alike.
+        def by_class(heap):
+            return [(g.key.name, g.objects, g.retained_size) for g in heap.retained_by("class")]
+        assert by_class(ours) == by_class(theirs) and "HeapGen$Listener" in {row[0] for row in by_class(ours)}
+        listeners = [obj.id for obj in ours.find_class("HeapGen$Listener").instances()]
+        assert str(ours.merged_paths([ours.object(i) for i in listeners])) == \
+            str(theirs.merged_paths([theirs.object(i) for i in listeners]))
 
 
 def destroyed_activities(heap):
@@ -625,6 +632,9 @@ def test_cli_heap_commands_take_a_mapping(tmp_path):
     proc = run_cli("diff", OBF / DUMPS[0], OBF / DUMPS[1], "--mapping", MAPPING, "--json")
     assert proc.returncode == 0, proc.stderr
     assert "a" not in {row["class"] for row in json.loads(proc.stdout)["rows"]}
+    proc = run_cli("dominators", OBF / DUMPS[0], "--group-by", "class", "-n", "1000", "--mapping", MAPPING, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "HeapGen$Listener" in {row["class"] for row in json.loads(proc.stdout)["groups"]}
     proc = run_cli("leaks", OBF / DUMPS[1], "--mapping", MAPPING, "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["leaks"] == [], proc.stderr
     proc = run_cli("diff", OBF / DUMPS[0], OBF / DUMPS[1], "--mapping", MAPPING, "--mapping", MAPPING, "--mapping",

@@ -40,12 +40,14 @@ if TYPE_CHECKING:
     from ._mapping import MappedFrame, Mapping
     from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
     from ._tables import sql
+    from ._tree import ROOT, Group, MergedPath, MergedPaths
     from .sample import write_sample_dump
     from .writer import HprofWriter
 
 # Imported on first use: `import hprofkit` stays light (at most 60 modules,
 # tests/test_batch.py), and the command line and most scripts need few of them.
 _LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
+         **dict.fromkeys(["ROOT", "Group", "MergedPath", "MergedPaths"], "_tree"),
          **dict.fromkeys(["Bitmap", "DuplicateBitmaps"], "_bitmaps"),
          **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
          **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
@@ -87,4 +89,5 @@ __all__ = [
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap", "DuplicateBitmaps",
     "Mapping", "MappedFrame", "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",
+    "ROOT", "Group", "MergedPath", "MergedPaths",
 ]

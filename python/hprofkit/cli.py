@@ -17,7 +17,7 @@ import tempfile
 import threading
 from typing import Iterator, Sequence
 
-from . import __version__, _cli_batch, _cli_bitmaps, _cli_diff, _cli_leaks, _cli_reach, _cli_show
+from . import __version__, _cli_batch, _cli_bitmaps, _cli_diff, _cli_leaks, _cli_reach, _cli_show, _cli_tree
 from . import _cli_args as grammar
 from ._cli_args import UsageError
 from ._codec import FORMATS, encoder_options
@@ -286,6 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _cli_show.add_commands(sub)
     _cli_reach.add_commands(sub)
+    _cli_tree.add_commands(sub)
     _cli_diff.add_commands(sub)
     _cli_leaks.add_commands(sub)
     _cli_batch.add_commands(sub)
