@@ -640,6 +640,8 @@ def test_cli_heap_commands_take_a_mapping(tmp_path):
     proc = run_cli("diff", OBF / DUMPS[0], OBF / DUMPS[1], "--mapping", MAPPING, "--mapping", MAPPING, "--mapping",
                    MAPPING)
     assert proc.returncode == 1 and "once for both dumps, or twice" in proc.stderr
+    proc = run_cli("batch", "encode", OBF / DUMPS[0], "--mapping", MAPPING, "--jobs", "1")
+    assert proc.returncode == 2 and "--mapping: the encode task reads no names" in proc.stderr, proc.stderr
 
 
 # -- batches, the pytest plugin and [tool.hprofkit] ------------------------------------------------

@@ -22,6 +22,7 @@ from . import tasks as _tasks
 __all__ = ["batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "TASKS"]
 
 TASKS = tuple(_tasks.BY_NAME)
+NAMED_TASKS = ("stats", "histogram", "leaks")  # the tasks that read a heap's names (and take heap options, a mapping)
 
 
 @dataclass(frozen=True)
@@ -410,7 +411,7 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
     options: dict[str, Any] = {}
     if builtin and name == "encode":
         options = dict(encode_options or {})
-    elif builtin and name in ("stats", "histogram", "leaks"):
+    elif builtin and name in NAMED_TASKS:
         options = {k: v for k, v in read_options.items() if name == "leaks" or k == "heap_dump"}
     if builtin and name in ("encode", "decode"):
         folder = os.path.abspath(os.fspath(output_dir)) if output_dir is not None else None
@@ -419,7 +420,7 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
     else:
         per_input = [options] * len(inputs)
     if mapping is not None:
-        if builtin and name not in ("stats", "histogram", "leaks"):
+        if builtin and name not in NAMED_TASKS:
             raise ValueError(f"mapping: the {name} task reads no names (stats, histogram and leaks do)")
         per_input = [{**opts, "mapping": _mapping_to_send(mapping(given) if callable(mapping) else mapping)}
                      for given, opts in zip(inputs, per_input)]
