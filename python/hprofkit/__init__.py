@@ -32,10 +32,12 @@ if TYPE_CHECKING:
     from ._tables import sql
     from .sample import write_sample_dump
     from .writer import HprofWriter
+    from ._report import report
 
 # Imported on first use: the command line and most scripts need none of
 # them, and they are a third of the package's import time.
-_LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables"}
+_LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
+         "report": "_report"}
 
 
 def __getattr__(name: str) -> Any:
@@ -58,5 +60,5 @@ __all__ = [
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "leaks", "diff", "HeapDiff",
-    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
+    "DiffRow", "sql", "report", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
 ]

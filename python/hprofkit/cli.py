@@ -1,4 +1,4 @@
-"""Command line: python -m hprofkit info|stats|show|encode|decode|convert|leaks|demo ...
+"""Command line: python -m hprofkit info|stats|show|encode|decode|convert|leaks|report|demo ...
 
 Every failure prints one line on stderr and exits with status 1."""
 
@@ -15,7 +15,7 @@ import tempfile
 import threading
 from typing import Iterator, Sequence
 
-from . import __version__, _cli_batch, _cli_diff, _cli_leaks, _cli_reach
+from . import __version__, _cli_batch, _cli_diff, _cli_leaks, _cli_reach, _cli_report
 from ._codec import FORMATS
 from ._dump import Dump
 from ._errors import HprofError
@@ -308,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_diff.add_commands(sub)
     _cli_leaks.add_commands(sub)
     _cli_batch.add_commands(sub)
+    _cli_report.add_commands(sub)
     return parser
 
 

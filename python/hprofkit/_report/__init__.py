@@ -1,0 +1,99 @@
+"""hprofkit.report(): one self-contained HTML page about a heap dump.
+
+    hprofkit.report("app.hprof", "report.html")                 # or a Heap
+    hprofkit.report("after.hprof", "diff.html", baseline="before.hprof")
+
+The page opens offline (no network, no fonts fetched: its Content Security
+Policy forbids any), holds its data as one compact JSON document, and draws
+it with a small hand-written script: the overview and the biggest objects,
+MAT's leak suspects, LeakCanary's leak traces folded by fingerprint, the
+class histogram and, with a baseline, the diff.  Each list keeps its top
+rows (Limits) and says what it left out, so the page stays small (a few MB
+at most) whatever the heap.
+
+The package splits the work: source.py opens what the report is made of,
+objects.py and sections.py gather each section's data, page.py writes the
+HTML around report.js and report.css (the views, reusable one at a time:
+page.view_html)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from typing import TYPE_CHECKING, Any, Optional
+
+from .objects import ObjectTable
+from .sections import Limits
+from .source import Source, opened
+
+if TYPE_CHECKING:
+    from .._hprof import Heap
+
+__all__ = ["report", "collect", "Limits"]
+
+FORMAT = 1  # of the JSON document: bumped when a view's data changes shape
+
+
+def collect(src: Source, *, baseline: Optional[Source] = None, limits: Limits = Limits()) -> dict[str, Any]:
+    """The report's JSON document for an opened Source (and a baseline's)."""
+    from .. import __version__
+    from . import sections
+    table = ObjectTable(src.heap)
+    rows = sections.histogram_rows(src)
+    biggest = sections.top_level_dominators(src.heap, limits.dominators)
+    overview = sections.overview(src, table, limits, rows, biggest)
+    data: dict[str, Any] = {
+        "format": FORMAT, "generator": f"hprofkit {__version__}",
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "title": src.label,
+        "sections": {
+            "overview": overview,
+            "suspects": sections.suspects(src, table, biggest, overview["total"]),
+            "leaks": sections.leaks(src, table, limits),
+            "histogram": sections.histogram(rows, limits),
+        },
+        "paths": sections.biggest_paths(table, biggest),
+    }
+    if baseline is not None:
+        base_rows = sections.histogram_rows(baseline)
+        data["sections"]["diff"] = sections.diff(baseline, base_rows, src, rows, limits)
+    data["objects"] = table.to_json()  # last: every section above has added its objects
+    return data
+
+
+def report(heap_or_path: "Heap | str | os.PathLike[str]", out: "str | os.PathLike[str]" = "report.html", *,
+           baseline: "Heap | str | os.PathLike[str] | None" = None, semantics: Optional[str] = None,
+           heap_dump: int = 0, limits: Limits = Limits()) -> str:
+    """Writes the HTML report of a heap (a Heap, or a dump's path: plain,
+    .gz, .bz2, an hprofkit pack or a Tailor mini) to `out` ("-" for standard
+    output) and returns out's path.
+
+    baseline: an earlier dump (or Heap) to diff against: the page adds the
+    delta histogram and the reference paths along which the grown classes'
+    objects hang.  semantics: the reference graph of paths and retained
+    sizes for dumps opened here ('hprofkit' or 'visualvm', see open_heap).
+    heap_dump: which heap dump of the file (from 0).  A path is faster than
+    a Heap: its class histogram comes from one pass of the C core.
+
+    The file is written atomically through hprofkit's one output path: never
+    over the input, never through a FIFO's or a symlink's target."""
+    from .._output import check_not_same_file, output_file
+    from .page import render_report
+    for source in (heap_or_path, baseline):
+        if source is not None and not _is_heap(source):
+            check_not_same_file(source, out)
+    with opened(heap_or_path, heap_dump=heap_dump, semantics=semantics) as src:
+        if baseline is None:
+            data = collect(src, limits=limits)
+        else:
+            with opened(baseline, heap_dump=heap_dump, semantics=semantics) as base:
+                data = collect(src, baseline=base, limits=limits)
+    page = render_report(data)
+    with output_file(out) as f:
+        f.write(page)
+    return os.fspath(out)
+
+
+def _is_heap(obj: Any) -> bool:
+    from .._heap import Heap
+    return isinstance(obj, Heap)

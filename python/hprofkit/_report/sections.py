@@ -1,0 +1,239 @@
+"""The report's sections as JSON-ready data, one function each.
+
+Each takes the Source (source.py), the shared ObjectTable (objects.py) and
+the Limits, and returns a dict the page's view of that name draws
+(report.js).  Every list is cut at its limit and says what it left out
+("rest": rows, and their sums), so the page stays small whatever the heap."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+from .objects import ObjectTable, path_data, paths_of, repr_text
+
+if TYPE_CHECKING:
+    from .._hprof import Heap, HeapClass, HeapObject
+    from ..diff import HeapDiff
+    from ..leaks import Leak
+    from .source import Source
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much each view lists; beyond, the page shows a summary line."""
+    dominators: int = 20        # the overview's chart of the biggest objects
+    histogram: int = 5000       # class rows
+    leak_groups: int = 200      # leak fingerprints
+    leak_objects: int = 20      # leaking objects listed per fingerprint
+    diff_rows: int = 2000
+    diff_paths: int = 50
+    diff_path_classes: int = 10  # the classes that grew most, whose growth paths are searched
+
+
+# MAT's leak suspect: a dominator holding more than this share of the heap.
+SUSPECT_SHARE = 0.10
+# top_retainers() is asked for this many objects first, then 16 times more,
+# until enough of them are top-level (dominated by no object).
+_FIRST_ASK, _MOST_ASKED = 256, 1 << 20
+
+
+# ---- overview ----------------------------------------------------------------
+
+def top_level_dominators(heap: Heap, n: int) -> list[tuple[HeapObject, int]]:
+    """The n top-level dominators (objects no single object dominates: the
+    children of the dominator tree's root) of largest retained size."""
+    ask = _FIRST_ASK
+    while True:
+        ranked = heap.top_retainers(ask)
+        found = [(obj, size) for obj, size in ranked if heap.dominator(obj) is None]
+        if len(found) >= n or len(ranked) < ask or ask >= _MOST_ASKED:
+            return found[:n]
+        ask *= 16
+
+
+def heap_totals(src: Source, histogram: list[list[Any]]) -> tuple[int, int, Optional[list[list[Any]]]]:
+    """(objects, bytes, [[heap name, objects, bytes]...] or None) of the heap dump."""
+    if src.stats is not None:
+        heaps = [[name, t.count, t.bytes] for name, t in src.stats.heap_totals.items()]
+        return sum(h[1] for h in heaps), sum(h[2] for h in heaps), heaps
+    return sum(r[2] for r in histogram), sum(r[3] for r in histogram), None
+
+
+def overview(src: Source, table: ObjectTable, limits: Limits, histogram: list[list[Any]],
+             biggest: list[tuple[HeapObject, int]]) -> dict[str, Any]:
+    heap = src.heap
+    objects, total, heaps = heap_totals(src, histogram)
+    out: dict[str, Any] = {
+        "label": src.label, "objects": heap.object_count, "classes": heap.class_count,
+        "gc_roots": len(heap.gc_roots), "id_size": heap.id_size, "semantics": heap.semantics,
+        "heap_dumps": heap.heap_dump_count, "instances_and_arrays": objects, "total": total, "heaps": heaps,
+        "dominators": {"rows": [[table.row(obj), size] for obj, size in biggest],
+                       "rest": max(total - sum(size for _, size in biggest), 0)},
+    }
+    if src.file is not None:
+        f = src.file
+        out["file"] = {"name": f.name, "size": f.size, "compression": f.compression, "format": f.magic,
+                       "id_size": f.id_size, "timestamp_ms": f.timestamp_ms, "heap_dump": f.heap_dump,
+                       "heap_dumps": f.heap_dumps, "complete": f.complete}
+    if src.stats is not None:
+        out["instances"] = src.stats.instances
+        out["arrays"] = src.stats.arrays
+    return out
+
+
+# ---- histogram ---------------------------------------------------------------
+
+HISTOGRAM_COLUMNS = ("class", "class_id", "instances", "shallow", "retained")
+
+
+def histogram_rows(src: Source) -> list[list[Any]]:
+    """[class name, class id (hex) or None, instances, shallow bytes,
+    retained bytes] per class with objects, largest retained first.
+    Retained is VisualVM's by class (HeapClass.retained_size)."""
+    heap = src.heap
+    by_id = {cls.class_id: cls for cls in heap.classes}
+    rows: list[list[Any]] = []
+    if src.stats is not None:
+        for row in src.stats.histogram:
+            if row.class_id is not None:
+                cls = by_id.get(row.class_id)
+                classes = [cls] if cls is not None else []
+            else:  # a primitive array type: the dump's class of that name
+                classes = heap.classes_named(row.name)
+            retained = sum(c.retained_size for c in classes)
+            ident = classes[0].class_id if len(classes) == 1 else row.class_id
+            rows.append([row.name, None if ident is None else f"{ident:x}", row.instances, row.shallow_bytes,
+                         retained])
+    else:
+        for cls in heap.classes:
+            count = cls.instance_count
+            if not count:
+                continue
+            size = cls.instance_size
+            shallow = count * size if size is not None else sum(obj.shallow_size for obj in cls.instances())
+            rows.append([cls.name, f"{cls.class_id:x}", count, shallow, cls.retained_size])
+    rows.sort(key=lambda r: (-r[4], -r[3], r[0]))
+    return rows
+
+
+def histogram(rows: list[list[Any]], limits: Limits) -> dict[str, Any]:
+    kept, rest = rows[:limits.histogram], rows[limits.histogram:]
+    return {"columns": list(HISTOGRAM_COLUMNS), "rows": kept, "total_rows": len(rows),
+            "rest": {"rows": len(rest), "instances": sum(r[2] for r in rest), "shallow": sum(r[3] for r in rest)}}
+
+
+# ---- leak suspects (MAT) -----------------------------------------------------
+
+def suspects(src: Source, table: ObjectTable, biggest: list[tuple[HeapObject, int]], total: int
+             ) -> dict[str, Any]:
+    """MAT's problem suspects: the top-level dominators holding more than
+    SUSPECT_SHARE of the heap, each with its shortest path from a GC root."""
+    threshold = int(total * SUSPECT_SHARE)
+    found = [(obj, size) for obj, size in biggest if size > threshold]
+    paths = paths_of(table, [obj for obj, _ in found])
+    return {"share": SUSPECT_SHARE, "total": total, "threshold": threshold,
+            "items": [{"object": table.row(obj), "retained": size, "path": paths[str(table.row(obj))]}
+                      for obj, size in found]}
+
+
+def biggest_paths(table: ObjectTable, biggest: list[tuple[HeapObject, int]]) -> dict[str, Any]:
+    """Paths from GC roots of the overview's biggest objects (one search)."""
+    return paths_of(table, [obj for obj, _ in biggest])
+
+
+# ---- leak traces (LeakCanary) ------------------------------------------------
+
+def _trace(table: ObjectTable, leak: Leak) -> list[dict[str, Any]]:
+    out = []
+    for node in leak.nodes:
+        entry: dict[str, Any] = {"object": table.row(node.object), "status": node.status, "reason": node.reason,
+                                 "labels": list(node.labels)}
+        if node.reference is not None:
+            entry["reference"] = {"type": node.reference.ref_type, "owner": node.owner,
+                                  "name": node.reference_display, "suspect": node.suspect}
+        out.append(entry)
+    return out
+
+
+def leaks(src: Source, table: ObjectTable, limits: Limits, found: Optional[list[Leak]] = None) -> dict[str, Any]:
+    """The leak traces of heap.find_leaks(), folded by fingerprint: one
+    trace per fingerprint (its first leak's), the leaks' count, the retained
+    bytes they hold together, the leaking objects (the largest first)."""
+    heap = src.heap
+    if found is None:
+        found = heap.find_leaks()
+    groups: dict[str, list[Leak]] = {}
+    for leak in found:
+        groups.setdefault(leak.fingerprint, []).append(leak)
+
+    def held(group: list[Leak]) -> int:
+        return sum(leak.retained_size or 0 for leak in group)
+
+    ranked = sorted(groups.values(), key=lambda g: (g[0].library, -held(g), -len(g), g[0].fingerprint))
+    items = []
+    for group in ranked[:limits.leak_groups]:
+        first = group[0]
+        largest = sorted(group, key=lambda leak: -(leak.retained_size or 0))
+        keys = [leak.key for leak in group if leak.key is not None]
+        items.append({
+            "fingerprint": first.fingerprint, "count": len(group), "retained": held(group),
+            "library": first.library, "description": first.description,
+            "pattern": None if first.pattern is None else _matcher_text(first.pattern),
+            "root": first.root_kind, "trace": _trace(table, first),
+            "objects": [[table.row(leak.object), leak.retained_size, leak.key] for leak in largest[:limits.leak_objects]],
+            "more": max(len(group) - limits.leak_objects, 0), "keys": len(keys),
+        })
+    library = sum(leak.library for leak in found)
+    rest = ranked[limits.leak_groups:]
+    return {"total": len(found), "application": len(found) - library, "library": library,
+            "fingerprints": len(groups), "groups": items,
+            "rest": {"groups": len(rest), "leaks": sum(len(g) for g in rest)}}
+
+
+def _matcher_text(matcher: Any) -> str:
+    where = ".".join(p for p in (matcher.class_name, matcher.name) if p)
+    return f"{matcher.pattern} {where}".strip()
+
+
+# ---- diff against a baseline -------------------------------------------------
+
+DIFF_COLUMNS = ("class", "count_a", "count_b", "shallow_a", "shallow_b", "retained_a", "retained_b")
+
+
+def name_histogram(rows: list[list[Any]]) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
+    """{name: (instances, shallow)} and {name: retained} of histogram rows,
+    classes of the same name summed (as hprofkit.diff counts them)."""
+    counts: dict[str, tuple[int, int]] = {}
+    retained: dict[str, int] = {}
+    for name, _, count, shallow, kept in rows:
+        prev = counts.get(name, (0, 0))
+        counts[name] = (prev[0] + count, prev[1] + shallow)
+        retained[name] = retained.get(name, 0) + kept
+    return counts, retained
+
+
+def diff(base: Source, base_rows: list[list[Any]], src: Source, rows: list[list[Any]], limits: Limits
+         ) -> dict[str, Any]:
+    """hprofkit.diff(baseline, heap, retained=True, paths=True), from the
+    histograms the report counted already: the delta histogram and where the
+    objects of the classes that grew most hang."""
+    from ..diff import HeapDiff, growth_paths
+    hist_a, ret_a = name_histogram(base_rows)
+    hist_b, ret_b = name_histogram(rows)
+    result: HeapDiff = HeapDiff.from_histograms(hist_a, hist_b, ret_a, ret_b, a=base.label, b=src.label)
+    grown = [r.name for r in sorted(result.rows, key=lambda r: -r.count_delta)[:limits.diff_path_classes]
+             if r.count_delta > 0]
+    paths, sampled = growth_paths(base.heap, src.heap, grown)
+    kept = result.rows[:limits.diff_rows]
+    rest = result.rows[limits.diff_rows:]
+    return {"a": result.a, "b": result.b, "columns": list(DIFF_COLUMNS),
+            "rows": [[r.name, r.count_a, r.count_b, r.shallow_a, r.shallow_b, r.retained_a, r.retained_b]
+                     for r in kept],
+            "total_rows": len(result.rows),
+            "rest": {"rows": len(rest), "count_delta": sum(r.count_delta for r in rest),
+                     "shallow_delta": sum(r.shallow_delta for r in rest)},
+            "paths": [{"class": p.name, "path": list(p.path), "count_a": p.count_a, "count_b": p.count_b}
+                      for p in paths[:limits.diff_paths]],
+            "more_paths": max(len(paths) - limits.diff_paths, 0), "paths_sampled": sampled}
