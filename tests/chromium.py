@@ -33,6 +33,11 @@ def missing() -> str | None:
     return None
 
 
+def usable() -> str | None:
+    """The Chromium binary, if it, its driver and selenium are all there."""
+    return _which(CHROMIUM) if missing() is None else None
+
+
 def start() -> Any:
     """A headless Chromium (a selenium WebDriver) that keeps its console log."""
     from selenium import webdriver

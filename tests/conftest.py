@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+import chromium
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("HPROFKIT_DATA", ROOT.parent / "shared" / "data"))
 SHARED_TOOLS = DATA.parent / "tools"
@@ -34,11 +36,12 @@ PEERS = {
     "java": lambda: shutil.which("java"),
     "oracle": lambda: shutil.which("java") and ORACLE_SCRIPT.is_file() and str(ORACLE_SCRIPT),
     "strace": lambda: shutil.which("strace"),
+    "chromium": lambda: chromium.usable(),  # with chromedriver and selenium (tests/chromium.py)
 }
 
 
 def peer(name: str) -> str:
-    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace).
+    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace, chromium).
     A test that needs a missing one is skipped on a developer's machine and
     fails under CI=true, where .ci/run installs every peer."""
     path = PEERS[name]()

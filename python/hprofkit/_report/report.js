@@ -203,10 +203,10 @@
   function barChart(items, whole, opts) {
     opts = opts || {};
     var list = h("div", { cls: "hk-bars", attrs: { role: "list" } });
-    var max = items.reduce(function (m, it) { return Math.max(m, it.value); }, 0) || 1;
+    var max = items.reduce(function (m, it) { return Math.max(m, it.value); }, 0) || 1;  // the longest bar
     items.forEach(function (it, i) {
       var fill = h("div", { cls: "hk-bar-fill" });
-      fill.style.width = Math.max(0.4, (100 * it.value) / (opts.relative ? max : whole || max)) + "%";
+      fill.style.width = Math.max(0.4, (100 * it.value) / max) + "%";
       fill.style.background = it.color || PALETTE[i % PALETTE.length];
       var row = h(it.onClick ? "button" : "div", {
         cls: "hk-bar" + (it.muted ? " hk-bar-muted" : ""), attrs: { role: "listitem", type: it.onClick ? "button" : null },
@@ -303,7 +303,7 @@
       });
       tbody.appendChild(frag);
       status.textContent = "Showing " + count(Math.min(state.shown, picked.length)) + " of " +
-        plural(picked.length, opts.noun || "row") + (picked.length < rows.length ? " matching" : "");
+        plural(picked.length, opts.noun || "row", opts.nouns) + (picked.length < rows.length ? " matching" : "");
       more.hidden = picked.length <= state.shown;
     }
 
@@ -342,8 +342,9 @@
   hk.views.overview = function (el, data, ctx) {
     var file = data.file;
     var tiles = h("div", { cls: "hk-tiles" }, [
-      tile("Heap size", data.total, bytes, "total", plural(data.instances_and_arrays, "object") + " in the dump"),
-      tile("Objects", data.objects, count, "objects", "instances, arrays and classes indexed"),
+      tile("Heap size", data.total, bytes, "total", "shallow size of " + plural(data.instances_and_arrays, "instance") +
+           " and arrays"),
+      tile("Objects", data.objects, count, "objects", "instances, arrays and class objects"),
       tile("Classes", data.classes, count, "classes"),
       tile("GC roots", data.gc_roots, count, "gc_roots")]);
     var facts = h("dl", { cls: "hk-facts hk-file" });
@@ -434,8 +435,8 @@
       var status = STATUS[node.status] || ["?", ""];
       var ref = node.reference;
       list.appendChild(h("li", { cls: "hk-trace-node " + status[1] }, [
-        h("div", { cls: "hk-trace-obj" }, [objectLabel(o), " ", h("span", { cls: "hk-muted",
-          text: o.kind === "class" ? "class" : o.kind === "instance" ? "instance" : "array" })]),
+        h("div", { cls: "hk-trace-obj" }, [objectLabel(o), o.kind === "class" ? null : h("span", { cls: "hk-muted",
+          text: o.kind === "instance" ? " instance" : " array" })]),
         h("div", { cls: "hk-trace-status" }, [h("span", { cls: "hk-badge " + status[1], text: "Leaking: " + status[0] }),
           node.reason ? h("span", { cls: "hk-muted", text: " " + node.reason }) : null,
           node.status === "LEAKING" ? h("span", { cls: "hk-muted", text: " \u00b7 retaining " + bytes(o.retained) +
@@ -445,9 +446,10 @@
           return h("li", { text: l }); })) : null,
         ref ? h("div", { cls: "hk-trace-ref" }, ["\u2193 ",
           ref.type === "STATIC_FIELD" ? h("span", { cls: "hk-kw", text: "static " }) : null,
-          h("span", { cls: "hk-muted", text: simpleName(ref.owner || "") + (ref.type === "LOCAL" ? " " : ".") }),
-          h("code", { cls: "hk-field" + (ref.suspect ? " hk-suspect-ref" : ""), text: ref.name,
-                      title: ref.suspect ? "suspect reference: the leak is caused by one of these" : null })])
+          h("code", { cls: "hk-ref" }, [
+            h("span", { cls: "hk-muted", text: simpleName(ref.owner || "") + (ref.type === "LOCAL" ? " " : ".") }),
+            h("span", { cls: "hk-field" + (ref.suspect ? " hk-suspect-ref" : ""), text: ref.name,
+                        title: ref.suspect ? "suspect reference: the leak is caused by one of these" : null })])])
             : null]));
     });
     return list;
@@ -462,12 +464,13 @@
          "view or window that is still strongly reachable."]));
     data.groups.forEach(function (g) {
       var last = ctx.object(g.trace[g.trace.length - 1].object);
-      var objects = dataTable([
+      var columns = [
         { label: "Leaking object", get: function (r) { return ctx.object(r[0]).id; },
           render: function (r) { return objectLabel(ctx.object(r[0])); } },
-        { label: "Key", get: function (r) { return r[2] || ""; } },
-        { label: "Retained", num: true, fmt: bytes, get: function (r) { return r[1]; } }],
-        g.objects, { sort: 2, page: 10, noun: "object", name: "leak-objects",
+        g.keys ? { label: "Key", get: function (r) { return r[2] || ""; } } : null,
+        { label: "Retained", num: true, fmt: bytes, get: function (r) { return r[1]; } }].filter(Boolean);
+      var objects = dataTable(columns, g.objects, { sort: columns.length - 1, page: 10, noun: "object",
+                     name: "leak-objects",
                      footer: g.more ? h("p", { cls: "hk-muted", text: "and " + plural(g.more, "more leak") +
                                                                       " with this fingerprint" }) : null });
       el.appendChild(h("article", { cls: "hk-card hk-leak" + (g.library ? " hk-library" : ""),
@@ -505,7 +508,7 @@
           return [fill, figure("span", r[4], bytes)];
         } }], data.rows, {
       sort: 3, filter: function (r) { return r[0]; }, placeholder: "Filter classes (text or regular expression)",
-      noun: "class", name: "histogram", page: 100,
+      noun: "class", nouns: "classes", name: "histogram", page: 100,
       footer: rest.rows ? h("p", { cls: "hk-muted hk-rest", text: "and " + plural(rest.rows, "more class", "more classes") +
         " not in this report: " + plural(rest.instances, "object") + ", " + bytes(rest.shallow) + " shallow." }) : null }));
   };
@@ -530,7 +533,7 @@
       Object.assign({ label: "\u0394 Retained" }, delta(5, bytes)),
       { label: "Instances", num: true, get: function (r) { return r[2]; },
         render: function (r) { return h("span", { cls: "hk-muted", text: count(r[1]) + " \u2192 " + count(r[2]) }); } }],
-      data.rows, { sort: 2, filter: function (r) { return r[0]; }, placeholder: "Filter classes", noun: "class",
+      data.rows, { sort: 2, filter: function (r) { return r[0]; }, placeholder: "Filter classes", noun: "class", nouns: "classes",
                    name: "diff", page: 100,
                    footer: rest.rows ? h("p", { cls: "hk-muted", text: "and " + plural(rest.rows, "more class", "more classes") +
                      ": " + signed(rest.count_delta, count) + " objects, " + signed(rest.shallow_delta, bytes) + "." }) : null }));

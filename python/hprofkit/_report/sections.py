@@ -47,8 +47,8 @@ def top_level_dominators(heap: Heap, n: int) -> list[tuple[HeapObject, int]]:
     ask = _FIRST_ASK
     while True:
         ranked = heap.top_retainers(ask)
-        found = [(obj, size) for obj, size in ranked if heap.dominator(obj) is None]
-        if len(found) >= n or len(ranked) < ask or ask >= _MOST_ASKED:
+        found = [(obj, size) for obj, size in ranked if size > 0 and heap.dominator(obj) is None]
+        if len(found) >= n or len(ranked) < ask or ranked[-1][1] == 0 or ask >= _MOST_ASKED:
             return found[:n]
         ask *= 16
 
