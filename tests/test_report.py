@@ -186,10 +186,46 @@ def test_suspects_are_the_dominators_over_a_tenth_of_the_heap(hostile_dumps, tmp
         assert [(h[0], h[1], int(objects[h[2]][0], 16)) for h in item["path"]] == \
             [(hop.ref_type, hop.name or "", hop.target.id) for hop in path.hops]
         assert objects[item["object"]][6].startswith('"' + HOSTILE_TEXT[:50])
+        # Its memory accumulates in its char[]: MAT's walk down the biggest dominated child.
+        chars = string["value"]
+        assert [(int(objects[row][0], 16), size) for row, size in item["chain"]] == \
+            [(string.id, heap.retained_size(string)), (chars.id, heap.retained_size(chars))]
     # Nothing over 10%: no suspect.
     data = page_data(Path(hprofkit.report(JDK8, tmp_path / "jdk8.html")))
     biggest = data["sections"]["overview"]["dominators"]["rows"][0][1]
     assert (biggest > data["sections"]["suspects"]["threshold"]) == bool(data["sections"]["suspects"]["items"])
+
+
+def children_by_dominator(heap) -> dict[int, list[tuple[int, int]]]:
+    """{object id: [(child id, retained)] largest first}: the dominator tree, from heap.dominator()."""
+    children: dict[int, list[tuple[int, int]]] = {}
+    for obj in heap.objects():
+        parent = heap.dominator(obj)
+        if parent is not None:
+            children.setdefault(parent.id, []).append((obj.id, heap.retained_size(obj)))
+    for kids in children.values():
+        kids.sort(key=lambda kid: (-kid[1], kid[0]))
+    return children
+
+
+@pytest.mark.parametrize("dump", [SERVICE_BINDER, DIALER], ids=lambda p: p.name)
+def test_accumulation_points_follow_the_biggest_dominated_child(dump, tmp_path):
+    data = page_data(Path(hprofkit.report(dump, tmp_path / "r.html")))
+    objects = data["objects"]["rows"]
+    suspects = data["sections"]["suspects"]
+    assert suspects["items"]
+    with hprofkit.open_heap(dump) as heap:
+        children = children_by_dominator(heap)
+        for item in suspects["items"]:
+            chain = [(int(objects[row][0], 16), size) for row, size in item["chain"]]
+            expected = [(int(objects[item["object"]][0], 16), item["retained"])]
+            while children.get(expected[-1][0]) and children[expected[-1][0]][0][1] >= 0.7 * expected[-1][1]:
+                expected.append(children[expected[-1][0]][0])
+            assert chain == expected and not item["chain_stopped"]
+            # A suspect's path is its own shortest, searched alone.
+            obj = heap.object(expected[0][0])
+            path = heap.path_to_root(obj, exclude=hprofkit.leaks.default_exclude(heap))
+            assert [int(objects[hop[2]][0], 16) for hop in item["path"]] == [hop.target.id for hop in path.hops]
 
 
 def test_a_heap_gives_the_report_a_path_gives(tmp_path):

@@ -22,6 +22,7 @@ import datetime as _dt
 import os
 from typing import TYPE_CHECKING, Any, Optional
 
+from .dominators import Ranking
 from .objects import ObjectTable
 from .sections import Limits
 from .source import Source, opened
@@ -38,21 +39,28 @@ def collect(src: Source, *, baseline: Optional[Source] = None, limits: Limits = 
     """The report's JSON document for an opened Source (and a baseline's)."""
     from .. import __version__
     from . import sections
+    from .objects import paths_of
     table = ObjectTable(src.heap)
+    # The dominators first: the histogram's stats may still be counted beside them.
+    ranking = Ranking(src.heap)
+    biggest = ranking.top_level(limits.dominators)
     rows = sections.histogram_rows(src)
-    biggest = sections.top_level_dominators(src.heap, limits.dominators)
     overview = sections.overview(src, table, limits, rows, biggest)
+    # Paths from GC roots: each suspect's alone (its shortest), the other biggest objects' in one search.
+    suspects = [obj for obj, size in biggest if size > sections.suspect_threshold(overview["total"])]
+    paths = paths_of(table, suspects, each=True)
+    paths.update(paths_of(table, [obj for obj, _ in biggest if obj not in suspects]))
     data: dict[str, Any] = {
         "format": FORMAT, "generator": f"hprofkit {__version__}",
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "title": src.label,
         "sections": {
             "overview": overview,
-            "suspects": sections.suspects(src, table, biggest, overview["total"]),
+            "suspects": sections.suspects(table, ranking, biggest, paths, overview["total"]),
             "leaks": sections.leaks(src, table, limits),
             "histogram": sections.histogram(rows, limits),
         },
-        "paths": sections.biggest_paths(table, biggest),
+        "paths": paths,
     }
     if baseline is not None:
         base_rows = sections.histogram_rows(baseline)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 # A String's text is shown up to this many characters (then "…").
 PREVIEW_CHARS = 120
-# Hops a path keeps at each end; the hops between are counted, not listed.
+# Hops a path (or a dominator chain) keeps at each end; those between are counted, not listed.
 PATH_ENDS = 12
 
 OBJECT_COLUMNS = ("id", "class", "kind", "shallow", "retained", "retained_count", "preview")
@@ -73,31 +73,37 @@ class ObjectTable:
         return {"columns": list(OBJECT_COLUMNS), "rows": self.rows}
 
 
+def cut_ends(items: list[Any]) -> list[Any]:
+    """A long list as its PATH_ENDS first and last items with the count of
+    those between (an int) in the middle; a short one as it is."""
+    if len(items) <= 2 * PATH_ENDS + 1:
+        return list(items)
+    return list(items[:PATH_ENDS]) + [len(items) - 2 * PATH_ENDS] + list(items[-PATH_ENDS:])
+
+
 def path_data(table: ObjectTable, path: Optional[Path]) -> Optional[PathData]:
-    """A path's hops as [ref_type, name, row of the object reached]; a long
-    path keeps PATH_ENDS hops at each end and the count of those between."""
+    """A path's hops as [ref_type, name, row of the object reached], cut at its ends."""
     if path is None:
         return None
-    hops = path.hops
-    if len(hops) > 2 * PATH_ENDS + 1:
-        kept: list[Any] = list(hops[:PATH_ENDS]) + [len(hops) - 2 * PATH_ENDS] + list(hops[-PATH_ENDS:])
-    else:
-        kept = list(hops)
-    out: PathData = []
-    for hop in kept:
-        if isinstance(hop, int):
-            out.append(hop)
-        else:
-            out.append([hop.ref_type, hop.name or "", table.row(hop.target)])
-    return out
+    return [hop if isinstance(hop, int) else [hop.ref_type, hop.name or "", table.row(hop.target)]
+            for hop in cut_ends(path.hops)]
 
 
-def paths_of(table: ObjectTable, objects: Iterable[HeapObject]) -> dict[str, Optional[PathData]]:
-    """{object row: path data} for objects, found by one search (the
-    shortest strong paths, the heap's default matchers excluded)."""
+def paths_of(table: ObjectTable, objects: Iterable[HeapObject], *, each: bool = False) -> dict[str, Optional[PathData]]:
+    """{object row: path data} for objects: the shortest strong paths from
+    GC roots, the heap's default matchers excluded (as leak traces).
+
+    One search finds them all, in which (as LeakCanary's) a path to one
+    object never passes through another: a path may then be longer than the
+    object's own shortest, and an object reachable only through others has
+    none; those are searched again alone.  each=True searches every object
+    alone: each path the shortest (a search costs a walk of the heap)."""
     from ..leaks import default_exclude
+    heap = table.heap
+    exclude = default_exclude(heap)
     objects = list(objects)
-    if not objects:
-        return {}
-    found = table.heap.paths_to_root(objects, exclude=default_exclude(table.heap))
+    found = [heap.path_to_root(obj, exclude=exclude) for obj in objects] if each \
+        else heap.paths_to_root(objects, exclude=exclude)
+    found = [path if path is not None or each else heap.path_to_root(obj, exclude=exclude)
+             for obj, path in zip(objects, found)]
     return {str(table.row(obj)): path_data(table, path) for obj, path in zip(objects, found)}

@@ -413,10 +413,39 @@
           " occupies ", figure("b", item.retained, bytes), " (" + percent(item.retained, data.total) + ") of the heap's ",
           bytes(data.total), ": it keeps ", plural(o.retainedCount, "object"), " alive."]),
         share,
+        accumulation(ctx, item, data.drop_ratio),
         h("details", { cls: "hk-more-details", attrs: { open: "" } }, [
           h("summary", { text: "Shortest path from a GC root" }), pathView(ctx, item.path)])]));
     });
   };
+
+  /* Where a suspect's memory accumulates: MAT's walk down the biggest dominated child. */
+  function accumulation(ctx, item, ratio) {
+    var chain = item.chain;
+    var last = chain[chain.length - 1];
+    if (chain.length < 2) return h("p", null, ["The memory is spread over what it dominates directly: no single " +
+      "object below it keeps " + percent(ratio, 1) + " of it."]);
+    var point = ctx.object(last[0]);
+    var levels = chain.reduce(function (n, link) { return n + (typeof link === "number" ? link : 1); }, 0) - 1;
+    var list = h("ol", { cls: "hk-path hk-chain" });
+    chain.forEach(function (link, i) {
+      if (typeof link === "number") {
+        list.appendChild(h("li", { cls: "hk-hop hk-skip", text: "\u22ee " + plural(link, "level") + " left out" }));
+        return;
+      }
+      list.appendChild(h("li", { cls: "hk-hop" + (i === chain.length - 1 ? " hk-last" : "") }, [
+        h("div", { cls: "hk-target" }, [objectLabel(ctx.object(link[0])), " ",
+          figure("span", link[1], bytes, "hk-size"),
+          h("span", { cls: "hk-size", text: " (" + percent(link[1], item.retained) + ")" })])]));
+    });
+    return h("div", { cls: "hk-accumulation" }, [
+      h("p", null, ["The memory is accumulated in one " + (point.kind === "class" ? "class " : "instance of "),
+        className(point.kind === "class" ? point.preview || "?" : point.cls),
+        ", " + plural(levels, "level") + " down the dominator tree, retaining ", figure("b", last[1], bytes),
+        item.chain_stopped ? " (the walk stopped there: it goes on further)" : "", "."]),
+      h("details", { cls: "hk-more-details" }, [h("summary", { text: "Dominator chain to the accumulation point" }),
+                                                list])]);
+  }
 
   var STATUS = { LEAKING: ["YES", "hk-leaking"], NOT_LEAKING: ["NO", "hk-not-leaking"],
                  UNKNOWN: ["UNKNOWN", "hk-unknown"] };

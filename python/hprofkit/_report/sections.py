@@ -7,14 +7,14 @@ the Limits, and returns a dict the page's view of that name draws
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from .objects import ObjectTable, path_data, paths_of, repr_text
+from .dominators import BIG_DROP_RATIO, Ranking, accumulation_chain
+from .objects import ObjectTable, cut_ends
 
 if TYPE_CHECKING:
-    from .._hprof import Heap, HeapClass, HeapObject
+    from .._hprof import Heap, HeapObject
     from ..diff import HeapDiff
     from ..leaks import Leak
     from .source import Source
@@ -34,23 +34,11 @@ class Limits:
 
 # MAT's leak suspect: a dominator holding more than this share of the heap.
 SUSPECT_SHARE = 0.10
-# top_retainers() is asked for this many objects first, then 16 times more,
-# until enough of them are top-level (dominated by no object).
-_FIRST_ASK, _MOST_ASKED = 256, 1 << 20
 
 
-# ---- overview ----------------------------------------------------------------
-
-def top_level_dominators(heap: Heap, n: int) -> list[tuple[HeapObject, int]]:
-    """The n top-level dominators (objects no single object dominates: the
-    children of the dominator tree's root) of largest retained size."""
-    ask = _FIRST_ASK
-    while True:
-        ranked = heap.top_retainers(ask)
-        found = [(obj, size) for obj, size in ranked if size > 0 and heap.dominator(obj) is None]
-        if len(found) >= n or len(ranked) < ask or ranked[-1][1] == 0 or ask >= _MOST_ASKED:
-            return found[:n]
-        ask *= 16
+def suspect_threshold(total: int) -> int:
+    """The retained bytes a suspect holds more than."""
+    return int(total * SUSPECT_SHARE)
 
 
 def heap_totals(src: Source, histogram: list[list[Any]]) -> tuple[int, int, Optional[list[list[Any]]]]:
@@ -72,14 +60,16 @@ def overview(src: Source, table: ObjectTable, limits: Limits, histogram: list[li
         "dominators": {"rows": [[table.row(obj), size] for obj, size in biggest],
                        "rest": max(total - sum(size for _, size in biggest), 0)},
     }
-    if src.file is not None:
+    stats = src.stats
+    if src.file is not None and stats is not None:
         f = src.file
         out["file"] = {"name": f.name, "size": f.size, "compression": f.compression, "format": f.magic,
-                       "id_size": f.id_size, "timestamp_ms": f.timestamp_ms, "heap_dump": f.heap_dump,
-                       "heap_dumps": f.heap_dumps, "complete": f.complete}
-    if src.stats is not None:
-        out["instances"] = src.stats.instances
-        out["arrays"] = src.stats.arrays
+                       "id_size": f.id_size, "timestamp_ms": f.timestamp_ms,
+                       "heap_dump": stats.heap_dump or 0, "heap_dumps": len(stats.heap_dumps),
+                       "complete": stats.complete}
+    if stats is not None:
+        out["instances"] = stats.instances
+        out["arrays"] = stats.arrays
     return out
 
 
@@ -126,21 +116,22 @@ def histogram(rows: list[list[Any]], limits: Limits) -> dict[str, Any]:
 
 # ---- leak suspects (MAT) -----------------------------------------------------
 
-def suspects(src: Source, table: ObjectTable, biggest: list[tuple[HeapObject, int]], total: int
-             ) -> dict[str, Any]:
+def suspects(table: ObjectTable, ranking: Ranking, biggest: list[tuple[HeapObject, int]], paths: dict[str, Any],
+             total: int) -> dict[str, Any]:
     """MAT's problem suspects: the top-level dominators holding more than
-    SUSPECT_SHARE of the heap, each with its shortest path from a GC root."""
-    threshold = int(total * SUSPECT_SHARE)
-    found = [(obj, size) for obj, size in biggest if size > threshold]
-    paths = paths_of(table, [obj for obj, _ in found])
-    return {"share": SUSPECT_SHARE, "total": total, "threshold": threshold,
-            "items": [{"object": table.row(obj), "retained": size, "path": paths[str(table.row(obj))]}
-                      for obj, size in found]}
-
-
-def biggest_paths(table: ObjectTable, biggest: list[tuple[HeapObject, int]]) -> dict[str, Any]:
-    """Paths from GC roots of the overview's biggest objects (one search)."""
-    return paths_of(table, [obj for obj, _ in biggest])
+    SUSPECT_SHARE of the heap (`biggest` holds them all, and `paths` their
+    paths from GC roots), each with the dominator chain down to its
+    accumulation point."""
+    threshold = suspect_threshold(total)
+    items = []
+    for obj, size in biggest:
+        if size <= threshold:
+            continue
+        chain, stopped = accumulation_chain(ranking, obj, size)
+        items.append({"object": table.row(obj), "retained": size, "path": paths[str(table.row(obj))],
+                      "chain": cut_ends([[table.row(o), s] for o, s in chain]), "chain_stopped": stopped})
+    return {"share": SUSPECT_SHARE, "drop_ratio": BIG_DROP_RATIO, "total": total, "threshold": threshold,
+            "items": items}
 
 
 # ---- leak traces (LeakCanary) ------------------------------------------------

@@ -2,7 +2,7 @@
 dump's header and its class histogram from one pass of the C core.
 
 A path is opened once: the Dump maps it (plain, gzip, bzip2), stats() reads
-the histogram and the heap indexes the same mapping.  An hprofkit pack or a
+the histogram in a thread while the heap indexes the same mapping.  An hprofkit pack or a
 Tailor mini is restored into a temporary file first (deleted as soon as it
 is mapped).  A Heap given as it is has no file behind it that the report can
 see: the overview then says what the heap itself knows, and the histogram is
@@ -13,10 +13,12 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 
 if TYPE_CHECKING:
+    from .._dump import Dump
     from .._hprof import Heap
     from .._stats import Stats
 
@@ -30,17 +32,63 @@ class FileInfo:
     magic: str
     id_size: int
     timestamp_ms: int
-    heap_dump: int
-    heap_dumps: int
-    complete: bool
 
 
-@dataclass
 class Source:
-    heap: Heap
-    label: str                  # how the page names the dump
-    stats: Optional[Stats]      # None for a Heap given as it is
-    file: Optional[FileInfo]
+    """The heap, how the page names it, and for a file its Stats and FileInfo
+    (None for a Heap given as it is).  The stats may still be on their way
+    (counted in a thread while the heap is indexed and its dominators
+    computed): reading them waits."""
+
+    def __init__(self, heap: Heap, label: str, stats: Union[Stats, _Background, None] = None,
+                 file: Optional[FileInfo] = None) -> None:
+        self.heap, self.label, self.file = heap, label, file
+        self._stats = stats
+
+    @property
+    def stats(self) -> Optional[Stats]:
+        if isinstance(self._stats, _Background):
+            self._stats = self._stats.result()
+        return self._stats
+
+
+class _Cancelled(Exception):
+    pass
+
+
+class _Background:
+    """dump.stats() in a thread.  It runs in C without the GIL, beside the
+    heap's index and dominator tree (most of a report's time), so the
+    histogram comes almost free.  cancel() stops it at its next slice."""
+
+    def __init__(self, dump: Dump, heap_dump: int) -> None:
+        self._cancelled = threading.Event()
+        self._value: Optional[Stats] = None
+        self._error: Optional[BaseException] = None
+        self._thread = threading.Thread(target=self._run, args=(dump, heap_dump), name="hprofkit-report-stats",
+                                        daemon=True)
+        self._thread.start()
+
+    def _check(self, done: int, total: int) -> None:
+        if self._cancelled.is_set():
+            raise _Cancelled()
+
+    def _run(self, dump: Dump, heap_dump: int) -> None:
+        try:
+            self._value = dump.stats(self._check, heap_dump=heap_dump)
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> Stats:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        self._thread.join()
 
 
 def _heap_options(semantics: Optional[str]) -> dict[str, Any]:
@@ -82,12 +130,14 @@ def _dump_source(path: str, name: str, size: int, encoded: Optional[str], heap_d
                  semantics: Optional[str]) -> Iterator[Source]:
     from .._dump import Dump
     with Dump(path) as dump:
-        stats = dump.stats(heap_dump=heap_dump)
-        heap = dump.heap(heap_dump=heap_dump, **_heap_options(semantics))
-        info = FileInfo(name, size, encoded or dump.compression, dump.magic, dump.id_size, dump.timestamp,
-                        stats.heap_dump if stats.heap_dump is not None else heap_dump, len(stats.heap_dumps),
-                        stats.complete)
-    try:
-        yield Source(heap, name, stats, info)
-    finally:
-        heap.close()
+        stats = _Background(dump, heap_dump)
+        try:
+            heap = dump.heap(heap_dump=heap_dump, **_heap_options(semantics))
+            try:
+                yield Source(heap, name, stats, FileInfo(name, size, encoded or dump.compression, dump.magic,
+                                                         dump.id_size, dump.timestamp))
+            finally:
+                heap.close()
+        finally:
+            stats.cancel()  # a no-op once it is done; on an error, its thread ends before the dump closes
+
