@@ -193,7 +193,7 @@
         h("dt", { text: "shallow" }), figure("dd", o.shallow, bytes),
         h("dt", { text: "retained" }), h("dd", null, [figure("span", o.retained, bytes), " in ",
                                                        plural(o.retainedCount, "object")])]),
-      path === undefined ? null : h("h4", { text: "Shortest path from a GC root" }),
+      path === undefined ? null : h("h4", { text: "Path from a GC root" }),
       path === undefined ? null : pathView(ctx, path)]);
   }
 
@@ -384,8 +384,8 @@
       text: "everything else" }), color: "#d5d9e0", muted: true });
     var chart = h("div", { cls: "hk-card" }, [
       h("h3", { text: "Biggest objects by retained size" }),
-      h("p", { cls: "hk-muted", text: "Top-level dominators: what each keeps alive is freed with it. " +
-                                       "Click one for its path from a GC root." }),
+      h("p", { cls: "hk-muted", text: "Top-level dominators: what each keeps alive is freed with it. Click one " +
+        "for a path from a GC root (one search finds them all: a path never passes through another object listed)." }),
       data.dominators.rows.length ? barChart(items, data.total) : h("p", { text: "No object retains anything." }),
       details]);
     append(el, [tiles, h("div", { cls: "hk-grid" }, [h("div", { cls: "hk-card" }, [h("h3", { text: "Dump" }), facts]),
