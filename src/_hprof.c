@@ -2,45 +2,19 @@
  *
  * This file only defines the module and its state: each glue file adds its
  * own functions and types (_hprof_parts.h), and the helpers they share live
- * in _hprof_glue.c. */
+ * in _hprof_glue.c.  The module imports nothing from the package: the
+ * package hands its classes down at import (_hprof_register.c). */
 #include "_hprof_parts.h"
-
-/* Exceptions live in Python (hprofkit/_errors.py) so they pickle and document
- * themselves; the module caches them by core error code. */
-static int load_errors(hprof_state *st)
-{
-    static const struct { hp_code code; const char *name; } map[] = {
-        { HP_E_TRUNCATED, "TruncatedError" }, { HP_E_FORMAT, "FormatError" },
-        { HP_E_CORRUPT, "CorruptError" },     { HP_E_OVERRUN, "OverrunError" },
-        { HP_E_NOMEM, "HprofError" },         { HP_E_USAGE, "HprofError" },
-        { HP_E_LIMIT, "UnsupportedError" },   { HP_OK, "HprofError" },
-    };
-    PyObject *errors = PyImport_ImportModule("hprofkit._errors");
-    size_t i;
-    if (!errors)
-        return -1;
-    for (i = 0; i < sizeof map / sizeof map[0]; i++) {
-        st->errors[map[i].code] = PyObject_GetAttrString(errors, map[i].name);
-        if (!st->errors[map[i].code]) {
-            Py_DECREF(errors);
-            return -1;
-        }
-    }
-    st->changed_error = PyObject_GetAttrString(errors, "FileChangedError");
-    Py_DECREF(errors);
-    return st->changed_error ? 0 : -1;
-}
 
 static int module_exec(PyObject *module)
 {
     static int (*const parts[])(PyObject *, hprof_state *) = {
         hprof_header_init, hprof_iter_init, hprof_stats_init,
-        hprof_parser_init, hprof_filter_init, hprof_pack_init, hprof_heap_init, hprof_heap_object_init,
+        hprof_parser_init, hprof_filter_init, hprof_pack_init, hprof_heap_iter_init, hprof_heap_object_init,
+        hprof_heap_init, hprof_register_init,
     };
     hprof_state *st = hprof_get_state(module);
     size_t i;
-    if (load_errors(st) < 0)
-        return -1;
     for (i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (parts[i](module, st) < 0)
             return -1;
@@ -61,6 +35,8 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->heap_object_type);
     Py_VISIT(st->heap_class_type);
     Py_VISIT(st->heap_iter_type);
+    Py_VISIT(st->object_handle_type);
+    Py_VISIT(st->class_handle_type);
     Py_VISIT(st->reference_type);
     Py_VISIT(st->referrer_type);
     Py_VISIT(st->field_type);
@@ -87,6 +63,8 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->heap_object_type);
     Py_CLEAR(st->heap_class_type);
     Py_CLEAR(st->heap_iter_type);
+    Py_CLEAR(st->object_handle_type);
+    Py_CLEAR(st->class_handle_type);
     Py_CLEAR(st->reference_type);
     Py_CLEAR(st->referrer_type);
     Py_CLEAR(st->field_type);

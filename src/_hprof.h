@@ -13,17 +13,22 @@
 #include "core/hp_parser.h"
 #include "core/hp_sink.h"
 
-/* Per-module state: the heap types and the exception classes of hprofkit._errors. */
+/* Per-module state: the module's types, and the package's classes that the
+ * package hands down once at import (hprofkit._hprof._register, in
+ * _hprof_register.c): the module never imports the package. */
 typedef struct {
     PyTypeObject *event_iter_type;
     PyTypeObject *record_type;
     PyTypeObject *subrecord_type;
     PyTypeObject *heap_type, *heap_object_type, *heap_class_type, *heap_iter_type;
     PyTypeObject *reference_type, *referrer_type, *field_type, *gc_root_type, *stack_frame_type;
-    PyObject *errors[HP_E_LIMIT + 1]; /* indexed by hp_code */
-    PyObject *event_types[4];         /* the Parser's events, from hprofkit._events (_hprof_parser.c) */
-    PyObject *event_kinds[4];         /* their first field: "header", "record", "subrecord", "end" */
+    /* The handle classes C instantiates: hprofkit.HeapObject and
+     * hprofkit.HeapClass once registered, until then the base types above. */
+    PyTypeObject *object_handle_type, *class_handle_type;
+    PyObject *errors[HP_E_LIMIT + 1]; /* hprofkit._errors' classes, indexed by hp_code */
     PyObject *changed_error;          /* FileChangedError: a mapping faulted (hprof_guard) */
+    PyObject *event_types[4];         /* the Parser's events, hprofkit._events' (_hprof_parser.c) */
+    PyObject *event_kinds[4];         /* their first field: "header", "record", "subrecord", "end" */
 } hprof_state;
 
 /* Core allocations go through PyMem_Raw*: legal without the GIL, seen by tracemalloc. */
@@ -38,7 +43,16 @@ static inline hprof_state *hprof_get_state(PyObject *module)
 {
     return (hprof_state *)PyModule_GetState(module);
 }
+/* The module (borrowed) and its state, from one of its types or a Python
+ * subclass of one. */
+PyObject *hprof_module_of_type(PyTypeObject *type);
 hprof_state *hprof_state_of_type(PyTypeObject *type);
+
+/* Java's modified UTF-8 (names, STRING records) as a str, never failing:
+ * what is invalid becomes U+FFFD, unpaired surrogates too. */
+PyObject *hprof_decode_mutf8(const uint8_t *text, size_t len);
+/* A class name as a dump writes it, as a Java name (hp_java_name), decoded. */
+PyObject *hprof_java_name(const uint8_t *name, size_t len);
 
 /* Raises the hprofkit exception for `err`; always returns NULL. */
 PyObject *hprof_raise(hprof_state *st, const hp_error *err);

@@ -1,6 +1,6 @@
 /* Helpers every glue file shares: the raw allocator, state lookup, error
- * translation, type registration, the SIGBUS guard of mapped reads, the
- * per-object lock and output to a file descriptor.
+ * translation, type registration, text decoding, the SIGBUS guard of mapped
+ * reads, the per-object lock and output to a file descriptor.
  *
  * The glue never parses HPROF itself: it hands buffers to the core, turns
  * core events into Python objects and core errors into hprofkit exceptions. */
@@ -20,11 +20,29 @@ static void *raw_realloc(void *p, size_t n) { return PyMem_RawRealloc(p, n); }
 static void raw_free(void *p) { PyMem_RawFree(p); }
 const hp_alloc hprof_raw_alloc = { raw_malloc, raw_realloc, raw_free };
 
-/* Our types are not subclassable, so the defining module is the type's own. */
+PyObject *hprof_module_of_type(PyTypeObject *type)
+{
+    /* A Python subclass (hprofkit.Heap) has no module of its own: the
+     * nearest base the module made has. */
+    while (type->tp_base &&
+           !(PyType_HasFeature(type, Py_TPFLAGS_HEAPTYPE) && ((PyHeapTypeObject *)type)->ht_module))
+        type = type->tp_base;
+    return PyType_GetModule(type);
+}
+
 hprof_state *hprof_state_of_type(PyTypeObject *type)
 {
-    PyObject *module = PyType_GetModule(type);
+    PyObject *module = hprof_module_of_type(type);
     return module ? hprof_get_state(module) : NULL;
+}
+
+/* An exception class the package has not handed down yet (hprofkit/__init__
+ * registers them at import): a RuntimeError saying so. */
+static PyObject *unregistered(const char *what)
+{
+    PyErr_Format(PyExc_RuntimeError, "hprofkit._hprof: %s, but the package did not register its exception "
+                 "classes (import hprofkit first)", what);
+    return NULL;
 }
 
 /* The one place where core errors become Python exceptions. */
@@ -40,6 +58,8 @@ PyObject *hprof_raise(hprof_state *st, const hp_error *err)
     if (err->tag >= 0)
         record = err->is_sub ? hp_subtag_name(err->tag) : hp_tag_name(err->tag);
     cls = st->errors[err->code <= HP_E_LIMIT ? err->code : HP_E_CORRUPT];
+    if (!cls)
+        return unregistered(message);
     /* A tag of -1 (the file header) becomes None on the Python side. */
     exc = PyObject_CallFunction(cls, "sKiz", message, (unsigned long long)err->offset, err->tag, record);
     if (exc) {
@@ -47,6 +67,36 @@ PyObject *hprof_raise(hprof_state *st, const hp_error *err)
         Py_DECREF(exc);
     }
     return NULL;
+}
+
+PyObject *hprof_decode_mutf8(const uint8_t *text, size_t len)
+{
+    uint8_t small[256], *buf;
+    PyObject *out = PyUnicode_DecodeUTF8((const char *)text, (Py_ssize_t)len, NULL);
+    if (out || !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+        return out; /* the common case: plain UTF-8 */
+    PyErr_Clear();
+    buf = len <= sizeof small ? small : PyMem_Malloc(len);
+    if (!buf)
+        return PyErr_NoMemory();
+    out = PyUnicode_DecodeUTF8((const char *)buf, (Py_ssize_t)hp_mutf8_to_utf8(text, len, buf), "replace");
+    if (buf != small)
+        PyMem_Free(buf);
+    return out;
+}
+
+PyObject *hprof_java_name(const uint8_t *name, size_t len)
+{
+    uint8_t small[256], *java;
+    size_t cap = HP_JAVA_NAME_MAX(len);
+    PyObject *out;
+    java = cap <= sizeof small ? small : PyMem_Malloc(cap);
+    if (!java)
+        return PyErr_NoMemory();
+    out = hprof_decode_mutf8(java, hp_java_name(name, len, java));
+    if (java != small)
+        PyMem_Free(java);
+    return out;
 }
 
 PyObject *hprof_slice(PyObject *base, uint64_t start, uint64_t len)
@@ -180,6 +230,8 @@ PyObject *hprof_raise_changed(hprof_state *st, uint64_t offset)
                   "the file changed while it was read: the byte at offset %llu (0x%llx) is no longer "
                   "in it (truncated by another program?)", (unsigned long long)offset,
                   (unsigned long long)offset);
+    if (!st->changed_error)
+        return unregistered(message);
     exc = PyObject_CallFunction(st->changed_error, "sK", message, (unsigned long long)offset);
     if (exc) {
         PyErr_SetObject(st->changed_error, exc);

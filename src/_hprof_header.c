@@ -1,5 +1,5 @@
-/* Small functions about the HPROF format itself: parse_header(), tag_name()
- * and type_size(). */
+/* Small functions about the HPROF format itself: parse_header(), tag_name(),
+ * type_size(), and the decoding of its names: decode_mutf8(), java_name(). */
 #include "_hprof_parts.h"
 
 #include "core/hp_header.h"
@@ -77,7 +77,44 @@ static PyObject *type_size(PyObject *module, PyObject *args)
     return PyLong_FromLong(hp_type_size(type, id_size));
 }
 
+/* fn(bytes of the buffer `arg`) */
+static PyObject *decode_buffer(PyObject *arg, PyObject *(*fn)(const uint8_t *text, size_t len))
+{
+    Py_buffer view;
+    PyObject *out;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    out = fn(view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+PyDoc_STRVAR(decode_mutf8_doc,
+"decode_mutf8($module, data, /)\n--\n\n"
+"Java's modified UTF-8 (HPROF's names and strings) as a str, never failing: bytes\n"
+"that are not valid become U+FFFD, as do unpaired surrogates.");
+
+static PyObject *decode_mutf8(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    return decode_buffer(arg, hprof_decode_mutf8);
+}
+
+PyDoc_STRVAR(java_name_doc,
+"java_name($module, data, /)\n--\n\n"
+"The Java name of a class name as a dump writes it (modified UTF-8 bytes), as\n"
+"VisualVM and MAT show it: b'java/lang/String' -> 'java.lang.String', b'[[I' ->\n"
+"'int[][]', b'[Ljava/lang/Object;' -> 'java.lang.Object[]'; ART's names stay.");
+
+static PyObject *java_name(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    return decode_buffer(arg, hprof_java_name);
+}
+
 static PyMethodDef header_functions[] = {
+    { "decode_mutf8", (PyCFunction)decode_mutf8, METH_O, decode_mutf8_doc },
+    { "java_name", (PyCFunction)java_name, METH_O, java_name_doc },
     { "parse_header", (PyCFunction)parse_header, METH_O, parse_header_doc },
     { "tag_name", (PyCFunction)(void (*)(void))tag_name, METH_VARARGS | METH_KEYWORDS, tag_name_doc },
     { "type_size", (PyCFunction)type_size, METH_VARARGS, type_size_doc },

@@ -1,5 +1,7 @@
 /* Heap: the heap index of a dump (hp_heap) as a Python object, with the
  * look-ups of the heap graph API: classes by name, objects by id, GC roots.
+ * It is the base type of hprofkit.Heap, whose methods written in Python
+ * (paths, leaks, tables) call the private ones here (_paths, _columns).
  *
  * Long core calls (the build, the referrer index, the dangling count) run
  * without the GIL and check for Ctrl-C every few megabytes; a lock makes
@@ -9,47 +11,12 @@
 
 #include <string.h>
 
-const hp_heap *heap_index(HeapIndex *heap)
-{
-    if (!heap->index || heap->closing) {
-        PyErr_SetString(PyExc_ValueError, "the heap is closed");
-        return NULL;
-    }
-    return heap->index;
-}
-
-static void heap_release(HeapIndex *heap)
-{
-    hp_reach_free(heap->reach);
-    heap->reach = NULL;
-    heap->reach_level = 0;
-    hp_heap_free(heap->index);
-    heap->index = NULL;
-    if (heap->has_view) {
-        PyBuffer_Release(&heap->view);
-        heap->has_view = 0;
-    }
-}
-
-void heap_leave(HeapIndex *heap)
-{
-    if (--heap->busy == 0 && heap->closing)
-        heap_release(heap);
-}
-
-int heap_interrupted(void *ctx)
-{
-    (void)ctx;
-    return hprof_run_signal_handlers() < 0;
-}
-
 /* The long walks over the dump run under the SIGBUS guard (_hprof.h): the
  * buffer is a mapping, and the file may shrink under them. */
 typedef struct {
     const HeapIndex *heap;
     const hp_heap_options *opt;
     hp_heap *index;
-    hp_heap *referrers_of;
     uint64_t dangling;
     int stopped;
     hp_error err;
@@ -62,37 +29,10 @@ static void build_index(void *ctx)
     c->rc = hp_heap_build(c->heap->view.buf, (uint64_t)c->heap->view.len, c->opt, &c->index, &c->err);
 }
 
-static void build_referrers(void *ctx)
-{
-    heap_call *c = ctx;
-    c->rc = hp_heap_build_referrers(c->referrers_of, heap_interrupted, NULL, &c->err);
-}
-
 static void count_dangling(void *ctx)
 {
     heap_call *c = ctx;
     c->dangling = hp_heap_count_dangling(c->heap->index, heap_interrupted, NULL, &c->stopped);
-}
-
-/* Runs fn(call) over the heap's buffer with the GIL released; 0, or -1 when
- * the file shrank under it (FileChangedError set).  Takes the heap's lock
- * when `locked`. */
-static int heap_walk(HeapIndex *heap, void (*fn)(void *ctx), heap_call *call, int locked)
-{
-    uint64_t fault;
-    int rc;
-    call->heap = heap;
-    call->rc = HP_OK;
-    Py_BEGIN_ALLOW_THREADS
-    if (locked)
-        PyThread_acquire_lock(heap->lock, WAIT_LOCK);
-    rc = hprof_guard_call(heap->view.buf, (size_t)heap->view.len, fn, call, &fault);
-    if (locked)
-        PyThread_release_lock(heap->lock);
-    Py_END_ALLOW_THREADS
-    if (rc < 0)
-        hprof_raise_changed(heap->st, fault);
-    return rc;
 }
 
 static int size_model_of(PyObject *name)
@@ -135,7 +75,7 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     heap->dangling = -1;
     heap->semantics = semantics;
     heap->st = st;
-    heap->module = Py_NewRef(PyType_GetModule(type));
+    heap->module = Py_NewRef(hprof_module_of_type(type));
     heap->lock = PyThread_allocate_lock();
     if (!heap->lock) {
         Py_DECREF(heap);
@@ -152,6 +92,7 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     opt.size_model = model;
     opt.interrupt = heap_interrupted;
     memset(&call, 0, sizeof call);
+    call.heap = heap;
     call.opt = &opt;
     if (heap_walk(heap, build_index, &call, 0) < 0) {
         Py_DECREF(heap);
@@ -204,89 +145,18 @@ static void heap_dealloc(HeapIndex *heap)
     Py_DECREF(type);
 }
 
-/* ---- names ------------------------------------------------------------ */
-
-/* Modified UTF-8 as Java writes it, never failing: strict UTF-8 first (the
- * common case), else hprofkit._names.decode_utf8. */
-PyObject *heap_decode_mutf8(const uint8_t *text, size_t len)
-{
-    PyObject *raw, *names, *out = PyUnicode_DecodeUTF8((const char *)text, (Py_ssize_t)len, NULL);
-    if (out || !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-        return out;
-    PyErr_Clear();
-    raw = PyBytes_FromStringAndSize((const char *)text, (Py_ssize_t)len);
-    names = raw ? PyImport_ImportModule("hprofkit._names") : NULL;
-    out = names ? PyObject_CallMethod(names, "decode_utf8", "O", raw) : NULL;
-    Py_XDECREF(names);
-    Py_XDECREF(raw);
-    return out;
-}
-
-/* The Java name of class `ord`, by hprofkit._names.java_name. */
-static PyObject *java_name_of(HeapIndex *heap, uint32_t ord, PyObject *java_name)
-{
-    hp_class_info info;
-    heap_copy name;
-    PyObject *text, *out;
-    if (heap_class_info(heap, ord, &info, &name) < 0)
-        return NULL;
-    if (!name.data)
-        return PyUnicode_FromFormat("<unknown class 0x%llx>", (unsigned long long)info.id);
-    text = heap_decode_mutf8(name.data, name.len);
-    heap_copy_free(&name);
-    out = text ? PyObject_CallOneArg(java_name, text) : NULL;
-    Py_XDECREF(text);
-    return out;
-}
-
-/* Java names of every class, computed once. */
-static int load_names(HeapIndex *heap, const hp_heap *index)
-{
-    PyObject *names_mod, *java_name, *list;
-    uint32_t n = hp_heap_class_count(index), i;
-    if (heap->names)
-        return 0;
-    names_mod = PyImport_ImportModule("hprofkit._names");
-    if (!names_mod)
-        return -1;
-    java_name = PyObject_GetAttrString(names_mod, "java_name");
-    Py_DECREF(names_mod);
-    list = java_name ? PyList_New(n) : NULL;
-    for (i = 0; list && i < n; i++) {
-        PyObject *name = java_name_of(heap, i, java_name);
-        if (!name) {
-            Py_CLEAR(list);
-            break;
-        }
-        if (PyUnicode_CheckExact(name))
-            PyUnicode_InternInPlace(&name); /* obj["a.Class", "f"] and find_class: found by identity */
-        PyList_SET_ITEM(list, i, name);
-    }
-    Py_XDECREF(java_name);
-    if (!list)
-        return -1;
-    heap->names = list;
-    return 0;
-}
-
-PyObject *heap_class_name(HeapIndex *heap, uint32_t ord)
-{
-    const hp_heap *index = heap_index(heap);
-    if (!index || load_names(heap, index) < 0)
-        return NULL;
-    return PyList_GET_ITEM(heap->names, ord);
-}
+/* ---- classes by name ------------------------------------------------------ */
 
 static int load_by_name(HeapIndex *heap, const hp_heap *index)
 {
     uint32_t i, n = hp_heap_class_count(index);
-    PyObject *d;
+    PyObject *d, *names;
     if (heap->by_name)
         return 0;
-    if (load_names(heap, index) < 0 || !(d = PyDict_New()))
+    if (!(names = heap_class_names(heap)) || !(d = PyDict_New()))
         return -1;
     for (i = 0; i < n; i++) {
-        PyObject *name = PyList_GET_ITEM(heap->names, i), *list = PyDict_GetItemWithError(d, name), *ord;
+        PyObject *name = PyList_GET_ITEM(names, i), *list = PyDict_GetItemWithError(d, name), *ord;
         if (!list) {
             if (PyErr_Occurred() || !(list = PyList_New(0)) || PyDict_SetItem(d, name, list) < 0) {
                 Py_XDECREF(list);
@@ -305,39 +175,6 @@ static int load_by_name(HeapIndex *heap, const hp_heap *index)
     }
     heap->by_name = d;
     return 0;
-}
-
-PyObject *heap_class_handle(HeapIndex *heap, uint32_t ord)
-{
-    const hp_heap *index;
-    PyObject *h;
-    if (ord == HP_NONE)
-        Py_RETURN_NONE;
-    if (!(index = heap_index(heap)))
-        return NULL;
-    if (!heap->classes) {
-        uint32_t n = hp_heap_class_count(index), i;
-        PyObject *list = PyList_New(n);
-        for (i = 0; list && i < n; i++) {
-            HeapHandle *c;
-            hp_class_info info;
-            if (heap_class_info(heap, i, &info, NULL) < 0 ||
-                !(c = PyObject_GC_New(HeapHandle, heap->st->heap_class_type))) {
-                Py_CLEAR(list);
-                break;
-            }
-            c->heap = (HeapIndex *)Py_NewRef(heap);
-            c->index = info.object_index;
-            c->ord = i;
-            PyObject_GC_Track(c);
-            PyList_SET_ITEM(list, i, (PyObject *)c);
-        }
-        if (!list)
-            return NULL;
-        heap->classes = list;
-    }
-    h = PyList_GET_ITEM(heap->classes, ord);
-    return Py_NewRef(h);
 }
 
 /* ---- API ---------------------------------------------------------------- */
@@ -431,6 +268,12 @@ static PyObject *heap_object(HeapIndex *heap, PyObject *arg)
     return heap_handle(heap, i);
 }
 
+static PyObject *heap_objects(HeapIndex *heap, PyObject *unused)
+{
+    (void)unused;
+    return heap_index(heap) ? heap_iter_new(heap, HP_NONE, NULL) : NULL;
+}
+
 /* Ensures the lazy dangling count exists. */
 static PyObject *heap_get_dangling(HeapIndex *heap, void *closure)
 {
@@ -442,6 +285,7 @@ static PyObject *heap_get_dangling(HeapIndex *heap, void *closure)
     if (heap->dangling >= 0)
         return PyLong_FromLongLong(heap->dangling);
     memset(&call, 0, sizeof call);
+    call.heap = heap;
     heap_enter(heap);
     rc = heap_walk(heap, count_dangling, &call, 1);
     heap_leave(heap);
@@ -449,105 +293,6 @@ static PyObject *heap_get_dangling(HeapIndex *heap, void *closure)
         return NULL;
     heap->dangling = (long long)call.dangling;
     return PyLong_FromLongLong(heap->dangling);
-}
-
-/* Whether the referrer index is built.  The read is made under the lock (not
- * waiting for it: a thread holding it is building) so that it is ordered
- * after the building thread's writes. */
-static int referrers_ready(HeapIndex *heap, const hp_heap *index)
-{
-    int ready = 0;
-    if (PyThread_acquire_lock(heap->lock, NOWAIT_LOCK)) {
-        ready = hp_heap_has_referrers(index);
-        PyThread_release_lock(heap->lock);
-    }
-    return ready;
-}
-
-int heap_ensure_referrers(HeapIndex *heap)
-{
-    const hp_heap *index = heap_index(heap);
-    heap_call call;
-    int rc;
-    if (!index)
-        return -1;
-    if (referrers_ready(heap, index))
-        return 0;
-    memset(&call, 0, sizeof call);
-    call.referrers_of = (hp_heap *)index;
-    heap_enter(heap);
-    rc = heap_walk(heap, build_referrers, &call, 1); /* a second caller finds them built */
-    heap_leave(heap);
-    if (rc < 0)
-        return -1;
-    if (call.rc != HP_OK) {
-        if (!PyErr_Occurred())
-            hprof_raise(heap->st, &call.err);
-        return -1;
-    }
-    return 0;
-}
-
-static const char *root_kind_name(int tag)
-{
-    const char *name = hp_subtag_name(tag);
-    if (!name)
-        return "UNKNOWN";
-    return strncmp(name, "ROOT_", 5) == 0 ? name + 5 : name;
-}
-
-PyObject *heap_root_kind(int tag) { return PyUnicode_FromString(root_kind_name(tag)); }
-
-typedef struct {
-    const hp_heap *h;
-    const hp_root *root;
-    hp_frame frame;
-    int found;
-} frame_call;
-
-static void find_frame(void *ctx)
-{
-    frame_call *c = ctx;
-    c->found = hp_heap_thread_frame(c->h, c->root->thread_serial, c->root->frame, &c->frame);
-}
-
-PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r)
-{
-    const hp_heap *index = heap->index;
-    frame_call call = { index, r, { 0, 0, 0, 0, 0 }, 0 };
-    hp_frame f;
-    PyObject *item;
-    uint32_t cls;
-    if (r->frame < 0)
-        Py_RETURN_NONE;
-    if (heap_guard(heap, find_frame, &call) < 0)
-        return NULL;
-    f = call.frame;
-    item = PyStructSequence_New(heap->st->stack_frame_type);
-    if (!item)
-        return NULL;
-    PyStructSequence_SET_ITEM(item, 0, PyLong_FromLong(r->frame));
-    if (!call.found) {
-        int k;
-        for (k = 1; k < 6; k++)
-            PyStructSequence_SET_ITEM(item, k, Py_NewRef(Py_None));
-        return item;
-    }
-    cls = hp_heap_class_by_serial(index, f.class_serial);
-    PyStructSequence_SET_ITEM(item, 1, cls != HP_NONE ? Py_XNewRef(heap_class_name(heap, cls)) : Py_NewRef(Py_None));
-    PyStructSequence_SET_ITEM(item, 2, heap_utf8(heap, f.method_sid));
-    PyStructSequence_SET_ITEM(item, 3, heap_utf8(heap, f.signature_sid));
-    PyStructSequence_SET_ITEM(item, 4, heap_utf8(heap, f.source_sid));
-    PyStructSequence_SET_ITEM(item, 5, PyLong_FromLong(f.line));
-    {
-        int k;
-        for (k = 0; k < 6; k++)
-            if (!PyStructSequence_GET_ITEM(item, k)) {
-                Py_DECREF(item);
-                return NULL;
-            }
-    }
-    return item;
 }
 
 static PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i)
@@ -559,7 +304,7 @@ static PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i)
     if (!item)
         return NULL;
     hp_heap_root(index, i, &r);
-    values[0] = PyUnicode_FromString(root_kind_name(r.kind));
+    values[0] = heap_root_kind(r.kind);
     values[1] = PyLong_FromUnsignedLongLong(r.id);
     values[2] = r.index == HP_NONE ? Py_NewRef(Py_None) : heap_handle(heap, r.index);
     values[3] = r.thread_serial || r.kind == HP_SUB_ROOT_THREAD_OBJECT || r.frame >= 0 ||
@@ -683,12 +428,9 @@ static PyMethodDef heap_methods[] = {
       "classes_named($self, name, /)\n--\n\nEvery HeapClass named `name` (a list)." },
     { "object", (PyCFunction)heap_object, METH_O,
       "object($self, id, /)\n--\n\nThe HeapObject of that id; KeyError if the dump has none." },
-    { "objects", (PyCFunction)heap_objects_iter, METH_NOARGS,
+    { "objects", (PyCFunction)heap_objects, METH_NOARGS,
       "objects($self, /)\n--\n\nIterate over every object, in id order." },
     HEAP_REACH_METHODS
-    { "find_leaks", (PyCFunction)(void (*)(void))reach_find_leaks, METH_VARARGS | METH_KEYWORDS,
-      "find_leaks($self, /, exclude=None, finders=DEFAULT_FINDERS, *, inspectors=DEFAULT_INSPECTORS)\n--\n\n"
-      "The leaks of this heap (a list of hprofkit.leaks.Leak): see hprofkit.leaks.find_leaks." },
     HEAP_TABLE_METHODS
     { "close", (PyCFunction)heap_close, METH_NOARGS,
       "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },
@@ -711,8 +453,8 @@ static PyType_Slot heap_slots[] = {
 };
 
 static PyType_Spec heap_spec = {
-    "hprofkit.Heap", sizeof(HeapIndex), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE, heap_slots,
+    "hprofkit._hprof.Heap", sizeof(HeapIndex), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE, heap_slots,
 };
 
 /* ---- record types --------------------------------------------------------- */

@@ -1,4 +1,15 @@
-/* Shared by the heap glue files: the Heap object and the handles on it. */
+/* Shared by the heap glue files: the Heap object, the handles on it, and
+ * the functions the files offer each other, bottom layer first.  Calls run
+ * one way (tests/test_layout.py checks them; docs/architecture.md):
+ *
+ *   the types: _hprof_heap.c (Heap), _hprof_heap_object.c (HeapObject, HeapClass)
+ *     -> _hprof_heap_tables.c -> _hprof_reach.c -> _hprof_heap_iter.c
+ *     -> _hprof_heap_base.c -> _hprof_heap_read.c -> _hprof_glue.c
+ *
+ * each file calling only files to its right (the two type files never call
+ * each other).  What is written in Python (paths, leaks, tables, HTML) is a
+ * method of the package's subclasses (hprofkit/_heap.py) calling the
+ * private methods here (_paths, _columns). */
 #ifndef HPROF_HEAP_GLUE_H
 #define HPROF_HEAP_GLUE_H
 
@@ -40,21 +51,6 @@ typedef struct {
     uint32_t index;
     uint32_t ord;             /* HeapClass: the class; else HP_NONE */
 } HeapHandle;
-
-/* The index, or NULL with ValueError set when the heap is closed. */
-const hp_heap *heap_index(HeapIndex *heap);
-
-/* A new handle for object `index` (a HeapClass for class objects). */
-PyObject *heap_handle(HeapIndex *heap, uint32_t index);
-/* The HeapClass of ordinal `ord`, or None for HP_NONE (a new reference). */
-PyObject *heap_class_handle(HeapIndex *heap, uint32_t ord);
-/* The Java name of class `ord` ("java.lang.String", "int[]"), borrowed. */
-PyObject *heap_class_name(HeapIndex *heap, uint32_t ord);
-/* Modified UTF-8 as Java writes it, decoded without failing. */
-PyObject *heap_decode_mutf8(const uint8_t *text, size_t len);
-/* A field value as Python (bool, int, float, 1-char str, handle or None)
- * from a copy of its bytes, never from the mapping. */
-PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *copy);
 
 /* ---- reads of the mapping (_hprof_heap_read.c) ----
  *
@@ -146,40 +142,79 @@ PyObject *heap_utf8(HeapIndex *heap, uint64_t sid);
 /* The name of Android heap `number` ("app", "zygote"...), or None (a new reference). */
 PyObject *heap_android_name(HeapIndex *heap, int number);
 
-/* Builds the referrer index on first use (without the GIL, under the
- * heap's lock); 0, or -1 with an exception set. */
-int heap_ensure_referrers(HeapIndex *heap);
-/* A GC root kind's name without its ROOT_ prefix ("JNI_GLOBAL"). */
-PyObject *heap_root_kind(int tag);
-/* heap.objects(): an iterator over every object (_hprof_heap_object.c). */
-PyObject *heap_objects_iter(HeapIndex *heap, PyObject *unused);
+/* ---- shared helpers (_hprof_heap_base.c) ---- */
 
+/* The index, or NULL with ValueError set when the heap is closed. */
+const hp_heap *heap_index(HeapIndex *heap);
+/* Frees the index and the buffer now (close(), or the last user leaving). */
+void heap_release(HeapIndex *heap);
+/* Enters / leaves a stretch that may run without the GIL. */
+static inline void heap_enter(HeapIndex *heap) { heap->busy++; }
+void heap_leave(HeapIndex *heap);
 /* Ctrl-C between slices of a core call running without the GIL. */
 int heap_interrupted(void *ctx);
-/* The StackFrame of a JAVA_FRAME / JNI_LOCAL root, or None. */
-PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r);
+/* Runs fn(ctx) over the heap's buffer with the GIL released, under the
+ * SIGBUS guard (and the heap's lock when `locked`); 0, or -1 when the file
+ * shrank under it (FileChangedError set). */
+int heap_walk(HeapIndex *heap, void (*fn)(void *ctx), void *ctx, int locked);
+
+/* A new handle for object `index` (a HeapClass for class objects), of the
+ * class the package registered (hprofkit.HeapObject / hprofkit.HeapClass). */
+PyObject *heap_handle(HeapIndex *heap, uint32_t index);
+/* The handle of object `id`, or None for 0 or an id absent from the dump. */
+PyObject *heap_handle_of_id(HeapIndex *heap, uint64_t id);
+/* The HeapClass of ordinal `ord`, or None for HP_NONE (a new reference). */
+PyObject *heap_class_handle(HeapIndex *heap, uint32_t ord);
+/* The Java names of every class by ordinal (a list, borrowed; made once). */
+PyObject *heap_class_names(HeapIndex *heap);
+/* The Java name of class `ord` ("java.lang.String", "int[]"), borrowed. */
+PyObject *heap_class_name(HeapIndex *heap, uint32_t ord);
+/* A field value as Python (bool, int, float, 1-char str, handle or None)
+ * from a copy of its bytes, never from the mapping. */
+PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *copy);
+
+/* The references of object `index` (with_refs) and its slot names in
+ * *names; 0, or -1 with an exception set (nothing to free). */
+int heap_refs_named(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *refs, PyObject **names);
+/* The name of one reference, given the slot names of its source. */
+PyObject *heap_slot_name(const hp_ref *r, PyObject *names);
 /* The name of reference `ref` of object `source`: the field or static's
  * name, "[i]" or "<loader>" (as HeapObject.references() names it). */
 PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref);
 
-/* _hprof_reach.c: the Heap's reachability methods and getters. */
-/* module_name.function(heap, *args, **kwargs): methods written in Python. */
-PyObject *heap_call_python(HeapIndex *heap, const char *module_name, const char *function, PyObject *args,
-                           PyObject *kwargs);
+/* Builds the referrer index on first use (without the GIL, under the
+ * heap's lock); 0, or -1 with an exception set. */
+int heap_ensure_referrers(HeapIndex *heap);
+/* A GC root kind's name without its ROOT_ prefix ("JNI_GLOBAL"). */
+const char *heap_root_kind_name(int tag);
+PyObject *heap_root_kind(int tag);
+/* The StackFrame of a JAVA_FRAME / JNI_LOCAL root, or None. */
+PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r);
+
+/* ---- iterators (_hprof_heap_iter.c) ---- */
+
+/* An iterator over the objects of class `ord`; with HP_NONE, over those of
+ * the classes marked in `classes` (a PyMem array it takes), or over every
+ * object when that is NULL. */
+PyObject *heap_iter_new(HeapIndex *heap, uint32_t ord, uint8_t *classes);
+
+/* ---- reachability (_hprof_reach.c) ---- */
+
 /* How far the heap's reachability is computed (HeapIndex.reach_level). */
 enum { REACH_GRAPH = 1, REACH_DOMINATORS, REACH_CLASSES };
 /* The heap's hp_reach computed up to `level` on first use, without the GIL
  * and under the lock; NULL with an exception set. */
 hp_reach *heap_reach(HeapIndex *heap, int level);
+PyObject *heap_semantics_name(HeapIndex *heap);
+int heap_semantics_of(PyObject *name);
 PyObject *reach_retained_size(HeapIndex *heap, PyObject *obj);
 PyObject *reach_retained_count(HeapIndex *heap, PyObject *obj);
 PyObject *reach_dominator(HeapIndex *heap, PyObject *obj);
 PyObject *reach_top_retainers(HeapIndex *heap, PyObject *args, PyObject *kwargs);
 PyObject *reach_paths(HeapIndex *heap, PyObject *args);
-PyObject *reach_path_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs);
-PyObject *reach_paths_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs);
-PyObject *reach_find_leaks(HeapIndex *heap, PyObject *args, PyObject *kwargs);
 PyObject *reach_compute(HeapIndex *heap, PyObject *unused);
+/* The Heap's methods in C; path_to_root, paths_to_root and find_leaks are
+ * hprofkit.Heap's, in Python, over _paths. */
 #define HEAP_REACH_METHODS \
     { "retained_size", (PyCFunction)reach_retained_size, METH_O, \
       "retained_size($self, obj, /)\n--\n\nBytes that would be freed with obj: the shallow sizes of everything it\n" \
@@ -192,37 +227,21 @@ PyObject *reach_compute(HeapIndex *heap, PyObject *unused);
     { "top_retainers", (PyCFunction)(void (*)(void))reach_top_retainers, METH_VARARGS | METH_KEYWORDS, \
       "top_retainers($self, /, n=20)\n--\n\nThe n objects of largest retained size as (obj, retained_size),\n" \
       "largest first, ties by id." }, \
-    { "path_to_root", (PyCFunction)(void (*)(void))reach_path_to_root, METH_VARARGS | METH_KEYWORDS, \
-      "path_to_root($self, obj, /, exclude=())\n--\n\nThe shortest path from a GC root to obj as a\n" \
-      "hprofkit.Path, or None if no strong path reaches it; exclude: hprofkit.match matchers." }, \
-    { "paths_to_root", (PyCFunction)(void (*)(void))reach_paths_to_root, METH_VARARGS | METH_KEYWORDS, \
-      "paths_to_root($self, objs, /, exclude=())\n--\n\nOne search for many objects: a list of Path or None\n" \
-      "aligned with objs; a path to one never passes through another." }, \
     { "compute_retained", (PyCFunction)reach_compute, METH_NOARGS, \
       "compute_retained($self, /)\n--\n\nComputes the dominator tree now (otherwise on first use)." }, \
-    { "_paths", (PyCFunction)reach_paths, METH_VARARGS, NULL },
-PyObject *heap_semantics_name(HeapIndex *heap);
-int heap_semantics_of(PyObject *name);
+    { "_paths", (PyCFunction)reach_paths, METH_VARARGS, \
+      "_paths($self, objs, rules, /)\n--\n\nThe raw shortest paths behind path_to_root (internal)." },
 /* obj.retained_size (count = 0) or obj.retained_count (count = 1). */
 PyObject *reach_object_retained(HeapHandle *o, int count);
 /* cls.retained_size. */
 PyObject *reach_class_retained(HeapHandle *c);
 
-/* heap._columns(table), heap.tables(), heap.to_parquet(dir) (_hprof_heap_tables.c). */
+/* ---- tables (_hprof_heap_tables.c) ---- */
+
+/* heap._columns(table): the column buffers behind hprofkit.Heap.tables(). */
 PyObject *heap_columns(HeapIndex *heap, PyObject *table);
-PyObject *heap_tables(HeapIndex *heap, PyObject *args, PyObject *kwargs);
-PyObject *heap_to_parquet(HeapIndex *heap, PyObject *args, PyObject *kwargs);
 #define HEAP_TABLE_METHODS \
-    { "tables", (PyCFunction)(void (*)(void))heap_tables, METH_VARARGS | METH_KEYWORDS, \
-      "tables($self, /, *, retained=True)\n--\n\nThe heap as Arrow tables (needs pyarrow): {'objects', 'references',\n" \
-      "'classes', 'roots'}, shaped like Perfetto's heap_graph_* tables.  See hprofkit._tables." }, \
-    { "to_parquet", (PyCFunction)(void (*)(void))heap_to_parquet, METH_VARARGS | METH_KEYWORDS, \
-      "to_parquet($self, directory, /)\n--\n\nWrites heap.tables() as directory/<table>.parquet (atomically)." }, \
     { "_columns", (PyCFunction)heap_columns, METH_O, \
       "_columns($self, table, /)\n--\n\nThe column buffers of heap.tables()'s `table` (internal)." },
-
-/* Enters / leaves a stretch that may run without the GIL. */
-static inline void heap_enter(HeapIndex *heap) { heap->busy++; }
-void heap_leave(HeapIndex *heap);
 
 #endif

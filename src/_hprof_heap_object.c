@@ -1,6 +1,8 @@
 /* HeapObject and HeapClass: light handles (a heap and an object index) on
- * the heap index, with field, reference and string access in C, and the
- * iterators over objects and instances. */
+ * the heap index, with field, reference and string access in C.  They are
+ * the base types of hprofkit.HeapObject and hprofkit.HeapClass (Python
+ * subclasses adding methods, no storage), which C instantiates once the
+ * package registered them (_hprof_register.c). */
 #include "_hprof_heap.h"
 #include "_hprof_parts.h"
 
@@ -11,117 +13,8 @@ static const char *const type_names[12] = { NULL, NULL, "object", NULL, "boolean
                                             "float", "double", "byte", "short", "int", "long" };
 static const char *const kind_names[4] = { "instance", "class", "object_array", "primitive_array" };
 
-PyObject *heap_handle(HeapIndex *heap, uint32_t index)
-{
-    const hp_heap *h = heap->index;
-    HeapHandle *o;
-    if (hp_heap_object_kind(h, index) == HP_KIND_CLASS) {
-        uint32_t ord = hp_heap_find_class_id(h, hp_heap_object_id(h, index));
-        if (ord != HP_NONE)
-            return heap_class_handle(heap, ord);
-    }
-    o = PyObject_New(HeapHandle, heap->st->heap_object_type);
-    if (!o)
-        return NULL;
-    o->heap = (HeapIndex *)Py_NewRef(heap);
-    o->index = index;
-    o->ord = HP_NONE;
-    return (PyObject *)o;
-}
-
-static PyObject *handle_or_none(HeapIndex *heap, uint64_t id)
-{
-    uint32_t i;
-    if (id == 0 || (i = hp_heap_find(heap->index, id)) == HP_NONE)
-        Py_RETURN_NONE;
-    return heap_handle(heap, i);
-}
-
-PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *v) /* v: a copy */
-{
-    const int id = hp_heap_id_size(heap->index);
-    switch (type) {
-    case HP_T_OBJECT: return handle_or_none(heap, hp_read_id(v, id));
-    case HP_T_BOOLEAN: return PyBool_FromLong(v[0] != 0);
-    case HP_T_CHAR: {
-        Py_UCS4 c = hp_be16(v);
-        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, &c, 1);
-    }
-    case HP_T_FLOAT: {
-        uint32_t bits = hp_be32(v);
-        float f;
-        memcpy(&f, &bits, 4);
-        return PyFloat_FromDouble(f);
-    }
-    case HP_T_DOUBLE: {
-        uint64_t bits = hp_be64(v);
-        double d;
-        memcpy(&d, &bits, 8);
-        return PyFloat_FromDouble(d);
-    }
-    case HP_T_BYTE: return PyLong_FromLong((int8_t)v[0]);
-    case HP_T_SHORT: return PyLong_FromLong((int16_t)hp_be16(v));
-    case HP_T_INT: return PyLong_FromLong((int32_t)hp_be32(v));
-    case HP_T_LONG: return PyLong_FromLongLong((long long)hp_be64(v));
-    default: Py_RETURN_NONE;
-    }
-}
-
 /* The index of a live handle, or NULL with ValueError when closed. */
 static const hp_heap *live(HeapHandle *o) { return heap_index(o->heap); }
-
-/* The names of an object's reference slots (heap_refs.slots) as a list. */
-static PyObject *slot_names(HeapIndex *heap, const heap_refs *r)
-{
-    PyObject *names = PyList_New((Py_ssize_t)r->n_slots);
-    size_t k;
-    for (k = 0; names && k < r->n_slots; k++) {
-        PyObject *name = heap_utf8(heap, r->slots[k]);
-        if (!name)
-            Py_CLEAR(names);
-        else
-            PyList_SET_ITEM(names, k, name);
-    }
-    return names;
-}
-
-/* The references of object `index` (with_refs) and its slot names in
- * *names; 0, or -1 with an exception set (nothing to free). */
-static int refs_named(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *refs, PyObject **names)
-{
-    if (heap_refs_of(heap, index, with_refs, refs) < 0)
-        return -1;
-    if (!(*names = slot_names(heap, refs))) {
-        heap_refs_free(refs);
-        return -1;
-    }
-    return 0;
-}
-
-/* The name of one reference, given the slot names of its source. */
-static PyObject *ref_name(const hp_ref *r, PyObject *names)
-{
-    switch (r->kind) {
-    case HP_REF_ELEMENT: return PyUnicode_FromFormat("[%u]", r->slot);
-    case HP_REF_LOADER: return PyUnicode_FromString("<loader>");
-    default:
-        if (names && (Py_ssize_t)r->slot < PyList_GET_SIZE(names))
-            return Py_NewRef(PyList_GET_ITEM(names, r->slot));
-        return PyUnicode_FromFormat("<field %u>", r->slot);
-    }
-}
-
-PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref)
-{
-    heap_refs refs;
-    PyObject *names, *name;
-    if (refs_named(heap, source, 0, &refs, &names) < 0)
-        return NULL;
-    heap_refs_free(&refs);
-    name = ref_name(ref, names);
-    Py_DECREF(names);
-    return name;
-}
 
 /* ---- HeapObject ------------------------------------------------------------ */
 
@@ -131,13 +24,13 @@ static PyObject *obj_references(HeapHandle *o, PyObject *unused)
     heap_refs call;
     size_t k;
     (void)unused;
-    if (!live(o) || refs_named(o->heap, o->index, 1, &call, &names) < 0)
+    if (!live(o) || heap_refs_named(o->heap, o->index, 1, &call, &names) < 0)
         return NULL;
     list = PyList_New(0);
     for (k = 0; list && k < call.n; k++) {
         const hp_ref *r = &call.refs[k];
         PyObject *item = PyStructSequence_New(o->heap->st->reference_type);
-        PyObject *name = ref_name(r, names), *id = PyLong_FromUnsignedLongLong(r->target_id);
+        PyObject *name = heap_slot_name(r, names), *id = PyLong_FromUnsignedLongLong(r->target_id);
         PyObject *target = r->target == HP_NONE ? Py_NewRef(Py_None) : heap_handle(o->heap, r->target);
         if (!item || !name || !id || !target) {
             Py_XDECREF(item);
@@ -177,7 +70,7 @@ static PyObject *obj_referrers(HeapHandle *o, PyObject *unused)
         size_t j;
         if (k > 0 && src[k] == src[k - 1])
             continue; /* one source, several fields: all named below */
-        if (refs_named(o->heap, src[k], 1, &call, &names) < 0) {
+        if (heap_refs_named(o->heap, src[k], 1, &call, &names) < 0) {
             Py_CLEAR(list);
             break;
         }
@@ -188,7 +81,7 @@ static PyObject *obj_referrers(HeapHandle *o, PyObject *unused)
             if (r->target != o->index)
                 continue;
             item = PyStructSequence_New(o->heap->st->referrer_type);
-            name = ref_name(r, names);
+            name = heap_slot_name(r, names);
             id = PyLong_FromUnsignedLongLong(hp_heap_object_id(h, src[k]));
             if (!item || !name || !id) {
                 Py_XDECREF(item);
@@ -685,7 +578,7 @@ static PyObject *class_get(HeapHandle *c, void *closure)
     case C_ID: return PyLong_FromUnsignedLongLong(info.id);
     case C_ORD: return PyLong_FromUnsignedLong(c->ord);
     case C_SUPER: return heap_class_handle(c->heap, info.super_ord);
-    case C_LOADER: return handle_or_none(c->heap, info.loader_id);
+    case C_LOADER: return heap_handle_of_id(c->heap, info.loader_id);
     case C_INSTANCE_SIZE:
         if (is_array_class(&info))
             Py_RETURN_NONE;
@@ -729,85 +622,6 @@ static PyObject *class_subclasses(HeapHandle *c, PyObject *unused)
     return list;
 }
 
-/* ---- iterators -------------------------------------------------------------- */
-
-typedef struct {
-    PyObject_HEAD
-    HeapIndex *heap;
-    uint32_t pos;
-    uint32_t ord;       /* one class, or HP_NONE for a set or everything */
-    uint8_t *classes;   /* a set of classes (PyMem), or NULL */
-} HeapIter;
-
-static PyObject *iter_new(HeapIndex *heap, uint32_t ord, uint8_t *classes)
-{
-    HeapIter *it = PyObject_GC_New(HeapIter, heap->st->heap_iter_type);
-    if (!it) {
-        PyMem_Free(classes);
-        return NULL;
-    }
-    it->heap = (HeapIndex *)Py_NewRef(heap);
-    it->pos = 0;
-    it->ord = ord;
-    it->classes = classes;
-    PyObject_GC_Track(it);
-    return (PyObject *)it;
-}
-
-PyObject *heap_objects_iter(HeapIndex *heap, PyObject *unused)
-{
-    (void)unused;
-    if (!heap_index(heap))
-        return NULL;
-    return iter_new(heap, HP_NONE, NULL);
-}
-
-static PyObject *iter_next(HeapIter *it)
-{
-    const hp_heap *h = heap_index(it->heap);
-    uint32_t n;
-    if (!h)
-        return NULL;
-    n = hp_heap_object_count(h);
-    if (it->ord != HP_NONE) {
-        while (it->pos < n && hp_heap_instance_class(h, it->pos) != it->ord)
-            it->pos++;
-    } else if (it->classes) {
-        while (it->pos < n) {
-            uint32_t c = hp_heap_instance_class(h, it->pos);
-            if (c != HP_NONE && it->classes[c])
-                break;
-            it->pos++;
-        }
-    }
-    if (it->pos >= n)
-        return NULL;
-    return heap_handle(it->heap, it->pos++);
-}
-
-static int iter_traverse(HeapIter *it, visitproc visit, void *arg)
-{
-    Py_VISIT(Py_TYPE(it));
-    Py_VISIT(it->heap);
-    return 0;
-}
-
-static int iter_clear(HeapIter *it)
-{
-    Py_CLEAR(it->heap);
-    return 0;
-}
-
-static void iter_dealloc(HeapIter *it)
-{
-    PyTypeObject *type = Py_TYPE(it);
-    PyObject_GC_UnTrack(it);
-    iter_clear(it);
-    PyMem_Free(it->classes);
-    PyObject_GC_Del(it);
-    Py_DECREF(type);
-}
-
 static PyObject *class_instances(HeapHandle *c, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = { "subclasses", NULL };
@@ -817,10 +631,10 @@ static PyObject *class_instances(HeapHandle *c, PyObject *args, PyObject *kwargs
     if (!h || !PyArg_ParseTupleAndKeywords(args, kwargs, "|p:instances", keywords, &subclasses))
         return NULL;
     if (!subclasses)
-        return iter_new(c->heap, c->ord, NULL);
+        return heap_iter_new(c->heap, c->ord, NULL);
     if (!(mark = heap_descendants(c->heap, c->ord, 1)))
         return NULL;
-    return iter_new(c->heap, HP_NONE, mark);
+    return heap_iter_new(c->heap, HP_NONE, mark);
 }
 
 static PyObject *class_repr(HeapHandle *c)
@@ -835,18 +649,6 @@ static PyObject *class_repr(HeapHandle *c)
     snprintf(tail, sizeof tail, "@0x%llx %llu instances>", (unsigned long long)info.id,
              (unsigned long long)info.instances);
     return PyUnicode_FromFormat("<class %U%s", name, tail);
-}
-
-static PyObject *class_repr_html(HeapHandle *c, PyObject *unused)
-{
-    PyObject *mod, *out;
-    (void)unused;
-    mod = PyImport_ImportModule("hprofkit._heap");
-    if (!mod)
-        return NULL;
-    out = PyObject_CallMethod(mod, "class_html", "O", (PyObject *)c);
-    Py_DECREF(mod);
-    return out;
 }
 
 /* ---- type specs ------------------------------------------------------------- */
@@ -905,7 +707,7 @@ static PyType_Slot obj_slots[] = {
 };
 
 static PyType_Spec obj_spec = {
-    "hprofkit.HeapObject", sizeof(HeapHandle), 0,
+    "hprofkit._hprof.HeapObject", sizeof(HeapHandle), 0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
     obj_slots,
 };
@@ -932,7 +734,6 @@ static PyMethodDef class_methods[] = {
     { "instances", (PyCFunction)(void (*)(void))class_instances, METH_VARARGS | METH_KEYWORDS,
       "instances($self, /, subclasses=False)\n--\n\nIterate over the objects of this class (and of its\n"
       "subclasses), in id order." },
-    { "_repr_html_", (PyCFunction)class_repr_html, METH_NOARGS, NULL },
     { NULL, NULL, 0, NULL },
 };
 
@@ -948,25 +749,10 @@ static PyType_Slot class_slots[] = {
 };
 
 static PyType_Spec class_spec = {
-    "hprofkit.HeapClass", sizeof(HeapHandle), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
+    "hprofkit._hprof.HeapClass", sizeof(HeapHandle), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+        Py_TPFLAGS_IMMUTABLETYPE,
     class_slots,
-};
-
-static PyType_Slot iter_slots[] = {
-    { Py_tp_doc, "Iterator over heap objects." },
-    { Py_tp_iter, PyObject_SelfIter },
-    { Py_tp_iternext, iter_next },
-    { Py_tp_traverse, iter_traverse },
-    { Py_tp_clear, iter_clear },
-    { Py_tp_dealloc, iter_dealloc },
-    { 0, NULL },
-};
-
-static PyType_Spec iter_spec = {
-    "hprofkit._hprof.HeapIter", sizeof(HeapIter), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION | Py_TPFLAGS_IMMUTABLETYPE,
-    iter_slots,
 };
 
 int hprof_heap_object_init(PyObject *module, hprof_state *st)
@@ -976,9 +762,11 @@ int hprof_heap_object_init(PyObject *module, hprof_state *st)
         return -1;
     st->heap_class_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &class_spec,
                                                                     (PyObject *)st->heap_object_type);
-    st->heap_iter_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &iter_spec, NULL);
-    if (!st->heap_class_type || !st->heap_iter_type)
+    if (!st->heap_class_type)
         return -1;
+    /* C instantiates these until the package registers its subclasses. */
+    st->object_handle_type = (PyTypeObject *)Py_NewRef(st->heap_object_type);
+    st->class_handle_type = (PyTypeObject *)Py_NewRef(st->heap_class_type);
     if (PyModule_AddObjectRef(module, "HeapObject", (PyObject *)st->heap_object_type) < 0 ||
         PyModule_AddObjectRef(module, "HeapClass", (PyObject *)st->heap_class_type) < 0)
         return -1;

@@ -505,7 +505,7 @@ static PyObject *text_of(HeapIndex *heap, void (*find)(void *ctx), uint64_t key,
     return out;
 }
 
-PyObject *heap_utf8(HeapIndex *heap, uint64_t sid) { return text_of(heap, find_utf8, sid, heap_decode_mutf8); }
+PyObject *heap_utf8(HeapIndex *heap, uint64_t sid) { return text_of(heap, find_utf8, sid, hprof_decode_mutf8); }
 
 PyObject *heap_android_name(HeapIndex *heap, int number)
 {

@@ -1,4 +1,4 @@
-/* heap._columns(table): the columns behind heap.tables() (hprofkit._tables)
+/* heap._columns(table): the columns behind hprofkit.Heap.tables() (hprofkit._tables)
  * as bytes objects the core fills (hp_heap_tables.h) and pyarrow wraps
  * without copying.  No Python object is made per row: only per class, per
  * distinct name and per column.
@@ -565,15 +565,4 @@ PyObject *heap_columns(HeapIndex *heap, PyObject *table)
         return NULL;
     }
     return out;
-}
-
-/* heap.tables() and heap.to_parquet() live in Python (hprofkit._tables). */
-PyObject *heap_tables(HeapIndex *heap, PyObject *args, PyObject *kwargs)
-{
-    return heap_call_python(heap, "hprofkit._tables", "tables", args, kwargs);
-}
-
-PyObject *heap_to_parquet(HeapIndex *heap, PyObject *args, PyObject *kwargs)
-{
-    return heap_call_python(heap, "hprofkit._tables", "to_parquet", args, kwargs);
 }

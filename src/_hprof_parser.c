@@ -16,7 +16,8 @@ typedef struct {
 
 enum { EV_HEADER, EV_RECORD, EV_SUBRECORD, EV_END }; /* index into hprof_state.event_types */
 
-/* A new event of type `kind` (a named tuple of hprofkit._events) with `n`
+/* A new event of type `kind` (a named tuple of hprofkit._events, handed
+ * down by the package: _hprof_register.c checks its shape) with `n`
  * fields after `kind`, all stolen (NULL ones make it fail).  The tuple is
  * allocated as its type and filled in place, as a struct sequence is: no
  * Python-level constructor runs per event. */
@@ -197,7 +198,14 @@ static PyObject *parser_push(Parser *self, PyObject *data, int last)
 {
     hprof_state *st = hprof_state_of_type(Py_TYPE(self));
     PyObject *out;
-    if (!st || hprof_lock_enter(&self->lock, (PyObject *)self) < 0)
+    if (!st)
+        return NULL;
+    if (!st->event_types[EV_END]) {
+        PyErr_SetString(PyExc_RuntimeError, "hprofkit._hprof.Parser: the package did not register its event "
+                        "types (import hprofkit first)");
+        return NULL;
+    }
+    if (hprof_lock_enter(&self->lock, (PyObject *)self) < 0)
         return NULL;
     out = parser_push_locked(self, st, data, last);
     hprof_lock_leave(&self->lock);
@@ -313,32 +321,10 @@ static PyType_Spec parser_spec = {
 int hprof_parser_init(PyObject *module, hprof_state *st)
 {
     static const char *const names[] = { "Parser" };
-    static const char *const events[] = { "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent" };
     static const char *const kinds[] = { "header", "record", "subrecord", "end" };
-    PyObject *mod = PyImport_ImportModule("hprofkit._events");
     size_t i;
-    if (!mod)
-        return -1;
-    for (i = 0; i < 4; i++) {
-        PyTypeObject *type;
-        st->event_types[i] = PyObject_GetAttrString(mod, events[i]);
-        st->event_kinds[i] = PyUnicode_InternFromString(kinds[i]);
-        if (!st->event_types[i] || !st->event_kinds[i]) {
-            Py_DECREF(mod);
+    for (i = 0; i < 4; i++)
+        if (!(st->event_kinds[i] = PyUnicode_InternFromString(kinds[i])))
             return -1;
-        }
-        /* make_event fills them as plain tuples: a tuple subtype with no
-         * instance dictionary (a NamedTuple's __slots__ = ()). */
-        type = (PyTypeObject *)st->event_types[i];
-        if (!PyType_Check(st->event_types[i]) || !PyType_IsSubtype(type, &PyTuple_Type) ||
-            type->tp_basicsize != PyTuple_Type.tp_basicsize || type->tp_itemsize != PyTuple_Type.tp_itemsize ||
-            type->tp_dictoffset != 0) {
-            PyErr_Format(PyExc_TypeError, "hprofkit._events.%s must be a tuple type without instance attributes",
-                         events[i]);
-            Py_DECREF(mod);
-            return -1;
-        }
-    }
-    Py_DECREF(mod);
     return hprof_add_types(module, &parser_spec, names, 1);
 }

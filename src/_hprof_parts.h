@@ -6,13 +6,15 @@
 
 #include "_hprof.h"
 
-int hprof_header_init(PyObject *module, hprof_state *st); /* parse_header, tag_name, type_size */
+int hprof_header_init(PyObject *module, hprof_state *st); /* parse_header, tag_name, java_name... */
 int hprof_iter_init(PyObject *module, hprof_state *st);   /* records, subrecords; Record, SubRecord */
 int hprof_stats_init(PyObject *module, hprof_state *st);  /* stats, walk */
 int hprof_parser_init(PyObject *module, hprof_state *st); /* Parser */
 int hprof_filter_init(PyObject *module, hprof_state *st); /* TailorEncoder, TailorDecoder, Converter */
 int hprof_pack_init(PyObject *module, hprof_state *st);   /* PackEncoder, PackDecoder, PACK_* */
-int hprof_heap_init(PyObject *module, hprof_state *st);   /* Heap, Reference, Referrer, Field, GcRoot... */
+int hprof_heap_iter_init(PyObject *module, hprof_state *st);   /* the iterators over heap objects */
 int hprof_heap_object_init(PyObject *module, hprof_state *st); /* HeapObject, HeapClass */
+int hprof_heap_init(PyObject *module, hprof_state *st);   /* Heap, Reference, Referrer, Field, GcRoot... */
+int hprof_register_init(PyObject *module, hprof_state *st); /* _register: the package's classes */
 
 #endif

@@ -1,10 +1,9 @@
 /* The Heap's reachability: paths from GC roots, dominators and retained
  * sizes (core/hp_reach.h), computed on first use without the GIL, under
  * the heap's lock so that concurrent first calls compute once, with Ctrl-C
- * checked between slices.  Path objects are made in hprofkit._reach from
- * the raw hops heap._paths() gives. */
+ * checked between slices.  Path objects are made in Python (hprofkit.Heap.
+ * path_to_root, hprofkit._reach) from the raw hops heap._paths() gives. */
 #include "_hprof_heap.h"
-#include "_hprof_parts.h"
 
 #include <string.h>
 
@@ -408,44 +407,4 @@ done:
     PyMem_Free(vertices);
     PyMem_Free(edges);
     return out;
-}
-
-/* heap.path_to_root / paths_to_root / find_leaks: Python makes the results
-   (hprofkit._reach the Path objects, hprofkit.leaks the leak traces). */
-PyObject *heap_call_python(HeapIndex *heap, const char *module_name, const char *function, PyObject *args,
-                             PyObject *kwargs)
-{
-    PyObject *module = PyImport_ImportModule(module_name), *fn, *full, *result = NULL;
-    if (!module)
-        return NULL;
-    fn = PyObject_GetAttrString(module, function);
-    Py_DECREF(module);
-    if (!fn)
-        return NULL;
-    full = PyTuple_New(PyTuple_GET_SIZE(args) + 1);
-    if (full) {
-        Py_ssize_t k;
-        PyTuple_SET_ITEM(full, 0, Py_NewRef(heap));
-        for (k = 0; k < PyTuple_GET_SIZE(args); k++)
-            PyTuple_SET_ITEM(full, k + 1, Py_NewRef(PyTuple_GET_ITEM(args, k)));
-        result = PyObject_Call(fn, full, kwargs);
-        Py_DECREF(full);
-    }
-    Py_DECREF(fn);
-    return result;
-}
-
-PyObject *reach_path_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs)
-{
-    return heap_call_python(heap, "hprofkit._reach", "path_to_root", args, kwargs);
-}
-
-PyObject *reach_paths_to_root(HeapIndex *heap, PyObject *args, PyObject *kwargs)
-{
-    return heap_call_python(heap, "hprofkit._reach", "paths_to_root", args, kwargs);
-}
-
-PyObject *reach_find_leaks(HeapIndex *heap, PyObject *args, PyObject *kwargs)
-{
-    return heap_call_python(heap, "hprofkit.leaks", "find_leaks", args, kwargs);
 }

@@ -10,6 +10,7 @@
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import _errors, _events, _hprof
 from ._hprof import Parser, Record, SubRecord
 from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, OverrunError,
                       TruncatedError, UnsupportedError)
@@ -20,6 +21,10 @@ from ._codec import Converter, Decoder, Encoder
 from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
+
+# Python stands on C: the package hands its classes down to the C module
+# once, here, and the module never imports the package (docs/architecture.md).
+_hprof._register(errors=_errors, events=_events, heap_object=HeapObject, heap_class=HeapClass)
 from ._reach import Hop, Path
 from .diff import DiffRow, HeapDiff, diff  # the function hides the module's name: import hprofkit.diff's parts by name
 from .batch import BatchResult, BatchRow, ClassTotal, LeakGroup

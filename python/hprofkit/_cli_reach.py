@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ._units import human_size
 
 if TYPE_CHECKING:
-    from ._hprof import HeapObject
+    from ._heap import HeapObject
 
 SEMANTICS = ("hprofkit", "visualvm")
 

@@ -23,12 +23,15 @@ import shutil
 import stat
 import tempfile
 import threading
-from typing import IO, Any, Callable, Iterator, Protocol
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from . import _hprof
 from ._compressed import decompressed, detect_compression  # noqa: F401 - detect_compression is re-exported
 from ._errors import FormatError
 from ._stats import VERSION_NAMES, HeapDump, Stats, heap_dumps_of
+
+if TYPE_CHECKING:
+    from ._heap import Heap
 
 _COPY_CHUNK = 1 << 20
 MAGIC_LENGTH = 4  # bytes detect_compression needs
@@ -291,7 +294,7 @@ class Dump:
         self._heap_dumps = stats.heap_dumps
         return stats
 
-    def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit") -> Any:
+    def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit") -> Heap:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
         which (0, the first, as VisualVM); size_model is 'visualvm' (its
         shallow sizes, compressed oops guessed on 64-bit dumps) or
@@ -301,7 +304,8 @@ class Dump:
         docs/reachability.md) or 'visualvm' (VisualVM's graph, roots and
         retained sizes exactly).  The heap keeps the mapping alive: it stays
         usable after the Dump is closed."""
-        return _hprof.Heap(self.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
+        from ._heap import Heap
+        return Heap(self.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
 
     def close(self) -> None:
         """Closes the dump.  The buffer is released now, or, while records

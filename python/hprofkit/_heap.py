@@ -15,16 +15,87 @@ from __future__ import annotations
 
 import html
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from . import _hprof
-from ._hprof import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame
+from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
+from ._reach import Path, path_to_root, paths_to_root
+
+if TYPE_CHECKING:
+    import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
+
+    from .leaks import Leak, Report
+    from .match import Matcher
 
 __all__ = ["Heap", "HeapObject", "HeapClass", "Reference", "Referrer", "Field", "GcRoot", "StackFrame",
            "open_heap", "SIZE_MODELS", "SEMANTICS"]
 
 SIZE_MODELS = ("visualvm", "uncompressed")
 SEMANTICS = ("hprofkit", "visualvm")
+
+
+# The public classes: Python subclasses of the C types, so that what is
+# written in Python is a method here, written once.  They add no storage
+# (__slots__ = ()): a handle stays the C struct.  C instantiates the handle
+# classes itself, once hprofkit/__init__.py has registered them
+# (_hprof._register); isinstance(x, HeapObject) holds for every handle.
+
+class HeapObject(_hprof.HeapObject):
+    """A handle on one object of a Heap (light: the heap and an index)."""
+
+    __slots__ = ()
+    __module__ = "hprofkit"
+
+
+class HeapClass(_hprof.HeapClass, HeapObject):
+    """A class of a Heap; it is also the handle of the class object."""
+
+    __slots__ = ()
+    __module__ = "hprofkit"
+
+    def _repr_html_(self) -> str:
+        """The class, its counts, declared fields and statics as HTML (Jupyter)."""
+        return class_html(self)
+
+
+class Heap(_hprof.Heap):
+    """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit')
+
+    The object graph of one heap dump of the HPROF file in buffer (hprofkit.open_heap
+    and Dump.heap() make one)."""
+
+    __slots__ = ()
+    __module__ = "hprofkit"
+
+    def path_to_root(self, obj: HeapObject, /, exclude: Iterable[Matcher] = ()) -> Optional[Path]:
+        """The shortest path from a GC root to obj as a hprofkit.Path, or None if no strong
+        path reaches it; exclude: hprofkit.match matchers."""
+        return path_to_root(self, obj, exclude)
+
+    def paths_to_root(self, objs: Iterable[HeapObject], /, exclude: Iterable[Matcher] = ()) -> list[Optional[Path]]:
+        """One search for many objects: a list of Path or None aligned with objs; a path to
+        one never passes through another."""
+        return paths_to_root(self, objs, exclude)
+
+    def find_leaks(self, exclude: Optional[Iterable[Matcher]] = None,
+                   finders: Optional[Iterable[Callable[..., Any]]] = None, *,
+                   inspectors: Optional[Iterable[Callable[[Report], None]]] = None) -> list[Leak]:
+        """The leaks of this heap (a list of hprofkit.leaks.Leak): see hprofkit.leaks.find_leaks;
+        finders and inspectors default to its DEFAULT_FINDERS and DEFAULT_INSPECTORS."""
+        from . import leaks  # a third of the package's import time: on first use
+        return leaks.find_leaks(self, exclude, leaks.DEFAULT_FINDERS if finders is None else finders,
+                                inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors)
+
+    def tables(self, *, retained: bool = True) -> dict[str, _pyarrow.Table]:
+        """The heap as Arrow tables (needs pyarrow): {'objects', 'references', 'classes',
+        'roots'}, shaped like Perfetto's heap_graph_* tables.  See hprofkit._tables."""
+        from . import _tables
+        return _tables.tables(self, retained=retained)
+
+    def to_parquet(self, directory: str | os.PathLike[str], /) -> str:
+        """Writes heap.tables() as directory/<table>.parquet (atomically); returns directory."""
+        from . import _tables
+        return _tables.to_parquet(self, directory)
 
 
 def open_heap(path: str | os.PathLike[str], *, heap_dump: int = 0, size_model: str = "visualvm",
@@ -38,7 +109,7 @@ def open_heap(path: str | os.PathLike[str], *, heap_dump: int = 0, size_model: s
     from ._dump import Dump
     dump = Dump(path)
     try:
-        heap = _hprof.Heap(dump.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
+        heap = Heap(dump.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
     finally:
         # The heap holds its own export of the mapping: closing the Dump now
         # leaves the mapping to it (unmapped when the heap goes).

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional,
 from .match import Matcher
 
 if TYPE_CHECKING:
-    from ._hprof import Heap, HeapObject, StackFrame
+    from ._heap import Heap, HeapObject
+    from ._hprof import StackFrame
 
 # heap._paths()'s rules and answers (src/_hprof_reach.c): a rule is (pattern,
 # edge, class ordinal, thread serial, name); a path is its hops (ref_type,

@@ -31,7 +31,7 @@ import hashlib
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Protocol, Sequence
 
 from . import match
-from ._hprof import Heap, HeapClass, HeapObject
+from ._heap import Heap, HeapClass, HeapObject
 from ._reach import Hop, Path, _thread_name
 from ._units import human_size
 

@@ -191,3 +191,72 @@ int hp_java_name_equals(const uint8_t *name, size_t len, const char *want, size_
             return 0;
     return 1;
 }
+
+size_t hp_java_name(const uint8_t *name, size_t len, uint8_t *out)
+{
+    static const char letters[] = "ZCFDBSIJ";
+    static const char *const prims[] = { "boolean", "char", "float", "double", "byte", "short", "int", "long" };
+    size_t depth = 0, n = 0, i, start, end;
+    while (depth < len && name[depth] == '[')
+        depth++;
+    start = depth;
+    end = len;
+    if (depth > 0) {
+        const char *letter = len - depth == 1 && name[depth] ? strchr(letters, name[depth]) : NULL;
+        if (letter) {
+            const char *base = prims[letter - letters];
+            n = strlen(base);
+            memcpy(out, base, n);
+            goto dims;
+        }
+        if (len - depth >= 2 && name[depth] == 'L' && name[len - 1] == ';') {
+            start++;
+            end--;
+        } else {
+            start = 0;      /* not a descriptor after all: the name as it is */
+            depth = 0;
+        }
+    }
+    for (i = start; i < end; i++)
+        out[n++] = name[i] == '/' ? '.' : name[i];
+dims:
+    for (i = 0; i < depth; i++) {
+        out[n++] = '[';
+        out[n++] = ']';
+    }
+    return n;
+}
+
+static int is_cont(uint8_t b) { return (b & 0xC0) == 0x80; }
+
+size_t hp_mutf8_to_utf8(const uint8_t *in, size_t len, uint8_t *out)
+{
+    size_t i = 0, n = 0;
+    while (i < len) {
+        if (in[i] == 0xC0 && i + 1 < len && in[i + 1] == 0x80) {
+            out[n++] = 0;
+            i += 2;
+        } else if (in[i] == 0xED && i + 2 < len && in[i + 1] >= 0xA0 && in[i + 1] <= 0xBF && is_cont(in[i + 2])) {
+            /* A surrogate, written as a 3-byte sequence (UTF-8 forbids them). */
+            uint32_t hi = 0xD000u | (uint32_t)(in[i + 1] & 0x3F) << 6 | (in[i + 2] & 0x3F);
+            if (hi < 0xDC00 && i + 5 < len && in[i + 3] == 0xED && in[i + 4] >= 0xB0 && in[i + 4] <= 0xBF &&
+                is_cont(in[i + 5])) {
+                uint32_t lo = 0xD000u | (uint32_t)(in[i + 4] & 0x3F) << 6 | (in[i + 5] & 0x3F);
+                uint32_t c = 0x10000u + ((hi - 0xD800u) << 10) + (lo - 0xDC00u);
+                out[n++] = (uint8_t)(0xF0 | c >> 18);
+                out[n++] = (uint8_t)(0x80 | (c >> 12 & 0x3F));
+                out[n++] = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+                out[n++] = (uint8_t)(0x80 | (c & 0x3F));
+                i += 6;
+            } else {
+                out[n++] = 0xEF; /* U+FFFD */
+                out[n++] = 0xBF;
+                out[n++] = 0xBD;
+                i += 3;
+            }
+        } else {
+            out[n++] = in[i++];
+        }
+    }
+    return n;
+}

@@ -120,6 +120,23 @@ hp_code hp_fail(hp_error *err, hp_code code, uint64_t offset, int tag, int is_su
  * "[Ljava/lang/Object;", or ART's Java names) is the Java name `want`
  * ("java.lang.String", "byte[]", "java.lang.Object[]"). */
 int hp_java_name_equals(const uint8_t *name, size_t len, const char *want, size_t want_len);
+
+/* The Java name of a class as a dump writes it, the way VisualVM and MAT
+ * show it: "java/lang/String" -> "java.lang.String", "[[I" -> "int[][]",
+ * "[Ljava/lang/Object;" -> "java.lang.Object[]"; ART's names stay as they
+ * are.  Works on the raw (modified UTF-8) bytes: the rule touches ASCII
+ * only.  `out` holds at least HP_JAVA_NAME_MAX(len) bytes; returns the
+ * bytes written. */
+#define HP_JAVA_NAME_MAX(len) (2 * (size_t)(len) + 8)
+size_t hp_java_name(const uint8_t *name, size_t len, uint8_t *out);
+
+/* Java's modified UTF-8 (HPROF's names and strings) rewritten as UTF-8, for
+ * a decoder that replaces what is still invalid: C0 80 becomes NUL, a
+ * surrogate pair written as two 3-byte sequences becomes one 4-byte
+ * sequence, an unpaired surrogate becomes U+FFFD; other bytes are copied.
+ * `out` holds at least `len` bytes (the text never grows); returns the
+ * bytes written. */
+size_t hp_mutf8_to_utf8(const uint8_t *in, size_t len, uint8_t *out);
 #if defined(__GNUC__)
 #define HP_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else

@@ -106,19 +106,6 @@ static int cmp_load(const void *x, const void *y)
     return a->class_id < b->class_id ? -1 : a->class_id > b->class_id;
 }
 
-const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t[mid].sid < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && t[lo].sid == id ? &t[lo] : NULL;
-}
-
 /* Heap dumps as VisualVM numbers them: each HEAP_DUMP record when the file
  * has any; else each run of HEAP_DUMP_SEGMENTs (closed by HEAP_DUMP_END, or
  * by the end of the file). */
@@ -466,40 +453,6 @@ static void own_layout(const hp_heap *h, heap_class *c, uint32_t *out, uint32_t 
     }
     c->own_size = (uint32_t)size; /* at most 65535 * 8 */
     *n_refs = refs;
-}
-
-int heap_classes_supers_first(hp_heap *h, void (*fn)(hp_heap *h, uint32_t ord, void *ctx), void *ctx)
-{
-    uint32_t C = h->n_classes, i;
-    uint8_t *state = h->alloc.malloc_fn(C ? C : 1);
-    uint32_t *stack = h->alloc.malloc_fn((C ? C : 1) * sizeof *stack);
-    int rc = 0;
-    if (!state || !stack) {
-        h->alloc.free_fn(state);
-        h->alloc.free_fn(stack);
-        return -1;
-    }
-    memset(state, 0, C);
-    for (i = 0; i < C && rc == 0; i++) {
-        uint32_t top = 0, cur = i;
-        while (cur != HP_NONE && state[cur] == 0) {
-            state[cur] = 1;
-            stack[top++] = cur;
-            cur = h->classes[cur].super_ord;
-        }
-        if (cur != HP_NONE && state[cur] == 1) {
-            rc = (int)cur + 1; /* a cycle through class cur */
-            break;
-        }
-        while (top > 0) {
-            uint32_t c = stack[--top];
-            fn(h, c, ctx);
-            state[c] = 2;
-        }
-    }
-    h->alloc.free_fn(state);
-    h->alloc.free_fn(stack);
-    return rc;
 }
 
 typedef struct layout_ctx { uint64_t total; uint64_t pos; int fill; uint64_t too_large; } layout_ctx;

@@ -4,6 +4,19 @@
 
 #include <string.h>
 
+const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t[mid].sid < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && t[lo].sid == id ? &t[lo] : NULL;
+}
+
 int hp_heap_utf8(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len)
 {
     const sid_entry *e = heap_sid_find(h->strings, h->n_strings, sid);
@@ -180,4 +193,38 @@ int heap_static_named(const hp_heap *h, uint32_t ord, const char *name, hp_field
         if (heap_sid_is(h, out->name_sid, name))
             return 1;
     return 0;
+}
+
+int heap_classes_supers_first(hp_heap *h, void (*fn)(hp_heap *h, uint32_t ord, void *ctx), void *ctx)
+{
+    uint32_t C = h->n_classes, i;
+    uint8_t *state = h->alloc.malloc_fn(C ? C : 1);
+    uint32_t *stack = h->alloc.malloc_fn((C ? C : 1) * sizeof *stack);
+    int rc = 0;
+    if (!state || !stack) {
+        h->alloc.free_fn(state);
+        h->alloc.free_fn(stack);
+        return -1;
+    }
+    memset(state, 0, C);
+    for (i = 0; i < C && rc == 0; i++) {
+        uint32_t top = 0, cur = i;
+        while (cur != HP_NONE && state[cur] == 0) {
+            state[cur] = 1;
+            stack[top++] = cur;
+            cur = h->classes[cur].super_ord;
+        }
+        if (cur != HP_NONE && state[cur] == 1) {
+            rc = (int)cur + 1; /* a cycle through class cur */
+            break;
+        }
+        while (top > 0) {
+            uint32_t c = stack[--top];
+            fn(h, c, ctx);
+            state[c] = 2;
+        }
+    }
+    h->alloc.free_fn(state);
+    h->alloc.free_fn(stack);
+    return rc;
 }

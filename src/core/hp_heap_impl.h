@@ -119,6 +119,10 @@ static inline uint64_t heap_bucket(const hp_heap *h, uint64_t key)
     return h->dir_shift >= 64 ? 0 : key >> h->dir_shift;
 }
 
+/* ---- hp_heap_class.c: the look-ups the other hp_heap_*.c files share ----
+ * (kept out of hp_heap_build.c, so that the build calls the look-ups and
+ * never the other way round: tests/test_layout.py checks the calls). */
+
 /* Binary searches over the sorted side tables; NULL when absent. */
 const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id);
 
@@ -130,12 +134,14 @@ int heap_sid_is(const hp_heap *h, uint64_t sid, const char *want);
 int heap_field_named(const hp_heap *h, uint32_t ord, const char *name, hp_field *out);
 int heap_static_named(const hp_heap *h, uint32_t ord, const char *name, hp_field *out);
 
-/* Finds java.lang.String's field layout (hp_heap_string.c). */
-void heap_string_layout(hp_heap *h);
-
 /* Calls fn for every class, each after its superclasses.  0; -1 when out of
  * memory; 1 + a class ordinal on a cyclic chain through it. */
 int heap_classes_supers_first(hp_heap *h, void (*fn)(hp_heap *h, uint32_t ord, void *ctx), void *ctx);
+
+/* ---- above them: hp_heap_object.c, hp_heap_string.c, hp_heap_size.c, then hp_heap_build.c ---- */
+
+/* Finds java.lang.String's field layout (hp_heap_string.c). */
+void heap_string_layout(hp_heap *h);
 
 /* Guesses the reference size under VisualVM's rules (hp_heap_size.c) and
  * sizes every class; -1 when out of memory. */
