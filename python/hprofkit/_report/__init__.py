@@ -28,7 +28,7 @@ from .sections import Limits
 from .source import Source, opened
 
 if TYPE_CHECKING:
-    from .._hprof import Heap
+    from .._heap import Heap
 
 __all__ = ["report", "collect", "Limits"]
 

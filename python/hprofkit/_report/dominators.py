@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
-    from .._hprof import Heap, HeapObject
+    from .._heap import Heap, HeapObject
 
 # MAT's accumulation point: the walk goes to the biggest dominated child
 # while that child keeps at least this share of its parent.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
 if TYPE_CHECKING:
-    from .._hprof import Heap, HeapObject
+    from .._heap import Heap, HeapObject
     from .._reach import Path
 
 # A String's text is shown up to this many characters (then "…").

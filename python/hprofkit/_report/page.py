@@ -14,7 +14,6 @@ The page's Content Security Policy allows only its own script and style
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import html
 import json
@@ -25,10 +24,15 @@ from typing import Any
 ASSETS = ("report.js", "report.css")
 
 
-@functools.lru_cache(maxsize=None)
+_read: dict[str, str] = {}
+
+
 def asset(name: str) -> str:
-    """report.js or report.css, as shipped in the package."""
-    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+    """report.js or report.css, as shipped in the package (read once)."""
+    text = _read.get(name)
+    if text is None:
+        text = _read[name] = resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+    return text
 
 
 def script_json(data: Any) -> str:

@@ -14,7 +14,7 @@ from .dominators import BIG_DROP_RATIO, Ranking, accumulation_chain
 from .objects import ObjectTable, cut_ends
 
 if TYPE_CHECKING:
-    from .._hprof import Heap, HeapObject
+    from .._heap import Heap, HeapObject
     from ..diff import HeapDiff
     from ..leaks import Leak
     from .source import Source
@@ -44,8 +44,9 @@ def suspect_threshold(total: int) -> int:
 def heap_totals(src: Source, histogram: list[list[Any]]) -> tuple[int, int, Optional[list[list[Any]]]]:
     """(objects, bytes, [[heap name, objects, bytes]...] or None) of the heap dump."""
     if src.stats is not None:
-        heaps = [[name, t.count, t.bytes] for name, t in src.stats.heap_totals.items()]
-        return sum(h[1] for h in heaps), sum(h[2] for h in heaps), heaps
+        totals = src.stats.heap_totals
+        heaps: list[list[Any]] = [[name, t.count, t.bytes] for name, t in totals.items()]
+        return sum(t.count for t in totals.values()), sum(t.bytes for t in totals.values()), heaps
     return sum(r[2] for r in histogram), sum(r[3] for r in histogram), None
 
 

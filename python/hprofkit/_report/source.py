@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 
 if TYPE_CHECKING:
     from .._dump import Dump
-    from .._hprof import Heap
+    from .._heap import Heap
     from .._stats import Stats
 
 
