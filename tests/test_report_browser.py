@@ -95,9 +95,16 @@ def test_every_section_shows_the_apis_figures(browser, shots, tmp_path, dump):
             t => [t.dataset.figure, Number(t.querySelector('[data-value]').dataset.value)]))""")
         assert figures == {"objects": heap.object_count, "classes": heap.class_count, "gc_roots": len(heap.gc_roots),
                            "total": sum(t.bytes for t in stats.heap_totals.values())}
-        heaps = js(browser, "return [...document.querySelectorAll('.hk-legend li')].map(li => [li.dataset.heap, "
-                            "Number(li.querySelector('[data-value]').dataset.value)])")
-        assert heaps == [[name, t.bytes] for name, t in stats.heap_totals.items()]
+        def legend(kind):
+            return js(browser, f"return [...document.querySelectorAll(\".hk-legend[data-kind='{kind}'] li\")].map("
+                               "li => [li.dataset.part, Number(li.querySelector('.hk-legend-value').dataset.value)])")
+        heaps = [[name, t.bytes] for name, t in stats.heap_totals.items()]
+        assert legend("heap") == (heaps if len(heaps) > 1 else [])
+        # The composition: the classes of most shallow bytes, then the rest.
+        by_shallow = sorted(stats.histogram, key=lambda r: (-r.shallow_bytes, r.name))[:8]
+        total = figures["total"]
+        assert legend("class") == [[r.name, r.shallow_bytes] for r in by_shallow] + \
+            [["other classes", total - sum(r.shallow_bytes for r in by_shallow)]]
         # The chart of the biggest objects: the top-level dominators, each bar its retained size.
         bars = js(browser, "return [...document.querySelectorAll('button.hk-bar')].map(b => "
                            "[b.querySelector('[data-id]').dataset.id, Number(b.dataset.value)])")

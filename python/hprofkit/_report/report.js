@@ -93,6 +93,7 @@
   function percent(part, whole) {
     if (!whole) return "\u2013";
     var p = (100 * part) / whole;
+    if (p > 0 && p < 0.01) return "<0.01%";
     return (p >= 10 || p === 0 ? p.toFixed(0) : p >= 1 ? p.toFixed(1) : p.toFixed(2)) + "%";
   }
 
@@ -220,20 +221,22 @@
     return list;
   }
 
-  /* One stacked bar of parts [{name, value}] with a legend. */
-  function stackedBar(parts, whole, fmt) {
+  /* One stacked bar of parts [{name, value, label (node), extra, muted}] with a legend;
+   * `kind` names the parts for tests (data-kind on the legend, data-part on each item). */
+  function stackedBar(parts, whole, fmt, kind) {
     var bar = h("div", { cls: "hk-stack" });
-    var legend = h("ul", { cls: "hk-legend" });
+    var legend = h("ul", { cls: "hk-legend", data: { kind: kind } });
     parts.forEach(function (p, i) {
-      var color = PALETTE[i % PALETTE.length];
+      var color = p.muted ? "#d5d9e0" : PALETTE[i % PALETTE.length];
       var seg = h("div", { cls: "hk-stack-seg", title: p.name + ": " + fmt(p.value) });
       seg.style.width = (100 * p.value) / (whole || 1) + "%";
       seg.style.background = color;
       bar.appendChild(seg);
       var swatch = h("span", { cls: "hk-swatch" });
       swatch.style.background = color;
-      legend.appendChild(h("li", { data: { heap: p.name } }, [swatch, h("b", { text: p.name }), " ",
-        figure("span", p.value, fmt), h("span", { cls: "hk-muted", text: " (" + percent(p.value, whole) + ")" }),
+      legend.appendChild(h("li", { data: { part: p.name } }, [swatch, p.label || h("b", { text: p.name }), " ",
+        figure("span", p.value, fmt, "hk-legend-value"),
+        h("span", { cls: "hk-muted", text: " (" + percent(p.value, whole) + ")" }),
         p.extra ? h("span", { cls: "hk-muted", text: " \u00b7 " + p.extra }) : null]));
     });
     return h("div", { cls: "hk-stacked" }, [bar, legend]);
@@ -361,10 +364,17 @@
     }
     if (data.instances != null) fact(facts, "Instances / arrays", count(data.instances) + " / " + count(data.arrays));
     fact(facts, "Reference semantics", data.semantics);
-    var heaps = data.heaps && data.heaps.length ? h("div", { cls: "hk-card" }, [
-      h("h3", { text: data.heaps.length > 1 ? "Bytes per heap" : "Bytes" }),
-      stackedBar(data.heaps.map(function (x) { return { name: x[0], value: x[2], extra: plural(x[1], "object") }; }),
-                 data.total, bytes)]) : null;
+    var parts = data.composition.map(function (c) {
+      return { name: c[0], value: c[2], extra: plural(c[1], "object"), label: className(c[0]) };
+    });
+    var rest = data.total - parts.reduce(function (sum, p) { return sum + p.value; }, 0);
+    if (rest > 0) parts.push({ name: "other classes", value: rest, muted: true });
+    var bytesCard = h("div", { cls: "hk-card" }, [
+      data.heaps && data.heaps.length > 1 ? [h("h3", { text: "Bytes per heap" }),
+        stackedBar(data.heaps.map(function (x) { return { name: x[0], value: x[2], extra: plural(x[1], "object") }; }),
+                   data.total, bytes, "heap")] : null,
+      h("h3", { text: "Largest classes by shallow size" }),
+      stackedBar(parts, data.total, bytes, "class")]);
     var details = h("div", { cls: "hk-chart-details" });
     var selected = null;
     var items = data.dominators.rows.map(function (r, i) {
@@ -389,7 +399,7 @@
       data.dominators.rows.length ? barChart(items, data.total) : h("p", { text: "No object retains anything." }),
       details]);
     append(el, [tiles, h("div", { cls: "hk-grid" }, [h("div", { cls: "hk-card" }, [h("h3", { text: "Dump" }), facts]),
-                                                    heaps]), chart]);
+                                                    bytesCard]), chart]);
   };
 
   hk.views.suspects = function (el, data, ctx) {

@@ -32,6 +32,8 @@ class Limits:
     diff_path_classes: int = 10  # the classes that grew most, whose growth paths are searched
 
 
+# Classes the overview's composition bar shows (the rest is one part).
+COMPOSITION = 8
 # MAT's leak suspect: a dominator holding more than this share of the heap.
 SUSPECT_SHARE = 0.10
 
@@ -60,6 +62,8 @@ def overview(src: Source, table: ObjectTable, limits: Limits, histogram: list[li
         "heap_dumps": heap.heap_dump_count, "instances_and_arrays": objects, "total": total, "heaps": heaps,
         "dominators": {"rows": [[table.row(obj), size] for obj, size in biggest],
                        "rest": max(total - sum(size for _, size in biggest), 0)},
+        # What the bytes are: the classes of most shallow bytes ([name, instances, shallow]).
+        "composition": [[r[0], r[2], r[3]] for r in sorted(histogram, key=lambda r: (-r[3], r[0]))[:COMPOSITION]],
     }
     stats = src.stats
     if src.file is not None and stats is not None:
