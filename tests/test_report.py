@@ -263,6 +263,40 @@ def test_limits_cut_each_list_and_sum_what_they_leave_out(hostile_dumps):
     assert cut["leaks"]["rest"] == {"groups": 1, "leaks": groups[1]["count"]}
 
 
+def test_long_strings_traces_and_pages_are_cut(tmp_path):
+    heap = android_app()
+    long_name = "com.example." + "Very" * 1500
+    heap.cls(long_name, statics={"sHead": ("object", None)})
+    # A destroyed activity at the end of a 100-node chain hanging from that class.
+    node = heap.new("com.example.MainActivity", mDestroyed=True)
+    for _ in range(100):
+        node = heap.new("com.example.Node", next=node)
+    heap.set_static(long_name, "sHead", "object", node)
+    for i in range(300):  # classes enough for the histogram to be cut
+        heap.roots.append(("jni_global", heap.new(heap.cls(f"com.example.K{i}"))))
+    heap.write(tmp_path / "long.hprof")
+    data = page_data(Path(hprofkit.report(tmp_path / "long.hprof", tmp_path / "r.html")))
+    rows = data["sections"]["histogram"]["rows"]
+    assert not any(long_name == r[0] for r in rows)
+    [group] = data["sections"]["leaks"]["groups"]
+    trace = group["trace"]
+    # The root's class (named by its cut name), 12 nodes, the count left out, the 12 last.
+    assert len(trace) == 25 and trace[12] == 102 - 24
+    assert data["objects"]["rows"][trace[0]["object"]][6] == long_name[:300] + "…"
+    assert data["objects"]["rows"][trace[-1]["object"]][1] == "com.example.MainActivity"
+    # A page over its size limit is made again with every list halved, and says so.
+    full = Path(hprofkit.report(tmp_path / "long.hprof", tmp_path / "full.html"))
+    limit = os.path.getsize(full) - 1
+    small = Path(hprofkit.report(tmp_path / "long.hprof", tmp_path / "small.html",
+                                 limits=Limits(histogram=400, page_bytes=limit)))  # halved: 200 of the 304 rows
+    assert os.path.getsize(small) <= limit
+    shortened = page_data(small)
+    assert shortened["shortened"] is True and "shortened" not in page_data(full)
+    assert len(page_data(full)["sections"]["histogram"]["rows"]) == 304
+    assert len(shortened["sections"]["histogram"]["rows"]) <= 200
+    assert shortened["sections"]["histogram"]["total_rows"] == page_data(full)["sections"]["histogram"]["total_rows"]
+
+
 def test_diff_against_a_baseline_is_hprofkit_diff(hostile_dumps, tmp_path):
     app, base, _ = hostile_dumps
     data = page_data(Path(hprofkit.report(app, tmp_path / "r.html", baseline=base)))

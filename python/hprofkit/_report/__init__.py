@@ -18,12 +18,13 @@ page.view_html)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 from typing import TYPE_CHECKING, Any, Optional
 
 from .dominators import Ranking
-from .objects import ObjectTable
+from .objects import ObjectTable, bounded
 from .sections import Limits
 from .source import Source, opened
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["report", "collect", "Limits"]
 
 FORMAT = 1  # of the JSON document: bumped when a view's data changes shape
+_HALVINGS = 6  # times the lists may be halved to fit Limits.page_bytes
 
 
 def collect(src: Source, *, baseline: Optional[Source] = None, limits: Limits = Limits()) -> dict[str, Any]:
@@ -66,7 +68,7 @@ def collect(src: Source, *, baseline: Optional[Source] = None, limits: Limits = 
         base_rows = sections.histogram_rows(baseline)
         data["sections"]["diff"] = sections.diff(baseline, base_rows, src, rows, limits)
     data["objects"] = table.to_json()  # last: every section above has added its objects
-    return data
+    return bounded(data)
 
 
 def report(heap_or_path: "Heap | str | os.PathLike[str]", out: "str | os.PathLike[str]" = "report.html", *,
@@ -90,13 +92,16 @@ def report(heap_or_path: "Heap | str | os.PathLike[str]", out: "str | os.PathLik
     for source in (heap_or_path, baseline):
         if source is not None and not _is_heap(source):
             check_not_same_file(source, out)
-    with opened(heap_or_path, heap_dump=heap_dump, semantics=semantics) as src:
-        if baseline is None:
-            data = collect(src, limits=limits)
-        else:
-            with opened(baseline, heap_dump=heap_dump, semantics=semantics) as base:
-                data = collect(src, baseline=base, limits=limits)
-    page = render_report(data)
+    with contextlib.ExitStack() as stack:
+        src = stack.enter_context(opened(heap_or_path, heap_dump=heap_dump, semantics=semantics))
+        base = None if baseline is None else stack.enter_context(
+            opened(baseline, heap_dump=heap_dump, semantics=semantics))
+        page = render_report(collect(src, baseline=base, limits=limits))
+        for _ in range(_HALVINGS):
+            if len(page) <= limits.page_bytes:
+                break
+            limits = limits.halved()
+            page = render_report(dict(collect(src, baseline=base, limits=limits), shortened=True))
     with output_file(out) as f:
         f.write(page)
     return os.fspath(out)

@@ -8,7 +8,7 @@ text, never as markup (report.js), and page.py escapes the JSON."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 if TYPE_CHECKING:
     from .._heap import Heap, HeapObject
@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 PREVIEW_CHARS = 120
 # Hops a path (or a dominator chain) keeps at each end; those between are counted, not listed.
 PATH_ENDS = 12
+
+# A string from the dump (a class or field name, a label...) is cut at this
+# many characters on the page: a hostile dump cannot make the page big.
+MAX_TEXT = 300
 
 OBJECT_COLUMNS = ("id", "class", "kind", "shallow", "retained", "retained_count", "preview")
 
@@ -73,7 +77,18 @@ class ObjectTable:
         return {"columns": list(OBJECT_COLUMNS), "rows": self.rows}
 
 
-def cut_ends(items: list[Any]) -> list[Any]:
+def bounded(data: Any) -> Any:
+    """data with every string longer than MAX_TEXT cut (and "…" added)."""
+    if isinstance(data, str):
+        return data if len(data) <= MAX_TEXT else data[:MAX_TEXT] + "…"
+    if isinstance(data, list):
+        return [bounded(item) for item in data]
+    if isinstance(data, dict):
+        return {key: bounded(value) for key, value in data.items()}
+    return data
+
+
+def cut_ends(items: Sequence[Any]) -> list[Any]:
     """A long list as its PATH_ENDS first and last items with the count of
     those between (an int) in the middle; a short one as it is."""
     if len(items) <= 2 * PATH_ENDS + 1:

@@ -470,6 +470,10 @@
     list.appendChild(h("li", { cls: "hk-trace-root" }, [h("span", { cls: "hk-root", text: "GC root" }), " ",
                                                         ROOTS[group.root] || group.root]));
     group.trace.forEach(function (node) {
+      if (typeof node === "number") {
+        list.appendChild(h("li", { cls: "hk-trace-node hk-skip", text: "\u22ee " + plural(node, "object") + " left out" }));
+        return;
+      }
       var o = ctx.object(node.object);
       var status = STATUS[node.status] || ["?", ""];
       var ref = node.reference;
@@ -502,7 +506,7 @@
       : ["No leak trace: LeakCanary's finders found no watched object, destroyed activity, detached fragment, " +
          "view or window that is still strongly reachable."]));
     data.groups.forEach(function (g) {
-      var last = ctx.object(g.trace[g.trace.length - 1].object);
+      var last = ctx.object(g.trace[g.trace.length - 1].object);  // a cut trace keeps its ends
       var columns = [
         { label: "Leaking object", get: function (r) { return ctx.object(r[0]).id; },
           render: function (r) { return objectLabel(ctx.object(r[0])); } },
@@ -582,7 +586,10 @@
       list.appendChild(h("li", { cls: "hk-card" }, [
         h("div", null, [h("b", { cls: "hk-grew", text: signed(p.count_b - p.count_a, count) }), " ", className(p["class"]),
                         h("span", { cls: "hk-muted", text: " (" + count(p.count_a) + " \u2192 " + count(p.count_b) + ")" })]),
-        h("ol", { cls: "hk-growth-path" }, p.path.map(function (hop) { return h("li", null, h("code", { text: hop })); }))]));
+        h("ol", { cls: "hk-growth-path" }, p.path.map(function (hop) {
+          return typeof hop === "number" ? h("li", { cls: "hk-muted", text: "\u22ee " + plural(hop, "hop") + " left out" })
+                                         : h("li", null, h("code", { text: hop }));
+        }))]));
     });
     el.appendChild(h("h3", { text: "Where the growth hangs" + (data.paths_sampled ? " (sampled)" : "") }));
     el.appendChild(h("p", { cls: "hk-muted", text: "The shortest path from a GC root of each object of the classes " +
@@ -613,6 +620,8 @@
       main.appendChild(section(sec[0], sec[1], sec[2], body));
       drawView(sec[0], body, part, ctx);
     });
+    if (data.shortened) main.insertBefore(h("p", { cls: "hk-card hk-note", text: "The lists of this report were " +
+      "shortened to keep the page under its size limit." }), main.firstChild);
     append(el, [
       h("header", { cls: "hk-top" }, [
         h("div", { cls: "hk-brand" }, [h("span", { cls: "hk-logo", text: "hprofkit" }),

@@ -7,7 +7,7 @@ the Limits, and returns a dict the page's view of that name draws
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from .dominators import BIG_DROP_RATIO, Ranking, accumulation_chain
@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Limits:
-    """How much each view lists; beyond, the page shows a summary line."""
+    """How much each view lists; beyond, the page shows a summary line.
+    page_bytes: the page's size at most; a page above it is made again with
+    every list halved (report() does), and says so."""
     dominators: int = 20        # the overview's chart of the biggest objects
     histogram: int = 5000       # class rows
     leak_groups: int = 200      # leak fingerprints
@@ -30,6 +32,10 @@ class Limits:
     diff_rows: int = 2000
     diff_paths: int = 50
     diff_path_classes: int = 10  # the classes that grew most, whose growth paths are searched
+    page_bytes: int = 10 << 20
+
+    def halved(self) -> "Limits":
+        return Limits(*(max(1, value // 2) for value in astuple(self)[:-1]), page_bytes=self.page_bytes)
 
 
 # Classes the overview's composition bar shows (the rest is one part).
@@ -141,9 +147,13 @@ def suspects(table: ObjectTable, ranking: Ranking, biggest: list[tuple[HeapObjec
 
 # ---- leak traces (LeakCanary) ------------------------------------------------
 
-def _trace(table: ObjectTable, leak: Leak) -> list[dict[str, Any]]:
-    out = []
-    for node in leak.nodes:
+def _trace(table: ObjectTable, leak: Leak) -> list[Any]:
+    """The trace's nodes, a long one cut at its ends (see cut_ends)."""
+    out: list[Any] = []
+    for node in cut_ends(leak.nodes):
+        if isinstance(node, int):
+            out.append(node)
+            continue
         entry: dict[str, Any] = {"object": table.row(node.object), "status": node.status, "reason": node.reason,
                                  "labels": list(node.labels)}
         if node.reference is not None:
@@ -230,6 +240,6 @@ def diff(base: Source, base_rows: list[list[Any]], src: Source, rows: list[list[
             "total_rows": len(result.rows),
             "rest": {"rows": len(rest), "count_delta": sum(r.count_delta for r in rest),
                      "shallow_delta": sum(r.shallow_delta for r in rest)},
-            "paths": [{"class": p.name, "path": list(p.path), "count_a": p.count_a, "count_b": p.count_b}
+            "paths": [{"class": p.name, "path": cut_ends(p.path), "count_a": p.count_a, "count_b": p.count_b}
                       for p in paths[:limits.diff_paths]],
             "more_paths": max(len(paths) - limits.diff_paths, 0), "paths_sampled": sampled}
