@@ -21,6 +21,7 @@ import chromium
 import hprofkit
 from conftest import HPROF_DIR, peer
 from hprofkit._report.page import view_html
+from leaky_heap import android_app
 from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
 
 pytestmark = pytest.mark.browser
@@ -63,6 +64,12 @@ def no_console_errors(browser) -> None:
 
 def js(browser, script: str, *args):
     return browser.execute_script(script, *args)
+
+
+def click(browser, element) -> None:
+    """A real click, on the element brought to the middle of the window (not under the sticky top bar)."""
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    element.click()
 
 
 def section_names(browser) -> list[str]:
@@ -136,7 +143,7 @@ def test_a_biggest_object_shows_its_path_from_a_gc_root_on_click(browser, shots,
         paths = heap.paths_to_root(biggest, exclude=hprofkit.leaks.default_exclude(heap))
         for obj, path in zip(biggest, paths):
             button = browser.find_element("css selector", f"button.hk-bar:has([data-id='{obj.id:x}'])")
-            button.click()
+            click(browser, button)
             hops = js(browser, "return [...document.querySelectorAll('.hk-chart-details .hk-hop')].map(li => "
                                "[li.querySelector('.hk-via').textContent, li.querySelector('[data-id]').dataset.id])")
             assert [target for _, target in hops] == [f"{hop.target.id:x}" for hop in path.hops]
@@ -144,7 +151,7 @@ def test_a_biggest_object_shows_its_path_from_a_gc_root_on_click(browser, shots,
             assert js(browser, "return document.querySelector('.hk-chart-details .hk-details-head [data-id]')"
                                ".dataset.id") == f"{obj.id:x}"
         chromium.screenshot(browser, shots / "report-path-on-click.png")
-        button.click()  # a second click closes it
+        click(browser, button)  # a second click closes it
         assert js(browser, "return document.querySelector('.hk-chart-details').children.length") == 0
     no_console_errors(browser)
 
@@ -156,15 +163,15 @@ def test_the_histogram_sorts_filters_and_shows_more(browser, tmp_path):
     table = "table[data-table='histogram']"
     header = {name: browser.find_element("css selector", f"{table} th[data-col='{i}']")
               for i, name in enumerate(("class", "instances", "shallow", "retained"))}
-    header["instances"].click()
+    click(browser, header["instances"])
     counts = [row[1] for row in table_rows(browser, "histogram")]
     assert counts == sorted((r.instances for r in histogram), reverse=True)[:100]
-    header["instances"].click()
+    click(browser, header["instances"])
     assert [row[1] for row in table_rows(browser, "histogram")] == sorted(r.instances for r in histogram)[:100]
-    header["class"].click()
+    click(browser, header["class"])
     names = [row[0].split(" @0x")[0] for row in table_rows(browser, "histogram")]
     assert names == sorted(r.name for r in histogram)[:100]
-    browser.find_element("css selector", "section[data-section='histogram'] button.hk-more").click()
+    click(browser, browser.find_element("css selector", "section[data-section='histogram'] button.hk-more"))
     assert len(table_rows(browser, "histogram")) == min(200, len(histogram))
     # The filter: text or a regular expression, case ignored.
     browser.find_element("css selector", "section[data-section='histogram'] .hk-filter").send_keys("string$")
@@ -190,6 +197,29 @@ def test_hostile_strings_render_as_text(browser, shots, tmp_path):
     labels = js(browser, "return [...document.querySelectorAll('.hk-labels li')].map(e => e.textContent.toWellFormed())")
     assert any(label.startswith("key = " + before_surrogate) for label in labels), labels
     chromium.screenshot(browser, shots / "report-hostile.png")
+    no_console_errors(browser)
+
+
+def test_leak_cards_come_a_page_at_a_time_with_their_objects_on_demand(browser, tmp_path):
+    heap = android_app()
+    for i in range(60):  # 60 fingerprints: each activity kept by a class of its own
+        name = heap.cls(f"com.example.Holder{i}", statics={"sKept": ("object", None)})
+        heap.set_static(name, "sKept", "object", heap.new("com.example.MainActivity", mDestroyed=True))
+    heap.write(tmp_path / "app.hprof")
+    show(browser, Path(hprofkit.report(tmp_path / "app.hprof", tmp_path / "report.html")))
+    cards = "return document.querySelectorAll('article.hk-leak').length"
+    more = browser.find_element("css selector", "section[data-section='leaks'] > div > button.hk-more")
+    assert js(browser, cards) == 25 and more.text == "Show 25 more fingerprints"
+    click(browser, more)
+    assert js(browser, cards) == 50 and more.text == "Show 10 more fingerprints"
+    click(browser, more)
+    assert js(browser, cards) == 60 and not more.is_displayed()
+    # A fingerprint of one leak shows its objects' table once opened.
+    first = browser.find_element("css selector", "article.hk-leak")
+    assert not first.find_elements("css selector", "table")
+    click(browser, first.find_element("css selector", "summary"))
+    rows = first.find_elements("css selector", "table[data-table='leak-objects'] tr.hk-row")
+    assert len(rows) == 1 and "MainActivity" in rows[0].text
     no_console_errors(browser)
 
 

@@ -374,7 +374,7 @@
         stackedBar(data.heaps.map(function (x) { return { name: x[0], value: x[2], extra: plural(x[1], "object") }; }),
                    data.total, bytes, "heap")] : null,
       h("h3", { text: "Largest classes by shallow size" }),
-      stackedBar(parts, data.total, bytes, "class")]);
+      parts.length ? stackedBar(parts, data.total, bytes, "class") : h("p", { cls: "hk-muted", text: "No objects." })]);
     var details = h("div", { cls: "hk-chart-details" });
     var selected = null;
     var items = data.dominators.rows.map(function (r, i) {
@@ -498,6 +498,42 @@
     return list;
   }
 
+  var LEAK_PAGE = 25;
+
+  /* One fingerprint: its trace, and its leaking objects (their table drawn when first opened). */
+  function leakCard(ctx, g) {
+    var last = ctx.object(g.trace[g.trace.length - 1].object);  // a cut trace keeps its ends
+    var columns = [
+      { label: "Leaking object", get: function (r) { return ctx.object(r[0]).id; },
+        render: function (r) { return objectLabel(ctx.object(r[0])); } },
+      g.keys ? { label: "Key", get: function (r) { return r[2] || ""; } } : null,
+      { label: "Retained", num: true, fmt: bytes, get: function (r) { return r[1]; } }].filter(Boolean);
+    var details = h("details", { cls: "hk-more-details", attrs: g.count > 1 ? { open: "" } : null },
+                    h("summary", { text: plural(g.count, "leaking object") }));
+    function fill() {
+      if (!details.open || details.childNodes.length > 1) return;
+      details.appendChild(dataTable(columns, g.objects, { sort: columns.length - 1, page: 10, noun: "object",
+        name: "leak-objects", footer: g.more ? h("p", { cls: "hk-muted", text: "and " + plural(g.more, "more leak") +
+                                                                               " with this fingerprint" }) : null }));
+    }
+    details.addEventListener("toggle", fill);
+    fill();
+    return h("article", { cls: "hk-card hk-leak" + (g.library ? " hk-library" : ""),
+                          data: { fingerprint: g.fingerprint, count: g.count } }, [
+      h("header", { cls: "hk-leak-head" }, [
+        h("span", { cls: "hk-count", text: "\u00d7" + count(g.count), title: plural(g.count, "leak") }),
+        h("h3", null, [className(last.kind === "class" ? last.preview || "?" : last.cls)]),
+        g.library ? h("span", { cls: "hk-badge hk-lib", text: "library leak" }) : h("span", { cls: "hk-badge hk-app",
+          text: "application leak" }),
+        h("span", { cls: "hk-spacer" }),
+        h("span", { cls: "hk-muted" }, ["retaining ", figure("b", g.retained, bytes)])]),
+      g.library ? h("p", { cls: "hk-muted" }, [g.pattern ? h("code", { text: g.pattern }) : null,
+                                                g.description ? " \u2014 " + g.description : null]) : null,
+      h("p", { cls: "hk-muted hk-signature" }, ["Signature ", h("code", { text: g.fingerprint })]),
+      traceView(ctx, g),
+      details]);
+  }
+
   hk.views.leaks = function (el, data, ctx) {
     el.appendChild(h("p", { cls: "hk-lead" }, data.total ? [
       figure("b", data.total, count), " leak" + (data.total === 1 ? "" : "s") + ": ",
@@ -505,33 +541,18 @@
       " library; ", figure("b", data.fingerprints, count), " distinct fingerprint" + (data.fingerprints === 1 ? "" : "s") + "."]
       : ["No leak trace: LeakCanary's finders found no watched object, destroyed activity, detached fragment, " +
          "view or window that is still strongly reachable."]));
-    data.groups.forEach(function (g) {
-      var last = ctx.object(g.trace[g.trace.length - 1].object);  // a cut trace keeps its ends
-      var columns = [
-        { label: "Leaking object", get: function (r) { return ctx.object(r[0]).id; },
-          render: function (r) { return objectLabel(ctx.object(r[0])); } },
-        g.keys ? { label: "Key", get: function (r) { return r[2] || ""; } } : null,
-        { label: "Retained", num: true, fmt: bytes, get: function (r) { return r[1]; } }].filter(Boolean);
-      var objects = dataTable(columns, g.objects, { sort: columns.length - 1, page: 10, noun: "object",
-                     name: "leak-objects",
-                     footer: g.more ? h("p", { cls: "hk-muted", text: "and " + plural(g.more, "more leak") +
-                                                                      " with this fingerprint" }) : null });
-      el.appendChild(h("article", { cls: "hk-card hk-leak" + (g.library ? " hk-library" : ""),
-                                    data: { fingerprint: g.fingerprint, count: g.count } }, [
-        h("header", { cls: "hk-leak-head" }, [
-          h("span", { cls: "hk-count", text: "\u00d7" + count(g.count), title: plural(g.count, "leak") }),
-          h("h3", null, [className(last.kind === "class" ? last.preview || "?" : last.cls)]),
-          g.library ? h("span", { cls: "hk-badge hk-lib", text: "library leak" }) : h("span", { cls: "hk-badge hk-app",
-            text: "application leak" }),
-          h("span", { cls: "hk-spacer" }),
-          h("span", { cls: "hk-muted" }, ["retaining ", figure("b", g.retained, bytes)])]),
-        g.library ? h("p", { cls: "hk-muted" }, [g.pattern ? h("code", { text: g.pattern }) : null,
-                                                  g.description ? " \u2014 " + g.description : null]) : null,
-        h("p", { cls: "hk-muted hk-signature" }, ["Signature ", h("code", { text: g.fingerprint })]),
-        traceView(ctx, g),
-        h("details", { cls: "hk-more-details", attrs: g.count > 1 ? { open: "" } : null }, [
-          h("summary", { text: plural(g.count, "leaking object") }), objects])]));
-    });
+    var cards = h("div", { cls: "hk-leak-list" });
+    el.appendChild(cards);
+    var shown = 0;
+    var more = h("button", { cls: "hk-more", attrs: { type: "button" }, on: { click: showMore } });
+    function showMore() {  // a page of cards at a time: hundreds of traces would slow the page's first draw
+      data.groups.slice(shown, shown + LEAK_PAGE).forEach(function (g) { cards.appendChild(leakCard(ctx, g)); });
+      shown = Math.min(shown + LEAK_PAGE, data.groups.length);
+      more.hidden = shown >= data.groups.length;
+      more.textContent = "Show " + plural(Math.min(LEAK_PAGE, data.groups.length - shown), "more fingerprint");
+    }
+    showMore();
+    el.appendChild(more);
     if (data.rest.groups) el.appendChild(h("p", { cls: "hk-muted", text: "and " + plural(data.rest.groups, "more fingerprint") +
       " (" + plural(data.rest.leaks, "leak") + ") not listed here." }));
   };
