@@ -108,13 +108,9 @@ def histogram_rows(src: Source) -> list[list[Any]]:
             rows.append([row.name, None if ident is None else f"{ident:x}", row.instances, row.shallow_bytes,
                          retained])
     else:
-        for cls in heap.classes:
-            count = cls.instance_count
-            if not count:
-                continue
-            size = cls.instance_size
-            shallow = count * size if size is not None else sum(obj.shallow_size for obj in cls.instances())
-            rows.append([cls.name, f"{cls.class_id:x}", count, shallow, cls.retained_size])
+        from ..diff import class_counts
+        rows = [[cls.name, f"{cls.class_id:x}", count, shallow, cls.retained_size]
+                for cls, count, shallow in class_counts(heap)]
     rows.sort(key=lambda r: (-r[4], -r[3], r[0]))
     return rows
 
