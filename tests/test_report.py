@@ -22,7 +22,8 @@ import pytest
 import hprofkit
 from conftest import HPROF_DIR
 from hprofkit._report import Limits, collect
-from hprofkit._report.page import render_report, script_json, view_html
+from hprofkit._report.objects import DECODE_CHARS
+from hprofkit._report.page import script_json, view_html
 from hprofkit._report.source import opened
 from hprofkit.diff import class_histogram
 from leaky_heap import android_app
@@ -274,10 +275,13 @@ def test_long_strings_traces_and_pages_are_cut(tmp_path):
     heap.set_static(long_name, "sHead", "object", node)
     for i in range(300):  # classes enough for the histogram to be cut
         heap.roots.append(("jni_global", heap.new(heap.cls(f"com.example.K{i}"))))
+    huge = heap.string("x" * (DECODE_CHARS + 1))  # the biggest object: its text is not even decoded
+    heap.roots.append(("jni_global", huge))
     heap.write(tmp_path / "long.hprof")
     data = page_data(Path(hprofkit.report(tmp_path / "long.hprof", tmp_path / "r.html")))
-    rows = data["sections"]["histogram"]["rows"]
-    assert not any(long_name == r[0] for r in rows)
+    [row, _] = data["sections"]["overview"]["dominators"]["rows"][0]
+    assert data["objects"]["rows"][row][0] == f"{huge:x}"
+    assert data["objects"]["rows"][row][6] == f"({DECODE_CHARS + 1:,}-long text, not shown)"
     [group] = data["sections"]["leaks"]["groups"]
     trace = group["trace"]
     # The root's class (named by its cut name), 12 nodes, the count left out, the 12 last.

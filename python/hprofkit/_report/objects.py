@@ -14,8 +14,10 @@ if TYPE_CHECKING:
     from .._heap import Heap, HeapObject
     from .._reach import Path
 
-# A String's text is shown up to this many characters (then "…").
+# A String's text is shown up to this many characters (then "…"); a String
+# longer than DECODE_CHARS is not even decoded (memory stays bounded).
 PREVIEW_CHARS = 120
+DECODE_CHARS = 1 << 20
 # Hops a path (or a dominator chain) keeps at each end; those between are counted, not listed.
 PATH_ENDS = 12
 
@@ -39,17 +41,25 @@ def preview(obj: HeapObject) -> Optional[str]:
     if kind in ("object_array", "primitive_array"):
         return f"length {len(obj):,}"
     if obj.class_name == "java.lang.String":
-        try:
-            text = obj.as_str()
-        except (TypeError, ValueError):
-            return None
-        if text is None:
-            return None
-        return repr_text(text)
+        return string_preview(obj)
     return None
 
 
-def repr_text(text: str) -> str:
+def string_preview(obj: HeapObject) -> Optional[str]:
+    """A String's text in quotes, cut at PREVIEW_CHARS; a String over
+    DECODE_CHARS long is not decoded (only its length shown)."""
+    try:
+        value = obj["value"]
+    except (KeyError, TypeError, ValueError):
+        value = None
+    if value is not None and hasattr(value, "kind") and value.kind == "primitive_array" and len(value) > DECODE_CHARS:
+        return f"({len(value):,}-long text, not shown)"
+    try:
+        text = obj.as_str()
+    except (TypeError, ValueError):
+        return None
+    if text is None:
+        return None
     cut = text[:PREVIEW_CHARS]
     return '"' + cut + ('"' if len(cut) == len(text) else f'…" ({len(text):,} chars)')
 

@@ -2,11 +2,11 @@
 dump's header and its class histogram from one pass of the C core.
 
 A path is opened once: the Dump maps it (plain, gzip, bzip2), stats() reads
-the histogram in a thread while the heap indexes the same mapping.  An hprofkit pack or a
-Tailor mini is restored into a temporary file first (deleted as soon as it
-is mapped).  A Heap given as it is has no file behind it that the report can
-see: the overview then says what the heap itself knows, and the histogram is
-counted from its classes."""
+the histogram in a thread while the heap indexes the same mapping.  An
+hprofkit pack or a Tailor mini is restored into a temporary folder first,
+removed once the report is made.  A Heap given as it is has no file behind
+it that the report can see: the overview then says what the heap itself
+knows, and the histogram is counted from its classes."""
 
 from __future__ import annotations
 
