@@ -159,18 +159,18 @@ def _trace(table: ObjectTable, leak: Leak) -> list[Any]:
     return out
 
 
-def leaks(src: Source, table: ObjectTable, limits: Limits, found: Optional[list[Leak]] = None) -> dict[str, Any]:
+def leaks(src: Source, table: ObjectTable, limits: Limits) -> dict[str, Any]:
     """The leak traces of heap.find_leaks(), folded by fingerprint: one
     trace per fingerprint (its first leak's), the leaks' count, the retained
     bytes they hold together, the leaking objects (the largest first)."""
-    heap = src.heap
-    if found is None:
-        found = heap.find_leaks()
+    found = src.heap.find_leaks()
     groups: dict[str, list[Leak]] = {}
     for leak in found:
         groups.setdefault(leak.fingerprint, []).append(leak)
 
     def held(group: list[Leak]) -> int:
+        # The sum is the union of their retained sets: no leaking object dominates another (each one's
+        # path avoids the others, so one reached only through another would have none: no leak).
         return sum(leak.retained_size or 0 for leak in group)
 
     ranked = sorted(groups.values(), key=lambda g: (g[0].library, -held(g), -len(g), g[0].fingerprint))
