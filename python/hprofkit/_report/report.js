@@ -200,17 +200,17 @@
 
   // ---- charts ---------------------------------------------------------------
 
-  /* Horizontal bars: items [{label (node), value, title, onClick}], scaled to `whole`. */
-  function barChart(items, whole, opts) {
-    opts = opts || {};
-    var list = h("div", { cls: "hk-bars", attrs: { role: "list" } });
+  /* Horizontal bars: items [{label (node), value, title, color, muted, onClick}], the longest
+   * bar the largest value; each value's share of `whole` beside it. */
+  function barChart(items, whole) {
+    var list = h("div", { cls: "hk-bars" });
     var max = items.reduce(function (m, it) { return Math.max(m, it.value); }, 0) || 1;  // the longest bar
     items.forEach(function (it, i) {
       var fill = h("div", { cls: "hk-bar-fill" });
       fill.style.width = Math.max(0.4, (100 * it.value) / max) + "%";
       fill.style.background = it.color || PALETTE[i % PALETTE.length];
       var row = h(it.onClick ? "button" : "div", {
-        cls: "hk-bar" + (it.muted ? " hk-bar-muted" : ""), attrs: { role: "listitem", type: it.onClick ? "button" : null },
+        cls: "hk-bar" + (it.muted ? " hk-bar-muted" : ""), attrs: { type: it.onClick ? "button" : null },
         title: it.title, data: { value: it.value }, on: it.onClick ? { click: it.onClick } : null }, [
         h("div", { cls: "hk-bar-label" }, it.label),
         h("div", { cls: "hk-bar-track" }, fill),
