@@ -14,11 +14,7 @@ from . import _errors, _events, _hprof
 from ._hprof import Parser, Record, SubRecord
 from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, OverrunError,
                       TruncatedError, UnsupportedError)
-from ._dump import Dump, iter_records, iter_subrecords, open, stats
-from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
-from ._codec import Converter, Decoder, Encoder
-from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
 
@@ -34,15 +30,23 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from . import leaks
+    from ._codec import Converter, Decoder, Encoder
+    from ._dump import Dump, iter_records, iter_subrecords, open, stats
+    from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
+    from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
     from ._tables import sql
     from .sample import write_sample_dump
     from .writer import HprofWriter
     from ._report import report
 
-# Imported on first use: the command line and most scripts need none of
-# them, and they are a third of the package's import time.
+# Imported on first use: `import hprofkit` stays light (at most 60 modules,
+# tests/test_batch.py), and the command line and most scripts need few of them.
 _LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
-         "report": "_report"}
+         "report": "_report",
+         **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
+         **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
+         **dict.fromkeys(["Converter", "Decoder", "Encoder"], "_codec"),
+         **dict.fromkeys(["EncodeWriter", "Result", "convert", "decode", "encode", "encode_writer"], "_files")}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,36 +1,24 @@
 """Command line: python -m hprofkit batch leaks|stats|histogram|encode|decode INPUTS... [--jobs N]
 [--scheduler ADDR] [--out FILE].
 
-Prints a summary (or writes --out: JSON for a .json name, else a directory of Parquet files); exits 1
-with a one-line message when any input failed, after every other input was processed."""
+Prints a summary (or writes --out: JSON for a .json name or -, else a new directory of Parquet
+files; never over an input, see _output.py); exits 1 with a one-line message when any input
+failed, after every other input was processed."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import os
 import sys
 import time
-from typing import Any, Iterator, TextIO
+from typing import Any, TextIO
 
+from ._output import check_not_same_file, output_file
 from ._progress import Progress
 from ._stats import UnfinishedDump
 from .batch import TASKS, BatchResult, batch
 
 TOP = 20
-
-
-@contextlib.contextmanager
-def _executor(scheduler: str | None) -> Iterator[Any]:
-    """None (the local pool), or a distributed.Client on the scheduler at ADDR."""
-    if scheduler is None:
-        yield None
-        return
-    try:
-        from distributed import Client
-    except ImportError:
-        raise ValueError("--scheduler needs distributed: pip install 'hprofkit[dask]'") from None
-    with Client(scheduler) as client:
-        yield client
 
 
 def _first_line(text: str) -> str:
@@ -42,7 +30,7 @@ def write_summary(result: BatchResult, seconds: float, out: TextIO) -> None:
     out.write(f"{result.task}: {len(result.rows)} inputs, {len(result.rows) - len(failed)} ok, "
               f"{len(failed)} failed, {seconds:.1f} s\n")
     for row in failed:
-        out.write(f"  FAILED {row.input}: {row.error}\n")
+        out.write(f"  FAILED {row.input}: {row.error}{f' (worker {row.worker})' if row.worker else ''}\n")
     if result.task == "leaks":
         out.write(f"\n{len(result.leak_groups)} leak groups\n{'dumps':>6}{'retained':>14}  fingerprint\n")
         for group in result.leak_groups[:TOP]:
@@ -68,21 +56,31 @@ def _warn_unfinished(result: BatchResult) -> None:
             print(f"hprofkit: warning: {UnfinishedDump(**row.value['unfinished']).describe(name)}", file=sys.stderr)
 
 
+def _writes_json(out: str) -> bool:
+    return out == "-" or out.endswith(".json")
+
+
+def _check_out(out: str, inputs: list[str]) -> None:
+    """Before any work: --out may not be an input (by device and inode: a symlink to one too), and
+    a Parquet directory is new."""
+    for path in inputs:
+        check_not_same_file(path, out)
+    if not _writes_json(out) and os.path.lexists(out):
+        raise ValueError(f"--out {out} exists: Parquet results go to a new directory (a .json name writes JSON)")
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
-    progress = Progress("batch", unit="dumps")
+    if args.out is not None:
+        _check_out(args.out, args.inputs)
     start = time.perf_counter()
-    try:
-        with _executor(args.scheduler) as executor:
-            result = batch(args.task, args.inputs, executor, jobs=args.jobs, output_dir=args.output_dir,
-                           progress=progress)
-    finally:
-        progress.close()
+    result = batch(args.task, args.inputs, args.scheduler, jobs=args.jobs, output_dir=args.output_dir,
+                   progress=Progress("batch", unit="dumps"))
     seconds = time.perf_counter() - start
     if args.out is None:
         write_summary(result, seconds, sys.stdout)
-    elif args.out.endswith(".json"):
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(result.to_json(indent=1) + "\n")
+    elif _writes_json(args.out):
+        with output_file(args.out) as f:
+            f.write((result.to_json(indent=1) + "\n").encode())
     else:
         try:
             result.to_parquet(args.out)
@@ -106,7 +104,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--scheduler", default=None, metavar="ADDR",
                    help="run on the Dask cluster of this scheduler (tcp://HOST:PORT) instead")
     p.add_argument("--out", default=None, metavar="FILE",
-                   help="write the result: FILE.json as JSON, any other name as a directory of Parquet files")
+                   help="write the result: FILE.json (or -) as JSON, any other name as a new directory of Parquet files")
     p.add_argument("--output-dir", default=None, metavar="DIR",
                    help="encode / decode: where outputs go (default: beside each input)")
     p.set_defaults(func=cmd_batch)

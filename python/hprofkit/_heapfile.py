@@ -12,6 +12,7 @@ import tempfile
 from typing import Any
 
 from ._codec import TAILOR_MAGIC, sniff
+from ._dump import _open_regular
 from ._files import decode
 from ._heap import Heap, open_heap
 from ._pack import is_pack
@@ -23,8 +24,9 @@ _HEAD = 32
 def dump_kind(path: str | os.PathLike[str]) -> str | None:
     """What a file holds, from its first bytes: 'hprof' (plain, gzip or bzip2
     HPROF), 'encoded' (an hprofkit pack or a Tailor mini: zlib, gzip or bare),
-    or None (neither)."""
-    with open(path, "rb") as f:
+    or None (neither).  FormatError at once for what is not a regular file (a
+    FIFO would wait for a writer)."""
+    with _open_regular(os.fspath(path)) as f:
         head = f.read(_HEAD)
         if head.startswith(b"\x1f\x8b"):
             f.seek(0)

@@ -26,9 +26,9 @@ copy (no Python object per row); names are dictionary-encoded."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from typing import TYPE_CHECKING, Any, Mapping
+
+from ._output import new_directory
 
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
@@ -137,18 +137,10 @@ def to_parquet(heap: Heap | Mapping[str, _pyarrow.Table], directory: str | os.Pa
     require("pyarrow", "tables", "to_parquet()")
     parquet = require("pyarrow.parquet", "tables", "to_parquet()")
     directory = os.fspath(directory)
-    if os.path.lexists(directory):
-        raise FileExistsError(f"{directory} exists: to_parquet writes a new directory")
-    data = heap if isinstance(heap, Mapping) else tables(heap)
-    parent = os.path.dirname(os.path.abspath(directory))
-    tmp = tempfile.mkdtemp(prefix=".tmp-" + os.path.basename(directory) + "-", dir=parent)
-    try:
+    with new_directory(directory) as tmp:  # refuses an existing name before the tables are built
+        data = heap if isinstance(heap, Mapping) else tables(heap)
         for name, table in data.items():
             parquet.write_table(table, os.path.join(tmp, name + ".parquet"))
-        os.rename(tmp, directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return directory
 
 

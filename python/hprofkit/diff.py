@@ -27,7 +27,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
 from ._heap import Heap, HeapClass, HeapObject, Referrer
-from ._heapfile import open_any
 from ._reach import Hop
 from ._units import human_size
 from .match import Matcher
@@ -330,6 +329,7 @@ def _signed_size(n: int | None) -> str:
 def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap]) -> tuple[Heap, str]:
     if isinstance(source, Heap):
         return source, repr(source)
+    from ._heapfile import open_any  # here: the file codecs load when a path is diffed
     heap = open_any(source)
     opened.append(heap)
     return heap, os.fspath(source)
