@@ -7,7 +7,7 @@ the Limits, and returns a dict the page's view of that name draws
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 from .dominators import BIG_DROP_RATIO, Ranking, accumulation_chain
@@ -35,7 +35,9 @@ class Limits:
     page_bytes: int = 10 << 20
 
     def halved(self) -> "Limits":
-        return Limits(*(max(1, value // 2) for value in astuple(self)[:-1]), page_bytes=self.page_bytes)
+        """Every list's limit halved (at least 1); the page's size kept."""
+        return replace(self, **{f.name: max(1, getattr(self, f.name) // 2) for f in fields(self)
+                                if f.name != "page_bytes"})
 
 
 # Classes the overview's composition bar shows (the rest is one part).
