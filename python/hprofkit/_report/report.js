@@ -252,14 +252,17 @@
     var state = { sort: opts.sort || 0, desc: opts.desc !== false, query: "", shown: opts.page || 200 };
     var tbody = h("tbody");
     var heads = columns.map(function (c, i) {
-      return h("th", { cls: c.num ? "hk-num" : "", attrs: { scope: "col", "aria-sort": "none" },
-                       data: { col: i },
-                       on: { click: function () {
-                         if (state.sort === i) state.desc = !state.desc;
-                         else { state.sort = i; state.desc = c.num ? c.desc !== false : false; }
-                         state.shown = opts.page || 200;
-                         draw();
-                       } } }, [c.label, h("span", { cls: "hk-sort" })]);
+      function sortHere() {
+        if (state.sort === i) state.desc = !state.desc;
+        else { state.sort = i; state.desc = c.num ? c.desc !== false : false; }
+        state.shown = opts.page || 200;
+        draw();
+      }
+      return h("th", { cls: c.num ? "hk-num" : "", attrs: { scope: "col", "aria-sort": "none", tabindex: 0 },
+                       data: { col: i }, title: "Sort by " + c.label.toLowerCase(),
+                       on: { click: sortHere,
+                             keydown: function (ev) { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); sortHere(); } } }
+                     }, [c.label, h("span", { cls: "hk-sort" })]);
     });
     var status = h("span", { cls: "hk-muted hk-table-status" });
     var more = h("button", { cls: "hk-more", attrs: { type: "button" }, text: "Show more",
