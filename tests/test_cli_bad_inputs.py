@@ -89,6 +89,7 @@ COMMANDS = {
     "show class": lambda src, dst: ["show", src, "java.lang.String"],
     "show object": lambda src, dst: ["show", src, "0x1"],
     "leaks": lambda src, dst: ["leaks", src],
+    "report": lambda src, dst: ["report", src, "-o", dst],
 }
 
 
