@@ -106,9 +106,11 @@ def histogram_rows(src: Source) -> list[list[Any]]:
             else:  # a primitive array type: the dump's class of that name
                 classes = heap.classes_named(row.name)
             retained = sum(c.retained_size for c in classes)
-            ident = classes[0].class_id if len(classes) == 1 else row.class_id
-            rows.append([row.name, None if ident is None else f"{ident:x}", row.instances, row.shallow_bytes,
-                         retained])
+            one = classes[0] if len(classes) == 1 else None
+            ident = one.class_id if one is not None else row.class_id
+            # The heap's name of the class (with a mapping, its clear name), else the histogram's.
+            rows.append([one.name if one is not None else row.name, None if ident is None else f"{ident:x}",
+                         row.instances, row.shallow_bytes, retained])
     else:
         from ..diff import class_counts
         rows = [[cls.name, f"{cls.class_id:x}", count, shallow, cls.retained_size]
