@@ -152,9 +152,14 @@ def test_report_figures_equal_the_api(dump, tmp_path):
         hist = sections["histogram"]
         assert hist["total_rows"] == len(hist["rows"]) and hist["rest"]["rows"] == 0
         by_name: dict[str, list[int]] = {}
-        for name, class_id, count, shallow, retained in hist["rows"]:
+        heaps = list(stats.heaps) if len(stats.heaps) > 1 else []
+        assert hist["heaps"] == heaps
+        for name, class_id, count, shallow, retained, *split in hist["rows"]:
             cls = heap.object(int(class_id, 16))
             assert (cls.name, cls.instance_count, cls.retained_size) == (name, count, retained)
+            # Android: instances and shallow bytes split by heap, as stats().heaps counts them.
+            assert split == ([[next(([r.instances, r.shallow_bytes] for r in stats.heaps[h] if r.class_id == cls.class_id
+                                     or (r.class_id is None and r.name == name)), 0) for h in heaps]] if heaps else [])
             sums = by_name.setdefault(name, [0, 0])
             sums[0] += count
             sums[1] += shallow
@@ -234,8 +239,12 @@ def test_a_heap_gives_the_report_a_path_gives(tmp_path):
         by_path = collect(from_path)
     with hprofkit.open_heap(DIALER) as heap, opened(heap) as from_heap:
         by_heap = collect(from_heap)
-    for name in ("histogram", "suspects", "leaks"):
+    for name in ("suspects", "leaks"):
         assert by_heap["sections"][name] == by_path["sections"][name], name
+    # The same rows; only a file's stats split them by heap (Android).
+    hist_heap, hist_path = by_heap["sections"]["histogram"], by_path["sections"]["histogram"]
+    assert hist_heap["rows"] == [row[:5] for row in hist_path["rows"]] and hist_heap["rest"] == hist_path["rest"]
+    assert hist_heap["heaps"] == [] and hist_path["heaps"] == ["zygote", "app"]
     assert by_heap["objects"] == by_path["objects"]
     assert by_heap["sections"]["overview"]["dominators"] == by_path["sections"]["overview"]["dominators"]
     assert "file" not in by_heap["sections"]["overview"] and by_heap["sections"]["overview"]["heaps"] is None

@@ -182,6 +182,31 @@ def test_the_histogram_sorts_filters_and_shows_more(browser, tmp_path):
     no_console_errors(browser)
 
 
+def test_the_histogram_shows_one_android_heap_on_demand(browser, tmp_path):
+    dialer = HPROF_DIR / "platform_tools_base__dialer.android-hprof"
+    show(browser, Path(hprofkit.report(dialer, tmp_path / "report.html")))
+    with hprofkit.open(dialer) as d:
+        heaps = d.stats().heaps
+    choice = browser.find_element("css selector", "section[data-section='histogram'] select.hk-heap-choice")
+    assert [o.text for o in choice.find_elements("css selector", "option")] == \
+        ["All heaps"] + [f"Heap: {name}" for name in heaps]
+    from selenium.webdriver.support.ui import Select
+    Select(choice).select_by_visible_text("Heap: app")
+    choice = browser.find_element("css selector", "section[data-section='histogram'] select.hk-heap-choice")
+    assert Select(choice).first_selected_option.text == "Heap: app"
+    click(browser, browser.find_element("css selector", "table[data-table='histogram'] th[data-col='2']"))
+    more = browser.find_element("css selector", "section[data-section='histogram'] button.hk-more")
+    while more.is_displayed():
+        click(browser, more)
+    rows = table_rows(browser, "histogram")
+    assert [r[2] for r in rows] == sorted((r.shallow_bytes for r in heaps["app"]), reverse=True)
+    assert sorted((r[0].split(" @0x")[0], r[1], r[2]) for r in rows) == \
+        sorted((r.name, r.instances, r.shallow_bytes) for r in heaps["app"])
+    header = js(browser, "return document.querySelector(\"table[data-table='histogram'] th[data-col='3']\").textContent")
+    assert header == "Retained (all heaps)"
+    no_console_errors(browser)
+
+
 def test_hostile_strings_render_as_text(browser, shots, tmp_path):
     hostile_app(tmp_path / "app.hprof", activities=2)
     show(browser, Path(hprofkit.report(tmp_path / "app.hprof", tmp_path / "report.html")))

@@ -60,7 +60,7 @@ def collect(src: Source, *, baseline: Optional[Source] = None, limits: Limits = 
             "overview": overview,
             "suspects": sections.suspects(table, ranking, biggest, paths, overview["total"]),
             "leaks": sections.leaks(src, table, limits),
-            "histogram": sections.histogram(rows, limits),
+            "histogram": sections.histogram(src, rows, limits),
         },
         "paths": paths,
     }

@@ -247,7 +247,8 @@
   /* A sortable, filterable table over rows (arrays).  columns: [{label, get(row),
    * fmt, num, render(row) -> node, desc (first click sorts descending)}].
    * opts: filter(row) -> text, sort (column index), desc, page (rows shown,
-   * then "show more"), footer (node), name (for tests: data-table). */
+   * then "show more"), tools (a node beside the filter), footer (node), name
+   * (for tests: data-table). */
   function dataTable(columns, rows, opts) {
     var state = { sort: opts.sort || 0, desc: opts.desc !== false, query: "", shown: opts.page || 200 };
     var tbody = h("tbody");
@@ -315,7 +316,7 @@
 
     draw();
     return h("div", { cls: "hk-table-wrap" }, [
-      h("div", { cls: "hk-toolbar" }, [input, status]),
+      h("div", { cls: "hk-toolbar" }, [input, opts.tools || null, status]),
       h("div", { cls: "hk-scroll" }, table), more, opts.footer || null]);
   }
 
@@ -560,24 +561,42 @@
       " (" + plural(data.rest.leaks, "leak") + ") not listed here." }));
   };
 
+  /* The histogram; with several heaps (Android), a choice of one heap, whose
+   * instances and shallow bytes the table then shows (retained stays all heaps'). */
   hk.views.histogram = function (el, data) {
     var maxRetained = data.rows.reduce(function (m, r) { return Math.max(m, r[4]); }, 0) || 1;
     var rest = data.rest;
-    el.appendChild(dataTable([
-      { label: "Class", get: function (r) { return r[0]; },
-        render: function (r) { return [className(r[0]), r[1] ? h("span", { cls: "hk-id", text: " @0x" + r[1] }) : null]; } },
-      { label: "Instances", num: true, get: function (r) { return r[2]; } },
-      { label: "Shallow", num: true, fmt: bytes, get: function (r) { return r[3]; } },
-      { label: "Retained", num: true, fmt: bytes, get: function (r) { return r[4]; },
-        render: function (r) {
-          var fill = h("span", { cls: "hk-cell-bar" });
-          fill.style.width = Math.round((90 * r[4]) / maxRetained) + "px";
-          return [fill, figure("span", r[4], bytes)];
-        } }], data.rows, {
-      sort: 3, filter: function (r) { return r[0]; }, placeholder: "Filter classes (text or regular expression)",
-      noun: "class", nouns: "classes", name: "histogram", page: 100,
-      footer: rest.rows ? h("p", { cls: "hk-muted hk-rest", text: "and " + plural(rest.rows, "more class", "more classes") +
-        " not in this report: " + plural(rest.instances, "object") + ", " + bytes(rest.shallow) + " shallow." }) : null }));
+    var heaps = data.heaps || [];
+    var holder = h("div");
+    function draw(heap) {
+      var rows = heap < 0 ? data.rows : data.rows.filter(function (r) { return r[5][heap]; }).map(function (r) {
+        return [r[0], r[1], r[5][heap][0], r[5][heap][1], r[4]];
+      });
+      clear(holder);
+      holder.appendChild(dataTable([
+        { label: "Class", get: function (r) { return r[0]; },
+          render: function (r) { return [className(r[0]), r[1] ? h("span", { cls: "hk-id", text: " @0x" + r[1] }) : null]; } },
+        { label: "Instances", num: true, get: function (r) { return r[2]; } },
+        { label: "Shallow", num: true, fmt: bytes, get: function (r) { return r[3]; } },
+        { label: heap < 0 ? "Retained" : "Retained (all heaps)", num: true, fmt: bytes, get: function (r) { return r[4]; },
+          render: function (r) {
+            var fill = h("span", { cls: "hk-cell-bar" });
+            fill.style.width = Math.round((90 * r[4]) / maxRetained) + "px";
+            return [fill, figure("span", r[4], bytes)];
+          } }], rows, {
+        sort: 3, filter: function (r) { return r[0]; }, placeholder: "Filter classes (text or regular expression)",
+        noun: "class", nouns: "classes", name: "histogram", page: 100,
+        tools: heaps.length ? chooser : null,
+        footer: rest.rows ? h("p", { cls: "hk-muted hk-rest", text: "and " + plural(rest.rows, "more class", "more classes") +
+          " not in this report: " + plural(rest.instances, "object") + ", " + bytes(rest.shallow) + " shallow." }) : null }));
+    }
+    var chooser = h("select", { cls: "hk-heap-choice", attrs: { "aria-label": "Heap" },
+                                on: { change: function () { draw(Number(chooser.value)); } } },
+                    [h("option", { attrs: { value: -1 }, text: "All heaps" })].concat(heaps.map(function (name, i) {
+                      return h("option", { attrs: { value: i }, text: "Heap: " + name });
+                    })));
+    draw(-1);
+    el.appendChild(holder);
   };
 
   hk.views.diff = function (el, data) {

@@ -94,11 +94,16 @@ HISTOGRAM_COLUMNS = ("class", "class_id", "instances", "shallow", "retained")
 def histogram_rows(src: Source) -> list[list[Any]]:
     """[class name, class id (hex) or None, instances, shallow bytes,
     retained bytes] per class with objects, largest retained first.
-    Retained is VisualVM's by class (HeapClass.retained_size)."""
+    Retained is VisualVM's by class (HeapClass.retained_size).  With several
+    heaps (Android), a sixth item splits instances and shallow bytes by heap:
+    [[instances, shallow] or 0 per heap of heap_names(src)]."""
     heap = src.heap
     by_id = {cls.class_id: cls for cls in heap.classes}
     rows: list[list[Any]] = []
     if src.stats is not None:
+        names = heap_names(src)
+        per_heap = [{(r.name, r.class_id): [r.instances, r.shallow_bytes] for r in src.stats.heaps[name]}
+                    for name in names]
         for row in src.stats.histogram:
             if row.class_id is not None:
                 cls = by_id.get(row.class_id)
@@ -111,6 +116,8 @@ def histogram_rows(src: Source) -> list[list[Any]]:
             # The heap's name of the class (with a mapping, its clear name), else the histogram's.
             rows.append([one.name if one is not None else row.name, None if ident is None else f"{ident:x}",
                          row.instances, row.shallow_bytes, retained])
+            if per_heap:
+                rows[-1].append([split.get((row.name, row.class_id), 0) for split in per_heap])
     else:
         from ..diff import class_counts
         rows = [[cls.name, f"{cls.class_id:x}", count, shallow, cls.retained_size]
@@ -119,9 +126,16 @@ def histogram_rows(src: Source) -> list[list[Any]]:
     return rows
 
 
-def histogram(rows: list[list[Any]], limits: Limits) -> dict[str, Any]:
+def heap_names(src: Source) -> list[str]:
+    """The heaps a histogram row splits its objects over: Android's (app,
+    zygote, image) when the dump has several, else none."""
+    names = list(src.stats.heaps) if src.stats is not None else []
+    return names if len(names) > 1 else []
+
+
+def histogram(src: Source, rows: list[list[Any]], limits: Limits) -> dict[str, Any]:
     kept, rest = rows[:limits.histogram], rows[limits.histogram:]
-    return {"columns": list(HISTOGRAM_COLUMNS), "rows": kept, "total_rows": len(rows),
+    return {"columns": list(HISTOGRAM_COLUMNS), "heaps": heap_names(src), "rows": kept, "total_rows": len(rows),
             "rest": {"rows": len(rest), "instances": sum(r[2] for r in rest), "shallow": sum(r[3] for r in rest)}}
 
 
@@ -213,7 +227,7 @@ def name_histogram(rows: list[list[Any]]) -> tuple[dict[str, tuple[int, int]], d
     classes of the same name summed (as hprofkit.diff counts them)."""
     counts: dict[str, tuple[int, int]] = {}
     retained: dict[str, int] = {}
-    for name, _, count, shallow, kept in rows:
+    for name, _, count, shallow, kept, *_ in rows:
         prev = counts.get(name, (0, 0))
         counts[name] = (prev[0] + count, prev[1] + shallow)
         retained[name] = retained.get(name, 0) + kept
