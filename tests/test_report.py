@@ -373,13 +373,23 @@ def test_cli_writes_the_report_and_fails_in_one_line(hostile_dumps, tmp_path):
     assert proc.stderr == "wrote the report to standard output\n"
     for args, message in (((tmp_path / "missing.hprof",), "No such file"),
                           ((tmp_path / "report.html", "-o", "other.html"), "not an HPROF file"),
-                          ((app, "--heap-dump", "-1"), "--heap-dump"),
                           ((app, "--heap-dump", "3"), "heap dump"),
                           ((app, "-o", app), "is the input file")):
         proc = _cli(*args, cwd=tmp_path)
         assert proc.returncode == 1 and proc.stdout == "", args
         assert proc.stderr.startswith("hprofkit: error: ") and message in proc.stderr, proc.stderr
         assert proc.stderr.count("\n") == 1, proc.stderr
+    # A bad value is a usage error (exit 2, the usage line), as in every command.
+    proc = _cli(app, "--heap-dump", "first", cwd=tmp_path)
+    assert proc.returncode == 2 and "usage: hprofkit report" in proc.stderr and "--heap-dump" in proc.stderr
+    # Standard input, the last heap dump counted from the end.
+    with open(app, "rb") as f:
+        proc = subprocess.run([sys.executable, "-m", "hprofkit", "report", "-", "-o", "stdin.html", "--heap-dump", "-1"],
+                              stdin=f, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    from_stdin = page_data(tmp_path / "stdin.html")
+    assert from_stdin["title"] == "<stdin>" and from_stdin["sections"]["overview"]["file"]["size"] == app.stat().st_size
+    assert from_stdin["sections"]["histogram"] == page_data(tmp_path / "report.html")["sections"]["histogram"]
 
 
 def test_a_view_embeds_alone_for_notebooks():

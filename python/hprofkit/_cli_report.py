@@ -1,5 +1,5 @@
 """Command line: python -m hprofkit report FILE [-o report.html] [--baseline OTHER]
-[--semantics hprofkit|visualvm] [--heap-dump N]
+[--heap-dump N] [--semantics hprofkit|visualvm]
 
 Writes the self-contained HTML report of a dump (hprofkit.report) and says
 on one line what it wrote; on standard error when the page itself goes to
@@ -11,18 +11,14 @@ import argparse
 import os
 import sys
 
+from ._cli_args import add_heap_input, command, heap_options, source
 from ._output import is_stdout
 from ._units import human_size
-
-SEMANTICS = ("hprofkit", "visualvm")
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from ._report import report
-    if args.heap_dump < 0:
-        raise ValueError("--heap-dump must be 0 or more")
-    written = report(args.file, args.output, baseline=args.baseline, semantics=args.semantics,
-                     heap_dump=args.heap_dump)
+    written = report(source(args.file), args.output, baseline=args.baseline, **heap_options(args))
     to_stdout = is_stdout(args.output)
     size = "" if to_stdout or not os.path.isfile(written) else f" ({human_size(os.path.getsize(written))})"
     print(f"wrote {'the report to standard output' if to_stdout else written}{size}",
@@ -31,15 +27,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("report", help="a self-contained HTML report: overview, leak suspects, leak traces, "
-                                      "histogram, diff against a baseline")
-    p.add_argument("file", help="dump (HPROF, .gz, .bz2, hprofkit pack or Tailor mini)")
+    p = command(sub, "report", cmd_report,
+                "a self-contained HTML report: overview, leak suspects, leak traces, histogram, diff",
+                example="hprofkit report app.hprof -o report.html\n"
+                        "hprofkit report after.hprof --baseline before.hprof -o growth.html")
+    add_heap_input(p)
     p.add_argument("-o", "--output", default="report.html", metavar="OUT",
                    help="the HTML file to write (default report.html; - for standard output)")
     p.add_argument("--baseline", default=None, metavar="OTHER",
-                   help="an earlier dump: adds the delta histogram and the paths along which growth hangs")
-    p.add_argument("--semantics", choices=SEMANTICS, default=None,
-                   help="reference graph of paths and retained sizes: hprofkit (default) or visualvm")
-    p.add_argument("--heap-dump", type=int, default=0, metavar="N",
-                   help="which heap dump of the file (from 0; default the first)")
-    p.set_defaults(func=cmd_report)
+                   help="an earlier dump (a path): adds the delta histogram and the paths along which growth hangs")

@@ -296,7 +296,7 @@ class Dump:
 
     def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit") -> Heap:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
-        which (0, the first, as VisualVM); size_model is 'visualvm' (its
+        which (0, the first, as VisualVM; negative counts from the end); size_model is 'visualvm' (its
         shallow sizes, compressed oops guessed on 64-bit dumps) or
         'uncompressed' (references at id size).  semantics is the reference
         graph behind paths and retained sizes: 'hprofkit' (Reference
@@ -305,6 +305,8 @@ class Dump:
         retained sizes exactly).  The heap keeps the mapping alive: it stays
         usable after the Dump is closed."""
         from ._heap import Heap
+        if isinstance(heap_dump, int) and heap_dump < 0:
+            heap_dump = self._heap_dump_index(heap_dump)  # counted from the end, as stats() counts
         return Heap(self.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
 
     def close(self) -> None:

@@ -109,7 +109,7 @@ def open_heap(path: str | os.PathLike[str], *, heap_dump: int = 0, size_model: s
     from ._dump import Dump
     dump = Dump(path)
     try:
-        heap = Heap(dump.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
+        heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics)
     finally:
         # The heap holds its own export of the mapping: closing the Dump now
         # leaves the mapping to it (unmapped when the heap goes).

@@ -16,6 +16,7 @@ import threading
 from typing import Iterator, Sequence
 
 from . import __version__, _cli_batch, _cli_diff, _cli_leaks, _cli_reach, _cli_report
+from ._cli_args import UsageError
 from ._codec import FORMATS
 from ._dump import Dump
 from ._errors import HprofError
@@ -353,7 +354,8 @@ def _terminations_unwind() -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs one command; every failure is one line on stderr and exit status 1."""
+    """Runs one command; every failure is one line on stderr and exit status 1,
+    every usage error argparse's usage line and exit status 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -372,6 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hprofkit: interrupted", file=sys.stderr)
         return 130
+    except UsageError as exc:  # arguments valid alone but not together: argparse's report, exit 2
+        getattr(args, "parser", parser).error(_one_line(exc))
     except (HprofError, OSError, ValueError) as exc:
         print(f"hprofkit: error: {_one_line(exc)}", file=sys.stderr)
     except Exception as exc:  # a bug: still one line, never a traceback

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import os
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, BinaryIO, Optional
 
 from .dominators import Ranking
 from .objects import ObjectTable, bounded
@@ -71,18 +71,20 @@ def collect(src: Source, *, baseline: Optional[Source] = None, limits: Limits = 
     return bounded(data)
 
 
-def report(heap_or_path: "Heap | str | os.PathLike[str]", out: "str | os.PathLike[str]" = "report.html", *,
-           baseline: "Heap | str | os.PathLike[str] | None" = None, semantics: Optional[str] = None,
+def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str | os.PathLike[str]" = "report.html",
+           *, baseline: "Heap | str | os.PathLike[str] | None" = None, semantics: Optional[str] = None,
            heap_dump: int = 0, limits: Limits = Limits()) -> str:
     """Writes the HTML report of a heap (a Heap, or a dump's path: plain,
-    .gz, .bz2, an hprofkit pack or a Tailor mini) to `out` ("-" for standard
+    .gz, .bz2, an hprofkit pack or a Tailor mini; or a binary file holding
+    an HPROF dump, such as standard input) to `out` ("-" for standard
     output) and returns out's path.
 
     baseline: an earlier dump (or Heap) to diff against: the page adds the
     delta histogram and the reference paths along which the grown classes'
     objects hang.  semantics: the reference graph of paths and retained
     sizes for dumps opened here ('hprofkit' or 'visualvm', see open_heap).
-    heap_dump: which heap dump of the file (from 0).  A path is faster than
+    heap_dump: which heap dump of the file (from 0; negative counts from
+    the end).  A path is faster than
     a Heap: its class histogram comes from one pass of the C core.
 
     The file is written atomically through hprofkit's one output path: never

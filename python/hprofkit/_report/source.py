@@ -105,8 +105,14 @@ def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None) 
                              f"semantics={source.semantics!r}: open it with the one wanted")
         yield Source(source, repr(source), None, None)
         return
+    if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):  # a binary file: standard input...
+        name = getattr(source, "name", None)
+        label = name if isinstance(name, str) and not name.startswith("<") else "<stdin>"
+        with _dump_source(source, label, None, None, heap_dump, semantics) as src:
+            yield src
+        return
     if not isinstance(source, (str, os.PathLike)):
-        raise TypeError(f"report() takes a Heap or a dump's path, not {type(source).__name__}")
+        raise TypeError(f"report() takes a Heap, a dump's path or a binary file, not {type(source).__name__}")
     path = os.fspath(source)
     from .._heapfile import dump_kind
     if dump_kind(path) == "encoded":
@@ -126,16 +132,18 @@ def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None) 
 
 
 @contextlib.contextmanager
-def _dump_source(path: str, name: str, size: int, encoded: Optional[str], heap_dump: int,
+def _dump_source(path: Any, name: str, size: Optional[int], encoded: Optional[str], heap_dump: int,
                  semantics: Optional[str]) -> Iterator[Source]:
+    """The Source of a dump (a path or a binary file); size: bytes on disk (None: the dump's own)."""
     from .._dump import Dump
     with Dump(path) as dump:
         stats = _Background(dump, heap_dump)
         try:
             heap = dump.heap(heap_dump=heap_dump, **_heap_options(semantics))
             try:
-                yield Source(heap, name, stats, FileInfo(name, size, encoded or dump.compression, dump.magic,
-                                                         dump.id_size, dump.timestamp))
+                yield Source(heap, name, stats, FileInfo(name, dump.size if size is None else size,
+                                                         encoded or dump.compression, dump.magic, dump.id_size,
+                                                         dump.timestamp))
             finally:
                 heap.close()
         finally:
