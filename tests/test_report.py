@@ -188,7 +188,7 @@ def test_suspects_are_the_dominators_over_a_tenth_of_the_heap(hostile_dumps, tmp
         assert suspects["threshold"] == suspects["total"] // 10
         [item] = suspects["items"]  # the big String; the rest is far below 10%
         assert int(objects[item["object"]][0], 16) == string.id and item["retained"] == heap.retained_size(string)
-        path = heap.path_to_root(string, exclude=hprofkit.leaks.default_exclude(heap))
+        path = heap.path_to_root(string)
         assert [(h[0], h[1], int(objects[h[2]][0], 16)) for h in item["path"]] == \
             [(hop.ref_type, hop.name or "", hop.target.id) for hop in path.hops]
         assert objects[item["object"]][6].startswith('"' + HOSTILE_TEXT[:50])
@@ -230,7 +230,7 @@ def test_accumulation_points_follow_the_biggest_dominated_child(dump, tmp_path):
             assert chain == expected and not item["chain_stopped"]
             # A suspect's path is its own shortest, searched alone.
             obj = heap.object(expected[0][0])
-            path = heap.path_to_root(obj, exclude=hprofkit.leaks.default_exclude(heap))
+            path = heap.path_to_root(obj)
             assert [int(objects[hop[2]][0], 16) for hop in item["path"]] == [hop.target.id for hop in path.hops]
 
 

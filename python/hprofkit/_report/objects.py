@@ -115,20 +115,18 @@ def path_data(table: ObjectTable, path: Optional[Path]) -> Optional[PathData]:
 
 
 def paths_of(table: ObjectTable, objects: Iterable[HeapObject], *, each: bool = False) -> dict[str, Optional[PathData]]:
-    """{object row: path data} for objects: the shortest strong paths from
-    GC roots, the heap's default matchers excluded (as leak traces).
+    """{object row: path data} for objects: their shortest paths from GC
+    roots in the graph the dominators are computed on (the heap's semantics;
+    no matcher: leak traces apply LeakCanary's, this is MAT's "path to GC
+    roots").
 
     One search finds them all, in which (as LeakCanary's) a path to one
     object never passes through another: a path may then be longer than the
     object's own shortest, and an object reachable only through others has
     none; those are searched again alone.  each=True searches every object
     alone: each path the shortest (a search costs a walk of the heap)."""
-    from ..leaks import default_exclude
     heap = table.heap
-    exclude = default_exclude(heap)
     objects = list(objects)
-    found = [heap.path_to_root(obj, exclude=exclude) for obj in objects] if each \
-        else heap.paths_to_root(objects, exclude=exclude)
-    found = [path if path is not None or each else heap.path_to_root(obj, exclude=exclude)
-             for obj, path in zip(objects, found)]
+    found = [heap.path_to_root(obj) for obj in objects] if each else heap.paths_to_root(objects)
+    found = [path if path is not None or each else heap.path_to_root(obj) for obj, path in zip(objects, found)]
     return {str(table.row(obj)): path_data(table, path) for obj, path in zip(objects, found)}
