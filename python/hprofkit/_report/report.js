@@ -173,7 +173,8 @@
       var via;
       if (type === "ROOT") via = [h("span", { cls: "hk-root", text: "GC root" }), " ", h("code", { text: name })];
       else if (type === "ARRAY_ENTRY") via = ["\u2193 ", h("code", { cls: "hk-field", text: name })];
-      else if (type === "LOCAL") via = ["\u2193 local variable ", h("code", { cls: "hk-field", text: name || "?" })];
+      else if (type === "LOCAL") via = ["\u2193 local variable" + (name ? " in " : ""),
+                                         name ? h("code", { cls: "hk-field", text: name }) : null];
       else via = ["\u2193 ", type === "STATIC_FIELD" ? h("span", { cls: "hk-kw", text: "static " }) : null,
                   h("code", { cls: "hk-field", text: "." + name })];
       list.appendChild(h("li", { cls: "hk-hop" + (i === path.length - 1 ? " hk-last" : "") }, [
