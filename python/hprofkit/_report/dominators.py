@@ -32,6 +32,7 @@ class Ranking:
         self.heap = heap
         self.ranked: list[tuple[HeapObject, int]] = []
         self.complete = False
+        self.capped = False  # stopped at _MOST objects with more to rank
         self._dominators: list[Optional[int]] = []
         self._children: dict[int, tuple[HeapObject, int]] = {}  # biggest child ranked so far, by parent id
 
@@ -42,6 +43,7 @@ class Ranking:
         ask = max(_FIRST, len(self.ranked) * _GROWTH)
         ranked = self.heap.top_retainers(min(ask, _MOST))
         self.complete = len(ranked) < ask or ask >= _MOST or (bool(ranked) and ranked[-1][1] == 0)
+        self.capped = ask >= _MOST and len(ranked) == ask and ranked[-1][1] > 0
         for obj, size in ranked[len(self.ranked):]:
             dominator = self.heap.dominator(obj)
             parent = None if dominator is None else dominator.id
@@ -77,16 +79,20 @@ class Ranking:
         child = self._children.get(obj.id)
         return child if child is not None and child[1] >= size * share else None
 
+    def covers(self, size: float) -> bool:
+        """Whether every object retaining at least `size` bytes is ranked."""
+        return not self.capped or self.ranked[-1][1] < size
+
 
 def accumulation_chain(ranking: Ranking, obj: HeapObject, size: int) -> tuple[list[tuple[HeapObject, int]], bool]:
     """MAT's walk from a suspect to its accumulation point: [(object,
     retained)], the suspect first, each the biggest child of the one before
     while it keeps BIG_DROP_RATIO of it; and whether the walk stopped at
-    MAX_STEPS before its end."""
+    MAX_STEPS (or at the end of the ranking read) before its end."""
     chain = [(obj, size)]
     while len(chain) <= MAX_STEPS:
         child = ranking.biggest_child(*chain[-1], BIG_DROP_RATIO)
         if child is None:
-            return chain, False
+            return chain, not ranking.covers(chain[-1][1] * BIG_DROP_RATIO)
         chain.append(child)
     return chain, True
