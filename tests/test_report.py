@@ -98,6 +98,14 @@ def test_script_json_is_inert_ascii_and_round_trips():
     assert json.loads(out) == data
 
 
+def test_the_script_never_parses_markup_or_code():
+    """Dump strings reach the page through textContent and text nodes only."""
+    from hprofkit._report.page import asset
+    script = asset("report.js")
+    assert not re.findall(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|"
+                          r"setAttribute\(\s*[\"']on|\.src\s*=|\.href\s*=", script)
+
+
 def test_the_page_is_one_file_that_fetches_nothing(hostile_dumps, tmp_path):
     app, _, _ = hostile_dumps
     out = tmp_path / "report.html"
