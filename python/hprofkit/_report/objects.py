@@ -108,7 +108,7 @@ def cut_ends(items: Sequence[Any]) -> list[Any]:
 
 def path_data(table: ObjectTable, path: Optional[Path]) -> Optional[PathData]:
     """A path's hops as [ref_type, name, row of the object reached], cut at its ends."""
-    if path is None:
+    if not path:  # None, or (with a search that says why) a false NoPath
         return None
     return [hop if isinstance(hop, int) else [hop.ref_type, hop.name or "", table.row(hop.target)]
             for hop in cut_ends(path.hops)]
@@ -128,5 +128,5 @@ def paths_of(table: ObjectTable, objects: Iterable[HeapObject], *, each: bool = 
     heap = table.heap
     objects = list(objects)
     found = [heap.path_to_root(obj) for obj in objects] if each else heap.paths_to_root(objects)
-    found = [path if path is not None or each else heap.path_to_root(obj) for obj, path in zip(objects, found)]
+    found = [path if path or each else heap.path_to_root(obj) for obj, path in zip(objects, found)]
     return {str(table.row(obj)): path_data(table, path) for obj, path in zip(objects, found)}
