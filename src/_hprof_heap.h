@@ -186,7 +186,6 @@ PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref);
  * heap's lock); 0, or -1 with an exception set. */
 int heap_ensure_referrers(HeapIndex *heap);
 /* A GC root kind's name without its ROOT_ prefix ("JNI_GLOBAL"). */
-const char *heap_root_kind_name(int tag);
 PyObject *heap_root_kind(int tag);
 /* The StackFrame of a JAVA_FRAME / JNI_LOCAL root, or None. */
 PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r);
@@ -233,8 +232,8 @@ PyObject *reach_compute(HeapIndex *heap, PyObject *unused);
       "_paths($self, objs, rules, /)\n--\n\nThe raw shortest paths behind path_to_root (internal)." },
 /* obj.retained_size (count = 0) or obj.retained_count (count = 1). */
 PyObject *reach_object_retained(HeapHandle *o, int count);
-/* cls.retained_size. */
-PyObject *reach_class_retained(HeapHandle *c);
+/* cls.instances_retained_size (count = 0) or cls.instances_retained_count (count = 1). */
+PyObject *reach_class_retained(HeapHandle *c, int count);
 
 /* ---- tables (_hprof_heap_tables.c) ---- */
 

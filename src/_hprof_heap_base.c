@@ -312,7 +312,7 @@ int heap_ensure_referrers(HeapIndex *heap)
 
 /* ---- GC roots and stack frames -------------------------------------------- */
 
-const char *heap_root_kind_name(int tag)
+static const char *root_kind_name(int tag)
 {
     const char *name = hp_subtag_name(tag);
     if (!name)
@@ -320,7 +320,7 @@ const char *heap_root_kind_name(int tag)
     return strncmp(name, "ROOT_", 5) == 0 ? name + 5 : name;
 }
 
-PyObject *heap_root_kind(int tag) { return PyUnicode_FromString(heap_root_kind_name(tag)); }
+PyObject *heap_root_kind(int tag) { return PyUnicode_FromString(root_kind_name(tag)); }
 
 typedef struct {
     const hp_heap *h;

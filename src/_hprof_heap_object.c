@@ -566,7 +566,7 @@ static int class_info(HeapHandle *c, hp_class_info *info)
 
 static int is_array_class(const hp_class_info *info) { return info->elem_type != 0; }
 
-enum { C_NAME, C_SUPER, C_LOADER, C_INSTANCE_SIZE, C_COUNT, C_FIELDS, C_ID, C_ORD, C_RETAINED };
+enum { C_NAME, C_SUPER, C_LOADER, C_INSTANCE_SIZE, C_COUNT, C_ID, C_ORD, C_RETAINED, C_RETAINED_COUNT };
 
 static PyObject *class_get(HeapHandle *c, void *closure)
 {
@@ -584,10 +584,16 @@ static PyObject *class_get(HeapHandle *c, void *closure)
             Py_RETURN_NONE;
         return PyLong_FromUnsignedLongLong(info.instance_size);
     case C_COUNT: return PyLong_FromUnsignedLongLong(info.instances);
-    case C_RETAINED: return reach_class_retained(c);
-    case C_FIELDS: return field_list(c, FIELDS_DECLARED, c->ord, HP_NONE);
+    case C_RETAINED: return reach_class_retained(c, 0);
+    case C_RETAINED_COUNT: return reach_class_retained(c, 1);
     default: Py_RETURN_NONE;
     }
+}
+
+static PyObject *class_fields(HeapHandle *c, PyObject *unused)
+{
+    (void)unused;
+    return live(c) ? field_list(c, FIELDS_DECLARED, c->ord, HP_NONE) : NULL;
 }
 
 static PyObject *class_statics(HeapHandle *c, PyObject *unused)
@@ -678,7 +684,7 @@ static PyMethodDef obj_methods[] = {
       "(the first call builds the heap's referrer index)." },
     { "fields", (PyCFunction)obj_fields, METH_NOARGS,
       "fields($self, /)\n--\n\nEvery field of an instance, its class's first, as Field(declaring_class,\n"
-      "name, type, value); for a class object, its statics." },
+      "name, type, value).  A HeapClass's fields() are its declared fields; statics() its statics." },
     { "as_str", (PyCFunction)obj_as_str, METH_NOARGS,
       "as_str($self, /)\n--\n\nThe text of a java.lang.String (None when its characters are not in the\n"
       "dump); TypeError for other objects." },
@@ -720,13 +726,19 @@ static PyGetSetDef class_getset[] = {
     CGET("loader", C_LOADER, "The class loader object, or None for the boot loader."),
     CGET("instance_size", C_INSTANCE_SIZE, "Shallow size of an instance under the size model (None for arrays)."),
     CGET("instance_count", C_COUNT, "Objects whose class this is."),
-    CGET("retained_size", C_RETAINED, "Retained size of the class's instances and arrays that no object of the\n"
-                                      "same class dominates (VisualVM's retained size by class)."),
-    CGET("fields", C_FIELDS, "Declared instance fields as Field(declaring_class, name, type, None)."),
+    CGET("instances_retained_size", C_RETAINED,
+         "Bytes retained by the class's instances and arrays, summed over those that no object\n"
+         "of the same class dominates (VisualVM's retained size by class).  retained_size is the\n"
+         "class object's own, as for any object."),
+    CGET("instances_retained_count", C_RETAINED_COUNT,
+         "Objects retained by the same instances as instances_retained_size (the sum of their\n"
+         "retained counts).  retained_count is the class object's own, as for any object."),
     { NULL, NULL, NULL, NULL, NULL },
 };
 
 static PyMethodDef class_methods[] = {
+    { "fields", (PyCFunction)class_fields, METH_NOARGS,
+      "fields($self, /)\n--\n\nDeclared instance fields as Field(declaring_class, name, type, None)." },
     { "statics", (PyCFunction)class_statics, METH_NOARGS,
       "statics($self, /)\n--\n\nStatic fields with their values, as Field items." },
     { "subclasses", (PyCFunction)class_subclasses, METH_NOARGS,

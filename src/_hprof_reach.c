@@ -211,7 +211,7 @@ PyObject *reach_top_retainers(HeapIndex *heap, PyObject *args, PyObject *kwargs)
     return list;
 }
 
-PyObject *reach_class_retained(HeapHandle *c)
+PyObject *reach_class_retained(HeapHandle *c, int count)
 {
     const uint64_t *by_class;
     hp_error err;
@@ -219,7 +219,7 @@ PyObject *reach_class_retained(HeapHandle *c)
     if (!r)
         return NULL;
     hp_reach_class_retained(r, NULL, &by_class, &err); /* computed: returns it at once */
-    return PyLong_FromUnsignedLongLong(by_class[c->ord]);
+    return PyLong_FromUnsignedLongLong(count ? hp_reach_class_retained_counts(r)[c->ord] : by_class[c->ord]);
 }
 
 /* ---- paths ---- */

@@ -11,18 +11,31 @@ measures peak RSS; the tests build small ones.
     app_heap_dump      Android HPROF chunks: one segment of `count` byte[]
                        of the app heap (what an app_only pack holds)
     classes_twice_dump HPROF: `n` classes dumped in two heap dumps
+and traced_peak, the peak memory a call allocates.
 """
 
 from __future__ import annotations
 
 import struct
+import tracemalloc
 import zlib
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from packframe import pack_block, pack_end, pack_header, varint
 
 OP, TIME, LEN, RAW = 0, 1, 2, 3
 CHUNK = 1 << 20
+
+
+def traced_peak(fn: Callable[[], Any]) -> tuple[Any, int]:
+    """(result, peak bytes traced) of fn(): the core allocates through
+    PyMem_Raw*, which tracemalloc sees."""
+    tracemalloc.start()
+    try:
+        result = fn()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def deflated_zeros(n: int) -> bytes:

@@ -26,7 +26,7 @@ import hprofkit
 import hprofkit.tasks
 from batch_tasks import histogram_or_hang
 from conftest import INVENTORY, dump_path
-from hprofkit.batch import BatchResult, BatchRow
+from hprofkit.batching import BatchResult, BatchRow
 
 TESTS = Path(__file__).resolve().parent
 
@@ -35,7 +35,7 @@ ALL_DUMPS = [dump_path(e["file"]) for e in INVENTORY]
 
 @pytest.fixture(scope="module")
 def client():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         yield client
 

@@ -8,7 +8,7 @@ import json
 import hprofkit
 from hprofkit.cli import main
 from hprofkit.writer import HprofWriter
-from hprofkit.diff import DiffRow, HeapDiff, class_histogram, diff
+from hprofkit.heapdiff import DiffRow, HeapDiff, class_histogram, diff
 from conftest import dump_path
 
 MAT_PAIR = ("mat__sun_jdk6_18_x64.hprof", "mat__sun_jdk6_30_x64_compressedOops.hprof")

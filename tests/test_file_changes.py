@@ -265,7 +265,7 @@ HANDLE_READS = {
     "repr(arr)": ("", "repr(ints)"),
     "class_object[static]": ("", 'String["CASE_INSENSITIVE_ORDER"]'),
     "cls.statics()": ("", "String.statics()"),
-    "cls.fields": ("", "String.fields"),
+    "cls.fields()": ("", "String.fields()"),
     "cls.subclasses()": ("", "heap.find_class('java.lang.Object').subclasses()"),
     "cls.instances(subclasses=True)": ("", "heap.find_class('java.lang.Object').instances(subclasses=True)"),
     "cls.name (first use)": ("first = hprofkit.open_heap(path).classes[0]", "first.name cached"),

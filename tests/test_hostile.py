@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-import tracemalloc
 
 import pytest
 
@@ -18,18 +17,9 @@ import hprofkit
 from hprofkit._errors import CorruptError
 from conftest import ROOT
 import hostile
+from hostile import traced_peak
 
 MiB = 1 << 20
-
-
-def traced_peak(fn):
-    """(result, peak bytes traced) of fn()."""
-    tracemalloc.start()
-    try:
-        result = fn()
-        return result, tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def records(data: bytes, header: int = 31) -> list[tuple[int, int]]:

@@ -62,13 +62,15 @@ def check_against_visualvm(path: Path, graph_oracle, classes: bool) -> None:
              for o in lines if heap.retained_size(heap.object(o["id"])) != o["retained"]]
     assert not wrong, f"{len(wrong)} of {len(lines)} retained sizes differ, e.g. {wrong[:5]}"
     sample = random.Random(path.name).sample(lines, min(40, len(lines)))
-    depths = [(hex(o["id"]), path_depth(heap.path_to_root(heap.object(o["id"]))), o["depth"]) for o in sample]
+    # VisualVM's nearest root: every strong reference (exclude=(), no matcher).
+    depths = [(hex(o["id"]), path_depth(heap.path_to_root(heap.object(o["id"]), exclude=())), o["depth"])
+              for o in sample]
     assert [d for d in depths if d[1] != d[2]] == []
     assert any(d[2] for d in depths)
     if classes:
         rows = oracle_run(graph_oracle, path, "classes")
-        wrong = [(c["name"], heap.object(c["id"]).retained_size, c["retained"]) for c in rows
-                 if heap.object(c["id"]).retained_size != c["retained"]]
+        wrong = [(c["name"], heap.object(c["id"]).instances_retained_size, c["retained"]) for c in rows
+                 if heap.object(c["id"]).instances_retained_size != c["retained"]]
         assert not wrong, f"{len(wrong)} of {len(rows)} class retained sizes differ, e.g. {wrong[:5]}"
 
 
@@ -241,7 +243,7 @@ def test_path_names_roots_fields_and_array_entries(leak_heap):
     service = leak_heap.find_class("com.example.leakcanary.LeakyService")
     leaked = next(service.instances())
     path = leak_heap.path_to_root(leaked, exclude=match.JDK_DEFAULTS)
-    assert isinstance(path, hprofkit.Path) and not path.library and path.library_matcher is None
+    assert isinstance(path, hprofkit.HeapPath) and not path.library and path.library_matcher is None
     root, *rest = path.hops
     assert root.ref_type == "ROOT" and root.holder is None and root.name == "JNI_GLOBAL"
     assert "JNI_GLOBAL" in {r.kind for r in leak_heap.gc_roots if r.object == root.target}
@@ -299,7 +301,7 @@ def test_matchers(tmp_path):
     heap = hprofkit.open_heap(tmp_path / "m.hprof")
     leaf, cached, local = heap.object(0x3008), heap.object(0x3010), heap.object(0x3018)
     holder, thread = heap.object(0x3000), heap.object(0x3100)
-    plain = heap.path_to_root(leaf)
+    plain = heap.path_to_root(leaf, exclude=())
     assert plain.hops == [hprofkit.Hop("ROOT", None, "JNI_GLOBAL", holder),
                           hprofkit.Hop("INSTANCE_FIELD", holder, "ref", leaf)]
     assert not plain.library
@@ -310,13 +312,13 @@ def test_matchers(tmp_path):
     assert heap.path_to_root(leaf, exclude=(library._replace(kind="ignore"),)) is None
     assert heap.path_to_root(leaf, exclude=(match.root_class("java.lang.Object"),)) is None
     assert heap.path_to_root(leaf, exclude=(match.root_class("Unknown.Class"),)) == plain
-    static = heap.path_to_root(cached)
+    static = heap.path_to_root(cached, exclude=())
     assert static.hops == [hprofkit.Hop("ROOT", None, "STICKY_CLASS", heap.find_class("Holder")),
                            hprofkit.Hop("STATIC_FIELD", heap.find_class("Holder"), "cache", cached)]
     assert "↓ static Holder.cache" in str(static)
     lib = heap.path_to_root(cached, exclude=(match.static_field("Holder", "cache", kind="library"),))
     assert lib.library and lib.hops == static.hops
-    frame = heap.path_to_root(local)
+    frame = heap.path_to_root(local, exclude=())
     assert frame.hops[0] == hprofkit.Hop("ROOT", None, "JAVA_FRAME", thread)
     assert frame.hops[1][:2] == ("LOCAL", thread) and frame.hops[1].target == local
     assert "Thread<Java Local>" in str(frame)
@@ -326,7 +328,25 @@ def test_matchers(tmp_path):
     assert low.library and low.library_matcher.pattern == "thread_local"
     # One search, watched objects as leaves: the leaf behind the holder has
     # no path once the holder is watched too.
-    assert heap.paths_to_root([holder, leaf, cached]) == [heap.path_to_root(holder), None, static]
+    assert heap.paths_to_root([holder, leaf, cached], exclude=()) == [heap.path_to_root(holder, exclude=()), None,
+                                                                       static]
+
+
+def test_exclude_none_means_the_defaults_and_empty_means_none():
+    """One rule wherever hprofkit takes reference matchers: exclude=None (every default)
+    is default_exclude(heap), exclude=() is none.  Here the main thread's locals (a
+    JDK_DEFAULTS matcher) hold objects that have another path, or none."""
+    heap = hprofkit.open_heap(dump_path("mat__oracle_jdk8_05_x64.hprof"))
+    assert hprofkit.leaks.default_exclude(heap) == match.JDK_DEFAULTS
+    locals_ = [r.object for r in heap.gc_roots if r.kind == "JAVA_FRAME" and r.object is not None]
+    assert locals_
+    raw = heap.paths_to_root(locals_, exclude=())
+    defaults = heap.paths_to_root(locals_)
+    assert defaults == heap.paths_to_root(locals_, exclude=None) == heap.paths_to_root(locals_,
+                                                                                     exclude=match.JDK_DEFAULTS)
+    assert all(p is not None for p in raw) and defaults != raw
+    assert [heap.path_to_root(o) for o in locals_[:5]] == defaults[:5]
+    assert [heap.path_to_root(o, exclude=()) for o in locals_[:5]] == raw[:5]
 
 
 def test_weak_referents_are_not_strong(leak_heap):
@@ -373,9 +393,7 @@ def test_dominators_retained_and_top(leak_heap):
     top = leak_heap.top_retainers(10)
     assert len(top) == 10 and [s for _, s in top] == sorted((s for _, s in top), reverse=True)
     for obj, size in top:
-        assert size == leak_heap.retained_size(obj)
-        if obj.kind != "class":  # a HeapClass's retained_size is its class's (by class)
-            assert obj.retained_size == size
+        assert size == leak_heap.retained_size(obj) == obj.retained_size  # a HeapClass's too: its own
         assert obj.retained_count == leak_heap.retained_count(obj) >= 1
         dom = leak_heap.dominator(obj)
         if dom is not None:
@@ -386,7 +404,13 @@ def test_dominators_retained_and_top(leak_heap):
     with pytest.raises(ValueError):
         leak_heap.top_retainers(-1)
     strings = leak_heap.find_class("java.lang.String")
-    assert 0 < strings.retained_size <= sum(s.retained_size for s in strings.instances())
+    assert 0 < strings.instances_retained_size <= sum(s.retained_size for s in strings.instances())
+    assert strings.instance_count <= strings.instances_retained_count <= sum(s.retained_count for s in strings.instances())
+    assert (strings.retained_size, strings.retained_count) == (leak_heap.retained_size(strings),
+                                                              leak_heap.retained_count(strings))
+    # The pair by class is consistent: the same instances, their sizes and their counts.
+    for cls in leak_heap.classes:
+        assert (cls.instances_retained_size == 0) == (cls.instances_retained_count == 0), cls
 
 
 def test_bad_arguments(leak_heap):

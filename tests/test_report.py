@@ -25,7 +25,7 @@ from hprofkit._report import Limits, collect
 from hprofkit._report.objects import DECODE_CHARS
 from hprofkit._report.page import script_json, view_html
 from hprofkit._report.source import opened
-from hprofkit.diff import class_histogram
+from hprofkit.heapdiff import class_histogram
 from leaky_heap import android_app
 from report_dumps import HOSTILE_TEXT, hostile_app
 
@@ -155,7 +155,7 @@ def test_report_figures_equal_the_api(dump, tmp_path):
             obj = heap.object(int(row[0], 16))
             assert row[1:6] == [obj.class_name if obj.kind != "class" else "java.lang.Class", obj.kind,
                                 obj.shallow_size, heap.retained_size(obj), heap.retained_count(obj)]
-        # The histogram: one row per class, retained as HeapClass.retained_size; summed by name,
+        # The histogram: one row per class, retained as HeapClass.instances_retained_size; summed by name,
         # the counts of hprofkit.diff's class_histogram.
         hist = sections["histogram"]
         assert hist["total_rows"] == len(hist["rows"]) and hist["rest"]["rows"] == 0
@@ -164,7 +164,7 @@ def test_report_figures_equal_the_api(dump, tmp_path):
         assert hist["heaps"] == heaps
         for name, class_id, count, shallow, retained, *split in hist["rows"]:
             cls = heap.object(int(class_id, 16))
-            assert (cls.name, cls.instance_count, cls.retained_size) == (name, count, retained)
+            assert (cls.name, cls.instance_count, cls.instances_retained_size) == (name, count, retained)
             # Android: instances and shallow bytes split by heap, as stats().heaps counts them.
             assert split == ([[next(([r.instances, r.shallow_bytes] for r in stats.heaps[h] if r.class_id == cls.class_id
                                      or (r.class_id is None and r.name == name)), 0) for h in heaps]] if heaps else [])
@@ -196,7 +196,7 @@ def test_suspects_are_the_dominators_over_a_tenth_of_the_heap(hostile_dumps, tmp
         assert suspects["threshold"] == suspects["total"] // 10
         [item] = suspects["items"]  # the big String; the rest is far below 10%
         assert int(objects[item["object"]][0], 16) == string.id and item["retained"] == heap.retained_size(string)
-        path = heap.path_to_root(string)
+        path = heap.path_to_root(string, exclude=())
         assert [(h[0], h[1], int(objects[h[2]][0], 16)) for h in item["path"]] == \
             [(hop.ref_type, hop.name or "", hop.target.id) for hop in path.hops]
         assert objects[item["object"]][6].startswith('"' + HOSTILE_TEXT[:50])
@@ -238,7 +238,7 @@ def test_accumulation_points_follow_the_biggest_dominated_child(dump, tmp_path):
             assert chain == expected and not item["chain_stopped"]
             # A suspect's path is its own shortest, searched alone.
             obj = heap.object(expected[0][0])
-            path = heap.path_to_root(obj)
+            path = heap.path_to_root(obj, exclude=())
             assert [int(objects[hop[2]][0], 16) for hop in item["path"]] == [hop.target.id for hop in path.hops]
 
 

@@ -8,6 +8,7 @@
 """
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from . import _errors, _events, _hprof
@@ -21,10 +22,11 @@ from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referr
 # Python stands on C: the package hands its classes down to the C module
 # once, here, and the module never imports the package (docs/architecture.md).
 _hprof._register(errors=_errors, events=_events, heap_object=HeapObject, heap_class=HeapClass)
-from ._reach import Hop, Path
-from .diff import DiffRow, HeapDiff, diff  # the function hides the module's name: import hprofkit.diff's parts by name
-from .batch import BatchResult, BatchRow, ClassTotal, LeakGroup
-from .batch import batch  # the function; the module stays importable as hprofkit.batch's sys.modules entry
+from ._reach import HeapPath, Hop
+# The modules are named apart from their functions (hprofkit.diff and hprofkit.batch are the
+# functions), so that neither hides the other: import hprofkit.heapdiff / hprofkit.batching.
+from .heapdiff import DiffRow, HeapDiff, diff
+from .batching import BatchResult, BatchRow, ClassTotal, LeakGroup, batch
 
 __version__ = "0.1.0"
 
@@ -49,7 +51,17 @@ _LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks
          **dict.fromkeys(["EncodeWriter", "Result", "convert", "decode", "encode", "encode_writer"], "_files")}
 
 
+# Old names, kept one release with a DeprecationWarning (not in __all__: `from hprofkit
+# import *` must not put Path over pathlib.Path).
+_DEPRECATED = {"Path": "HeapPath"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(f"hprofkit.{name} is now hprofkit.{new}; the old name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return globals()[new]
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'hprofkit' has no attribute {name!r}")
@@ -68,6 +80,6 @@ __all__ = [
     "ClassRow", "HeapDump", "UnfinishedDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
-    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "leaks", "diff", "HeapDiff",
+    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "report", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
 ]

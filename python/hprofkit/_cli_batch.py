@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from ._output import check_not_same_file, output_file
 from ._progress import Progress
 from ._stats import UnfinishedDump
-from .batch import TASKS, BatchResult, batch
+from .batching import TASKS, BatchResult, batch
 
 TOP = 20
 

@@ -8,7 +8,7 @@ import sys
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import diff
+    from .heapdiff import diff
     result = diff(args.a, args.b, retained=args.retained, paths=args.paths)
     if args.json:
         json.dump(result.to_dict(top=args.top), sys.stdout, indent=1)

@@ -53,7 +53,7 @@ def cmd_top(args: argparse.Namespace) -> int:
     with open_heap(args.file, semantics=args.semantics) as heap:
         rows: list[dict[str, Any]]
         if args.by == "class":
-            ranked = sorted(((cls.retained_size, cls) for cls in heap.classes), key=lambda r: (-r[0], r[1].name))
+            ranked = sorted(((cls.instances_retained_size, cls) for cls in heap.classes), key=lambda r: (-r[0], r[1].name))
             rows = [{"class": cls.name, "id": cls.class_id, "instances": cls.instance_count, "retained": size}
                     for size, cls in ranked[:args.n]]
         else:

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import html
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+import warnings
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional
 
 from . import _hprof
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
-from ._reach import Path, path_to_root, paths_to_root
+from ._reach import HeapPath, path_to_root, paths_to_root
 
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
@@ -47,11 +48,59 @@ class HeapObject(_hprof.HeapObject):
     __module__ = "hprofkit"
 
 
+class _DeclaredFields(list[Field]):
+    """What cls.fields gives for one release: call it, cls.fields(), as one calls every
+    fields(); read as the list it was before (len, iteration, indexing, ==), it still
+    answers, with a DeprecationWarning."""
+
+    __slots__ = ()
+
+    def __call__(self) -> list[Field]:
+        return list.copy(self)
+
+    @staticmethod
+    def _deprecated() -> None:
+        warnings.warn("HeapClass.fields is a method: call cls.fields() (the property form goes in the next "
+                      "release)", DeprecationWarning, stacklevel=3)
+
+    def __iter__(self) -> Iterator[Field]:
+        self._deprecated()
+        return list.__iter__(self)
+
+    def __len__(self) -> int:
+        self._deprecated()
+        return list.__len__(self)
+
+    def __getitem__(self, index: Any) -> Any:
+        self._deprecated()
+        return list.__getitem__(self, index)
+
+    def __contains__(self, item: object) -> bool:
+        self._deprecated()
+        return list.__contains__(self, item)
+
+    def __eq__(self, other: object) -> bool:
+        self._deprecated()
+        return list.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class HeapClass(_hprof.HeapClass, HeapObject):
-    """A class of a Heap; it is also the handle of the class object."""
+    """A class of a Heap; it is also the handle of the class object.
+
+    retained_size and retained_count are the class object's own, as for any object
+    (heap.retained_size(cls)); instances_retained_size and instances_retained_count are
+    the figures by class (its instances' and arrays', VisualVM's retained size by class)."""
 
     __slots__ = ()
     __module__ = "hprofkit"
+
+    @property
+    def fields(self) -> _DeclaredFields:  # type: ignore[override]  # a method once the property form goes
+        """Declared instance fields as Field(declaring_class, name, type, None): call
+        cls.fields() (reading cls.fields as a list is deprecated)."""
+        return _DeclaredFields(_hprof.HeapClass.fields(self))
 
     def _repr_html_(self) -> str:
         """The class, its counts, declared fields and statics as HTML (Jupyter)."""
@@ -67,21 +116,24 @@ class Heap(_hprof.Heap):
     __slots__ = ()
     __module__ = "hprofkit"
 
-    def path_to_root(self, obj: HeapObject, /, exclude: Iterable[Matcher] = ()) -> Optional[Path]:
-        """The shortest path from a GC root to obj as a hprofkit.Path, or None if no strong
-        path reaches it; exclude: hprofkit.match matchers."""
+    def path_to_root(self, obj: HeapObject, /, exclude: Optional[Iterable[Matcher]] = None) -> Optional[HeapPath]:
+        """The shortest path from a GC root to obj as a hprofkit.HeapPath, or None if no
+        strong path reaches it.  exclude: hprofkit.match matchers; None (the default) means
+        the defaults, hprofkit.leaks.default_exclude(heap), as everywhere; () means none."""
         return path_to_root(self, obj, exclude)
 
-    def paths_to_root(self, objs: Iterable[HeapObject], /, exclude: Iterable[Matcher] = ()) -> list[Optional[Path]]:
-        """One search for many objects: a list of Path or None aligned with objs; a path to
-        one never passes through another."""
+    def paths_to_root(self, objs: Iterable[HeapObject], /, exclude: Optional[Iterable[Matcher]] = None
+                      ) -> list[Optional[HeapPath]]:
+        """One search for many objects: a list of HeapPath or None aligned with objs; a path
+        to one never passes through another.  exclude: as path_to_root."""
         return paths_to_root(self, objs, exclude)
 
     def find_leaks(self, exclude: Optional[Iterable[Matcher]] = None,
                    finders: Optional[Iterable[Callable[..., Any]]] = None, *,
                    inspectors: Optional[Iterable[Callable[[Report], None]]] = None) -> list[Leak]:
         """The leaks of this heap (a list of hprofkit.leaks.Leak): see hprofkit.leaks.find_leaks;
-        finders and inspectors default to its DEFAULT_FINDERS and DEFAULT_INSPECTORS."""
+        exclude as path_to_root (None: the defaults; (): none); finders and inspectors default
+        to its DEFAULT_FINDERS and DEFAULT_INSPECTORS."""
         from . import leaks  # a third of the package's import time: on first use
         return leaks.find_leaks(self, exclude, leaks.DEFAULT_FINDERS if finders is None else finders,
                                 inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors)
@@ -123,7 +175,8 @@ def _cell(value: Any) -> str:
 
 def class_html(cls: HeapClass) -> str:
     """HeapClass._repr_html_: the class, its counts and its declared fields."""
-    rows = "".join(f"<tr><td>{_cell(f.name)}</td><td>{_cell(f.type)}</td></tr>" for f in cls.fields)
+    fields = cls.fields()
+    rows = "".join(f"<tr><td>{_cell(f.name)}</td><td>{_cell(f.type)}</td></tr>" for f in fields)
     statics = cls.statics()
     static_rows = "".join(
         f"<tr><td>{_cell(f.name)}</td><td>{_cell(f.type)}</td><td>{_cell(repr(f.value))}</td></tr>" for f in statics)
@@ -132,7 +185,7 @@ def class_html(cls: HeapClass) -> str:
     return (f"<div><b>{_cell(cls.name)}</b> <code>@0x{cls.class_id:x}</code><br>"
             f"extends {_cell(superclass)}; {_cell(cls.instance_count)} instances"
             + (f" of {_cell(size)} B" if size is not None else "")
-            + (f"<details open><summary>{len(cls.fields)} fields</summary><table><tr><th>name</th><th>type</th></tr>"
+            + (f"<details open><summary>{len(fields)} fields</summary><table><tr><th>name</th><th>type</th></tr>"
                f"{rows}</table></details>" if rows else "")
             + (f"<details><summary>{len(statics)} statics</summary><table><tr><th>name</th><th>type</th>"
                f"<th>value</th></tr>{static_rows}</table></details>" if static_rows else "")

@@ -6,7 +6,7 @@
 # C returns are of those classes (_heap.HeapObject, _heap.HeapClass).
 from _typeshed import structseq
 from types import ModuleType
-from typing import Any, Callable, Final, Iterator, final
+from typing import Any, Callable, Final, Iterator, Sequence, final
 
 from typing_extensions import Buffer, Self, TypeAlias, disjoint_base
 
@@ -137,6 +137,27 @@ class TailorDecoder(_Filter):
 class Converter(_Filter):
     def __new__(cls, *, to_standard: bool = True, app_only: bool = False, strip_types: int = 0,
                 max_record: int = 0) -> Self: ...
+
+# Badoo's BMD filters read their input more than once: after a flush() that leaves `again` set,
+# the whole input is fed again.
+class _BmdFilter(_Filter):
+    @property
+    def again(self) -> bool: ...
+    @property
+    def passes(self) -> int: ...
+    @property
+    def input_size(self) -> int: ...
+    @property
+    def restored(self) -> int: ...
+
+@final
+class BmdEncoder(_BmdFilter):
+    def __new__(cls, *, max_string: int = 0) -> Self: ...
+
+@final
+class BmdDecoder(_BmdFilter):
+    def __new__(cls, *, names: Sequence[Buffer] | None = None, max_string: int = 0, max_classes: int = 0,
+                max_heap_record: int = 0) -> Self: ...
 
 PACK_STREAMS: tuple[str, ...]
 PACK_BLOCK_DEFAULT: int
@@ -290,9 +311,10 @@ class HeapClass(HeapObject):
     @property
     def instance_count(self) -> int: ...
     @property
-    def retained_size(self) -> int: ...  # the class's (by class); heap.retained_size(cls) for the class object
+    def instances_retained_size(self) -> int: ...  # by class; retained_size is the class object's own
     @property
-    def fields(self) -> list[Field]: ...  # type: ignore[override]
+    def instances_retained_count(self) -> int: ...
+    def fields(self) -> list[Field]: ...  # declared fields (HeapObject.fields(): an instance's, with values)
     def statics(self) -> list[Field]: ...
     def subclasses(self) -> list[_heap.HeapClass]: ...
     def instances(self, subclasses: bool = False) -> Iterator[_heap.HeapObject]: ...

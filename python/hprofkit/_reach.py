@@ -1,6 +1,6 @@
 """Paths from GC roots, as LeakCanary reports them.
 
-    path = heap.path_to_root(obj, exclude=hprofkit.match.JDK_DEFAULTS)
+    path = heap.path_to_root(obj)   # the default matchers excluded (exclude=() for none)
     if path is not None:
         print(path)                 # one line per hop, root first
         path.hops[0].name           # the root kind: 'JNI_GLOBAL', 'THREAD_OBJECT'...
@@ -8,14 +8,14 @@
 
 The search runs in C (one breadth-first search with Shark's two queues for
 any number of objects); this module turns matchers into the C rules and the
-raw hops into Hop and Path objects.
+raw hops into Hop and HeapPath objects.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional, Sequence
 
-from .match import Matcher
+from .match import ANDROID_DEFAULTS, JDK_DEFAULTS, Matcher
 
 if TYPE_CHECKING:
     from ._heap import Heap, HeapObject
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 _Rule = tuple[int, int, int, int, Optional[bytes]]
 _RawPath = tuple[list[tuple[str, Any, Any, "HeapObject"]], int]
 
-__all__ = ["Hop", "Path", "REF_TYPES", "path_to_root", "paths_to_root"]
+__all__ = ["Hop", "HeapPath", "REF_TYPES", "path_to_root", "paths_to_root", "default_exclude"]
 
 REF_TYPES = ("ROOT", "STATIC_FIELD", "INSTANCE_FIELD", "ARRAY_ENTRY", "LOCAL")
 
@@ -52,7 +52,7 @@ class Hop(NamedTuple):
     target: Any
 
 
-class Path:
+class HeapPath:
     """The shortest strong path from a GC root to an object.
 
     hops: the Hop list, root first, the object last.  library: True when the
@@ -70,7 +70,7 @@ class Path:
         return len(self.hops)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Path):
+        if not isinstance(other, HeapPath):
             return NotImplemented
         return self.hops == other.hops and self.library_matcher == other.library_matcher
 
@@ -84,7 +84,7 @@ class Path:
         return self.hops[-1].target
 
     def __repr__(self) -> str:
-        return f"<hprofkit.Path {len(self.hops)} hops from {self.hops[0].name} to {_describe(self.target)}>"
+        return f"<hprofkit.HeapPath {len(self.hops)} hops from {self.hops[0].name} to {_describe(self.target)}>"
 
     def __str__(self) -> str:
         lines = ["┬───", f"│ GC Root: {self.hops[0].name}"]
@@ -181,7 +181,7 @@ def _rules(heap: Heap, exclude: Iterable[Matcher]) -> tuple[list[_Rule], list[Ma
     return rules, owners
 
 
-def _path(raw: Optional[_RawPath], owners: Sequence[Matcher]) -> Optional[Path]:
+def _path(raw: Optional[_RawPath], owners: Sequence[Matcher]) -> Optional[HeapPath]:
     if raw is None:
         return None
     hops, rule = raw
@@ -190,17 +190,26 @@ def _path(raw: Optional[_RawPath], owners: Sequence[Matcher]) -> Optional[Path]:
         if ref_type == "LOCAL":
             name = _frame_text(name)
         out.append(Hop(ref_type, holder, name, target))
-    return Path(out, owners[rule] if rule >= 0 else None)
+    return HeapPath(out, owners[rule] if rule >= 0 else None)
 
 
-def paths_to_root(heap: Heap, objs: Iterable[HeapObject], exclude: Iterable[Matcher] = ()) -> list[Optional[Path]]:
+def default_exclude(heap: Heap) -> tuple[Matcher, ...]:
+    """What exclude=None means wherever hprofkit takes reference matchers (paths, leaks,
+    diffs, testing): ANDROID_DEFAULTS for an Android heap (one with android.os.Build),
+    JDK_DEFAULTS otherwise.  exclude=() means none."""
+    return ANDROID_DEFAULTS if heap.find_class("android.os.Build") is not None else JDK_DEFAULTS
+
+
+def paths_to_root(heap: Heap, objs: Iterable[HeapObject], exclude: Optional[Iterable[Matcher]] = None
+                  ) -> list[Optional[HeapPath]]:
     """Shortest paths from GC roots to each of objs, by one search; a list
     aligned with objs, None where no strong path exists.  The objects are
-    leaves of the search: a path to one never passes through another."""
-    rules, owners = _rules(heap, exclude)
+    leaves of the search: a path to one never passes through another.
+    exclude: reference matchers (None: default_exclude(heap); (): none)."""
+    rules, owners = _rules(heap, default_exclude(heap) if exclude is None else exclude)
     return [_path(raw, owners) for raw in heap._paths(list(objs), rules)]
 
 
-def path_to_root(heap: Heap, obj: HeapObject, exclude: Iterable[Matcher] = ()) -> Optional[Path]:
+def path_to_root(heap: Heap, obj: HeapObject, exclude: Optional[Iterable[Matcher]] = None) -> Optional[HeapPath]:
     """The shortest path from a GC root to obj, or None."""
     return paths_to_root(heap, [obj], exclude)[0]

@@ -109,6 +109,8 @@ def _report(command: str, result: Result, stream) -> None:
         line = f"COMPLETE: {result.consumed}/{size} -> {result.trimmed} (compressed {result.output})"
     elif command == "decode" and result.trimmed is not None:
         line += f" (from a {result.trimmed}-byte mini)"
+    elif result.restored:
+        line += f" ({result.restored} hashed strings given back)"
     stream.write(line + "\n")
 
 
@@ -144,7 +146,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 def cmd_decode(args: argparse.Namespace) -> int:
     return _run_file_command(args, lambda progress: decode(args.input, args.output, threads=args.threads,
-                                                           progress=progress))
+                                                           strings=args.strings, progress=progress))
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -198,7 +200,7 @@ def _show_class(out, cls, limit: int) -> None:
         out.write(f"  instance    {cls.instance_size:,} B\n")
     out.write(f"  instances   {cls.instance_count:,}\n")
     out.write(f"  subclasses  {len(cls.subclasses()):,}\n")
-    _listing(out, "fields", [f"{f.name}: {f.type}" for f in cls.fields], limit)
+    _listing(out, "fields", [f"{f.name}: {f.type}" for f in cls.fields()], limit)
     _listing(out, "statics", [f"{f.name}: {f.type} = {_value(f.value)}" for f in cls.statics()], limit)
     _listing(out, "referrers", [f"{_value(r.source)}.{r.name}" for r in cls.referrers()], limit)
 
@@ -265,12 +267,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--heap-dump", type=int, default=None, metavar="N", help=heap_dump_help)
     p.set_defaults(func=cmd_stats)
 
-    p = sub.add_parser("encode", help="trim and compress a dump (hprofkit's format, or Tailor's)")
+    p = sub.add_parser("encode", help="trim and compress a dump (hprofkit's format, Tailor's or Badoo's BMD)")
     p.add_argument("-i", "--input", required=True, help="source dump, or - for stdin")
     p.add_argument("-o", "--output", required=True, help="destination, or - for stdout")
     p.add_argument("--format", choices=FORMATS, default="hprofkit",
                    help="hprofkit (default: compact, any dump, lossless where asked), tailor (Tailor's mini, "
-                        "for Tailor's decode.py), hprof (plain HPROF, e.g. with --app-only)")
+                        "for Tailor's decode.py), hprof (plain HPROF, e.g. with --app-only), bmd (Badoo's BMD, "
+                        "what its cruncher writes: names hashed, primitive values dropped)")
     p.add_argument("--level", type=int, default=None, choices=range(0, 10), metavar="N",
                    help="zlib level 0-9 (default 6, as encode.py; 0 = uncompressed); not for --format hprof")
     p.add_argument("--app-only", action="store_true", help="drop the zygote and image heaps' objects")
@@ -285,10 +288,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compression threads (default 0: one per core; 1: exactly zlib's bytes, as encode.py)")
     p.set_defaults(func=cmd_encode)
 
-    p = sub.add_parser("decode", help="restore an hprofkit pack or a Tailor mini (zlib, gzip or bare) to HPROF")
+    p = sub.add_parser("decode", help="restore an hprofkit pack, a Tailor mini (zlib, gzip or bare) or a Badoo "
+                                      "BMD to HPROF")
     p.add_argument("-i", "--input", required=True, help="encoded file, or - for stdin")
     p.add_argument("-o", "--output", required=True, help="restored dump, or - for stdout")
     p.add_argument("--threads", type=int, default=0, metavar="N", help="inflating threads (default: one per core)")
+    p.add_argument("--strings", action="append", default=None, metavar="FILE",
+                   help="BMD: a jar, apk, dex or text file (one name a line) whose class and field names give "
+                        "hashed strings back, as Badoo's decruncher does; repeat for more")
     p.set_defaults(func=cmd_decode)
 
     p = sub.add_parser("convert", help="Android HPROF to standard HPROF (hprof-conv)")

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Prot
 
 from . import match
 from ._heap import Heap, HeapClass, HeapObject
-from ._reach import Hop, Path, _thread_name
+from ._reach import Hop, HeapPath, _thread_name, default_exclude
 from ._units import human_size
 
 __all__ = [
@@ -111,12 +111,6 @@ def android_build(heap: Heap) -> tuple[Optional[int], Optional[str]]:
     value = _static(heap.find_class("android.os.Build$VERSION"), "SDK_INT")
     sdk = value if type(value) is int else None
     return sdk, _text(_static(heap.find_class("android.os.Build"), "MANUFACTURER"))
-
-
-def default_exclude(heap: Heap) -> tuple[match.Matcher, ...]:
-    """ANDROID_DEFAULTS for an Android heap (one with android.os.Build),
-    JDK_DEFAULTS otherwise."""
-    return match.ANDROID_DEFAULTS if heap.find_class("android.os.Build") is not None else match.JDK_DEFAULTS
 
 
 # ---- finders -----------------------------------------------------------------
@@ -526,7 +520,7 @@ def _declaring_class(holder: HeapObject, field_name: str) -> str:
     holder[field_name] reads)."""
     cls = holder.class_
     while cls is not None:
-        if any(f.name == field_name for f in cls.fields):
+        if any(f.name == field_name for f in cls.fields()):
             return cls.name
         cls = cls.superclass
     return holder.class_name
@@ -588,7 +582,7 @@ class Leak:
     """One leaking object and the shortest strong path that keeps it.
 
     object: the leaking HeapObject; key: its LeakCanary watch key or None;
-    path: the Path from its GC root; library: True when the path must cross a
+    path: the HeapPath from its GC root; library: True when the path must cross a
     "library" matcher (a known framework or vendor leak), pattern: that
     matcher; nodes: the TraceNodes; fingerprint: the SHA-1 grouping the same
     leak across dumps; retained_size / retained_count: what it keeps alive."""
@@ -596,7 +590,7 @@ class Leak:
     __slots__ = ("object", "key", "path", "library", "pattern", "nodes", "fingerprint", "retained_size",
                  "retained_count", "_retained")
 
-    def __init__(self, obj: HeapObject, key: Optional[str], path: Path, nodes: Iterable[TraceNode],
+    def __init__(self, obj: HeapObject, key: Optional[str], path: HeapPath, nodes: Iterable[TraceNode],
                  retained: dict[int, tuple[int, int]]) -> None:
         self.object = obj
         self.key = key
@@ -673,7 +667,7 @@ class Leak:
                 "root": self.root_kind, "trace": [node_dict(n) for n in self.nodes]}
 
 
-def _trace_nodes(heap: Heap, path: Path, inspectors: Iterable[Callable[[Report], None]], ancestry: _Ancestry,
+def _trace_nodes(heap: Heap, path: HeapPath, inspectors: Iterable[Callable[[Report], None]], ancestry: _Ancestry,
                  cache: dict[str, Any]) -> list[TraceNode]:
     hops = path.hops
     objects = [hop.target for hop in hops]
@@ -736,7 +730,7 @@ def find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]] = None,
     return leaks_of_paths(heap, list(candidates.values()), paths, inspectors)
 
 
-def leaks_of_paths(heap: Heap, candidates: list[Candidate], paths: Sequence[Optional[Path]],
+def leaks_of_paths(heap: Heap, candidates: list[Candidate], paths: Sequence[Optional[HeapPath]],
                    inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS) -> list[Leak]:
     """The Leaks of candidates whose paths (aligned, None for no path) were
     searched already: statuses, suspects, fingerprints, retained sizes."""

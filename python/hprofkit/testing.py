@@ -41,7 +41,7 @@ from ._heap import Heap, HeapObject
 from ._heapfile import open_any
 from ._units import human_size, parse_size
 from .leaks import Leak, default_exclude
-from .diff import DiffRow, HeapDiff, class_histogram, diff, growth_paths, retained_by_class
+from .heapdiff import DiffRow, HeapDiff, class_histogram, diff, growth_paths, retained_by_class
 
 __all__ = ["HeapCheckFailed", "assert_no_leaks", "assert_max_instances", "assert_retained_below",
            "assert_no_growth", "assert_roundtrip", "Baseline", "CheckSettings", "check_dump", "open_any"]

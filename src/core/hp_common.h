@@ -66,6 +66,22 @@ static inline void hp_put32(uint8_t *p, uint32_t v)
 }
 static inline void hp_put64(uint8_t *p, uint64_t v) { hp_put32(p, (uint32_t)(v >> 32)); hp_put32(p + 4, (uint32_t)v); }
 
+/* Longest varint (7 bits a byte, low bits first, the high bit set on all but
+ * the last): 10 bytes hold 64 bits. */
+#define HP_VARINT_MAX 10
+
+/* Writes v as a varint at p (room for HP_VARINT_MAX bytes); returns its length. */
+static inline size_t hp_put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
 /* HPROF basic types (format §5). */
 enum { HP_T_OBJECT = 2, HP_T_BOOLEAN = 4, HP_T_CHAR = 5, HP_T_FLOAT = 6, HP_T_DOUBLE = 7,
        HP_T_BYTE = 8, HP_T_SHORT = 9, HP_T_INT = 10, HP_T_LONG = 11 };

@@ -59,7 +59,6 @@ void hp_heap_free(hp_heap *h);
 
 /* ---- the dump ---- */
 int hp_heap_id_size(const hp_heap *h);
-int hp_heap_version(const hp_heap *h);          /* as hp_header.version */
 uint32_t hp_heap_dump_count(const hp_heap *h);  /* heap dumps in the file */
 uint32_t hp_heap_object_count(const hp_heap *h);
 uint32_t hp_heap_class_count(const hp_heap *h);
@@ -124,11 +123,8 @@ uint32_t hp_heap_find_class_id(const hp_heap *h, uint64_t class_id);
 /* The first class whose Java name ("java.lang.String", "byte[]", "a.B$C")
  * equals `name`, from `start` on; HP_NONE if none. */
 uint32_t hp_heap_find_class_name(const hp_heap *h, const char *name, size_t len, uint32_t start);
-/* Well-known classes, or HP_NONE: java.lang.Class, java.lang.String, and the
- * class of primitive arrays of `type`. */
+/* java.lang.Class, or HP_NONE. */
 uint32_t hp_heap_class_class(const hp_heap *h);
-uint32_t hp_heap_string_class(const hp_heap *h);
-uint32_t hp_heap_prim_array_class(const hp_heap *h, int type);
 
 /* A field: an instance field (with the offset of its value in the instance
  * data) or a static (with its value in the mapping). */

@@ -32,12 +32,7 @@ int hp_heap_utf8(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *l
 
 uint32_t hp_heap_class_count(const hp_heap *h) { return h->n_classes; }
 uint32_t hp_heap_class_class(const hp_heap *h) { return h->class_class; }
-uint32_t hp_heap_string_class(const hp_heap *h) { return h->string_class; }
 
-uint32_t hp_heap_prim_array_class(const hp_heap *h, int type)
-{
-    return type >= 4 && type <= 11 ? h->prim_class[type - 4] : HP_NONE;
-}
 
 uint32_t hp_heap_find_class_id(const hp_heap *h, uint64_t class_id)
 {
@@ -185,15 +180,6 @@ int heap_field_named(const hp_heap *h, uint32_t ord, const char *name, hp_field 
     return 0;
 }
 
-int heap_static_named(const hp_heap *h, uint32_t ord, const char *name, hp_field *out)
-{
-    hp_static_iter it;
-    hp_static_iter_init(&it, h, ord);
-    while (hp_static_next(&it, out))
-        if (heap_sid_is(h, out->name_sid, name))
-            return 1;
-    return 0;
-}
 
 int heap_classes_supers_first(hp_heap *h, void (*fn)(hp_heap *h, uint32_t ord, void *ctx), void *ctx)
 {

@@ -326,8 +326,6 @@ void hp_reach_free(hp_reach *r)
     r->alloc.free_fn(r);
 }
 
-int hp_reach_semantics(const hp_reach *r) { return r->semantics; }
-const hp_graph *hp_reach_graph(const hp_reach *r) { return &r->graph; }
 size_t hp_reach_root_count(const hp_reach *r) { return r->nroots; }
 const uint32_t *hp_reach_roots(const hp_reach *r) { return r->roots; }
 uint32_t hp_reach_root_record(const hp_reach *r, size_t i) { return r->root_records[i]; }
@@ -385,7 +383,7 @@ hp_code hp_reach_dominators(hp_reach *r, int lean, const hp_checkpoint *cp, hp_e
     rc = hp_dominators_build(&r->dom, &r->graph, &spec, cp, err);
     r->alloc.free_fn(roots);
     if (rc == HP_OK && r->semantics == HP_REACH_VISUALVM) {
-        r->class_retained = hp_array_new(&r->alloc, r->nclasses, 8);
+        r->class_retained = hp_array_new(&r->alloc, (uint64_t)r->nclasses * 2, 8);
         rc = r->class_retained ? walk_dominator_tree(r, 1, r->class_retained, cp, err)
                                : hp_graph_stop(err, HP_E_NOMEM);
         if (rc == HP_OK) {
@@ -403,8 +401,6 @@ hp_code hp_reach_dominators(hp_reach *r, int lean, const hp_checkpoint *cp, hp_e
     r->has_dominators = 1;
     return HP_OK;
 }
-
-int hp_reach_has_dominators(const hp_reach *r) { return r->has_dominators; }
 
 uint32_t hp_reach_idom(const hp_reach *r, uint32_t v)
 {
@@ -441,7 +437,7 @@ hp_code hp_reach_class_retained(hp_reach *r, const hp_checkpoint *cp, const uint
     if (!r->has_dominators)
         return hp_vertex_fail(err, HP_E_USAGE, UINT64_MAX, "dominators not computed");
     if (!r->class_retained) {
-        uint64_t *by_class = hp_array_new(&r->alloc, r->nclasses, 8);
+        uint64_t *by_class = hp_array_new(&r->alloc, (uint64_t)r->nclasses * 2, 8);
         if (!by_class)
             return hp_graph_stop(err, HP_E_NOMEM);
         rc = walk_dominator_tree(r, 0, by_class, cp, err);
@@ -453,6 +449,11 @@ hp_code hp_reach_class_retained(hp_reach *r, const hp_checkpoint *cp, const uint
     }
     *out = r->class_retained;
     return HP_OK;
+}
+
+const uint64_t *hp_reach_class_retained_counts(const hp_reach *r)
+{
+    return r->class_retained ? r->class_retained + r->nclasses : NULL;
 }
 
 /* VisualVM's test (getRetainedSizeByClass) for the classes whose instances
@@ -480,8 +481,9 @@ static int can_contain_itself(const hp_heap *h, uint32_t cls)
     return 0;
 }
 
-/* Adds v's retained size to its class unless an object of that class
- * dominates it; `on_path` counts the classes of v and its dominators. */
+/* Adds v's retained size (and count, at by_class[nclasses + cls]) to its
+ * class unless an object of that class dominates it; `on_path` counts the
+ * classes of v and its dominators. */
 static void add_by_class(hp_reach *r, uint32_t v, uint32_t cls, const uint32_t *on_path, const uint8_t *checked,
                          uint64_t *by_class)
 {
@@ -494,6 +496,7 @@ static void add_by_class(hp_reach *r, uint32_t v, uint32_t cls, const uint32_t *
         return;
     size = hp_reach_retained(r, v);
     by_class[cls] += size > 0 ? (uint64_t)size : 0;
+    by_class[r->nclasses + cls] += hp_reach_retained_count(r, v);
 }
 
 static hp_code walk_dominator_tree(hp_reach *r, int accumulate, uint64_t *by_class, const hp_checkpoint *cp,
@@ -517,7 +520,7 @@ static hp_code walk_dominator_tree(hp_reach *r, int accumulate, uint64_t *by_cla
     memset(start, 0, ((size_t)n + 2) * 4);
     memset(on_path, 0, ((size_t)r->nclasses + 1) * 4);
     if (by_class)
-        memset(by_class, 0, (size_t)r->nclasses * 8);
+        memset(by_class, 0, (size_t)r->nclasses * 16);
     for (c = 0; c < r->nclasses; c++)
         checked[c] = (uint8_t)(r->semantics == HP_REACH_VISUALVM && can_contain_itself(r->heap, c));
     /* Children of each vertex (slot n: the virtual root's) as CSR: count,

@@ -36,7 +36,7 @@ struct hp_reach {
     uint64_t *retained;       /* visualvm: VisualVM's retained sizes (dom.retained otherwise) */
     uint64_t *minus_one;      /* visualvm: bit set: VisualVM reports -1 */
     uint64_t *tree;           /* visualvm: bit set: tree objects (retained final before dominators) */
-    uint64_t *class_retained; /* per class, once computed */
+    uint64_t *class_retained; /* per class, once computed: sizes, then counts */
 };
 
 /* Walks the strong edges of one vertex in row order: the references the

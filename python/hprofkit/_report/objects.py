@@ -127,6 +127,6 @@ def paths_of(table: ObjectTable, objects: Iterable[HeapObject], *, each: bool = 
     alone: each path the shortest (a search costs a walk of the heap)."""
     heap = table.heap
     objects = list(objects)
-    found = [heap.path_to_root(obj) for obj in objects] if each else heap.paths_to_root(objects)
-    found = [path if path or each else heap.path_to_root(obj) for obj, path in zip(objects, found)]
+    found = [heap.path_to_root(obj, exclude=()) for obj in objects] if each else heap.paths_to_root(objects, exclude=())
+    found = [path if path or each else heap.path_to_root(obj, exclude=()) for obj, path in zip(objects, found)]
     return {str(table.row(obj)): path_data(table, path) for obj, path in zip(objects, found)}

@@ -15,7 +15,7 @@ from .objects import ObjectTable, cut_ends
 
 if TYPE_CHECKING:
     from .._heap import Heap, HeapObject
-    from ..diff import HeapDiff
+    from ..heapdiff import HeapDiff
     from ..leaks import Leak
     from .source import Source
 
@@ -94,7 +94,7 @@ HISTOGRAM_COLUMNS = ("class", "class_id", "instances", "shallow", "retained")
 def histogram_rows(src: Source) -> list[list[Any]]:
     """[class name, class id (hex) or None, instances, shallow bytes,
     retained bytes] per class with objects, largest retained first.
-    Retained is VisualVM's by class (HeapClass.retained_size).  With several
+    Retained is VisualVM's by class (HeapClass.instances_retained_size).  With several
     heaps (Android), a sixth item splits instances and shallow bytes by heap:
     [[instances, shallow] or 0 per heap of heap_names(src)]."""
     heap = src.heap
@@ -110,7 +110,7 @@ def histogram_rows(src: Source) -> list[list[Any]]:
                 classes = [cls] if cls is not None else []
             else:  # a primitive array type: the dump's class of that name
                 classes = heap.classes_named(row.name)
-            retained = sum(c.retained_size for c in classes)
+            retained = sum(c.instances_retained_size for c in classes)
             one = classes[0] if len(classes) == 1 else None
             ident = one.class_id if one is not None else row.class_id
             # The heap's name of the class (with a mapping, its clear name), else the histogram's.
@@ -119,8 +119,8 @@ def histogram_rows(src: Source) -> list[list[Any]]:
             if per_heap:
                 rows[-1].append([split.get((row.name, row.class_id), 0) for split in per_heap])
     else:
-        from ..diff import class_counts
-        rows = [[cls.name, f"{cls.class_id:x}", count, shallow, cls.retained_size]
+        from ..heapdiff import class_counts
+        rows = [[cls.name, f"{cls.class_id:x}", count, shallow, cls.instances_retained_size]
                 for cls, count, shallow in class_counts(heap)]
     rows.sort(key=lambda r: (-r[4], -r[3], r[0]))
     return rows
@@ -239,7 +239,7 @@ def diff(base: Source, base_rows: list[list[Any]], src: Source, rows: list[list[
     """hprofkit.diff(baseline, heap, retained=True, paths=True), from the
     histograms the report counted already: the delta histogram and where the
     objects of the classes that grew most hang."""
-    from ..diff import HeapDiff, growth_paths
+    from ..heapdiff import HeapDiff, growth_paths
     hist_a, ret_a = name_histogram(base_rows)
     hist_b, ret_b = name_histogram(rows)
     result: HeapDiff = HeapDiff.from_histograms(hist_a, hist_b, ret_a, ret_b, a=base.label, b=src.label)

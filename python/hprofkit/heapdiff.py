@@ -123,7 +123,7 @@ def retained_by_class(heap: Heap, names: Iterable[str] | None = None) -> dict[st
     out: dict[str, int] = {}
     for cls in classes:
         if cls.instance_count:
-            out[cls.name] = out.get(cls.name, 0) + cls.retained_size
+            out[cls.name] = out.get(cls.name, 0) + cls.instances_retained_size
     if names is not None:
         for name in names:
             out.setdefault(name, 0)
@@ -151,7 +151,7 @@ def hop_name(hop: Hop) -> str:
     return f"{hop.ref_type} {owner}.{hop.name} -> {target}"
 
 
-def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher], sample: int
+def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sample: int
                  ) -> tuple[Counter[tuple[str, ...]], bool]:
     """{named path: objects of class `name` on it}, and whether it is a sample.
 
@@ -202,13 +202,11 @@ def growth_paths(a: Heap, b: Heap, names: Iterable[str], *, exclude: Iterable[Ma
     """Where the objects of classes `names` hang in both heaps: the named
     paths whose object count rose, most growth first; and whether counts come
     from a sample (more than `sample` instances of a class)."""
-    from .leaks import default_exclude  # here: leaks loads on first use (see __init__)
-
     grown: list[PathGrowth] = []
     sampled = False
     for name in names:
-        counts_a, cut_a = _path_counts(a, name, default_exclude(a) if exclude is None else exclude, sample)
-        counts_b, cut_b = _path_counts(b, name, default_exclude(b) if exclude is None else exclude, sample)
+        counts_a, cut_a = _path_counts(a, name, exclude, sample)  # None: each heap's defaults
+        counts_b, cut_b = _path_counts(b, name, exclude, sample)
         sampled = sampled or cut_a or cut_b
         for key, count_b in counts_b.items():
             if count_b > counts_a.get(key, 0):
@@ -344,7 +342,7 @@ def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, 
     dominator trees).  paths: also find the reference paths along which the
     grown classes' objects hang (True: the `top_paths` classes that grew
     most in instances; or a list of class names), with `exclude` matchers
-    as heap.path_to_root takes them.  Paths given are opened (dumps, packs,
+    as heap.path_to_root takes them (None: each heap's defaults; (): none).  Paths given are opened (dumps, packs,
     Tailor minis) and closed again; heaps given stay open."""
     opened: list[Heap] = []
     try:
