@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 if TYPE_CHECKING:
     from .._heap import Heap, HeapObject
-    from .._reach import Path
+    from .._reach import HeapPath
 
 # A String's text is shown up to this many characters (then "…"); a String
 # longer than DECODE_CHARS is not even decoded (memory stays bounded).
@@ -106,7 +106,7 @@ def cut_ends(items: Sequence[Any]) -> list[Any]:
     return list(items[:PATH_ENDS]) + [len(items) - 2 * PATH_ENDS] + list(items[-PATH_ENDS:])
 
 
-def path_data(table: ObjectTable, path: Optional[Path]) -> Optional[PathData]:
+def path_data(table: ObjectTable, path: Optional[HeapPath]) -> Optional[PathData]:
     """A path's hops as [ref_type, name, row of the object reached], cut at its ends."""
     if not path:  # None, or (with a search that says why) a false NoPath
         return None
