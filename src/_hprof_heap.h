@@ -3,8 +3,9 @@
  * one way (tests/test_layout.py checks them; docs/architecture.md):
  *
  *   the types: _hprof_heap.c (Heap), _hprof_heap_object.c (HeapObject, HeapClass)
- *     -> _hprof_heap_tables.c -> _hprof_reach.c -> _hprof_heap_iter.c
- *     -> _hprof_heap_base.c -> _hprof_heap_read.c -> _hprof_glue.c
+ *     -> _hprof_heap_pixels.c -> _hprof_heap_tables.c -> _hprof_reach.c
+ *     -> _hprof_heap_iter.c -> _hprof_heap_base.c -> _hprof_heap_read.c
+ *     -> _hprof_glue.c
  *
  * each file calling only files to its right (the two type files never call
  * each other).  What is written in Python (paths, leaks, tables, HTML) is a
@@ -97,13 +98,13 @@ enum { FIELDS_ALL, FIELDS_STATIC, FIELDS_DECLARED };
  * to free. */
 int heap_fields(HeapIndex *heap, int what, uint32_t ord, uint32_t index, heap_field **items, size_t *n);
 
-/* The outbound references of an object (when asked) and the names of its
- * reference slots as STRING ids: an instance's reference fields in slot
- * order, a class object's statics.  Free with heap_refs_free. */
+/* The outbound references of an object (when asked) and the fields its
+ * reference slots are (named by heap_field_name): an instance's reference
+ * fields in slot order, a class object's statics.  Free with heap_refs_free. */
 typedef struct heap_refs {
     hp_ref *refs;
     size_t n, cap;
-    uint64_t *slots;
+    hp_field *slots;
     size_t n_slots, cap_slots;
 } heap_refs;
 int heap_refs_of(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *out);
@@ -139,6 +140,9 @@ uint8_t *heap_descendants(HeapIndex *heap, uint32_t ord, int with_self);
 
 /* A STRING record's text, decoded with replacement, or None (a new reference). */
 PyObject *heap_utf8(HeapIndex *heap, uint64_t sid);
+/* The name of field f, or the placeholder of a name the dump lacks
+ * (hp_heap_field_name): never None (a new reference). */
+PyObject *heap_field_name(HeapIndex *heap, const hp_field *f);
 /* The name of Android heap `number` ("app", "zygote"...), or None (a new reference). */
 PyObject *heap_android_name(HeapIndex *heap, int number);
 
@@ -242,5 +246,18 @@ PyObject *heap_columns(HeapIndex *heap, PyObject *table);
 #define HEAP_TABLE_METHODS \
     { "_columns", (PyCFunction)heap_columns, METH_O, \
       "_columns($self, table, /)\n--\n\nThe column buffers of heap.tables()'s `table` (internal)." },
+
+/* ---- a primitive array's bytes and bitmap pixels (_hprof_heap_pixels.c) ---- */
+
+PyObject *pixels_payload(HeapHandle *o, PyObject *args);
+PyObject *pixels_png_rows(HeapHandle *o, PyObject *args, PyObject *kwargs);
+/* HeapObject's private methods behind hprofkit/_bitmaps.py. */
+#define HEAP_PIXEL_METHODS \
+    { "_payload", (PyCFunction)pixels_payload, METH_VARARGS, \
+      "_payload($self, offset, length, /)\n--\n\nBytes [offset, offset + length) of a primitive array's\n" \
+      "payload as the file holds them, copied under the guard (internal)." }, \
+    { "_png_rows", (PyCFunction)(void (*)(void))pixels_png_rows, METH_VARARGS | METH_KEYWORDS, \
+      "_png_rows($self, config, width, rows, /, *, offset=0, stride=0, step=1, unpremultiply=False)\n--\n\n" \
+      "PNG scanlines (RGBA) of bitmap pixels in a byte array's payload (internal; core/hp_pixels.h)." },
 
 #endif

@@ -137,8 +137,10 @@ static PyObject *java_name_of(HeapIndex *heap, uint32_t ord)
     PyObject *out;
     if (heap_class_info(heap, ord, &info, &name) < 0)
         return NULL;
-    if (!name.data)
-        return PyUnicode_FromFormat("<unknown class 0x%llx>", (unsigned long long)info.id);
+    if (!name.data) { /* no LOAD_CLASS, or one naming a STRING the dump lacks */
+        char unnamed[HP_UNNAMED_MAX];
+        return PyUnicode_FromStringAndSize(unnamed, (Py_ssize_t)hp_unnamed(unnamed, HP_UNNAMED_CLASS, info.id));
+    }
     out = hprof_java_name(name.data, name.len);
     heap_copy_free(&name);
     return out;
@@ -214,7 +216,7 @@ static PyObject *slot_names(HeapIndex *heap, const heap_refs *r)
     PyObject *names = PyList_New((Py_ssize_t)r->n_slots);
     size_t k;
     for (k = 0; names && k < r->n_slots; k++) {
-        PyObject *name = heap_utf8(heap, r->slots[k]);
+        PyObject *name = heap_field_name(heap, &r->slots[k]);
         if (!name)
             Py_CLEAR(names);
         else
@@ -335,6 +337,17 @@ static void find_frame(void *ctx)
     c->found = hp_heap_thread_frame(c->h, c->root->thread_serial, c->root->frame, &c->frame);
 }
 
+/* A frame's method: the dump's name, or the placeholder of one it lacks. */
+static PyObject *heap_method_name(HeapIndex *heap, uint64_t sid)
+{
+    char unnamed[HP_UNNAMED_MAX];
+    PyObject *name = heap_utf8(heap, sid);
+    if (name != Py_None)
+        return name;
+    Py_DECREF(name);
+    return PyUnicode_FromStringAndSize(unnamed, (Py_ssize_t)hp_unnamed(unnamed, HP_UNNAMED_METHOD, 0));
+}
+
 PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r)
 {
     const hp_heap *index = heap->index;
@@ -359,7 +372,7 @@ PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r)
     }
     cls = hp_heap_class_by_serial(index, f.class_serial);
     PyStructSequence_SET_ITEM(item, 1, cls != HP_NONE ? Py_XNewRef(heap_class_name(heap, cls)) : Py_NewRef(Py_None));
-    PyStructSequence_SET_ITEM(item, 2, heap_utf8(heap, f.method_sid));
+    PyStructSequence_SET_ITEM(item, 2, heap_method_name(heap, f.method_sid));
     PyStructSequence_SET_ITEM(item, 3, heap_utf8(heap, f.signature_sid));
     PyStructSequence_SET_ITEM(item, 4, heap_utf8(heap, f.source_sid));
     PyStructSequence_SET_ITEM(item, 5, PyLong_FromLong(f.line));

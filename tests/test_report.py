@@ -267,7 +267,7 @@ def test_limits_cut_each_list_and_sum_what_they_leave_out(hostile_dumps):
     rows = full["histogram"]["rows"]
     assert cut["histogram"]["rows"] == rows[:3] and cut["histogram"]["total_rows"] == len(rows)
     assert cut["histogram"]["rest"] == {"rows": len(rows) - 3, "instances": sum(r[2] for r in rows[3:]),
-                                        "shallow": sum(r[3] for r in rows[3:])}
+                                        "shallow_size": sum(r[3] for r in rows[3:])}
     assert len(cut["overview"]["dominators"]["rows"]) == 2
     assert cut["overview"]["dominators"]["rest"] == cut["overview"]["total"] - sum(
         size for _, size in cut["overview"]["dominators"]["rows"])
@@ -326,7 +326,7 @@ def test_diff_against_a_baseline_is_hprofkit_diff(hostile_dumps, tmp_path):
     assert (got["a"], got["b"]) == ("base.hprof", "app.hprof")
     assert got["rows"] == [[r.name, r.count_a, r.count_b, r.shallow_a, r.shallow_b, r.retained_a, r.retained_b]
                            for r in expected.rows]
-    assert [(p["class"], tuple(p["path"]), p["count_a"], p["count_b"]) for p in got["paths"]] == \
+    assert [(p["class"], tuple(p["path"]), p["instances_a"], p["instances_b"]) for p in got["paths"]] == \
         [(p.name, p.path, p.count_a, p.count_b) for p in expected.paths]
     assert got["rows"][0][:3] == ["com.example.MainActivity", 1, 3]
     assert "diff" not in page_data(Path(hprofkit.report(app, tmp_path / "alone.html")))["sections"]
@@ -336,7 +336,8 @@ def test_packs_minis_and_other_heap_dumps(tmp_path):
     plain = page_data(Path(hprofkit.report(SERVICE_BINDER, tmp_path / "plain.html")))
     hprofkit.encode(SERVICE_BINDER, tmp_path / "app.hpk", strip="none")
     packed = page_data(Path(hprofkit.report(tmp_path / "app.hpk", tmp_path / "pack.html")))
-    assert packed["sections"]["overview"]["file"]["compression"] == "pack"
+    with hprofkit.open(tmp_path / "app.hpk") as dump:
+        assert packed["sections"]["overview"]["file"]["compression"] == dump.compression == "hprofkit pack"
     assert packed["sections"]["histogram"] == plain["sections"]["histogram"]
     assert packed["sections"]["leaks"] == plain["sections"]["leaks"]
     second = page_data(Path(hprofkit.report(TWO_HEAP_DUMPS, tmp_path / "second.html", heap_dump=1)))
@@ -402,7 +403,7 @@ def test_cli_writes_the_report_and_fails_in_one_line(hostile_dumps, tmp_path):
 
 def test_a_view_embeds_alone_for_notebooks():
     data = {"columns": ["class"], "rows": [[HOSTILE_TEXT, None, 1, 16, 16]], "total_rows": 1,
-            "rest": {"rows": 0, "instances": 0, "shallow": 0}}
+            "rest": {"rows": 0, "instances": 0, "shallow_size": 0}}
     one, two = view_html("histogram", data), view_html("histogram", data)
     target = re.search(r'<div id="(hk-[0-9a-f]+)"', one).group(1)
     assert target not in two  # each output its own element

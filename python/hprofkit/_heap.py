@@ -25,6 +25,7 @@ from ._reach import HeapPath, path_to_root, paths_to_root
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
+    from ._bitmaps import Bitmap, DuplicateBitmaps
     from .leaks import Leak, Report
     from .match import Matcher
 
@@ -138,6 +139,20 @@ class Heap(_hprof.Heap):
         return leaks.find_leaks(self, exclude, leaks.DEFAULT_FINDERS if finders is None else finders,
                                 inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors)
 
+    def bitmaps(self) -> list[Bitmap]:
+        """Every android.graphics.Bitmap of the heap as a hprofkit.Bitmap (size, config,
+        pixels, PNG), by object id; [] for a heap without them.  See hprofkit._bitmaps for
+        where each Android version keeps the pixels."""
+        from . import _bitmaps
+        return _bitmaps.bitmaps(self)
+
+    def duplicate_bitmaps(self, bitmaps: Optional[Iterable[Bitmap]] = None, /) -> list[DuplicateBitmaps]:
+        """Groups of bitmaps with identical pixels (Tencent Matrix's check), each a
+        DuplicateBitmaps(digest, bitmaps, wasted_bytes), the largest waste first.  bitmaps:
+        the ones to compare (default: heap.bitmaps()), e.g. those of the app heap only."""
+        from . import _bitmaps
+        return _bitmaps.duplicate_bitmaps(self, bitmaps)
+
     def tables(self, *, retained: bool = True) -> dict[str, _pyarrow.Table]:
         """The heap as Arrow tables (needs pyarrow): {'objects', 'references', 'classes',
         'roots'}, shaped like Perfetto's heap_graph_* tables.  See hprofkit._tables."""
@@ -150,16 +165,20 @@ class Heap(_hprof.Heap):
         return _tables.to_parquet(self, directory)
 
 
-def open_heap(path: str | os.PathLike[str], *, heap_dump: int = 0, size_model: str = "visualvm",
+def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
               semantics: str = "hprofkit") -> Heap:
-    """Opens a dump (plain, .gz or .bz2) and indexes one of its heap dumps.
+    """Opens a dump and indexes one of its heap dumps: the one opener of the
+    package.  source is what hprofkit.open takes (a path, a bytes-like
+    object, an io.BytesIO, a binary file object such as a pipe or
+    sys.stdin.buffer), holding plain HPROF, gzip or bzip2, an hprofkit pack
+    or a Tailor mini (restored first into an anonymous temporary file).
 
-    semantics picks the reference graph of paths and retained sizes (see
-    Dump.heap).
-
-    The dump stays mapped while the Heap or any handle on it lives."""
+    heap_dump picks the heap dump (from 0; negative counts from the end);
+    semantics the reference graph of paths and retained sizes (see
+    Dump.heap).  The dump stays mapped while the Heap or any handle on it
+    lives."""
     from ._dump import Dump
-    dump = Dump(path)
+    dump = Dump(source)
     try:
         heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics)
     finally:

@@ -124,12 +124,9 @@ static uint32_t field_slot(const hp_heap *h, uint32_t cls, uint32_t declaring, c
     uint32_t slot = 0;
     hp_field_iter_init(&it, h, cls);
     while (hp_field_next(&it, &f)) {
-        const uint8_t *text;
-        size_t n;
         if (f.type != HP_T_OBJECT)
             continue;
-        if (f.declaring == declaring && hp_heap_utf8(h, f.name_sid, &text, &n) && n == len &&
-            memcmp(text, name, len) == 0)
+        if (f.declaring == declaring && hp_heap_field_is(h, &f, name, len))
             return slot;
         slot++;
     }

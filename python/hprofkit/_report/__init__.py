@@ -31,7 +31,7 @@ from .source import Source, opened
 if TYPE_CHECKING:
     from .._heap import Heap
 
-__all__ = ["report", "collect", "Limits"]
+__all__ = ["report", "write", "collect", "Limits"]
 
 FORMAT = 1  # of the JSON document: bumped when a view's data changes shape
 _HALVINGS = 6  # times the lists may be halved to fit Limits.page_bytes
@@ -75,20 +75,27 @@ def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str |
            *, baseline: "Heap | str | os.PathLike[str] | None" = None, semantics: Optional[str] = None,
            heap_dump: int = 0, limits: Limits = Limits()) -> str:
     """Writes the HTML report of a heap (a Heap, or a dump's path: plain,
-    .gz, .bz2, an hprofkit pack or a Tailor mini; or a binary file holding
-    an HPROF dump, such as standard input) to `out` ("-" for standard
-    output) and returns out's path.
+    .gz, .bz2, an hprofkit pack, a Tailor mini or a BMD; or a binary file
+    holding one, such as standard input) to `out` ("-" for standard output)
+    and returns out's path.
 
     baseline: an earlier dump (or Heap) to diff against: the page adds the
     delta histogram and the reference paths along which the grown classes'
     objects hang.  semantics: the reference graph of paths and retained
     sizes for dumps opened here ('hprofkit' or 'visualvm', see open_heap).
     heap_dump: which heap dump of the file (from 0; negative counts from
-    the end).  A path is faster than
-    a Heap: its class histogram comes from one pass of the C core.
+    the end).  A path is faster than a Heap: its class histogram comes from
+    one pass of the C core.
 
     The file is written atomically through hprofkit's one output path: never
     over the input, never through a FIFO's or a symlink's target."""
+    write(heap_or_path, out, baseline=baseline, semantics=semantics, heap_dump=heap_dump, limits=limits)
+    return os.fspath(out)
+
+
+def write(heap_or_path: Any, out: Any, *, baseline: Any = None, semantics: Optional[str] = None, heap_dump: int = 0,
+          limits: Limits = Limits()) -> dict[str, Any]:
+    """report(), returning the JSON document the page holds."""
     from .._output import check_not_same_file, output_file
     from .page import render_report
     for source in (heap_or_path, baseline):
@@ -98,15 +105,17 @@ def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str |
         src = stack.enter_context(opened(heap_or_path, heap_dump=heap_dump, semantics=semantics))
         base = None if baseline is None else stack.enter_context(
             opened(baseline, heap_dump=heap_dump, semantics=semantics))
-        page = render_report(collect(src, baseline=base, limits=limits))
+        data = collect(src, baseline=base, limits=limits)
+        page = render_report(data)
         for _ in range(_HALVINGS):
             if len(page) <= limits.page_bytes:
                 break
             limits = limits.halved()
-            page = render_report(dict(collect(src, baseline=base, limits=limits), shortened=True))
+            data = dict(collect(src, baseline=base, limits=limits), shortened=True)
+            page = render_report(data)
     with output_file(out) as f:
         f.write(page)
-    return os.fspath(out)
+    return data
 
 
 def _is_heap(obj: Any) -> bool:

@@ -25,7 +25,8 @@ PATH_ENDS = 12
 # many characters on the page: a hostile dump cannot make the page big.
 MAX_TEXT = 300
 
-OBJECT_COLUMNS = ("id", "class", "kind", "shallow", "retained", "retained_count", "preview")
+# Named as every --json of the command line names them.
+OBJECT_COLUMNS = ("id", "class", "kind", "shallow_size", "retained_size", "retained_count", "preview")
 
 # A path as the page gets it: hops [ref_type, name, object row], root first;
 # an int in the list stands for that many hops left out.

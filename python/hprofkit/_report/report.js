@@ -122,8 +122,8 @@
   Context.prototype.object = function (row) {
     var r = this.objectRows[row];
     var c = this.col;
-    return { row: row, id: r[c.id], cls: r[c["class"]], kind: r[c.kind], shallow: r[c.shallow],
-             retained: r[c.retained], retainedCount: r[c.retained_count], preview: r[c.preview] };
+    return { row: row, id: r[c.id], cls: r[c["class"]], kind: r[c.kind], shallow: r[c.shallow_size],
+             retained: r[c.retained_size], retainedCount: r[c.retained_count], preview: r[c.preview] };
   };
 
   /* "java.util.HashMap$Node[]": the package muted, the simple name strong. */
@@ -589,7 +589,7 @@
         noun: "class", nouns: "classes", name: "histogram", page: 100,
         tools: heaps.length ? chooser : null,
         footer: rest.rows ? h("p", { cls: "hk-muted hk-rest", text: "and " + plural(rest.rows, "more class", "more classes") +
-          " not in this report: " + plural(rest.instances, "object") + ", " + bytes(rest.shallow) + " shallow." }) : null }));
+          " not in this report: " + plural(rest.instances, "object") + ", " + bytes(rest.shallow_size) + " shallow." }) : null }));
     }
     var chooser = h("select", { cls: "hk-heap-choice", attrs: { "aria-label": "Heap" },
                                 on: { change: function () { draw(Number(chooser.value)); } } },
@@ -623,13 +623,13 @@
       data.rows, { sort: 2, filter: function (r) { return r[0]; }, placeholder: "Filter classes", noun: "class", nouns: "classes",
                    name: "diff", page: 100,
                    footer: rest.rows ? h("p", { cls: "hk-muted", text: "and " + plural(rest.rows, "more class", "more classes") +
-                     ": " + signed(rest.count_delta, count) + " objects, " + signed(rest.shallow_delta, bytes) + "." }) : null }));
+                     ": " + signed(rest.instances_delta, count) + " objects, " + signed(rest.shallow_size_delta, bytes) + "." }) : null }));
     if (!data.paths.length) return;
     var list = h("ol", { cls: "hk-growth" });
     data.paths.forEach(function (p) {
       list.appendChild(h("li", { cls: "hk-card" }, [
-        h("div", null, [h("b", { cls: "hk-grew", text: signed(p.count_b - p.count_a, count) }), " ", className(p["class"]),
-                        h("span", { cls: "hk-muted", text: " (" + count(p.count_a) + " \u2192 " + count(p.count_b) + ")" })]),
+        h("div", null, [h("b", { cls: "hk-grew", text: signed(p.instances_b - p.instances_a, count) }), " ", className(p["class"]),
+                        h("span", { cls: "hk-muted", text: " (" + count(p.instances_a) + " \u2192 " + count(p.instances_b) + ")" })]),
         h("ol", { cls: "hk-growth-path" }, p.path.map(function (hop) {
           return typeof hop === "number" ? h("li", { cls: "hk-muted", text: "\u22ee " + plural(hop, "hop") + " left out" })
                                          : h("li", null, h("code", { text: hop }));

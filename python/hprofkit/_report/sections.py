@@ -88,7 +88,7 @@ def overview(src: Source, table: ObjectTable, limits: Limits, histogram: list[li
 
 # ---- histogram ---------------------------------------------------------------
 
-HISTOGRAM_COLUMNS = ("class", "class_id", "instances", "shallow", "retained")
+HISTOGRAM_COLUMNS = ("class", "class_id", "instances", "shallow_size", "retained_size")
 
 
 def histogram_rows(src: Source) -> list[list[Any]]:
@@ -136,7 +136,7 @@ def heap_names(src: Source) -> list[str]:
 def histogram(src: Source, rows: list[list[Any]], limits: Limits) -> dict[str, Any]:
     kept, rest = rows[:limits.histogram], rows[limits.histogram:]
     return {"columns": list(HISTOGRAM_COLUMNS), "heaps": heap_names(src), "rows": kept, "total_rows": len(rows),
-            "rest": {"rows": len(rest), "instances": sum(r[2] for r in rest), "shallow": sum(r[3] for r in rest)}}
+            "rest": {"rows": len(rest), "instances": sum(r[2] for r in rest), "shallow_size": sum(r[3] for r in rest)}}
 
 
 # ---- leak suspects (MAT) -----------------------------------------------------
@@ -219,7 +219,8 @@ def _matcher_text(matcher: Any) -> str:
 
 # ---- diff against a baseline -------------------------------------------------
 
-DIFF_COLUMNS = ("class", "count_a", "count_b", "shallow_a", "shallow_b", "retained_a", "retained_b")
+DIFF_COLUMNS = ("class", "instances_a", "instances_b", "shallow_size_a", "shallow_size_b", "retained_size_a",
+                "retained_size_b")
 
 
 def name_histogram(rows: list[list[Any]]) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
@@ -252,8 +253,8 @@ def diff(base: Source, base_rows: list[list[Any]], src: Source, rows: list[list[
             "rows": [[r.name, r.count_a, r.count_b, r.shallow_a, r.shallow_b, r.retained_a, r.retained_b]
                      for r in kept],
             "total_rows": len(result.rows),
-            "rest": {"rows": len(rest), "count_delta": sum(r.count_delta for r in rest),
-                     "shallow_delta": sum(r.shallow_delta for r in rest)},
-            "paths": [{"class": p.name, "path": cut_ends(p.path), "count_a": p.count_a, "count_b": p.count_b}
+            "rest": {"rows": len(rest), "instances_delta": sum(r.count_delta for r in rest),
+                     "shallow_size_delta": sum(r.shallow_delta for r in rest)},
+            "paths": [{"class": p.name, "path": cut_ends(p.path), "instances_a": p.count_a, "instances_b": p.count_b}
                       for p in paths[:limits.diff_paths]],
             "more_paths": max(len(paths) - limits.diff_paths, 0), "paths_sampled": sampled}

@@ -1,18 +1,16 @@
 """What a report is made from: the heap, and (when a file was given) the
 dump's header and its class histogram from one pass of the C core.
 
-A path is opened once: the Dump maps it (plain, gzip, bzip2), stats() reads
-the histogram in a thread while the heap indexes the same mapping.  An
-hprofkit pack or a Tailor mini is restored into a temporary folder first,
-removed once the report is made.  A Heap given as it is has no file behind
-it that the report can see: the overview then says what the heap itself
-knows, and the histogram is counted from its classes."""
+A path is opened once: the Dump maps it (packs, minis and BMDs restored
+first), stats() reads the histogram in a thread while the heap indexes the
+same mapping.  A Heap given as it is has no file behind it that the report
+can see: the overview then says what the heap itself knows, and the
+histogram is counted from its classes."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
@@ -28,7 +26,7 @@ class FileInfo:
     """The dump's header and size, as the overview shows them."""
     name: str
     size: int                   # bytes on disk
-    compression: Optional[str]  # 'gzip', 'bzip2', 'pack', 'tailor' or None
+    compression: Optional[str]  # as Dump.compression: 'gzip', 'bzip2', 'pack', 'tailor, gzip'... or None
     magic: str
     id_size: int
     timestamp_ms: int
@@ -97,7 +95,9 @@ def _heap_options(semantics: Optional[str]) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None) -> Iterator[Source]:
-    """The Source of a Heap or of a dump's path; what it opened is closed on exit."""
+    """The Source of a Heap, of a dump's path (any format the Dump opens:
+    plain, gzip, bzip2, hprofkit pack, Tailor mini, Badoo BMD) or of a binary
+    file (standard input); what it opened is closed on exit."""
     from .._heap import Heap
     if isinstance(source, Heap):
         if semantics is not None and semantics != source.semantics:
@@ -105,47 +105,22 @@ def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None) 
                              f"semantics={source.semantics!r}: open it with the one wanted")
         yield Source(source, repr(source), None, None)
         return
-    if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):  # a binary file: standard input...
-        name = getattr(source, "name", None)
-        label = name if isinstance(name, str) and not name.startswith("<") else "<stdin>"
-        with _dump_source(source, label, None, None, heap_dump, semantics) as src:
-            yield src
-        return
-    if not isinstance(source, (str, os.PathLike)):
+    if isinstance(source, (str, os.PathLike)):
+        name, size = os.path.basename(os.fspath(source)), os.path.getsize(source)
+    elif hasattr(source, "read"):
+        given = getattr(source, "name", None)
+        name, size = (given if isinstance(given, str) and not given.startswith("<") else "<stdin>"), None
+    else:
         raise TypeError(f"report() takes a Heap, a dump's path or a binary file, not {type(source).__name__}")
-    path = os.fspath(source)
-    from .._heapfile import dump_kind
-    if dump_kind(path) == "encoded":
-        from .._files import decode
-        from .._pack import is_pack
-        with open(path, "rb") as f:
-            kind = "pack" if is_pack(f.read(8)) else "tailor"
-        with tempfile.TemporaryDirectory(prefix="hprofkit-report-") as tmp:
-            restored = os.path.join(tmp, "restored.hprof")
-            decode(path, restored, threads=1)
-            with _dump_source(restored, os.path.basename(path), os.path.getsize(path), kind, heap_dump,
-                              semantics) as opened_source:
-                yield opened_source
-        return
-    with _dump_source(path, os.path.basename(path), os.path.getsize(path), None, heap_dump, semantics) as src:
-        yield src
-
-
-@contextlib.contextmanager
-def _dump_source(path: Any, name: str, size: Optional[int], encoded: Optional[str], heap_dump: int,
-                 semantics: Optional[str]) -> Iterator[Source]:
-    """The Source of a dump (a path or a binary file); size: bytes on disk (None: the dump's own)."""
     from .._dump import Dump
-    with Dump(path) as dump:
+    with Dump(source) as dump:
         stats = _Background(dump, heap_dump)
         try:
             heap = dump.heap(heap_dump=heap_dump, **_heap_options(semantics))
             try:
-                yield Source(heap, name, stats, FileInfo(name, dump.size if size is None else size,
-                                                         encoded or dump.compression, dump.magic, dump.id_size,
-                                                         dump.timestamp))
+                yield Source(heap, name, stats, FileInfo(name, dump.size if size is None else size, dump.compression,
+                                                         dump.magic, dump.id_size, dump.timestamp))
             finally:
                 heap.close()
         finally:
             stats.cancel()  # a no-op once it is done; on an error, its thread ends before the dump closes
-
