@@ -318,6 +318,32 @@ def test_long_strings_traces_and_pages_are_cut(tmp_path):
     assert shortened["sections"]["histogram"]["total_rows"] == page_data(full)["sections"]["histogram"]["total_rows"]
 
 
+@pytest.mark.parametrize("dump", [SERVICE_BINDER, DIALER], ids=lambda p: p.name)
+def test_bitmaps_are_the_heaps_with_their_thumbnails_and_duplicates(dump, tmp_path):
+    data = page_data(Path(hprofkit.report(dump, tmp_path / "r.html")))
+    section, objects = data["sections"]["bitmaps"], data["objects"]["rows"]
+    with hprofkit.open_heap(dump) as heap:
+        found = heap.bitmaps()
+        ranked = sorted(found, key=lambda b: (-(b.byte_size or 0), b.object.id))
+        assert (section["count"], section["bytes"], section["with_pixels"]) == \
+            (len(found), sum(b.byte_size or 0 for b in found), sum(b.has_pixels for b in found)) and found
+        assert [(int(objects[i[0]][0], 16), i[1], i[2], i[3], i[4]) for i in section["items"]] == \
+            [(b.object.id, b.width, b.height, b.config or b.format, b.byte_size) for b in ranked[:Limits().bitmaps]]
+        for item, bmp in zip(section["items"], ranked):
+            uri = data["images"].get(str(item[0]))
+            if bmp.has_pixels:  # the thumbnail is the API's PNG at 96 pixels a side
+                assert uri == "data:image/png;base64," + base64.b64encode(bmp.png_bytes(max_side=96)).decode()
+                assert item[5] is None
+            else:
+                assert uri is None and item[5] == bmp.no_pixels_reason
+        groups = heap.duplicate_bitmaps(found)
+        assert [(g["count"], g["wasted"], g["digest"], [int(objects[r][0], 16) for r in g["bitmaps"]])
+                for g in section["duplicates"]] == [(len(g.bitmaps), g.wasted_bytes, g.digest,
+                                                     [b.object.id for b in g.bitmaps]) for g in groups]
+    # A HotSpot heap has no such section.
+    assert "bitmaps" not in page_data(Path(hprofkit.report(JDK8, tmp_path / "jdk8.html")))["sections"]
+
+
 def test_diff_against_a_baseline_is_hprofkit_diff(hostile_dumps, tmp_path):
     app, base, _ = hostile_dumps
     data = page_data(Path(hprofkit.report(app, tmp_path / "r.html", baseline=base)))
@@ -388,6 +414,10 @@ def test_cli_writes_the_report_and_fails_in_one_line(hostile_dumps, tmp_path):
         assert proc.returncode == 1 and proc.stdout == "", args
         assert proc.stderr.startswith("hprofkit: error: ") and message in proc.stderr, proc.stderr
         assert proc.stderr.count("\n") == 1, proc.stderr
+    proc = _cli(app, "-o", "j.html", "--json", cwd=tmp_path)
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {
+        "output": "j.html", "size": (tmp_path / "j.html").stat().st_size, "shortened": False,
+        "sections": ["overview", "suspects", "leaks", "histogram"]}
     # A bad value is a usage error (exit 2, the usage line), as in every command.
     proc = _cli(app, "--heap-dump", "first", cwd=tmp_path)
     assert proc.returncode == 2 and "usage: hprofkit report" in proc.stderr and "--heap-dump" in proc.stderr

@@ -97,7 +97,8 @@ def test_every_section_shows_the_apis_figures(browser, shots, tmp_path, dump):
     with hprofkit.open(dump) as d:
         stats = d.stats()
     with hprofkit.open_heap(dump) as heap:
-        assert section_names(browser) == ["overview", "suspects", "leaks", "histogram"]
+        android = heap.find_class("android.graphics.Bitmap") is not None
+        assert section_names(browser) == ["overview", "suspects", "leaks", "histogram"] + ["bitmaps"] * android
         figures = js(browser, """return Object.fromEntries([...document.querySelectorAll('[data-figure]')].map(
             t => [t.dataset.figure, Number(t.querySelector('[data-value]').dataset.value)]))""")
         assert figures == {"objects": heap.object_count, "classes": heap.class_count, "gc_roots": len(heap.gc_roots),
@@ -211,6 +212,26 @@ def test_the_histogram_shows_one_android_heap_on_demand(browser, tmp_path):
         sorted((r.name, r.instances, r.shallow_bytes) for r in heaps["app"])
     header = js(browser, "return document.querySelector(\"table[data-table='histogram'] th[data-col='3']\").textContent")
     assert header == "Retained (all heaps)"
+    no_console_errors(browser)
+
+
+def test_bitmaps_show_as_images(browser, shots, tmp_path):
+    show(browser, Path(hprofkit.report(SERVICE_BINDER, tmp_path / "report.html")))
+    with hprofkit.open_heap(SERVICE_BINDER) as heap:
+        found = sorted(heap.bitmaps(), key=lambda b: (-(b.byte_size or 0), b.object.id))
+        # Each thumbnail loaded (the policy allows data: images) at the bitmap's proportions.
+        shown = js(browser, "return [...document.querySelectorAll('figure.hk-bitmap')].map(f => { const i = "
+                            "f.querySelector('img'); return [f.dataset.id, i && i.complete ? [i.naturalWidth, "
+                            "i.naturalHeight] : null]; })")
+        assert [obj_id for obj_id, _ in shown] == [f"{b.object.id:x}" for b in found]
+        for (_, size), bmp in zip(shown, found):
+            step = -(-max(bmp.width, bmp.height) // 96)
+            assert size == ([-(-bmp.width // step), -(-bmp.height // step)] if bmp.has_pixels else None)
+        dups = js(browser, "return [...document.querySelectorAll('.hk-duplicates')].map(d => Number(d.dataset.count))")
+        assert dups == [len(g.bitmaps) for g in heap.duplicate_bitmaps()]
+    section = browser.find_element("css selector", "section[data-section='bitmaps']")
+    browser.execute_script("arguments[0].scrollIntoView()", section)
+    chromium.screenshot(browser, shots / "report-bitmaps.png")
     no_console_errors(browser)
 
 

@@ -40,7 +40,7 @@ _HALVINGS = 6  # times the lists may be halved to fit Limits.page_bytes
 def collect(src: Source, *, baseline: Optional[Source] = None, limits: Limits = Limits()) -> dict[str, Any]:
     """The report's JSON document for an opened Source (and a baseline's)."""
     from .. import __version__
-    from . import sections
+    from . import images, sections
     from .objects import paths_of
     table = ObjectTable(src.heap)
     # The dominators first: the histogram's stats may still be counted beside them.
@@ -64,11 +64,18 @@ def collect(src: Source, *, baseline: Optional[Source] = None, limits: Limits = 
         },
         "paths": paths,
     }
+    pictures = images.bitmaps(src.heap, table, shown=limits.bitmaps, groups=limits.bitmap_groups,
+                              members=limits.leak_objects)
+    if pictures is not None:
+        data["sections"]["bitmaps"], thumbnails = pictures
     if baseline is not None:
         base_rows = sections.histogram_rows(baseline)
         data["sections"]["diff"] = sections.diff(baseline, base_rows, src, rows, limits)
     data["objects"] = table.to_json()  # last: every section above has added its objects
-    return bounded(data)
+    data = bounded(data)
+    if pictures is not None:
+        data["images"] = thumbnails  # after bounded(): data: URIs are long, and made here, not read from the dump
+    return data
 
 
 def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str | os.PathLike[str]" = "report.html",

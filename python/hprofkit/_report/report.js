@@ -117,6 +117,7 @@
     this.objectRows = objects.rows;
     this.col = col;
     this.paths = data.paths || {};
+    this.images = data.images || {};
   }
 
   Context.prototype.object = function (row) {
@@ -600,6 +601,60 @@
     el.appendChild(holder);
   };
 
+  var IMAGE_URI = /^data:image\/(png|jpeg|webp);base64,[A-Za-z0-9+\/]+=*$/;
+  var THUMB_SIDE = 96;
+
+  /* A bitmap's thumbnail (a data: URI the report made), or a placeholder saying why there is none. */
+  function thumb(uri, why, title, width, height) {
+    if (uri && IMAGE_URI.test(uri)) {
+      var img = h("img", { cls: "hk-thumb", attrs: { src: uri, alt: title }, title: title });
+      var side = Math.max(width || 0, height || 0);
+      if (side && side < THUMB_SIDE) {  // a small bitmap is shown larger, its pixels square
+        var scale = Math.floor(THUMB_SIDE / side);
+        img.style.width = width * scale + "px";
+        img.style.height = height * scale + "px";
+      }
+      return img;
+    }
+    return h("div", { cls: "hk-thumb hk-no-thumb", title: why || "" }, h("span", { text: why || "no pixels" }));
+  }
+
+  hk.views.bitmaps = function (el, data, ctx) {
+    el.appendChild(h("p", { cls: "hk-lead" }, [figure("b", data.count, count), " bitmap" + (data.count === 1 ? "" : "s") +
+      " holding ", figure("b", data.bytes, bytes), " of pixels; the dump has the pixels of ",
+      figure("span", data.with_pixels, count), "."]));
+    var thumbs = {};
+    var grid = h("div", { cls: "hk-bitmaps" });
+    data.items.forEach(function (item) {
+      var o = ctx.object(item[0]);
+      var size = (item[1] == null ? "?" : item[1]) + "\u00d7" + (item[2] == null ? "?" : item[2]);
+      var title = size + (item[3] ? " " + item[3] : "") + " @0x" + o.id;
+      var uri = ctx.images[String(item[0])];
+      thumbs[item[0]] = uri ? function () { return thumb(uri, null, title); } : null;
+      grid.appendChild(h("figure", { cls: "hk-bitmap", data: { id: o.id } }, [
+        h("div", { cls: "hk-thumb-box" }, thumb(uri, item[5], title, item[1], item[2])),
+        h("figcaption", null, [h("b", { text: size }), item[3] ? h("span", { cls: "hk-muted", text: " " + item[3] }) : null,
+          h("br"), item[4] == null ? h("span", { cls: "hk-muted", text: "size unknown" }) : figure("span", item[4], bytes),
+          " ", h("span", { cls: "hk-id", text: "@0x" + o.id })])]));
+    });
+    el.appendChild(grid);
+    if (data.rest.bitmaps) el.appendChild(h("p", { cls: "hk-muted", text: "and " + plural(data.rest.bitmaps, "more bitmap") +
+      " (" + bytes(data.rest.bytes) + ") not shown." }));
+    if (!data.duplicates.length) return;
+    el.appendChild(h("h3", { cls: "hk-spaced", text: "The same pixels held more than once" }));
+    data.duplicates.forEach(function (g) {
+      el.appendChild(h("div", { cls: "hk-card hk-duplicates", data: { digest: g.digest, count: g.count } }, [
+        h("p", null, [figure("b", g.count, count), " identical bitmaps", g.wasted == null ? "" : ", wasting ",
+                      g.wasted == null ? null : figure("b", g.wasted, bytes)]),
+        h("div", { cls: "hk-dup-row" }, g.bitmaps.map(function (row) {
+          var o = ctx.object(row);
+          return h("span", { cls: "hk-dup" }, [thumbs[row] ? thumbs[row]() : null, h("span", { cls: "hk-id", text: "@0x" + o.id })]);
+        }))]));
+    });
+    if (data.more_duplicates) el.appendChild(h("p", { cls: "hk-muted", text: "and " + plural(data.more_duplicates,
+      "more group") + " of duplicates." }));
+  };
+
   hk.views.diff = function (el, data) {
     el.appendChild(h("p", { cls: "hk-lead" }, [h("code", { text: data.a }), " \u2192 ", h("code", { text: data.b }), ": ",
       figure("b", data.total_rows, count), " class" + (data.total_rows === 1 ? "" : "es") + " changed."]));
@@ -651,6 +706,7 @@
                              "object not leaking and the first leaking one (underlined) are the suspects."],
     ["histogram", "Histogram", "Objects per class. Retained: what the class's objects keep alive together " +
                                "(those no other object of the class dominates)."],
+    ["bitmaps", "Bitmaps", "Android's android.graphics.Bitmap objects, largest first, as thumbnails of their pixels."],
     ["diff", "Diff", "Classes that changed since the baseline dump."]];
 
   hk.views.report = function (el, data, ctx) {

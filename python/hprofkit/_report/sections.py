@@ -32,6 +32,8 @@ class Limits:
     diff_rows: int = 2000
     diff_paths: int = 50
     diff_path_classes: int = 10  # the classes that grew most, whose growth paths are searched
+    bitmaps: int = 48           # Android bitmaps shown, with a thumbnail each
+    bitmap_groups: int = 20     # groups of duplicate bitmaps
     page_bytes: int = 10 << 20
 
     def halved(self) -> "Limits":
