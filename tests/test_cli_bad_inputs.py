@@ -98,6 +98,7 @@ COMMANDS = {
     "deobfuscate": lambda src, dst: ["deobfuscate", src, dst, "--mapping", str(DATA / "obfuscated" / "mapping.txt")],
     "dominators": lambda src, dst: ["dominators", src],
     "dominators --group-by": lambda src, dst: ["dominators", "--group-by", "package", "--json", src],
+    "report": lambda src, dst: ["report", src, "-o", dst],
 }
 
 

@@ -674,6 +674,22 @@ def test_batch_over_two_releases_with_a_mapping_per_input(second_obfuscation):
         hprofkit.batch("encode", [OBF / DUMPS[1]], mapping=MAPPING)
 
 
+def test_report_in_clear_names(tmp_path):
+    """hprofkit.report, the report command and batch's report task read the dump through the
+    mapping: the page names the app's classes as the source does."""
+    dump = OBF / DUMPS[0]
+    plain = Path(hprofkit.report(dump, tmp_path / "plain.html")).read_text()
+    assert "HeapGen$Listener" not in plain
+    clear = Path(hprofkit.report(dump, tmp_path / "clear.html", mapping=MAPPING)).read_text()
+    assert "HeapGen$Listener" in clear and "HeapGen$Activity" in clear
+    proc = run_cli("report", dump, "-o", tmp_path / "cli.html", "--mapping", MAPPING)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert "HeapGen$Listener" in (tmp_path / "cli.html").read_text()
+    result = hprofkit.batch("report", [dump], jobs=1, progress=False, output_dir=tmp_path / "batch", mapping=MAPPING)
+    assert all(row.ok for row in result.rows), [row.error for row in result.rows]
+    assert "HeapGen$Listener" in Path(result.rows[0].value["output"]).read_text()
+
+
 def test_pytest_fixture_and_hprof_check_take_a_mapping(pytester):
     """hprof_heap(dump, mapping=...) in a test, and [tool.hprofkit] mapping for
     --hprof-check: the checks name the app's classes by their clear names."""

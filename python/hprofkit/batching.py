@@ -22,7 +22,7 @@ from . import tasks as _tasks
 __all__ = ["batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "TASKS"]
 
 TASKS = tuple(_tasks.BY_NAME)
-NAMED_TASKS = ("stats", "histogram", "leaks")  # the tasks that read a heap's names (and take heap options, a mapping)
+NAMED_TASKS = ("stats", "histogram", "leaks", "report")  # the tasks that read a heap's names (and take heap options, a mapping)
 
 
 @dataclass(frozen=True)
@@ -224,11 +224,11 @@ def _absolute(value: Any, paths: bool) -> Any:
 
 
 def _plan_outputs(task: str, sent: Sequence[Any], output_dir: str | None) -> list[str]:
-    """encode / decode: the output of each input, decided before any work.  Outputs whose names
+    """encode / decode / report: the output of each input, decided before any work.  Outputs whose names
     collide (a/app.hprof and b/app.hprof into one --output-dir) are named after their paths below
     the inputs' common folder (a-app.hpk, b-app.hpk); ValueError when two inputs would still write
     one file, or an output would replace an input of the batch."""
-    suffix = ".hpk" if task == "encode" else ".hprof"
+    suffix = _tasks.OUTPUT_SUFFIX[task]
     sources = [os.fspath(path) for path in sent]
     folders = [output_dir if output_dir is not None else os.path.dirname(path) for path in sources]
     outputs = [os.path.join(folder, _tasks.output_stem(path) + suffix) for folder, path in zip(folders, sources)]
@@ -376,7 +376,8 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
       ([{fingerprint, short_description, retained_size, report}] from heap.find_leaks()), "encode" /
       "decode" (writes NAME.hpk / NAME.hprof into output_dir, by default beside the input; value
       {output, consumed, written, unfinished}: unfinished is None, or Result.unfinished as a dict
-      when the dump was cut short), or any picklable callable taking an input and returning a picklable value.  The named
+      when the dump was cut short), "report" (writes NAME.html, hprofkit.report's page; value
+      {output, written, suspects, leaks, leak_groups}), or any picklable callable taking an input and returning a picklable value.  The named
       tasks are the functions of hprofkit.tasks.  Inputs that are not regular files (FIFOs,
       devices) fail at once, as rows.
     inputs: paths (as given in the rows; sent to the workers as absolute paths) or, for a callable,
@@ -384,8 +385,8 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
       the inputs' paths (a/app.hprof, b/app.hprof -> a-app.hpk, b-app.hpk), or ValueError before
       any work; each row's value names its output.
     encode_options: hprofkit.encode's options of task "encode".  heap_options: how the heap tasks
-      read each dump: heap_dump (stats, histogram, leaks) and semantics (leaks), as open_heap
-      takes them; a mapping there is as mapping= (the command line's heap options carry one).
+      read each dump: heap_dump (stats, histogram, leaks, report) and semantics (leaks, report), as
+      open_heap takes them; a mapping there is as mapping= (the command line's heap options carry one).
     executor: None for a local pool of `jobs` worker processes (default: one per CPU; a worker that
       dies fails its own input only); a distributed.Client or a scheduler address
       ("tcp://host:8786": a Client is opened for the batch), its tasks keyed
@@ -395,7 +396,7 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
     wait: False returns at once the futures (one per input, in input order), each resolving to
       the input's BatchRow; BatchResult.from_rows(task, rows) aggregates the rows gathered.
     mapping: the ProGuard/R8 mapping of obfuscated dumps (a hprofkit.Mapping or a mapping.txt path)
-      for stats, histogram and leaks (clear names; leaks group across releases), or a callable
+      for stats, histogram, leaks and report (clear names; leaks group across releases), or a callable
       input -> mapping (or None) for dumps of several builds; a callable task gets it as
       mapping=.  A worker reads a mapping file once."""
     name, fn = _task_function(task)
@@ -412,8 +413,8 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
     if builtin and name == "encode":
         options = dict(encode_options or {})
     elif builtin and name in NAMED_TASKS:
-        options = {k: v for k, v in read_options.items() if name == "leaks" or k == "heap_dump"}
-    if builtin and name in ("encode", "decode"):
+        options = {k: v for k, v in read_options.items() if name in ("leaks", "report") or k == "heap_dump"}
+    if builtin and name in _tasks.OUTPUT_SUFFIX:
         folder = os.path.abspath(os.fspath(output_dir)) if output_dir is not None else None
         outputs = _plan_outputs(name, sent, folder)  # the tasks make the folder (on a cluster, the workers')
         per_input = [{**options, "output": output} for output in outputs]
@@ -421,7 +422,7 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
         per_input = [options] * len(inputs)
     if mapping is not None:
         if builtin and name not in NAMED_TASKS:
-            raise ValueError(f"mapping: the {name} task reads no names (stats, histogram and leaks do)")
+            raise ValueError(f"mapping: the {name} task reads no names ({', '.join(NAMED_TASKS)} do)")
         per_input = [{**opts, "mapping": _mapping_to_send(mapping(given) if callable(mapping) else mapping)}
                      for given, opts in zip(inputs, per_input)]
     submitter = _Submitter(executor, jobs, len(inputs))
