@@ -119,6 +119,7 @@ static int heap_traverse(HeapIndex *heap, visitproc visit, void *arg)
     Py_VISIT(heap->by_name);
     Py_VISIT(heap->classes);
     Py_VISIT(heap->field_maps);
+    Py_VISIT(heap->slot_names);
     Py_VISIT(heap->module);
     return 0;
 }
@@ -129,6 +130,7 @@ static int heap_clear(HeapIndex *heap)
     Py_CLEAR(heap->by_name);
     Py_CLEAR(heap->classes);
     Py_CLEAR(heap->field_maps);
+    Py_CLEAR(heap->slot_names);
     Py_CLEAR(heap->module);
     return 0;
 }
@@ -377,6 +379,7 @@ static PyObject *heap_close(HeapIndex *heap, PyObject *unused)
         heap_release(heap);
     Py_CLEAR(heap->classes);
     Py_CLEAR(heap->field_maps);
+    Py_CLEAR(heap->slot_names);
     Py_RETURN_NONE;
 }
 

@@ -3,8 +3,8 @@
  * one way (tests/test_layout.py checks them; docs/architecture.md):
  *
  *   the types: _hprof_heap.c (Heap), _hprof_heap_object.c (HeapObject, HeapClass)
- *     -> _hprof_heap_tables.c -> _hprof_reach.c -> _hprof_heap_iter.c
- *     -> _hprof_heap_base.c -> _hprof_heap_read.c -> _hprof_glue.c
+ *     -> _hprof_heap_tables.c -> _hprof_reach.c -> _hprof_routes.c
+ *     -> _hprof_heap_iter.c -> _hprof_heap_base.c -> _hprof_heap_read.c -> _hprof_glue.c
  *
  * each file calling only files to its right (the two type files never call
  * each other).  What is written in Python (paths, leaks, tables, HTML) is a
@@ -37,6 +37,7 @@ typedef struct {
     PyObject *by_name;        /* dict: name -> list of ordinals */
     PyObject *classes;        /* list of HeapClass handles by ordinal */
     PyObject *field_maps;     /* list of per-class field maps by ordinal (None until asked) */
+    PyObject *slot_names;     /* list of per-class tuples of reference-field names (None until asked) */
     int semantics;            /* HP_REACH_*: the graph behind paths and retained sizes */
     hp_reach *reach;          /* built on first use, under the lock (_hprof_reach.c) */
     int reach_level;          /* how far `reach` is computed (written under the lock) */
@@ -176,6 +177,9 @@ PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *copy);
 /* The references of object `index` (with_refs) and its slot names in
  * *names; 0, or -1 with an exception set (nothing to free). */
 int heap_refs_named(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *refs, PyObject **names);
+/* The name of reference field `slot` of an instance of class `ord`, from
+ * a per-class tuple of slot names made once (from the superclass's). */
+PyObject *heap_field_slot_name(HeapIndex *heap, uint32_t ord, uint32_t slot);
 /* The name of one reference, given the slot names of its source. */
 PyObject *heap_slot_name(const hp_ref *r, PyObject *names);
 /* The name of reference `ref` of object `source`: the field or static's
@@ -190,6 +194,11 @@ const char *heap_root_kind_name(int tag);
 PyObject *heap_root_kind(int tag);
 /* The StackFrame of a JAVA_FRAME / JNI_LOCAL root, or None. */
 PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r);
+
+/* ---- the paths of a search (_hprof_routes.c) ---- */
+
+/* A Routes object taking `rt` (freed, even on failure). */
+PyObject *routes_new(HeapIndex *heap, hp_reach_routes *rt);
 
 /* ---- iterators (_hprof_heap_iter.c) ---- */
 
@@ -211,7 +220,7 @@ PyObject *reach_retained_size(HeapIndex *heap, PyObject *obj);
 PyObject *reach_retained_count(HeapIndex *heap, PyObject *obj);
 PyObject *reach_dominator(HeapIndex *heap, PyObject *obj);
 PyObject *reach_top_retainers(HeapIndex *heap, PyObject *args, PyObject *kwargs);
-PyObject *reach_paths(HeapIndex *heap, PyObject *args);
+PyObject *reach_routes(HeapIndex *heap, PyObject *args);
 PyObject *reach_compute(HeapIndex *heap, PyObject *unused);
 /* The Heap's methods in C; path_to_root, paths_to_root and find_leaks are
  * hprofkit.Heap's, in Python, over _paths. */
@@ -229,8 +238,9 @@ PyObject *reach_compute(HeapIndex *heap, PyObject *unused);
       "largest first, ties by id." }, \
     { "compute_retained", (PyCFunction)reach_compute, METH_NOARGS, \
       "compute_retained($self, /)\n--\n\nComputes the dominator tree now (otherwise on first use)." }, \
-    { "_paths", (PyCFunction)reach_paths, METH_VARARGS, \
-      "_paths($self, objs, rules, /)\n--\n\nThe raw shortest paths behind path_to_root (internal)." },
+    { "_routes", (PyCFunction)reach_routes, METH_VARARGS, \
+      "_routes($self, objs, rules, leaves=False, /)\n--\n\nThe shortest paths behind paths_to_root, as a Routes\n" \
+      "object (internal)." },
 /* obj.retained_size (count = 0) or obj.retained_count (count = 1). */
 PyObject *reach_object_retained(HeapHandle *o, int count);
 /* cls.retained_size. */

@@ -246,6 +246,98 @@ PyObject *heap_slot_name(const hp_ref *r, PyObject *names)
     }
 }
 
+/* A class's reference-field names in slot order: its own, then its
+ * superclass's tuple (a new reference). */
+static PyObject *own_then_super(HeapIndex *heap, uint32_t ord, PyObject *above)
+{
+    heap_field *items;
+    size_t n, k;
+    Py_ssize_t own = 0, j;
+    PyObject *tuple;
+    if (heap_fields(heap, FIELDS_DECLARED, ord, HP_NONE, &items, &n) < 0)
+        return NULL;
+    for (k = 0; k < n; k++)
+        own += items[k].f.type == HP_T_OBJECT;
+    tuple = PyTuple_New(own + PyTuple_GET_SIZE(above));
+    for (k = 0, j = 0; tuple && k < n; k++) {
+        PyObject *name;
+        if (items[k].f.type != HP_T_OBJECT)
+            continue;
+        if (!(name = heap_utf8(heap, items[k].f.name_sid))) {
+            Py_CLEAR(tuple);
+            break;
+        }
+        PyTuple_SET_ITEM(tuple, j++, name);
+    }
+    for (k = 0; tuple && (Py_ssize_t)k < PyTuple_GET_SIZE(above); k++)
+        PyTuple_SET_ITEM(tuple, own + (Py_ssize_t)k, Py_NewRef(PyTuple_GET_ITEM(above, k)));
+    PyMem_RawFree(items);
+    return tuple;
+}
+
+/* The slot names of class `ord` (borrowed), made once per class from its
+ * superclass's: O(own fields) a class, however deep the hierarchy. */
+static PyObject *slot_names_of(HeapIndex *heap, uint32_t ord)
+{
+    const hp_heap *h = heap->index;
+    uint32_t C = hp_heap_class_count(h), c, top = 0, *stack;
+    PyObject *list, *empty = NULL;
+    if (!heap->slot_names) {
+        if (!(heap->slot_names = PyList_New(C)))
+            return NULL;
+        for (c = 0; c < C; c++)
+            PyList_SET_ITEM(heap->slot_names, c, Py_NewRef(Py_None));
+    }
+    list = heap->slot_names;
+    if (PyList_GET_ITEM(list, ord) != Py_None)
+        return PyList_GET_ITEM(list, ord);
+    if (!(stack = PyMem_Malloc((size_t)C * 4)))
+        return PyErr_NoMemory();
+    /* Up to a class whose names are known, or whose layout has no reference. */
+    for (c = ord; c < C && top < C && PyList_GET_ITEM(list, c) == Py_None;) {
+        hp_class_info ci;
+        hp_heap_class(h, c, &ci);
+        if (ci.n_refs == 0) {
+            if (!empty && !(empty = PyTuple_New(0)))
+                break;
+            PyList_SetItem(list, c, Py_NewRef(empty));
+            break;
+        }
+        stack[top++] = c;
+        c = ci.super_ord;
+    }
+    Py_XDECREF(empty);
+    while (top > 0 && !PyErr_Occurred()) {
+        hp_class_info ci;
+        PyObject *above, *names;
+        c = stack[--top];
+        hp_heap_class(h, c, &ci);
+        above = ci.super_ord < C && PyList_GET_ITEM(list, ci.super_ord) != Py_None ? PyList_GET_ITEM(list, ci.super_ord)
+                                                                                   : NULL;
+        if (!above && !(above = empty = PyTuple_New(0)))
+            break;
+        names = own_then_super(heap, c, above);
+        Py_CLEAR(empty);
+        if (!names)
+            break;
+        PyList_SetItem(list, c, names); /* steals names */
+    }
+    PyMem_Free(stack);
+    return PyErr_Occurred() ? NULL : PyList_GET_ITEM(list, ord);
+}
+
+PyObject *heap_field_slot_name(HeapIndex *heap, uint32_t ord, uint32_t slot)
+{
+    PyObject *names;
+    if (ord == HP_NONE)
+        return PyUnicode_FromFormat("<field %u>", slot);
+    if (!(names = slot_names_of(heap, ord)))
+        return NULL;
+    if ((Py_ssize_t)slot < PyTuple_GET_SIZE(names))
+        return Py_NewRef(PyTuple_GET_ITEM(names, slot));
+    return PyUnicode_FromFormat("<field %u>", slot);
+}
+
 PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref)
 {
     heap_refs refs;

@@ -25,7 +25,7 @@ from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referr
 # Python stands on C: the package hands its classes down to the C module
 # once, here, and the module never imports the package (docs/architecture.md).
 _hprof._register(errors=_errors, events=_events, heap_object=HeapObject, heap_class=HeapClass)
-from ._reach import Hop, Path
+from ._reach import Hop, Hops, NoPath, Path
 from .diff import DiffRow, HeapDiff, diff  # the function hides the module's name: import hprofkit.diff's parts by name
 from .batch import BatchResult, BatchRow, ClassTotal, LeakGroup
 from .batch import batch  # the function; the module stays importable as hprofkit.batch's sys.modules entry
@@ -62,6 +62,6 @@ __all__ = [
     "ClassRow", "HeapDump", "UnfinishedDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
-    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Path", "leaks", "diff", "HeapDiff",
+    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "Hops", "Path", "NoPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
 ]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from . import _hprof
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
-from ._reach import Path, path_to_root, paths_to_root
+from ._reach import NoPath, Path, path_to_root, paths_to_root
 
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
@@ -69,12 +69,14 @@ class Heap(_hprof.Heap):
 
     def path_to_root(self, obj: HeapObject, /, exclude: Iterable[Matcher] = ()) -> Optional[Path]:
         """The shortest path from a GC root to obj as a hprofkit.Path, or None if no strong
-        path reaches it; exclude: hprofkit.match matchers."""
+        path reaches it (paths_to_root says why); exclude: hprofkit.match matchers."""
         return path_to_root(self, obj, exclude)
 
-    def paths_to_root(self, objs: Iterable[HeapObject], /, exclude: Iterable[Matcher] = ()) -> list[Optional[Path]]:
-        """One search for many objects: a list of Path or None aligned with objs; a path to
-        one never passes through another."""
+    def paths_to_root(self, objs: Iterable[HeapObject], /, exclude: Iterable[Matcher] = ()
+                      ) -> list[Path | NoPath]:
+        """One search for many objects, aligned with objs: each gets the Path path_to_root
+        gives it, or a hprofkit.NoPath (falsy) saying why it has none: .reason is
+        'unreachable', 'weakly reachable' or 'excluded' (.matcher the matcher)."""
         return paths_to_root(self, objs, exclude)
 
     def find_leaks(self, exclude: Optional[Iterable[Matcher]] = None,
