@@ -24,13 +24,14 @@
  * strong reference to it; close() frees the index at once, or, while a
  * call runs without the GIL or a primitive array is exported, when the
  * last of those ends. */
-typedef struct {
+typedef struct HeapIndex_ {
     PyObject_HEAD
     hp_heap *index;           /* NULL once closed */
     Py_buffer view;
     int has_view;
     int closing;
     Py_ssize_t busy;          /* calls running without the GIL, exported arrays */
+    Py_ssize_t running;       /* of those, the calls running without the GIL (gone in a forked child) */
     PyThread_type_lock lock;  /* serialises the lazy builds */
     long long dangling;       /* -1 until counted */
     PyObject *names;          /* list of Java class names by ordinal (None until asked) */
@@ -43,6 +44,7 @@ typedef struct {
     int reach_level;          /* how far `reach` is computed (written under the lock) */
     hprof_state *st;
     PyObject *module;
+    struct HeapIndex_ *live_prev, *live_next; /* every heap of the process, for a forked child */
 } HeapIndex;
 
 /* A handle: the heap and an object's index.  HeapClass adds the ordinal. */
@@ -98,7 +100,8 @@ enum { FIELDS_ALL, FIELDS_STATIC, FIELDS_DECLARED };
  * to free. */
 int heap_fields(HeapIndex *heap, int what, uint32_t ord, uint32_t index, heap_field **items, size_t *n);
 
-/* The outbound references of an object (when asked) and the names of its
+/* The outbound references of an object (at most max_refs of them, only
+ * those to object `only` unless that is HP_NONE) and the names of its
  * reference slots as STRING ids: an instance's reference fields in slot
  * order, a class object's statics.  Free with heap_refs_free. */
 typedef struct heap_refs {
@@ -107,8 +110,10 @@ typedef struct heap_refs {
     uint64_t *slots;
     size_t n_slots, cap_slots;
 } heap_refs;
-int heap_refs_of(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *out);
+int heap_refs_of(HeapIndex *heap, uint32_t index, size_t max_refs, uint32_t only, heap_refs *out);
 void heap_refs_free(heap_refs *r);
+/* The object's outbound non-null references, counted; -1 with an exception. */
+int heap_ref_count(HeapIndex *heap, uint32_t index, uint64_t *count);
 
 /* One value of object `index`, copied out: its instance field `field`;
  * else, with `name`, the static of that name of class `ord`; else its
@@ -152,6 +157,15 @@ void heap_release(HeapIndex *heap);
 /* Enters / leaves a stretch that may run without the GIL. */
 static inline void heap_enter(HeapIndex *heap) { heap->busy++; }
 void heap_leave(HeapIndex *heap);
+/* Every heap of the process is listed from creation to deallocation, so
+ * that a child forked while other threads were inside a heap's
+ * computations gets heaps that work: heap_after_fork (registered with
+ * os.register_at_fork) gives each a lock no thread holds, forgets the calls
+ * of the threads the child lacks, and drops the reachability a thread was
+ * computing (computed again on demand). */
+void heap_live_add(HeapIndex *heap);
+void heap_live_remove(HeapIndex *heap);
+PyObject *heap_after_fork(PyObject *module, PyObject *unused);
 /* Ctrl-C between slices of a core call running without the GIL. */
 int heap_interrupted(void *ctx);
 /* Runs fn(ctx) over the heap's buffer with the GIL released, under the
@@ -174,9 +188,10 @@ PyObject *heap_class_name(HeapIndex *heap, uint32_t ord);
  * from a copy of its bytes, never from the mapping. */
 PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *copy);
 
-/* The references of object `index` (with_refs) and its slot names in
- * *names; 0, or -1 with an exception set (nothing to free). */
-int heap_refs_named(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *refs, PyObject **names);
+/* The references of object `index` (as heap_refs_of) and its slot names
+ * in *names; 0, or -1 with an exception set (nothing to free). */
+int heap_refs_named(HeapIndex *heap, uint32_t index, size_t max_refs, uint32_t only, heap_refs *refs,
+                    PyObject **names);
 /* The name of reference field `slot` of an instance of class `ord`, from
  * a per-class tuple of slot names made once (from the superclass's). */
 PyObject *heap_field_slot_name(HeapIndex *heap, uint32_t ord, uint32_t slot);

@@ -39,6 +39,58 @@ void heap_leave(HeapIndex *heap)
         heap_release(heap);
 }
 
+/* The heaps of the process (GIL held when changed). */
+static HeapIndex *live_heaps;
+
+void heap_live_add(HeapIndex *heap)
+{
+    heap->live_prev = NULL;
+    heap->live_next = live_heaps;
+    if (live_heaps)
+        live_heaps->live_prev = heap;
+    live_heaps = heap;
+}
+
+void heap_live_remove(HeapIndex *heap)
+{
+    if (heap->live_prev)
+        heap->live_prev->live_next = heap->live_next;
+    else if (live_heaps == heap)
+        live_heaps = heap->live_next;
+    if (heap->live_next)
+        heap->live_next->live_prev = heap->live_prev;
+    heap->live_prev = heap->live_next = NULL;
+}
+
+PyObject *heap_after_fork(PyObject *module, PyObject *unused)
+{
+    HeapIndex *heap, *next;
+    (void)module;
+    (void)unused;
+    for (heap = live_heaps; heap; heap = next) {
+        next = heap->live_next;
+        if (PyThread_acquire_lock(heap->lock, NOWAIT_LOCK)) {
+            PyThread_release_lock(heap->lock);
+        } else {
+            /* Held by a thread this process does not have, which was
+             * computing: the lock and what it computed stay as they were
+             * (leaked); the reachability is computed again when asked. */
+            PyThread_type_lock fresh = PyThread_allocate_lock();
+            heap->reach = NULL;
+            heap->reach_level = 0;
+            if (fresh)
+                heap->lock = fresh;
+            else
+                heap->closing = 1;
+        }
+        heap->busy -= heap->running;
+        heap->running = 0;
+        if (heap->busy == 0 && heap->closing)
+            heap_release(heap);
+    }
+    Py_RETURN_NONE;
+}
+
 int heap_interrupted(void *ctx)
 {
     (void)ctx;
@@ -49,6 +101,7 @@ int heap_walk(HeapIndex *heap, void (*fn)(void *ctx), void *ctx, int locked)
 {
     uint64_t fault;
     int rc;
+    heap->running++;
     Py_BEGIN_ALLOW_THREADS
     if (locked)
         PyThread_acquire_lock(heap->lock, WAIT_LOCK);
@@ -56,6 +109,7 @@ int heap_walk(HeapIndex *heap, void (*fn)(void *ctx), void *ctx, int locked)
     if (locked)
         PyThread_release_lock(heap->lock);
     Py_END_ALLOW_THREADS
+    heap->running--;
     if (rc < 0)
         hprof_raise_changed(heap->st, fault);
     return rc;
@@ -223,9 +277,10 @@ static PyObject *slot_names(HeapIndex *heap, const heap_refs *r)
     return names;
 }
 
-int heap_refs_named(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *refs, PyObject **names)
+int heap_refs_named(HeapIndex *heap, uint32_t index, size_t max_refs, uint32_t only, heap_refs *refs,
+                    PyObject **names)
 {
-    if (heap_refs_of(heap, index, with_refs, refs) < 0)
+    if (heap_refs_of(heap, index, max_refs, only, refs) < 0)
         return -1;
     if (!(*names = slot_names(heap, refs))) {
         heap_refs_free(refs);
@@ -342,7 +397,7 @@ PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref)
 {
     heap_refs refs;
     PyObject *names, *name;
-    if (heap_refs_named(heap, source, 0, &refs, &names) < 0)
+    if (heap_refs_named(heap, source, 0, HP_NONE, &refs, &names) < 0)
         return NULL;
     heap_refs_free(&refs);
     name = heap_slot_name(ref, names);

@@ -84,6 +84,7 @@ static int run(HeapIndex *heap, void (*fn)(void *ctx), reach_call *call, int loc
     int guard;
     call->heap = heap;
     heap_enter(heap);
+    heap->running++;
     Py_BEGIN_ALLOW_THREADS
     if (locked)
         PyThread_acquire_lock(heap->lock, WAIT_LOCK);
@@ -91,6 +92,7 @@ static int run(HeapIndex *heap, void (*fn)(void *ctx), reach_call *call, int loc
     if (locked)
         PyThread_release_lock(heap->lock);
     Py_END_ALLOW_THREADS
+    heap->running--;
     heap_leave(heap);
     if (guard < 0) {
         hprof_raise_changed(heap->st, fault);

@@ -14,8 +14,9 @@ roots; values are read from the dump's mapping on demand.  Handles
 from __future__ import annotations
 
 import html
+import operator
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, overload
 
 from . import _hprof
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from .leaks import Leak, Report
     from .match import Matcher
 
-__all__ = ["Heap", "HeapObject", "HeapClass", "Reference", "Referrer", "Field", "GcRoot", "StackFrame",
+__all__ = ["Heap", "HeapObject", "HeapClass", "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame",
            "open_heap", "SIZE_MODELS", "SEMANTICS"]
 
 SIZE_MODELS = ("visualvm", "uncompressed")
@@ -58,6 +59,59 @@ class HeapClass(_hprof.HeapClass, HeapObject):
         return class_html(self)
 
 
+class GcRoots(Sequence[GcRoot]):
+    """heap.gc_roots: every GC root as GcRoot(kind, object_id, object,
+    thread_serial, frame), in file order.  A sequence whose items are made
+    when read, so a heap of five million roots costs nothing until then;
+    list(heap.gc_roots) copies it.  Equal to any sequence of the same roots."""
+
+    __slots__ = ("_heap",)
+    _CHUNK = 4096
+
+    def __init__(self, heap: Heap) -> None:
+        self._heap = heap
+
+    def __len__(self) -> int:
+        return self._heap.gc_root_count
+
+    @overload
+    def __getitem__(self, i: int) -> GcRoot: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[GcRoot]: ...
+
+    def __getitem__(self, i: int | slice) -> GcRoot | list[GcRoot]:
+        n = len(self)
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            if step == 1:
+                return self._heap._gc_roots(start, stop)
+            return [self._heap._gc_roots(k, k + 1)[0] for k in range(start, stop, step)]
+        k = operator.index(i)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError("GC root index out of range")
+        return self._heap._gc_roots(k, k + 1)[0]
+
+    def __iter__(self) -> Iterator[GcRoot]:
+        for start in range(0, len(self), self._CHUNK):
+            yield from self._heap._gc_roots(start, start + self._CHUNK)
+
+    def of_kind(self, kind: str) -> list[GcRoot]:
+        """The roots of one kind ('THREAD_OBJECT'...), in file order."""
+        return self._heap._gc_roots(0, len(self), kind)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<GcRoots: {len(self):,} roots>"
+
+
 class Heap(_hprof.Heap):
     """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit')
 
@@ -66,6 +120,12 @@ class Heap(_hprof.Heap):
 
     __slots__ = ()
     __module__ = "hprofkit"
+
+    @property
+    def gc_roots(self) -> GcRoots:
+        """Every GC root as GcRoot(kind, object_id, object, thread_serial, frame), in file order
+        (a sequence made when read: see GcRoots)."""
+        return GcRoots(self)
 
     def path_to_root(self, obj: HeapObject, /, exclude: Iterable[Matcher] = ()) -> Optional[Path]:
         """The shortest path from a GC root to obj as a hprofkit.Path, or None if no strong

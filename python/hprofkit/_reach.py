@@ -329,8 +329,8 @@ def _rules(heap: Heap, exclude: Iterable[Matcher]) -> tuple[list[_Rule], list[Ma
         if m.pattern == "thread_local":
             if threads is None:
                 threads = {}
-                for root in heap.gc_roots:
-                    if root.kind == "THREAD_OBJECT" and root.object is not None and root.thread_serial is not None:
+                for root in heap.gc_roots.of_kind("THREAD_OBJECT"):
+                    if root.object is not None and root.thread_serial is not None:
                         name = _thread_name(root.object)
                         if name is not None:
                             threads.setdefault(name, []).append(root.thread_serial)

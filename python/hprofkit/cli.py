@@ -13,6 +13,7 @@ import signal
 import sys
 import tempfile
 import threading
+from collections import Counter
 from typing import Iterator, Sequence
 
 from . import __version__, _cli_batch, _cli_diff, _cli_leaks, _cli_reach
@@ -158,12 +159,25 @@ def _value(value) -> str:
     return repr(value)
 
 
-def _listing(out, title: str, rows: list[str], limit: int) -> None:
-    out.write(f"{title} ({len(rows):,})\n")
+def _listing(out, title: str, rows: list[str], limit: int, total: int | None = None) -> None:
+    """A titled list: its first `limit` rows of `total` (len(rows) by default)."""
+    total = len(rows) if total is None else total
+    out.write(f"{title} ({total:,})\n")
     for row in rows[:limit]:
         out.write(f"  {row}\n")
-    if len(rows) > limit:
-        out.write(f"  ... {len(rows) - limit:,} more\n")
+    if total > limit:
+        out.write(f"  ... {total - limit:,} more\n")
+
+
+def _root_kinds(kinds: tuple[str, ...], limit: int) -> str:
+    """An object's GC root kinds, each once with its count: 'JNI_GLOBAL × 3, STICKY_CLASS'."""
+    counts = Counter(kinds)
+    shown = [f"{kind} × {n:,}" if n > 1 else kind for kind, n in list(counts.items())[:limit]]
+    return ", ".join(shown) + (f", ... {len(counts) - limit:,} more kinds" if len(counts) > limit else "")
+
+
+def _referrer_rows(obj, limit: int) -> list[str]:
+    return [f"{_value(r.source)}.{r.name}" for r in obj.referrers(limit=limit)]
 
 
 def _show_object(out, obj, limit: int) -> None:
@@ -173,7 +187,7 @@ def _show_object(out, obj, limit: int) -> None:
     if obj.heap_name is not None:
         out.write(f"  heap        {obj.heap_name}\n")
     if obj.root_kinds:
-        out.write(f"  GC roots    {', '.join(obj.root_kinds)}\n")
+        out.write(f"  GC roots    {_root_kinds(obj.root_kinds, limit)}\n")
     if obj.kind == "instance":
         if obj.class_name == "java.lang.String":
             out.write(f"  text        {obj.as_str()!r}\n")
@@ -181,11 +195,10 @@ def _show_object(out, obj, limit: int) -> None:
                                  for f in obj.fields()], limit)
     elif obj.kind in ("object_array", "primitive_array"):
         out.write(f"  length      {len(obj):,}\n")
-        _listing(out, "elements", [f"[{i}] {_value(obj[i])}" for i in range(min(len(obj), limit))] +
-                 [""] * max(0, len(obj) - limit), limit)
+        _listing(out, "elements", [f"[{i}] {_value(obj[i])}" for i in range(min(len(obj), limit))], limit, len(obj))
     _listing(out, "references", [f"{r.name} -> {_value(r.target) if r.target is not None else f'0x{r.target_id:x} (missing)'}"
-                                 for r in obj.references()], limit)
-    _listing(out, "referrers", [f"{_value(r.source)}.{r.name}" for r in obj.referrers()], limit)
+                                 for r in obj.references(limit=limit)], limit, obj.reference_count)
+    _listing(out, "referrers", _referrer_rows(obj, limit), limit, obj.referrer_count)
 
 
 def _show_class(out, cls, limit: int) -> None:
@@ -199,7 +212,7 @@ def _show_class(out, cls, limit: int) -> None:
     out.write(f"  subclasses  {len(cls.subclasses()):,}\n")
     _listing(out, "fields", [f"{f.name}: {f.type}" for f in cls.fields], limit)
     _listing(out, "statics", [f"{f.name}: {f.type} = {_value(f.value)}" for f in cls.statics()], limit)
-    _listing(out, "referrers", [f"{_value(r.source)}.{r.name}" for r in cls.referrers()], limit)
+    _listing(out, "referrers", _referrer_rows(cls, limit), limit, cls.referrer_count)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
