@@ -191,7 +191,8 @@ def _jni_global(oid: int) -> bytes:
 
 
 def _segments(subs: Iterator[bytes]) -> Iterator[bytes]:
-    """Sub-records grouped into HEAP_DUMP_SEGMENT records, then HEAP_DUMP_END."""
+    """Sub-records grouped into HEAP_DUMP_SEGMENT records, then HEAP_DUMP_END.
+    Each item is whole sub-records: a segment never splits one."""
     pending: list[bytes] = []
     size = 0
     for sub in subs:
@@ -276,10 +277,7 @@ def shared_target_dump(n: int) -> Iterator[bytes]:
         yield _jni_global(HOLDER)
         yield from _base_classes()
         yield _instance(object_id(0), LEAF_CLASS)
-        yield _object_array_head(HOLDER, n)
-        slot = struct.pack(">I", object_id(0))
-        for start in range(0, n, 1 << 20):
-            yield slot * min(1 << 20, n - start)
+        yield _object_array_head(HOLDER, n) + struct.pack(">I", object_id(0)) * n  # one sub-record: one piece
     yield from _segments(subs())
 
 

@@ -14,13 +14,13 @@ roots; values are read from the dump's mapping on demand.  Handles
 from __future__ import annotations
 
 import html
-import operator
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from . import _hprof
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
 from ._reach import NoPath, Path, path_to_root, paths_to_root
+from ._views import SequenceView
 
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
@@ -59,14 +59,13 @@ class HeapClass(_hprof.HeapClass, HeapObject):
         return class_html(self)
 
 
-class GcRoots(Sequence[GcRoot]):
+class GcRoots(SequenceView[GcRoot]):
     """heap.gc_roots: every GC root as GcRoot(kind, object_id, object,
     thread_serial, frame), in file order.  A sequence whose items are made
     when read, so a heap of five million roots costs nothing until then;
     list(heap.gc_roots) copies it.  Equal to any sequence of the same roots."""
 
     __slots__ = ("_heap",)
-    _CHUNK = 4096
 
     def __init__(self, heap: Heap) -> None:
         self._heap = heap
@@ -74,39 +73,15 @@ class GcRoots(Sequence[GcRoot]):
     def __len__(self) -> int:
         return self._heap.gc_root_count
 
-    @overload
-    def __getitem__(self, i: int) -> GcRoot: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[GcRoot]: ...
-
-    def __getitem__(self, i: int | slice) -> GcRoot | list[GcRoot]:
-        n = len(self)
-        if isinstance(i, slice):
-            start, stop, step = i.indices(n)
-            if step == 1:
-                return self._heap._gc_roots(start, stop)
-            return [self._heap._gc_roots(k, k + 1)[0] for k in range(start, stop, step)]
-        k = operator.index(i)
-        if k < 0:
-            k += n
-        if not 0 <= k < n:
-            raise IndexError("GC root index out of range")
+    def _item(self, k: int) -> GcRoot:
         return self._heap._gc_roots(k, k + 1)[0]
 
-    def __iter__(self) -> Iterator[GcRoot]:
-        for start in range(0, len(self), self._CHUNK):
-            yield from self._heap._gc_roots(start, start + self._CHUNK)
+    def _items(self, start: int, stop: int) -> list[GcRoot]:
+        return self._heap._gc_roots(start, stop)
 
     def of_kind(self, kind: str) -> list[GcRoot]:
         """The roots of one kind ('THREAD_OBJECT'...), in file order."""
         return self._heap._gc_roots(0, len(self), kind)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"<GcRoots: {len(self):,} roots>"

@@ -18,8 +18,9 @@ whose hops are named only when read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple, Optional, Sequence, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple, Optional, Sequence
 
+from ._views import SequenceView
 from .match import Matcher
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def _hop(raw: tuple[str, Any, Any, Any]) -> Hop:
     return Hop(ref_type, holder, _frame_text(name) if ref_type == "LOCAL" else name, target)
 
 
-class Hops(Sequence[Hop]):
+class Hops(SequenceView[Hop]):
     """The hops of a Path, root first: a sequence whose items are named when
     read (a path of millions of hops costs a few bytes a hop until then).
     Equal to any sequence of the same Hops."""
@@ -83,36 +84,15 @@ class Hops(Sequence[Hop]):
     def __len__(self) -> int:
         return len(self._route)
 
-    @overload
-    def __getitem__(self, i: int) -> Hop: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[Hop]: ...
+    def _item(self, k: int) -> Hop:
+        return _hop(self._route[k])
 
-    def __getitem__(self, i: int | slice) -> Hop | list[Hop]:
-        if isinstance(i, slice):
-            return [_hop(raw) for raw in self._route[i]]
-        return _hop(self._route[i])
-
-    def __iter__(self) -> Iterator[Hop]:
-        route = self._route
-        for k in range(len(route)):
-            yield _hop(route[k])
+    def _items(self, start: int, stop: int) -> list[Hop]:
+        return [_hop(raw) for raw in self._route[start:stop]]
 
     def target(self, i: int) -> Any:
         """The object hop i reaches, without naming the hop."""
         return self._route.target(i)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        n = len(self)
-        shown = ", ".join(repr(h) for h in self[:3])
-        return f"Hops([{shown}{', ...' if n > 3 else ''}])  # {n:,} hops"
 
 
 class Path:

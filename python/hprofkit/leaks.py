@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Protocol, Sequence, overload
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Protocol, Sequence
 
 from . import match
 from ._heap import Heap, HeapClass, HeapObject
 from ._reach import Hop, NoPath, Path, _thread_name, format_trace, leaf_paths, library_lines, reference_line, root_description
 from ._units import human_size
+from ._views import SequenceView
 
 __all__ = [
     "find_leaks", "Leak", "TraceNode", "Candidate", "Finder", "Report", "LEAKING", "NOT_LEAKING", "UNKNOWN",
@@ -654,7 +655,7 @@ def _hop_name(hop: Hop) -> str:
     return hop.name
 
 
-class TraceNodes(Sequence[TraceNode]):
+class TraceNodes(SequenceView[TraceNode]):
     """The nodes of a leak trace, root first: made when read."""
 
     __slots__ = ("_trace",)
@@ -665,25 +666,8 @@ class TraceNodes(Sequence[TraceNode]):
     def __len__(self) -> int:
         return self._trace.n
 
-    @overload
-    def __getitem__(self, i: int) -> TraceNode: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[TraceNode]: ...
-
-    def __getitem__(self, i: int | slice) -> TraceNode | list[TraceNode]:
-        if isinstance(i, slice):
-            return [self._trace.node(k) for k in range(*i.indices(self._trace.n))]
-        if i < 0:
-            i += self._trace.n
-        if not 0 <= i < self._trace.n:
-            raise IndexError("trace node index out of range")
-        return self._trace.node(i)
-
-    def __iter__(self) -> Iterator[TraceNode]:
-        return (self._trace.node(i) for i in range(self._trace.n))
-
-    def __repr__(self) -> str:
-        return f"<TraceNodes: {self._trace.n:,} nodes>"
+    def _item(self, k: int) -> TraceNode:
+        return self._trace.node(k)
 
 
 def fingerprint(nodes: Iterable[TraceNode]) -> str:

@@ -313,7 +313,7 @@ hp_code hp_bfs_tree_build(hp_bfs_tree *t, hp_bfs *b, const uint32_t *targets, si
 {
     hp_pacer pacer = { cp, 0 };
     uint64_t *in_tree = NULL;
-    uint32_t *stretch = NULL, cap = 0, stretch_cap = 0;
+    uint32_t cap = 0;
     hp_code rc = HP_OK;
     size_t i;
 
@@ -329,38 +329,28 @@ hp_code hp_bfs_tree_build(hp_bfs_tree *t, hp_bfs *b, const uint32_t *targets, si
         goto nomem;
     /* A vertex in the tree keeps its node in b->edge (its edge is in the node). */
     for (i = 0; i < ntargets; i++) {
-        uint32_t v = targets[i], len = 0, above, added;
+        uint32_t v = targets[i], len = 0, above, w, k;
         t->node[i] = HP_NONE;
         if (v == HP_NONE || !b->visited || !hp_bit(b->visited, v))
             continue;
-        /* The new stretch of its path: up to a vertex in the tree, or a root. */
-        for (; v != HP_MARK && !hp_bit(in_tree, v); v = b->parent[v]) {
-            if (len == stretch_cap) {
-                uint64_t bigger = stretch_cap ? (uint64_t)stretch_cap * 2 : 256;
-                uint32_t *grown = bigger <= SIZE_MAX / 4 ? t->alloc.realloc_fn(stretch, (size_t)bigger * 4) : NULL;
-                if (!grown)
-                    goto nomem;
-                stretch = grown;
-                stretch_cap = (uint32_t)(bigger > UINT32_MAX ? UINT32_MAX : bigger);
-            }
-            stretch[len++] = v;
-        }
-        above = v == HP_MARK ? HP_NONE : b->edge[v];
-        added = len;
+        /* The new stretch of its path: up to a vertex in the tree, or a root;
+         * numbered top down (the parent first), walking up twice. */
+        for (w = v; w != HP_MARK && !hp_bit(in_tree, w); w = b->parent[w])
+            len++;
+        above = w == HP_MARK ? HP_NONE : b->edge[w];
         if (tree_room(t, &cap, (uint64_t)t->count + len) < 0)
             goto nomem;
-        while (len > 0) {
-            uint32_t w = stretch[--len], k = t->count++;
+        for (w = v, k = t->count + len; k-- > t->count; w = b->parent[w]) {
             t->vertex[k] = w;
-            t->parent[k] = above;
+            t->parent[k] = k > t->count ? k - 1 : above;
             t->edge[k] = b->edge[w];
             t->tier[k] = (uint8_t)hp_bfs_tier(b, w);
             hp_bit_set(in_tree, w);
             b->edge[w] = k;
-            above = k;
         }
-        t->node[i] = b->edge[targets[i]];
-        if (hp_pace(&pacer, 1 + (uint64_t)added)) {
+        t->count += len;
+        t->node[i] = b->edge[v];
+        if (hp_pace(&pacer, 1 + (uint64_t)len)) {
             rc = hp_graph_stop(err, HP_E_ABORTED);
             goto done;
         }
@@ -370,7 +360,6 @@ nomem:
     rc = hp_graph_stop(err, HP_E_NOMEM);
 done:
     t->alloc.free_fn(in_tree);
-    t->alloc.free_fn(stretch);
     if (rc != HP_OK)
         hp_bfs_tree_free(t);
     return rc;

@@ -117,8 +117,8 @@ typedef struct hp_bfs_tree {
 
 /* Moves the paths of `targets` (< n, or HP_NONE) out of the search `b`
  * into `t`, consuming b (its edge array is reused: only hp_bfs_free may
- * follow).  Memory: 13 B per node, and the longest new stretch of a path
- * (4 B a vertex) while it runs.  Time: O(n / 64 + nodes + ntargets).
+ * follow).  Memory: 13 B per node kept, and n / 8 bytes while it runs.
+ * Time: O(n / 64 + nodes + ntargets).
  * On failure `t` holds nothing (hp_bfs_tree_free is still safe):
  * HP_E_USAGE (a target out of range), HP_E_NOMEM, HP_E_ABORTED. */
 hp_code hp_bfs_tree_build(hp_bfs_tree *t, hp_bfs *b, const uint32_t *targets, size_t ntargets,
