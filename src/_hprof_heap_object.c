@@ -486,19 +486,21 @@ static PyObject *obj_get(HeapHandle *o, void *closure)
         hp_heap_referrers(h, o->index, &n);
         return PyLong_FromUnsignedLong(n);
     case O_ROOTS: {
-        PyObject *tuple;
+        PyObject *tuple, *kinds[256]; /* one string per kind (a sub-record tag), however many roots */
+        memset(kinds, 0, sizeof kinds);
         n = hp_heap_object_roots(h, o->index, &first);
         tuple = PyTuple_New(n);
         for (k = 0; tuple && k < n; k++) {
             hp_root r;
-            PyObject *kind;
             hp_heap_root(h, hp_heap_root_by_object(h, first + k), &r);
-            if (!(kind = PyUnicode_InternFromString(heap_root_kind_name(r.kind)))) { /* one object per kind */
+            if (!kinds[r.kind & 0xFF] && !(kinds[r.kind & 0xFF] = heap_root_kind(r.kind))) {
                 Py_CLEAR(tuple);
                 break;
             }
-            PyTuple_SET_ITEM(tuple, k, kind);
+            PyTuple_SET_ITEM(tuple, k, Py_NewRef(kinds[r.kind & 0xFF]));
         }
+        for (k = 0; k < 256; k++)
+            Py_XDECREF(kinds[k]);
         return tuple;
     }
     default: Py_RETURN_NONE;

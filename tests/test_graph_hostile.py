@@ -69,23 +69,30 @@ def run_child(code: str, *args: str, timeout: float = 300) -> subprocess.Complet
                           text=True, timeout=timeout)
 
 
-def process_state(pid: int) -> str:
+def process_stat(pid: int) -> tuple[str, int]:
+    """A process's state letter and the CPU ticks it used (utime + stime)."""
     with open(f"/proc/{pid}/stat") as f:
         text = f.read()
-    return text[text.rindex(")") + 2]
+    fields = text[text.rindex(")") + 2:].split()
+    return fields[0], int(fields[11]) + int(fields[12])
 
 
 def interrupted_inside(code: str, path: Path, bound: float = 30) -> str:
     """Runs `code` in a child, which prints "ready" just before its long
-    call; once the kernel says it runs, sends SIGINT and waits up to `bound`
-    seconds for it to end.  The child must catch KeyboardInterrupt and print
-    "interrupted".  Returns its output."""
+    call; once the kernel says it runs and has used a few ticks of CPU
+    since (inside the call, not in the Python before it), sends SIGINT and
+    waits up to `bound` seconds for it to end.  The child must catch
+    KeyboardInterrupt and print "interrupted".  Returns its output."""
     proc = subprocess.Popen([sys.executable, "-c", PRELUDE + textwrap.dedent(code), str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline() == "ready\n", proc.stderr.read()
-        while process_state(proc.pid) not in "RD":
+        _, ticks = process_stat(proc.pid)
+        while True:
             assert proc.poll() is None, proc.stderr.read()
+            state, used = process_stat(proc.pid)
+            if state in "RD" and used >= ticks + 5:
+                break
         os.kill(proc.pid, signal.SIGINT)
         try:
             out, err = proc.communicate(timeout=bound)
