@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import hprofkit
-from hprofkit.diff import class_histogram, diff
+from hprofkit.heapdiff import class_histogram, diff
 
 from _common import best_of, heapgen, warm
 

@@ -1,20 +1,22 @@
 /* Stream filters for Python: the core's push filters (Tailor encoder and
- * decoder, Android converter) behind one type shaped like zlib's
- * compressobj: feed(data) -> bytes, flush() -> bytes, eof.
+ * decoder, Android converter, BMD encoder and decoder) behind one type shaped
+ * like zlib's compressobj: feed(data) -> bytes, flush() -> bytes, eof.
  *
- * The three core filters share one shape (new / feed / finish / free with an
+ * The core filters share one shape (new / feed / finish / free with an
  * output sink); one glue type holds any of them and calls the core functions
- * of its kind by name. */
+ * of its kind by name.  The BMD filters read their input more than once: a
+ * flush() that ends a pass leaves `again` set, and the input is fed anew. */
 #include "_hprof_parts.h"
 #include "_hprof_stream.h"
 
+#include "core/hp_bmd.h"
 #include "core/hp_convert.h"
 #include "core/hp_sink.h"
 #include "core/hp_tailor.h"
 
-typedef enum { TAILOR_ENCODER, TAILOR_DECODER, CONVERTER } filter_kind;
+typedef enum { TAILOR_ENCODER, TAILOR_DECODER, CONVERTER, BMD_ENCODER, BMD_DECODER } filter_kind;
 
-static const char *const kind_names[] = { "TailorEncoder", "TailorDecoder", "Converter" };
+static const char *const kind_names[] = { "TailorEncoder", "TailorDecoder", "Converter", "BmdEncoder", "BmdDecoder" };
 
 typedef struct {
     PyObject_HEAD
@@ -23,8 +25,11 @@ typedef struct {
         hp_tailor_encoder *encoder;
         hp_tailor_decoder *decoder;
         hp_converter *converter;
+        hp_bmd_encoder *bmd_encoder;
+        hp_bmd_decoder *bmd_decoder;
         void *any; /* NULL when creation failed */
     } core;
+    hp_bmd_names *names; /* the BMD decoder's, which it reads */
     hprof_stream s;
 } Filter;
 
@@ -44,7 +49,21 @@ static hp_code converter_call(void *core, const uint8_t *data, size_t len, const
     return data ? hp_converter_feed(core, data, len, out, err) : hp_converter_finish(core, out, err);
 }
 
-static const hprof_stream_fn kind_calls[] = { tailor_encoder_call, tailor_decoder_call, converter_call };
+static hp_code bmd_encoder_call(void *core, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
+{
+    return data ? hp_bmd_encoder_feed(core, data, len, out, err) : hp_bmd_encoder_finish(core, out, err);
+}
+
+static hp_code bmd_decoder_call(void *core, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
+{
+    return data ? hp_bmd_decoder_feed(core, data, len, out, err) : hp_bmd_decoder_finish(core, out, err);
+}
+
+static int bmd_encoder_again(const void *core) { return hp_bmd_encoder_again(core); }
+static int bmd_decoder_again(const void *core) { return hp_bmd_decoder_again(core); }
+
+static const hprof_stream_fn kind_calls[] = { tailor_encoder_call, tailor_decoder_call, converter_call,
+                                              bmd_encoder_call, bmd_decoder_call };
 
 static PyObject *filter_call(Filter *self, PyObject *data, int fd)
 {
@@ -85,7 +104,31 @@ static PyObject *filter_flush(Filter *self, PyObject *args, PyObject *kwargs)
 
 PyDoc_STRVAR(filter_counter_doc,
 "counter($self, /)\n--\n\n"
-"The tag counter Tailor's scripts print, as a dict in first-seen order.");
+"The tag counter Tailor's scripts print, as a dict in first-seen order; for\n"
+"the BMD filters, the BMD records written or read by kind, in tag order.");
+
+/* Adds name: count to d; 0 or -1. */
+static int count_into(PyObject *d, const char *name, uint64_t count)
+{
+    PyObject *value = PyLong_FromUnsignedLongLong(count);
+    int rc = value ? PyDict_SetItemString(d, name, value) : -1;
+    Py_XDECREF(value);
+    return rc;
+}
+
+static PyObject *bmd_counter(Filter *self, PyObject *d)
+{
+    uint64_t counts[9];
+    int tag;
+    hprof_stream_lock(&self->s);
+    memcpy(counts, self->kind == BMD_ENCODER ? hp_bmd_encoder_counts(self->core.bmd_encoder)
+                                             : hp_bmd_decoder_counts(self->core.bmd_decoder), sizeof counts);
+    hprof_stream_unlock(&self->s);
+    for (tag = 1; tag < 9; tag++)
+        if (counts[tag] && count_into(d, hp_bmd_tag_name(tag), counts[tag]) < 0)
+            Py_CLEAR(d);
+    return d;
+}
 
 static PyObject *filter_counter(Filter *self, PyObject *unused)
 {
@@ -96,19 +139,18 @@ static PyObject *filter_counter(Filter *self, PyObject *unused)
     d = PyDict_New();
     if (!d || self->kind == CONVERTER) /* the converter keeps no counter */
         return d;
+    if (self->kind == BMD_ENCODER || self->kind == BMD_DECODER)
+        return bmd_counter(self, d);
     hprof_stream_lock(&self->s);
     c = self->kind == TAILOR_ENCODER ? hp_tailor_encoder_counter(self->core.encoder)
                                      : hp_tailor_decoder_counter(self->core.decoder);
     for (i = 0; i < c->n; i++) {
         uint64_t count;
         const char *name = hp_tailor_counter_entry(c, i, &count);
-        PyObject *value = PyLong_FromUnsignedLongLong(count);
-        if (!value || PyDict_SetItemString(d, name, value) < 0) {
-            Py_XDECREF(value);
+        if (count_into(d, name, count) < 0) {
             Py_CLEAR(d);
             break;
         }
-        Py_DECREF(value);
     }
     hprof_stream_unlock(&self->s);
     return d;
@@ -121,6 +163,32 @@ static PyObject *filter_get(Filter *self, void *closure)
     case 1: return PyLong_FromUnsignedLongLong(self->s.bytes_in);
     default: return PyLong_FromUnsignedLongLong(self->s.bytes_out);
     }
+}
+
+/* The BMD filters' own attributes, read under the lock: again, passes,
+ * input_size, restored. */
+static PyObject *bmd_get(Filter *self, void *closure)
+{
+    const void *core = self->core.any;
+    int which = (int)(intptr_t)closure, encoder = self->kind == BMD_ENCODER;
+    unsigned long long v;
+    hprof_stream_lock(&self->s);
+    switch (which) {
+    case 0:
+        v = !self->s.finished && (encoder ? hp_bmd_encoder_again(core) : hp_bmd_decoder_again(core));
+        break;
+    case 1:
+        v = (unsigned)(encoder ? hp_bmd_encoder_passes(core) : hp_bmd_decoder_passes(core));
+        break;
+    case 2:
+        v = encoder ? hp_bmd_encoder_bytes_in(core) : hp_bmd_decoder_bytes_in(core);
+        break;
+    default:
+        v = encoder ? 0 : hp_bmd_decoder_restored(core);
+        break;
+    }
+    hprof_stream_unlock(&self->s);
+    return which == 0 ? PyBool_FromLong((long)v) : PyLong_FromUnsignedLongLong(v);
 }
 
 /* Only the converter can finish on a dump that was cut short: a Tailor mini
@@ -164,6 +232,19 @@ static PyGetSetDef filter_getset[] = {
     { "bytes_in", (getter)filter_get, NULL, "Input bytes consumed.", (void *)1 },
     { "bytes_out", (getter)filter_get, NULL, "Output bytes produced.", (void *)2 },
     { "unfinished", (getter)filter_unfinished, NULL, HPROF_UNFINISHED_DOC, NULL },
+    { NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyGetSetDef bmd_getset[] = {
+    { "eof", (getter)filter_get, NULL, "True once the last pass was flushed (or an error was raised).", (void *)0 },
+    { "bytes_in", (getter)filter_get, NULL, "Input bytes consumed, every pass counted.", (void *)1 },
+    { "bytes_out", (getter)filter_get, NULL, "Output bytes produced.", (void *)2 },
+    { "again", (getter)bmd_get, NULL,
+      "True when flush() ended a pass and the whole input must be fed again, from its first byte.", (void *)0 },
+    { "passes", (getter)bmd_get, NULL, "The passes it takes: 2 until the first ends, then exactly.", (void *)1 },
+    { "input_size", (getter)bmd_get, NULL, "Bytes of the input (one pass).", (void *)2 },
+    { "restored", (getter)bmd_get, NULL, "Decoder: hashed strings given back from the names.", (void *)3 },
+    { "unfinished", (getter)filter_unfinished, NULL, "None: a BMD has no HEAP_DUMP_END to miss.", NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -218,6 +299,79 @@ static PyObject *tailor_decoder_new(PyTypeObject *type, PyObject *args, PyObject
     return filter_ready(self);
 }
 
+static PyObject *bmd_encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = { "max_string", NULL };
+    hp_bmd_options opts = { 0, 0, 0, NULL };
+    Py_ssize_t max_string = 0;
+    Filter *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$n:BmdEncoder", keywords, &max_string) ||
+        hprof_arg_range(max_string, "max_string", 0, PY_SSIZE_T_MAX) < 0 || !(self = filter_alloc(type, BMD_ENCODER)))
+        return NULL;
+    opts.max_string = (size_t)max_string;
+    self->s.again = bmd_encoder_again;
+    self->core.bmd_encoder = hp_bmd_encoder_new(&hprof_raw_alloc, &opts);
+    return filter_ready(self);
+}
+
+/* The names a BMD decoder restores hashed strings from: bytes-like objects. */
+static hp_bmd_names *names_of(PyObject *names)
+{
+    hp_bmd_names *t = hp_bmd_names_new(&hprof_raw_alloc);
+    PyObject *seq = PySequence_Fast(names, "names must be a sequence of bytes");
+    Py_ssize_t i;
+    if (!t || !seq) {
+        hp_bmd_names_free(t);
+        Py_XDECREF(seq);
+        return t ? NULL : (hp_bmd_names *)PyErr_NoMemory();
+    }
+    for (i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        Py_buffer view;
+        int rc;
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, i), &view, PyBUF_SIMPLE) < 0)
+            break;
+        rc = hp_bmd_names_add(t, view.buf, (size_t)view.len);
+        PyBuffer_Release(&view);
+        if (rc < 0) {
+            PyErr_NoMemory();
+            break;
+        }
+    }
+    Py_DECREF(seq);
+    if (PyErr_Occurred()) {
+        hp_bmd_names_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static PyObject *bmd_decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = { "names", "max_string", "max_classes", "max_heap_record", NULL };
+    hp_bmd_options opts = { 0, 0, 0, NULL };
+    PyObject *names = NULL;
+    Py_ssize_t max_string = 0, max_classes = 0;
+    unsigned long long max_heap_record = 0;
+    Filter *self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OnnK:BmdDecoder", keywords, &names, &max_string, &max_classes,
+                                     &max_heap_record) ||
+        hprof_arg_range(max_string, "max_string", 0, PY_SSIZE_T_MAX) < 0 ||
+        hprof_arg_range(max_classes, "max_classes", 0, PY_SSIZE_T_MAX) < 0 ||
+        !(self = filter_alloc(type, BMD_DECODER)))
+        return NULL;
+    if (names && names != Py_None && !(self->names = names_of(names))) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    opts.max_string = (size_t)max_string;
+    opts.max_classes = (size_t)max_classes;
+    opts.max_heap_record = max_heap_record;
+    opts.names = self->names;
+    self->s.again = bmd_decoder_again;
+    self->core.bmd_decoder = hp_bmd_decoder_new(&hprof_raw_alloc, &opts);
+    return filter_ready(self);
+}
+
 static PyObject *converter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = { "to_standard", "app_only", "strip_types", "max_record", NULL };
@@ -250,17 +404,21 @@ static void filter_dealloc(Filter *self)
     switch (self->kind) {
     case TAILOR_ENCODER: hp_tailor_encoder_free(self->core.encoder); break;
     case TAILOR_DECODER: hp_tailor_decoder_free(self->core.decoder); break;
+    case BMD_ENCODER: hp_bmd_encoder_free(self->core.bmd_encoder); break;
+    case BMD_DECODER: hp_bmd_decoder_free(self->core.bmd_decoder); break;
     default: hp_converter_free(self->core.converter); break;
     }
+    hp_bmd_names_free(self->names);
     hprof_stream_free(&self->s);
     type->tp_free(self);
     Py_DECREF(type);
 }
 
-#define FILTER_SLOTS(new_fn, doc)                                        \
+#define FILTER_SLOTS(new_fn, doc) FILTER_SLOTS_WITH(new_fn, doc, filter_getset)
+#define FILTER_SLOTS_WITH(new_fn, doc, getset)                           \
     {                                                                    \
         { Py_tp_doc, doc }, { Py_tp_new, new_fn }, { Py_tp_methods, filter_methods }, \
-        { Py_tp_getset, filter_getset }, { Py_tp_dealloc, filter_dealloc },              \
+        { Py_tp_getset, getset }, { Py_tp_dealloc, filter_dealloc },                     \
         { Py_tp_repr, filter_repr }, { 0, NULL }                                         \
     }
 
@@ -281,6 +439,24 @@ static PyType_Slot converter_slots[] = FILTER_SLOTS(
     "bit t set writes the elements of primitive arrays of type t as zeros.  A heap record longer\n"
     "than max_record (0: 64 MiB) is streamed: its length patched in a file given by fd, else cut.");
 
+static PyType_Slot bmd_encoder_slots[] = FILTER_SLOTS_WITH(
+    bmd_encoder_new,
+    "BmdEncoder(*, max_string=0)\n--\n\n"
+    "HPROF in, Badoo's BMD out (byte-identical to its cruncher's).  It reads the dump two or three\n"
+    "times: after a flush() that leaves `again` set, feed the whole dump again.  A STRING record\n"
+    "longer than max_string (0: 64 MiB) is refused (it is held to be hashed).",
+    bmd_getset);
+static PyType_Slot bmd_decoder_slots[] = FILTER_SLOTS_WITH(
+    bmd_decoder_new,
+    "BmdDecoder(*, names=None, max_string=0, max_classes=0, max_heap_record=0)\n--\n\n"
+    "Badoo's BMD in, the HPROF its decruncher writes out (byte for byte).  It reads the BMD up to\n"
+    "five times: after a flush() that leaves `again` set, feed the whole BMD again.  names: bytes\n"
+    "objects a hashed string is given back from (the one with its hash and length).  max_string:\n"
+    "the most bytes a hashed string may claim (0: 1 MiB); max_classes: bytes of class dumps held\n"
+    "(0: 64 MiB); max_heap_record: the longest heap record (0: 4 GiB - 1; a bigger heap goes in\n"
+    "segments).",
+    bmd_getset);
+
 static PyType_Spec filter_specs[] = {
     { "hprofkit._hprof.TailorEncoder", sizeof(Filter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
       tailor_encoder_slots },
@@ -288,11 +464,15 @@ static PyType_Spec filter_specs[] = {
       tailor_decoder_slots },
     { "hprofkit._hprof.Converter", sizeof(Filter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
       converter_slots },
+    { "hprofkit._hprof.BmdEncoder", sizeof(Filter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+      bmd_encoder_slots },
+    { "hprofkit._hprof.BmdDecoder", sizeof(Filter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+      bmd_decoder_slots },
 };
 
 int hprof_filter_init(PyObject *module, hprof_state *st)
 {
-    static const char *const names[] = { "TailorEncoder", "TailorDecoder", "Converter" };
+    static const char *const names[] = { "TailorEncoder", "TailorDecoder", "Converter", "BmdEncoder", "BmdDecoder" };
     (void)st;
     return hprof_add_types(module, filter_specs, names, sizeof filter_specs / sizeof filter_specs[0]);
 }

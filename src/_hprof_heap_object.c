@@ -123,7 +123,7 @@ static PyObject *make_field(HeapHandle *o, const heap_field *c)
     const hp_field *f = &c->f;
     PyObject *item = PyStructSequence_New(o->heap->st->field_type);
     PyObject *cls = heap_class_handle(o->heap, f->declaring);
-    PyObject *name = heap_utf8(o->heap, f->name_sid);
+    PyObject *name = heap_field_name(o->heap, f);
     PyObject *type = PyUnicode_FromString(f->type >= 0 && f->type < 12 && type_names[f->type] ? type_names[f->type] : "?");
     PyObject *v = c->has_value ? heap_value(o->heap, f->type, c->value) : Py_NewRef(Py_None);
     if (!item || !cls || !name || !type || !v) {
@@ -213,7 +213,7 @@ static PyObject *field_map(HeapHandle *o, const hp_heap *h, uint32_t ord)
     }
     for (k = 0; k < n; k++) {
         const hp_field *f = &items[k].f;
-        PyObject *name = heap_utf8(heap, f->name_sid), *cls = heap_class_name(heap, f->declaring);
+        PyObject *name = heap_field_name(heap, f), *cls = heap_class_name(heap, f->declaring);
         PyObject *where = Py_BuildValue("iI", f->type, f->offset), *pair = NULL;
         int rc = -1;
         if (name && PyUnicode_CheckExact(name))
@@ -590,7 +590,7 @@ static int class_info(HeapHandle *c, hp_class_info *info)
 
 static int is_array_class(const hp_class_info *info) { return info->elem_type != 0; }
 
-enum { C_NAME, C_SUPER, C_LOADER, C_INSTANCE_SIZE, C_COUNT, C_FIELDS, C_ID, C_ORD, C_RETAINED };
+enum { C_NAME, C_SUPER, C_LOADER, C_INSTANCE_SIZE, C_COUNT, C_ID, C_ORD, C_RETAINED, C_RETAINED_COUNT };
 
 static PyObject *class_get(HeapHandle *c, void *closure)
 {
@@ -608,10 +608,16 @@ static PyObject *class_get(HeapHandle *c, void *closure)
             Py_RETURN_NONE;
         return PyLong_FromUnsignedLongLong(info.instance_size);
     case C_COUNT: return PyLong_FromUnsignedLongLong(info.instances);
-    case C_RETAINED: return reach_class_retained(c);
-    case C_FIELDS: return field_list(c, FIELDS_DECLARED, c->ord, HP_NONE);
+    case C_RETAINED: return reach_class_retained(c, 0);
+    case C_RETAINED_COUNT: return reach_class_retained(c, 1);
     default: Py_RETURN_NONE;
     }
+}
+
+static PyObject *class_fields(HeapHandle *c, PyObject *unused)
+{
+    (void)unused;
+    return live(c) ? field_list(c, FIELDS_DECLARED, c->ord, HP_NONE) : NULL;
 }
 
 static PyObject *class_statics(HeapHandle *c, PyObject *unused)
@@ -697,6 +703,7 @@ static PyGetSetDef obj_getset[] = {
 };
 
 static PyMethodDef obj_methods[] = {
+    OBJECT_TREE_METHODS
     { "references", (PyCFunction)(void (*)(void))obj_references, METH_VARARGS | METH_KEYWORDS,
       "references($self, /, limit=None)\n--\n\nOutbound non-null references as Reference(name, target_id, target);\n"
       "the first `limit` only, when given (reference_count counts them all)." },
@@ -706,7 +713,7 @@ static PyMethodDef obj_methods[] = {
       "the heap's referrer index." },
     { "fields", (PyCFunction)obj_fields, METH_NOARGS,
       "fields($self, /)\n--\n\nEvery field of an instance, its class's first, as Field(declaring_class,\n"
-      "name, type, value); for a class object, its statics." },
+      "name, type, value).  A HeapClass's fields() are its declared fields; statics() its statics." },
     { "as_str", (PyCFunction)obj_as_str, METH_NOARGS,
       "as_str($self, /)\n--\n\nThe text of a java.lang.String (None when its characters are not in the\n"
       "dump); TypeError for other objects." },
@@ -716,6 +723,7 @@ static PyMethodDef obj_methods[] = {
       "Python reads it unguarded: a file shrunk under it kills the process (tolist() copies guarded)." },
     { "tolist", (PyCFunction)obj_tolist, METH_NOARGS,
       "tolist($self, /)\n--\n\nAn array's elements as a list of Python values." },
+    HEAP_PIXEL_METHODS
     { NULL, NULL, 0, NULL },
 };
 
@@ -748,13 +756,19 @@ static PyGetSetDef class_getset[] = {
     CGET("loader", C_LOADER, "The class loader object, or None for the boot loader."),
     CGET("instance_size", C_INSTANCE_SIZE, "Shallow size of an instance under the size model (None for arrays)."),
     CGET("instance_count", C_COUNT, "Objects whose class this is."),
-    CGET("retained_size", C_RETAINED, "Retained size of the class's instances and arrays that no object of the\n"
-                                      "same class dominates (VisualVM's retained size by class)."),
-    CGET("fields", C_FIELDS, "Declared instance fields as Field(declaring_class, name, type, None)."),
+    CGET("instances_retained_size", C_RETAINED,
+         "Bytes retained by the class's instances and arrays, summed over those that no object\n"
+         "of the same class dominates (VisualVM's retained size by class).  retained_size is the\n"
+         "class object's own, as for any object."),
+    CGET("instances_retained_count", C_RETAINED_COUNT,
+         "Objects retained by the same instances as instances_retained_size (the sum of their\n"
+         "retained counts).  retained_count is the class object's own, as for any object."),
     { NULL, NULL, NULL, NULL, NULL },
 };
 
 static PyMethodDef class_methods[] = {
+    { "fields", (PyCFunction)class_fields, METH_NOARGS,
+      "fields($self, /)\n--\n\nDeclared instance fields as Field(declaring_class, name, type, None)." },
     { "statics", (PyCFunction)class_statics, METH_NOARGS,
       "statics($self, /)\n--\n\nStatic fields with their values, as Field items." },
     { "subclasses", (PyCFunction)class_subclasses, METH_NOARGS,

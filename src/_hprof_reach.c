@@ -2,7 +2,7 @@
  * sizes (core/hp_reach.h), computed on first use without the GIL, under
  * the heap's lock so that concurrent first calls compute once, with Ctrl-C
  * checked between slices.  Path objects are made in Python (hprofkit.Heap.
- * path_to_root, hprofkit._reach) from the raw hops heap._paths() gives. */
+ * path_to_root, hprofkit._reach) from the Routes heap._routes() gives. */
 #include "_hprof_heap.h"
 
 #include <string.h>
@@ -137,6 +137,8 @@ static int object_index(HeapIndex *heap, PyObject *obj, uint32_t *out)
     return 0;
 }
 
+int heap_object_index(HeapIndex *heap, PyObject *obj, uint32_t *out) { return object_index(heap, obj, out); }
+
 static PyObject *retained(HeapIndex *heap, uint32_t index, int count)
 {
     hp_reach *r = heap_reach(heap, REACH_DOMINATORS);
@@ -212,7 +214,7 @@ PyObject *reach_top_retainers(HeapIndex *heap, PyObject *args, PyObject *kwargs)
     return list;
 }
 
-PyObject *reach_class_retained(HeapHandle *c)
+PyObject *reach_class_retained(HeapHandle *c, int count)
 {
     const uint64_t *by_class;
     hp_error err;
@@ -220,14 +222,14 @@ PyObject *reach_class_retained(HeapHandle *c)
     if (!r)
         return NULL;
     hp_reach_class_retained(r, NULL, &by_class, &err); /* computed: returns it at once */
-    return PyLong_FromUnsignedLongLong(by_class[c->ord]);
+    return PyLong_FromUnsignedLongLong(count ? hp_reach_class_retained_counts(r)[c->ord] : by_class[c->ord]);
 }
 
 /* ---- paths ---- */
 
 /* Rules from tuples (pattern, edge, class ordinal, thread serial, name
  * bytes or None); the names stay owned by `spec`. */
-static hp_reach_rule *parse_rules(PyObject *spec, Py_ssize_t *count)
+hp_reach_rule *reach_parse_rules(PyObject *spec, Py_ssize_t *count)
 {
     Py_ssize_t n = PyList_GET_SIZE(spec), k;
     hp_reach_rule *rules = PyMem_Calloc((size_t)(n ? n : 1), sizeof *rules);
@@ -269,7 +271,7 @@ PyObject *reach_routes(HeapIndex *heap, PyObject *args)
     memset(&routes, 0, sizeof routes);
     if (!PyArg_ParseTuple(args, "O!O!|p:_routes", &PyList_Type, &targets_list, &PyList_Type, &rules_list, &leaves))
         return NULL;
-    if (!heap_reach(heap, REACH_GRAPH) || !(rules = parse_rules(rules_list, &nrules)))
+    if (!heap_reach(heap, REACH_GRAPH) || !(rules = reach_parse_rules(rules_list, &nrules)))
         goto done;
     ntargets = PyList_GET_SIZE(targets_list);
     targets = PyMem_Malloc((size_t)(ntargets ? ntargets : 1) * 4);

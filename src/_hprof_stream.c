@@ -197,7 +197,7 @@ PyObject *hprof_stream_call(hprof_stream *s, hprof_state *st, hprof_stream_fn fn
         goto done;
     }
     if (!data)
-        s->finished = 1;
+        s->finished = !(s->again && s->again(core));
     else
         s->bytes_in += (unsigned long long)view.len;
     if (fd >= 0) {

@@ -34,6 +34,10 @@ typedef struct hprof_stream {
     int out_fd;            /* the one descriptor all output went to, -2 before any, -1 when not one */
     unsigned long long bytes_in, bytes_out;
     int finished;          /* flush() ran, or a call failed */
+    /* NULL, or for a filter that reads its input more than once: whether
+     * the flush() that just ran ended a pass after which the whole input
+     * is fed again (the stream is then not finished). */
+    int (*again)(const void *core);
 } hprof_stream;
 
 /* 0, or -1 with an exception set. */

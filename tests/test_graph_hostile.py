@@ -403,7 +403,7 @@ def test_growth_paths_cross_objects_of_their_own_class(paths_heap, tmp_path):
     """Growth paths labelled 6,144 of 7,370 reachable Object[] "(not strongly
     reachable)": every object of the class was a leaf, so the route through
     another Object[] was cut."""
-    from hprofkit.diff import _path_counts
+    from hprofkit.heapdiff import _path_counts
     counts, sampled = _path_counts(paths_heap, "java.lang.Object[]", (), 100)
     assert not sampled and sum(counts.values()) == 2
     assert ("(not strongly reachable)",) not in counts

@@ -41,7 +41,7 @@ def test_counts_and_classes(jdk8):
     assert jdk8.object(string.class_id) is string
     assert string.superclass is jdk8.find_class("java.lang.Object")
     assert string in jdk8.find_class("java.lang.Object").subclasses()
-    assert sorted(f.name for f in string.fields) == ["hash", "value"]
+    assert sorted(f.name for f in string.fields()) == ["hash", "value"]
     assert sum(1 for _ in string.instances()) == string.instance_count > 0
     assert jdk8.find_class("char[]").instance_size is None
     with pytest.raises(KeyError):
@@ -69,7 +69,7 @@ def test_fields_strings_and_values(jdk8):
         thread["noSuchField"]
     fields = thread.fields()
     assert [f.name for f in fields if f.declaring_class.name == "java.lang.Thread"][:2] == \
-        [f.name for f in thread.class_.fields][:2]
+        [f.name for f in thread.class_.fields()][:2]
     assert {f.name: f.value for f in fields}["priority"] == thread["priority"]
     chars = "".join(name.tolist())
     view = name.values()

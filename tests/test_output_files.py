@@ -8,20 +8,22 @@ from __future__ import annotations
 
 import gc
 import io
+import json
 import os
 import signal
 import stat
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 import hprofkit
+import hprofkit.tasks
 from hprofkit.cli import main
 from conftest import dump_path, peer, raw_bytes
+from procstate import blocked_in, end, has_open, wait_for
 
 pytestmark = pytest.mark.sanitize
 
@@ -94,6 +96,63 @@ def test_stdout_redirected_to_the_input_is_refused(real):
                               stdout=out, stderr=subprocess.PIPE, text=True)
     assert proc.returncode == 1 and "standard output is the input file" in proc.stderr
     assert real.read_bytes() == before
+
+
+def test_batch_out_is_never_an_input(real):
+    """The issue's report: `batch stats in.json --out in.json` (the input a dump) left JSON where
+    the dump was; through a symlink (--out l.json pointing at an input) too.  Refused before any
+    work, one line, the dump kept."""
+    dump = real.parent / "in.json"
+    os.rename(real, dump)
+    (real.parent / "l.json").symlink_to(dump.name)
+    os.link(dump, real.parent / "hard.json")
+    other = dump_path("mat__oracle_jdk8_05_x64.hprof")
+    before = dump.read_bytes()
+    for out in ("in.json", "l.json", "hard.json", "./../" + real.parent.name + "/in.json"):
+        proc = subprocess.run([sys.executable, "-m", "hprofkit", "batch", "stats", str(other), "in.json", "--out", out],
+                              cwd=real.parent, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 1 and proc.stdout == "", out
+        assert proc.stderr == f"hprofkit: error: {out!r} is the input file: writing it would destroy the input\n"
+        assert dump.read_bytes() == before and (real.parent / "l.json").is_symlink()
+    # A symlink to a new name is followed: the result lands in its target, the link kept.
+    (real.parent / "result-link.json").symlink_to("result.json")
+    proc = subprocess.run([sys.executable, "-m", "hprofkit", "batch", "stats", "in.json", "--out", "result-link.json"],
+                          cwd=real.parent, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((real.parent / "result.json").read_text())["rows"][0]["ok"]
+    assert (real.parent / "result-link.json").is_symlink()
+
+
+def test_batch_outputs_into_a_fifo_are_written_into(tmp_path):
+    """--out into an existing FIFO is written into (a reader gets the JSON), never replaced."""
+    fifo = tmp_path / "result.json"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    proc = subprocess.run([sys.executable, "-m", "hprofkit", "batch", "histogram", str(HOTSPOT), "--out", str(fifo)],
+                          capture_output=True, text=True, timeout=600)
+    reader.join()
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert json.loads(got[0])["rows"][0]["value"] == hprofkit.tasks.histogram(HOTSPOT)
+
+
+def test_parquet_results_go_to_a_new_directory_only(tmp_path):
+    """BatchResult.to_parquet and heap.to_parquet share the output path's new_directory(): an
+    existing name (a directory, a file, a symlink) is refused and kept; nothing is left behind."""
+    result = hprofkit.batch("histogram", [HOTSPOT], jobs=1)
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "file").write_text("mine")
+    (tmp_path / "link").symlink_to("file")
+    for name in ("taken", "file", "link"):
+        with pytest.raises(FileExistsError):
+            result.to_parquet(tmp_path / name)
+    assert (tmp_path / "file").read_text() == "mine" and (tmp_path / "link").is_symlink()
+    assert result.to_parquet(tmp_path / "new") == str(tmp_path / "new")
+    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["histogram.parquet", "leak_groups.parquet",
+                                                                    "rows.parquet"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "link", "new", "taken"]  # no temporary left
 
 
 # ---- special outputs are written through, never replaced ----------------------------------------
@@ -233,21 +292,6 @@ def test_a_failed_encode_leaves_nothing_and_keeps_the_old_output(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.hprof", "out.mini"]
 
 
-def _output_fd_open(pid: int, directory: Path) -> bool:
-    """Whether process pid has a file of `directory` open (its output, named or not)."""
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except FileNotFoundError:
-        return False
-    for fd in fds:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(str(directory) + "/"):
-                return True
-        except OSError:
-            continue
-    return False
-
-
 CHILD = """
 import sys
 from hprofkit import _output
@@ -274,14 +318,11 @@ def test_a_signal_during_a_write_leaves_no_file(tmp_path, how, signum):
     try:
         proc.stdin.write(data[:len(data) // 2])
         proc.stdin.flush()
-        deadline = time.monotonic() + 60
-        while not _output_fd_open(proc.pid, out_dir):
-            assert proc.poll() is None, proc.stderr.read()
-            assert time.monotonic() < deadline, "the output was never opened"
-            time.sleep(0.01)
-        time.sleep(0.2)  # well into reading the half that was sent
+        # The output is open and the child has read what was sent: it waits for more.
+        wait_for(proc, lambda: has_open(proc.pid, out_dir) and blocked_in(proc.pid, "read", 0),
+                 "opened its output and waited for more input")
         proc.send_signal(signum)
-        proc.wait(30)
+        end(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -301,12 +342,10 @@ def test_an_interrupt_leaves_no_file(tmp_path):
     try:
         proc.stdin.write(ANDROID.read_bytes()[:100_000])
         proc.stdin.flush()
-        deadline = time.monotonic() + 60
-        while not _output_fd_open(proc.pid, out_dir):
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.01)
+        wait_for(proc, lambda: has_open(proc.pid, out_dir) and blocked_in(proc.pid, "read", 0),
+                 "opened its output and waited for more input")
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(30) == 130
+        assert end(proc) == 130
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -26,8 +26,15 @@ REAL_ANDROID = ["leakcanary__leak_service_binder.hprof", "platform_tools_base__d
 SMALL_BLOCK = 4096  # many blocks, and cuts inside payloads
 
 
+def pack_encoder(*, strip="default", app_only=False, drop_traces=False, level=_pack.DEFAULT_LEVEL, threads=1,
+                 block_size=0) -> _hprof.PackEncoder:
+    """The core's encoder with strip by name, and the block size hprofkit.Encoder leaves at its default."""
+    return _hprof.PackEncoder(strip_types=_pack.strip_mask(strip), app_only=app_only, drop_traces=drop_traces,
+                              level=level, threads=threads, block_size=block_size)
+
+
 def pack(data: bytes, cuts=(), **options) -> bytes:
-    return feed_in_pieces(_pack.PackEncoder(**options), data, cuts)
+    return feed_in_pieces(pack_encoder(**options), data, cuts)
 
 
 def unpack(blob: bytes, cuts=(), threads: int = 1) -> bytes:
@@ -919,20 +926,20 @@ def test_declared_lengths_are_checked_before_anything_is_inflated():
 
 
 def test_misuse():
-    encoder = _pack.PackEncoder()
+    encoder = pack_encoder()
     encoder.feed(LEAK[:1000])
     with pytest.raises(TruncatedError):
         encoder.flush()
     with pytest.raises(ValueError):
-        _pack.PackEncoder(level=10)
+        pack_encoder(level=10)
     with pytest.raises(TypeError):
-        _pack.PackEncoder(level=6.5)
+        pack_encoder(level=6.5)
     with pytest.raises(TypeError):
-        _pack.PackEncoder(app_only="no")
+        pack_encoder(app_only="no")
     with pytest.raises(TypeError):
         _pack.PackDecoder().feed(123)
     with pytest.raises(ValueError):
-        _pack.PackEncoder(strip="bytes")
+        pack_encoder(strip="bytes")
     decoder = _pack.PackDecoder()
     decoder.feed(LEAK_PACK)
     decoder.flush()
@@ -985,7 +992,7 @@ def test_one_encoder_fed_from_several_threads_does_not_crash():
     Calls now take turns; pieces fed out of order make a wrong dump, which
     is a clean HprofError (then ValueError: the encoder is finished)."""
     for _ in range(5):
-        encoder = _pack.PackEncoder(threads=2)
+        encoder = pack_encoder(threads=2)
         encoder.feed(LEAK[:100_000])
         pieces = [LEAK[i:i + 70_000] for i in range(100_000, len(LEAK), 70_000)]
         errors = hammer(encoder, pieces)

@@ -62,13 +62,15 @@ def check_against_visualvm(path: Path, graph_oracle, classes: bool) -> None:
              for o in lines if heap.retained_size(heap.object(o["id"])) != o["retained"]]
     assert not wrong, f"{len(wrong)} of {len(lines)} retained sizes differ, e.g. {wrong[:5]}"
     sample = random.Random(path.name).sample(lines, min(40, len(lines)))
-    depths = [(hex(o["id"]), path_depth(heap.path_to_root(heap.object(o["id"]))), o["depth"]) for o in sample]
+    # VisualVM's nearest root: every strong reference (exclude=(), no matcher).
+    depths = [(hex(o["id"]), path_depth(heap.path_to_root(heap.object(o["id"]), exclude=())), o["depth"])
+              for o in sample]
     assert [d for d in depths if d[1] != d[2]] == []
     assert any(d[2] for d in depths)
     if classes:
         rows = oracle_run(graph_oracle, path, "classes")
-        wrong = [(c["name"], heap.object(c["id"]).retained_size, c["retained"]) for c in rows
-                 if heap.object(c["id"]).retained_size != c["retained"]]
+        wrong = [(c["name"], heap.object(c["id"]).instances_retained_size, c["retained"]) for c in rows
+                 if heap.object(c["id"]).instances_retained_size != c["retained"]]
         assert not wrong, f"{len(wrong)} of {len(rows)} class retained sizes differ, e.g. {wrong[:5]}"
 
 
@@ -241,7 +243,7 @@ def test_path_names_roots_fields_and_array_entries(leak_heap):
     service = leak_heap.find_class("com.example.leakcanary.LeakyService")
     leaked = next(service.instances())
     path = leak_heap.path_to_root(leaked, exclude=match.JDK_DEFAULTS)
-    assert isinstance(path, hprofkit.Path) and not path.library and path.library_matcher is None
+    assert isinstance(path, hprofkit.HeapPath) and not path.library and path.library_matcher is None
     root, *rest = path.hops
     assert root.ref_type == "ROOT" and root.holder is None and root.name == "JNI_GLOBAL"
     assert "JNI_GLOBAL" in {r.kind for r in leak_heap.gc_roots if r.object == root.target}
@@ -300,7 +302,7 @@ def test_matchers(tmp_path):
     heap = hprofkit.open_heap(tmp_path / "m.hprof")
     leaf, cached, local = heap.object(0x3008), heap.object(0x3010), heap.object(0x3018)
     holder, thread = heap.object(0x3000), heap.object(0x3100)
-    plain = heap.path_to_root(leaf)
+    plain = heap.path_to_root(leaf, exclude=())
     assert plain.hops == [hprofkit.Hop("ROOT", None, "JNI_GLOBAL", holder),
                           hprofkit.Hop("INSTANCE_FIELD", holder, "ref", leaf)]
     assert not plain.library
@@ -311,13 +313,13 @@ def test_matchers(tmp_path):
     assert heap.path_to_root(leaf, exclude=(library._replace(kind="ignore"),)) is None
     assert heap.path_to_root(leaf, exclude=(match.root_class("java.lang.Object"),)) is None
     assert heap.path_to_root(leaf, exclude=(match.root_class("Unknown.Class"),)) == plain
-    static = heap.path_to_root(cached)
+    static = heap.path_to_root(cached, exclude=())
     assert static.hops == [hprofkit.Hop("ROOT", None, "STICKY_CLASS", heap.find_class("Holder")),
                            hprofkit.Hop("STATIC_FIELD", heap.find_class("Holder"), "cache", cached)]
     assert "↓ static Holder.cache" in str(static)
     lib = heap.path_to_root(cached, exclude=(match.static_field("Holder", "cache", kind="library"),))
     assert lib.library and lib.hops == static.hops
-    frame = heap.path_to_root(local)
+    frame = heap.path_to_root(local, exclude=())
     assert frame.hops[0] == hprofkit.Hop("ROOT", None, "JAVA_FRAME", thread)
     assert frame.hops[1][:2] == ("LOCAL", thread) and frame.hops[1].target == local
     assert "│    ↓ Thread<Java Local>" in str(frame) and "│ GC Root: Thread object" in str(frame)
@@ -327,7 +329,26 @@ def test_matchers(tmp_path):
     assert low.library and low.library_matcher.pattern == "thread_local"
     # One search gives each object the path a search for it alone gives:
     # the leaf's passes through the holder, another of the targets.
-    assert heap.paths_to_root([holder, leaf, cached]) == [heap.path_to_root(holder), plain, static]
+    assert heap.paths_to_root([holder, leaf, cached], exclude=()) == [heap.path_to_root(holder, exclude=()), plain,
+                                                                       static]
+
+
+def test_exclude_none_means_the_defaults_and_empty_means_none():
+    """One rule wherever hprofkit takes reference matchers: exclude=None (every default)
+    is default_exclude(heap), exclude=() is none.  Here the main thread's locals (a
+    JDK_DEFAULTS matcher) hold objects that have another path, or none."""
+    heap = hprofkit.open_heap(dump_path("mat__oracle_jdk8_05_x64.hprof"))
+    assert hprofkit.leaks.default_exclude(heap) == match.JDK_DEFAULTS
+    locals_ = [r.object for r in heap.gc_roots if r.kind == "JAVA_FRAME" and r.object is not None]
+    assert locals_
+    raw = heap.paths_to_root(locals_, exclude=())
+    defaults = heap.paths_to_root(locals_)
+    assert defaults == heap.paths_to_root(locals_, exclude=None) == heap.paths_to_root(locals_,
+                                                                                     exclude=match.JDK_DEFAULTS)
+    assert all(raw) and defaults != raw
+    # A batch gives each object its single search's path, or a NoPath (falsy) where that is None.
+    assert [heap.path_to_root(o) for o in locals_[:5]] == [p or None for p in defaults[:5]]
+    assert [heap.path_to_root(o, exclude=()) for o in locals_[:5]] == raw[:5]
 
 
 def test_weak_referents_are_not_strong(leak_heap):
@@ -373,9 +394,7 @@ def test_dominators_retained_and_top(leak_heap):
     top = leak_heap.top_retainers(10)
     assert len(top) == 10 and [s for _, s in top] == sorted((s for _, s in top), reverse=True)
     for obj, size in top:
-        assert size == leak_heap.retained_size(obj)
-        if obj.kind != "class":  # a HeapClass's retained_size is its class's (by class)
-            assert obj.retained_size == size
+        assert size == leak_heap.retained_size(obj) == obj.retained_size  # a HeapClass's too: its own
         assert obj.retained_count == leak_heap.retained_count(obj) >= 1
         dom = leak_heap.dominator(obj)
         if dom is not None:
@@ -386,7 +405,13 @@ def test_dominators_retained_and_top(leak_heap):
     with pytest.raises(ValueError):
         leak_heap.top_retainers(-1)
     strings = leak_heap.find_class("java.lang.String")
-    assert 0 < strings.retained_size <= sum(s.retained_size for s in strings.instances())
+    assert 0 < strings.instances_retained_size <= sum(s.retained_size for s in strings.instances())
+    assert strings.instance_count <= strings.instances_retained_count <= sum(s.retained_count for s in strings.instances())
+    assert (strings.retained_size, strings.retained_count) == (leak_heap.retained_size(strings),
+                                                              leak_heap.retained_count(strings))
+    # The pair by class is consistent: the same instances, their sizes and their counts.
+    for cls in leak_heap.classes:
+        assert (cls.instances_retained_size == 0) == (cls.instances_retained_count == 0), cls
 
 
 def test_bad_arguments(leak_heap):
@@ -406,6 +431,18 @@ def test_bad_arguments(leak_heap):
     with pytest.raises(ValueError):
         other.retained_size(foreign)
     assert hprofkit.open_heap(dump_path("mat__sun_jdk5_13_x32.hprof")).semantics == "hprofkit"
+
+
+@pytest.mark.parametrize("build", [
+    lambda: match.instance_field(None, "x"), lambda: match.instance_field("a.B", None),
+    lambda: match.static_field(None, "x"), lambda: match.static_field("a.B", ""),
+    lambda: match.thread_local(None), lambda: match.root_class(None), lambda: match.root_class(""),
+    lambda: match.instance_field(b"a.B", "x"),
+])
+def test_matchers_check_their_arguments_when_built(build):
+    """#19: match.instance_field(None, "x") was accepted and failed only when a search used it."""
+    with pytest.raises(TypeError, match="must be a non-empty str"):
+        build()
 
 
 def test_threads_compute_once_and_agree():
@@ -445,10 +482,11 @@ def test_cli_path_and_top(leak_heap):
     assert run_cli("path", dump, "0x1").returncode == 1
     top = run_cli("top", dump, "-n", "5", "--json")
     rows = json.loads(top.stdout)
-    assert [(r["id"], r["retained"]) for r in rows] == [(o.id, s) for o, s in leak_heap.top_retainers(5)]
+    assert [(r["id"], r["retained_size"]) for r in rows] == [(o.id, s) for o, s in leak_heap.top_retainers(5)]
     by_class = json.loads(run_cli("top", dump, "-n", "3", "--by", "class", "--json", "--semantics", "visualvm").stdout)
-    assert len(by_class) == 3 and by_class[0]["retained"] >= by_class[1]["retained"] >= by_class[2]["retained"]
+    assert len(by_class) == 3
+    assert by_class[0]["retained_size"] >= by_class[1]["retained_size"] >= by_class[2]["retained_size"]
     text = run_cli("top", dump, "-n", "2")
-    assert text.returncode == 0 and len(text.stdout.splitlines()) == 2
+    assert text.returncode == 0 and len(text.stdout.splitlines()) == 3  # a header and 2 rows
     bad = run_cli("top", "/nonexistent.hprof")
     assert bad.returncode != 0 and bad.stderr.startswith("hprofkit: error:") and "Traceback" not in bad.stderr

@@ -20,7 +20,7 @@ from hprofkit._units import human_size, parse_size
 from hprofkit.testing import (CheckSettings, HeapCheckFailed, assert_max_instances, assert_no_growth,
                               assert_roundtrip)
 from hprofkit import match
-from hprofkit.diff import diff
+from hprofkit.heapdiff import diff
 from conftest import SHARED_TOOLS, dump_path
 from leaky_heap import LeakyHeap
 from test_diff import oracle_by_name
@@ -106,7 +106,7 @@ def test_hprof_heap_opens_gz_packs_and_minis(pytester, oracle, plain_path, tmp_p
                                                    (dump_path(gz), plain_path(gz)))}
     pytester.makepyfile(f"""
         import pytest
-        from hprofkit.diff import class_histogram
+        from hprofkit.heapdiff import class_histogram
 
         EXPECTED = {{k: v for k, v in {[(str(k), v) for k, v in expected.items()]!r}}}
 

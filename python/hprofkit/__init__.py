@@ -8,42 +8,64 @@
 """
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from . import _errors, _events, _hprof
 from ._hprof import Parser, Record, SubRecord
-from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, OverrunError,
+from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, NoHeapDumpError, OverrunError,
                       TruncatedError, UnsupportedError)
-from ._dump import Dump, iter_records, iter_subrecords, open, stats
-from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
-from ._codec import Converter, Decoder, Encoder
-from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
 from . import match
 from ._heap import Field, GcRoot, GcRoots, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
 
 # Python stands on C: the package hands its classes down to the C module
 # once, here, and the module never imports the package (docs/architecture.md).
 _hprof._register(errors=_errors, events=_events, heap_object=HeapObject, heap_class=HeapClass)
-from ._reach import Hop, Hops, NoPath, Path
-from .diff import DiffRow, HeapDiff, diff  # the function hides the module's name: import hprofkit.diff's parts by name
-from .batch import BatchResult, BatchRow, ClassTotal, LeakGroup
-from .batch import batch  # the function; the module stays importable as hprofkit.batch's sys.modules entry
+from ._reach import HeapPath, Hop, Hops, NoPath
+# The modules are named apart from their functions (hprofkit.diff and hprofkit.batch are the
+# functions), so that neither hides the other: import hprofkit.heapdiff / hprofkit.batching.
+from .heapdiff import DiffRow, HeapDiff, diff
+from .batching import BatchResult, BatchRow, ClassTotal, LeakGroup, batch
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from . import leaks
+    from ._bitmaps import Bitmap, DuplicateBitmaps
+    from ._codec import Converter, Decoder, Encoder
+    from ._dump import Dump, iter_records, iter_subrecords, open, stats
+    from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
+    from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
     from ._tables import sql
+    from ._tree import ROOT, Group, MergedPath, MergedPaths
     from .sample import write_sample_dump
     from .writer import HprofWriter
+    from ._report import report
 
-# Imported on first use: the command line and most scripts need none of
-# them, and they are a third of the package's import time.
-_LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables"}
+# Imported on first use: `import hprofkit` stays light (at most 60 modules,
+# tests/test_batch.py), and the command line and most scripts need few of them.
+_LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
+         **dict.fromkeys(["ROOT", "Group", "MergedPath", "MergedPaths"], "_tree"),
+         "report": "_report",
+         **dict.fromkeys(["Bitmap", "DuplicateBitmaps"], "_bitmaps"),
+         **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
+         **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
+         **dict.fromkeys(["Converter", "Decoder", "Encoder"], "_codec"),
+         **dict.fromkeys(["EncodeWriter", "Result", "convert", "decode", "encode", "encode_writer"], "_files")}
+
+
+# Old names, kept one release with a DeprecationWarning (not in __all__: `from hprofkit
+# import *` must not put Path over pathlib.Path).
+_DEPRECATED = {"Path": "HeapPath"}
 
 
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(f"hprofkit.{name} is now hprofkit.{new}; the old name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return globals()[new]
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'hprofkit' has no attribute {name!r}")
@@ -61,7 +83,8 @@ __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
     "ClassRow", "HeapDump", "UnfinishedDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
-    "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
-    "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame", "match", "Hop", "Hops", "Path", "NoPath", "leaks", "diff", "HeapDiff",
-    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
+    "OverrunError", "UnsupportedError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
+    "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame", "match", "Hop", "Hops", "HeapPath", "NoPath", "leaks", "diff", "HeapDiff",
+    "DiffRow", "sql", "report", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap",
+    "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths",
 ]

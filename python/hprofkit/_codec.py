@@ -13,16 +13,17 @@ import zlib
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypedDict
 
 from . import _hprof
+from ._bmd import HEAD as BMD_HEAD, Spool, is_bmd, names_from
 from ._errors import CorruptError, FormatError, TruncatedError
 from ._io import to_fd
-from ._pack import PackDecoder, PackEncoder, is_pack, strip_mask
+from ._pack import PackDecoder, is_pack, strip_mask
 from ._stats import UnfinishedDump, unfinished_of
 from ._zstream import ZlibStream, resolve_threads
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
-FORMATS = ("hprofkit", "tailor", "hprof")
+FORMATS = ("hprofkit", "tailor", "hprof", "bmd")
 DEFAULT_LEVEL = 6
 PIECE = 4 << 20  # largest inflated piece handed to the restorer at once
 STEP = 64 << 10  # compressed bytes inflated at a time: an error is placed within them, then exactly
@@ -67,7 +68,8 @@ def encoder_options(format: str, *, level: int | None, app_only: bool, threads: 
     room for them) and drops stack traces itself; level 0-9.
     hprof: plain, uncompressed HPROF; strip zeroes the contents of those
     primitive arrays (default: none), app_only drops the zygote and image
-    heaps' objects."""
+    heaps' objects.
+    bmd: Badoo's format, as its cruncher writes it: no option applies."""
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: choose one of {', '.join(FORMATS)}")
     app_only = _check_bool("app_only", app_only)
@@ -75,7 +77,14 @@ def encoder_options(format: str, *, level: int | None, app_only: bool, threads: 
     threads = _check_int("threads", threads, 0)
     if level is not None:
         level = _check_int("level", level, 0, 9)
-    if format == "hprofkit":
+    if format == "bmd":
+        given = [name for name, value in (("level", level), ("strip", strip), ("app_only", app_only),
+                                          ("drop_traces", drop_traces)) if value not in (None, False)]
+        if given:
+            raise ValueError(f"the BMD format is what Badoo's cruncher writes: {', '.join(given)} cannot be "
+                             "honoured (it drops every primitive array's contents and primitive field itself)")
+        mask = 0
+    elif format == "hprofkit":
         mask = strip_mask("default" if strip is None else strip)
     elif format == "tailor":
         mask = TAILOR_STRIP if strip is None else strip_mask(strip)
@@ -109,6 +118,10 @@ class Encoder:
     format="hprof": plain HPROF, uncompressed; strip zeroes the contents of
     primitive arrays of those types, lengths kept (a dump that can be shared
     and opened anywhere); app_only drops the zygote and image heaps' objects.
+    format="bmd": Badoo's BMD, byte for byte what its cruncher writes (see
+    docs/bmd.md); it needs the whole dump twice, so what is fed is kept in
+    an anonymous temporary file until flush() (encode() reads a path twice
+    instead).
     app_only: drop the objects of the zygote and image heaps, keep classes
     and roots (hprof-conv -z's rule).
     threads: compression threads, 0 (the default) for one per core; 1 writes
@@ -129,6 +142,8 @@ class Encoder:
             self._core: Any = _hprof.PackEncoder(strip_types=opts["strip"], app_only=opts["app_only"],
                                                  drop_traces=opts["drop_traces"], level=opts["level"],
                                                  threads=resolve_threads(opts["threads"]))
+        elif format == "bmd":
+            self._core = Spool(_hprof.BmdEncoder())
         elif format == "tailor":
             self._core = _hprof.TailorEncoder(app_only=opts["app_only"])
             self._zlib = ZlibStream(opts["level"], opts["threads"]) if opts["level"] else None
@@ -168,12 +183,13 @@ class Encoder:
 
     @property
     def trimmed_bytes(self) -> int | None:
-        """Bytes of the trimmed stream before compression (None for the hprofkit format)."""
-        return None if self.format == "hprofkit" else self._core.bytes_out
+        """Bytes of the trimmed stream before compression (None for the hprofkit and BMD formats)."""
+        return None if self.format in ("hprofkit", "bmd") else self._core.bytes_out
 
     def counter(self) -> dict[str, int]:
-        """The tag counter Tailor's encode.py prints (first-seen order); {} for other formats."""
-        return self._core.counter() if self.format == "tailor" else {}
+        """The tag counter Tailor's encode.py prints (first-seen order); the
+        records written by kind for BMD; {} for other formats."""
+        return self._core.counter() if self.format in ("tailor", "bmd") else {}
 
     @property
     def unfinished(self) -> UnfinishedDump | None:
@@ -224,19 +240,26 @@ def _error_offset(saved: zlib._Decompress, piece: memoryview) -> int:
 
 
 class Decoder:
-    """Restores an hprofkit pack or a Tailor mini (zlib at any level, gzip,
-    or the bare stream), told apart by their first bytes.  A truncated or
-    corrupt input raises an HprofError naming the offset, never a partial
-    success.  max_block and max_record bound memory whatever the input (see
-    PackDecoder and TailorDecoder; 0: 64 MiB each)."""
+    """Restores an hprofkit pack, a Tailor mini (zlib at any level, gzip,
+    or the bare stream) or a Badoo BMD, told apart by their first bytes.  A
+    truncated or corrupt input raises an HprofError naming the offset, never
+    a partial success.  max_block and max_record bound memory whatever the
+    input (see PackDecoder and TailorDecoder; 0: 64 MiB each).  strings:
+    paths of jars, apks, dex or text files (one name a line) whose names a
+    BMD's hashed strings are given back from, as Badoo's decruncher does; a
+    BMD is kept in an anonymous temporary file until flush(), as it is read
+    several times (decode() reads a path again instead)."""
 
-    def __init__(self, *, threads: int = 0, max_block: int = 0, max_record: int = 0) -> None:
+    def __init__(self, *, threads: int = 0, max_block: int = 0, max_record: int = 0,
+                 strings: Iterable[Any] | None = None) -> None:
         self._threads = resolve_threads(_check_int("threads", threads, 0))
         self._max_block = _check_int("max_block", max_block, 0)
         self._max_record = _check_int("max_record", max_record, 0)
         self._lock = threading.Lock()  # feed, flush and inflate take turns; the C restorers lock themselves
         self._pack: _hprof.PackDecoder | None = None
         self._filter: _hprof.TailorDecoder | None = None
+        self._bmd: Spool | None = None
+        self._names = None if strings is None else names_from(strings)
         self._head = b""
         self._kind: str | None = None
         self._inflate: zlib._Decompress | None = None
@@ -251,6 +274,11 @@ class Decoder:
                 return memoryview(b"")
             self._kind = "hprofkit"
             self._pack = PackDecoder(threads=self._threads, max_block=self._max_block, max_record=self._max_record)
+        elif self._head[:1] == b"\x01" and len(self._head) < BMD_HEAD:
+            return memoryview(b"")
+        elif is_bmd(self._head):
+            self._kind = "bmd"
+            self._bmd = Spool(_hprof.BmdDecoder(names=self._names))
         else:
             if len(self._head) < 2:
                 return memoryview(b"")
@@ -258,8 +286,8 @@ class Decoder:
             if kind == "mini" and len(self._head) < len(TAILOR_MAGIC):
                 return memoryview(b"")
             if kind is None:
-                raise FormatError("neither an hprofkit pack nor a Tailor mini (zlib, gzip or 'JAVA PROFILE 6.0.1')",
-                                  0)
+                raise FormatError("neither an hprofkit pack, a Tailor mini (zlib, gzip or 'JAVA PROFILE 6.0.1') "
+                                  "nor a Badoo BMD", 0)
             self._kind = kind
             self._filter = _hprof.TailorDecoder(max_record=self._max_record)
             if kind != "mini":
@@ -280,8 +308,9 @@ class Decoder:
             view = self._start(view)
             if self._kind is None:
                 return
-        if self._pack is not None:
-            raise ValueError("Decoder.inflate(): the input is an hprofkit pack, use feed()")
+        if self._pack is not None or self._bmd is not None:
+            raise ValueError(f"Decoder.inflate(): the input is {'an hprofkit pack' if self._pack else 'a BMD'}, "
+                             "use feed()")
         if self._inflate is None:
             self._consumed += len(view)
             if view:
@@ -326,6 +355,8 @@ class Decoder:
         with self._lock:
             if self._kind is None:
                 view = self._start(view)
+            if self._bmd is not None:
+                return self._bmd.feed(view, fd)
             if self._pack is not None:
                 out = self._pack.feed(view, fd)
                 self.bytes_out += out if isinstance(out, int) else len(out)
@@ -342,7 +373,9 @@ class Decoder:
 
     def flush(self, fd: int = -1) -> bytes | int:
         with self._lock:
-            if self._pack is not None:
+            if self._bmd is not None:
+                out = self._bmd.flush(fd)
+            elif self._pack is not None:
                 out = self._pack.flush(fd)
             else:
                 if self._kind is None:
@@ -352,6 +385,8 @@ class Decoder:
                     if self._head and is_pack(self._head):
                         raise TruncatedError(f"truncated hprofkit pack header at offset 0: {len(self._head)} bytes",
                                              0)
+                    if self._head[:1] == b"\x01":
+                        raise TruncatedError(f"truncated BMD header at offset 0: {len(self._head)} bytes", 0)
                     raise FormatError("not a Tailor mini file" if self._head else "empty input", 0)
                 if self._inflate is not None and not self._inflate.eof:
                     raise TruncatedError(f"truncated {self._kind} stream at offset {self._consumed}: the compressed "
@@ -363,13 +398,13 @@ class Decoder:
 
     @property
     def eof(self) -> bool:
-        core = self._pack if self._pack is not None else self._filter
+        core = self._bmd or (self._pack if self._pack is not None else self._filter)
         return core is not None and core.eof
 
     @property
     def bytes_in(self) -> int:
         """Input bytes consumed (compressed)."""
-        return self._consumed
+        return self._bmd.bytes_in if self._bmd is not None else self._consumed
 
     @property
     def mini_bytes(self) -> int | None:
@@ -378,12 +413,19 @@ class Decoder:
 
     @property
     def kind(self) -> str | None:
-        """'hprofkit', or for a Tailor mini 'zlib', 'gzip' or 'mini', once known."""
+        """'hprofkit', 'bmd', or for a Tailor mini 'zlib', 'gzip' or 'mini', once known."""
         return self._kind
 
     def counter(self) -> dict[str, int]:
-        """The tag counter Tailor's decode.py prints ({} for a pack)."""
+        """The tag counter Tailor's decode.py prints; a BMD's records read by kind ({} for a pack)."""
+        if self._bmd is not None:
+            return self._bmd.core.counter()
         return {} if self._filter is None else self._filter.counter()
+
+    @property
+    def restored(self) -> int | None:
+        """A BMD's hashed strings given back from `strings` (None for other inputs)."""
+        return None if self._bmd is None else self._bmd.core.restored
 
     @property
     def unfinished(self) -> UnfinishedDump | None:
@@ -392,7 +434,7 @@ class Decoder:
         None -- a pack of a dump that was cut short restores it cut short.
         (A Tailor mini always ends with HEAP_DUMP_END.)"""
         core = self._pack if self._pack is not None else self._filter
-        return None if core is None else unfinished_of(core.unfinished)
+        return None if core is None else unfinished_of(core.unfinished)  # a BMD has no HEAP_DUMP_END to miss
 
     def __repr__(self) -> str:
         state = "finished" if self.eof else f"{self.bytes_in:,} bytes in, {self.bytes_out:,} out"

@@ -19,12 +19,14 @@ import warnings
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Iterator
 
-from ._codec import Converter, Decoder, Encoder
+from . import _bmd, _hprof
+from ._codec import Converter, Decoder, Encoder, encoder_options
 from ._compressed import decompressed, detect_compression
 from ._output import check_not_same_file, is_path, named, output_file
 from ._pack import is_pack
 from ._stats import UnfinishedDump, unfinished_of
-from ._dump import MAGIC_LENGTH, Readable, Rewound, is_buffer, read_head
+from ._dump import MAGIC_LENGTH, Readable, Rewound, read_head
+from ._io import is_buffer
 
 CHUNK = 8 << 20
 Progress = Callable[[int, int], object]
@@ -43,6 +45,7 @@ class Result:
     trimmed: int | None = None
     counter: dict[str, int] = field(default_factory=dict)
     unfinished: UnfinishedDump | None = None
+    restored: int | None = None  # decoding a BMD: hashed strings given back from `strings`
 
     @property
     def incomplete(self) -> bool:
@@ -205,27 +208,82 @@ def encode(src: Any, dst: Any, *, format: str = "hprofkit", level: int | None = 
            progress: Progress | None = None) -> Result:
     """Trims (and compresses) the dump `src` into `dst`; see Encoder (every
     option goes to it, and what a format cannot honour raises there)."""
+    if format == "bmd":  # read twice: a path or a buffer again, anything else through a spool
+        encoder_options(format, level=level, app_only=app_only, threads=threads, strip=strip, drop_traces=drop_traces)
+        with _files(src, dst) as (chunks, size, out):
+            return _run_passes(_hprof.BmdEncoder(), src, chunks, size, out, progress)
     encoder = Encoder(format, level=level, app_only=app_only, threads=threads, strip=strip, drop_traces=drop_traces)
     consumed, size, written = _pump(encoder, src, dst, progress)
     return Result(consumed, size, written, encoder.trimmed_bytes, encoder.counter(), encoder.unfinished)
 
 
+def _peek(chunks: Iterator[Any], n: int) -> tuple[bytes, Iterator[Any]]:
+    """The first n bytes of the chunks (fewer if there are not so many), and
+    the chunks from the first byte again.  A chunk is copied only when the
+    first is too short to hold them (a pipe's first read can be)."""
+    parts: list[bytes] = []
+    got = 0
+    for chunk in chunks:
+        if not parts and len(chunk) >= n:
+            return bytes(chunk[:n]), _Again([chunk], chunks)
+        parts.append(bytes(chunk))  # the next read reuses the chunk's buffer
+        got += len(chunk)
+        if got >= n:
+            break
+    head = b"".join(parts)
+    return head[:n], _Again([head] if head else [], chunks)
+
+
+class _Again:
+    """The chunks `first`, then those of `rest`; close() lets go of both
+    (and of the read buffer they share)."""
+
+    def __init__(self, first: list[Any], rest: Iterator[Any]) -> None:
+        self._rest = rest
+        self._chunks: Iterator[Any] = itertools.chain(first, rest)
+
+    def __iter__(self) -> Iterator[Any]:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._chunks)
+
+    def close(self) -> None:
+        close = getattr(self._rest, "close", None)
+        if close is not None:
+            close()
+        self._chunks = iter(())
+
+
+def _run_passes(core: Any, src: Any, chunks: Iterator[Any], size: int | None, out: _Output,
+                progress: Progress | None) -> Result:
+    """Runs a BMD filter (it asks for its input more than once) over src, of
+    which `chunks` are the reading begun, into out."""
+    with _bmd.reread(src, chunks, size, _source) as passes:
+        _bmd.run_passes(core, passes, out.take, progress, size)
+    restored = core.restored if isinstance(core, _hprof.BmdDecoder) else None
+    return Result(core.input_size, size, out.written, None, core.counter(), None, restored)
+
+
 def decode(src: Any, dst: Any, *, threads: int = 0, max_block: int = 0, max_record: int = 0,
-           progress: Progress | None = None) -> Result:
-    """Restores an hprofkit pack or a Tailor mini (zlib, gzip or bare) `src`
-    into an HPROF `dst`; max_block and max_record bound memory (see Decoder)."""
+           strings: Any = None, progress: Progress | None = None) -> Result:
+    """Restores an hprofkit pack, a Tailor mini (zlib, gzip or bare) or a
+    Badoo BMD `src` into an HPROF `dst`; max_block and max_record bound
+    memory, strings gives a BMD's hashed strings back (see Decoder)."""
     decoder = Decoder(threads=threads, max_block=max_block, max_record=max_record)
+    names = None if strings is None else _bmd.names_from(strings)
     with _files(src, dst) as (chunks, size, out):
-        chunks = iter(chunks)
-        first = next(chunks, None)
-        if first is not None and is_pack(bytes(first[:8])):
+        head, chunks = _peek(iter(chunks), _bmd.HEAD)
+        if _bmd.is_bmd(head):
+            return _run_passes(_hprof.BmdDecoder(names=names), src, chunks, size, out, progress)
+        if is_pack(head[:8]):
             # A pack inflates its blocks in its own threads: feed it directly.
-            for chunk in itertools.chain([first], chunks):
+            for chunk in chunks:
                 out.take(lambda fd: decoder.feed(chunk, fd=fd))
                 if progress and size:
                     progress(decoder.bytes_in, size)
         else:
-            for piece in _inflating(decoder, itertools.chain([] if first is None else [first], chunks)):
+            for piece in _inflating(decoder, chunks):
                 out.take(lambda fd: decoder.restore(piece, fd=fd))
                 if progress and size:
                     progress(decoder.bytes_in, size)

@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import html
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
+import warnings
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Optional, Union
 
 from . import _hprof
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
-from ._reach import NoPath, Path, path_to_root, paths_to_root
+from ._reach import HeapPath, NoPath, path_to_root, paths_to_root
 from ._views import SequenceView
 
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
+    from ._bitmaps import Bitmap, DuplicateBitmaps
+    from ._tree import Group, MergedPaths, _VirtualRoot
     from .leaks import Leak, Report
     from .match import Matcher
 
@@ -48,11 +51,59 @@ class HeapObject(_hprof.HeapObject):
     __module__ = "hprofkit"
 
 
+class _DeclaredFields(list[Field]):
+    """What cls.fields gives for one release: call it, cls.fields(), as one calls every
+    fields(); read as the list it was before (len, iteration, indexing, ==), it still
+    answers, with a DeprecationWarning."""
+
+    __slots__ = ()
+
+    def __call__(self) -> list[Field]:
+        return list.copy(self)
+
+    @staticmethod
+    def _deprecated() -> None:
+        warnings.warn("HeapClass.fields is a method: call cls.fields() (the property form goes in the next "
+                      "release)", DeprecationWarning, stacklevel=3)
+
+    def __iter__(self) -> Iterator[Field]:
+        self._deprecated()
+        return list.__iter__(self)
+
+    def __len__(self) -> int:
+        self._deprecated()
+        return list.__len__(self)
+
+    def __getitem__(self, index: Any) -> Any:
+        self._deprecated()
+        return list.__getitem__(self, index)
+
+    def __contains__(self, item: object) -> bool:
+        self._deprecated()
+        return list.__contains__(self, item)
+
+    def __eq__(self, other: object) -> bool:
+        self._deprecated()
+        return list.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class HeapClass(_hprof.HeapClass, HeapObject):
-    """A class of a Heap; it is also the handle of the class object."""
+    """A class of a Heap; it is also the handle of the class object.
+
+    retained_size and retained_count are the class object's own, as for any object
+    (heap.retained_size(cls)); instances_retained_size and instances_retained_count are
+    the figures by class (its instances' and arrays', VisualVM's retained size by class)."""
 
     __slots__ = ()
     __module__ = "hprofkit"
+
+    @property
+    def fields(self) -> _DeclaredFields:  # type: ignore[override]  # a method once the property form goes
+        """Declared instance fields as Field(declaring_class, name, type, None): call
+        cls.fields() (reading cls.fields as a list is deprecated)."""
+        return _DeclaredFields(_hprof.HeapClass.fields(self))
 
     def _repr_html_(self) -> str:
         """The class, its counts, declared fields and statics as HTML (Jupyter)."""
@@ -102,26 +153,75 @@ class Heap(_hprof.Heap):
         (a sequence made when read: see GcRoots)."""
         return GcRoots(self)
 
-    def path_to_root(self, obj: HeapObject, /, exclude: Iterable[Matcher] = ()) -> Optional[Path]:
-        """The shortest path from a GC root to obj as a hprofkit.Path, or None if no strong
-        path reaches it (paths_to_root says why); exclude: hprofkit.match matchers."""
+    def path_to_root(self, obj: HeapObject, /, exclude: Optional[Iterable[Matcher]] = None) -> Optional[HeapPath]:
+        """The shortest path from a GC root to obj as a hprofkit.HeapPath, or None if no
+        strong path reaches it (paths_to_root says why).  exclude: hprofkit.match matchers;
+        None (the default) means the defaults, hprofkit.leaks.default_exclude(heap), as
+        everywhere; () means none."""
         return path_to_root(self, obj, exclude)
 
-    def paths_to_root(self, objs: Iterable[HeapObject], /, exclude: Iterable[Matcher] = ()
-                      ) -> list[Path | NoPath]:
-        """One search for many objects, aligned with objs: each gets the Path path_to_root
+    def paths_to_root(self, objs: Iterable[HeapObject], /, exclude: Optional[Iterable[Matcher]] = None
+                      ) -> list[HeapPath | NoPath]:
+        """One search for many objects, aligned with objs: each gets the HeapPath path_to_root
         gives it, or a hprofkit.NoPath (falsy) saying why it has none: .reason is
-        'unreachable', 'weakly reachable' or 'excluded' (.matcher the matcher)."""
+        'unreachable', 'weakly reachable' or 'excluded' (.matcher the matcher).  exclude: as
+        path_to_root."""
         return paths_to_root(self, objs, exclude)
+
+    def dominator_of(self, obj: HeapObject, /) -> Union[HeapObject, _VirtualRoot, None]:
+        """obj's immediate dominator: a HeapObject; hprofkit.ROOT when no single object
+        dominates it (a GC root, or held by several roots: a child of the dominator tree's
+        virtual root); None when obj is unreachable.  heap.dominator(obj) gives None for
+        both of the last two."""
+        from ._tree import dominator_of
+        return dominator_of(self, obj)
+
+    def retained_by(self, key: Union[str, Callable[[HeapObject], Hashable]], /) -> list[Group]:
+        """The objects grouped by key, as [Group(key, objects, shallow_size, retained_size)],
+        largest retained size first.  key: "class" (HeapClass; equals cls.instances_retained_size,
+        VisualVM's retained size by class), "package" (Java's package name of the class:
+        'java.util'; a class object counts with the class it is), "loader" (the class
+        loader object, None for the boot loader; class objects likewise), "heap" (Android's
+        heap name, "default" on HotSpot), or a callable obj -> key (called once per object,
+        a Python call each; None leaves the object out).  A group's retained_size is the
+        size of the union of its members' retained sets: no byte counted twice."""
+        from ._tree import retained_by
+        return retained_by(self, key)
+
+    def merged_paths(self, objs: Iterable[HeapObject], /, exclude: Optional[Iterable[Matcher]] = None
+                     ) -> MergedPaths:
+        """MAT's "merge shortest paths to GC roots": the shortest path of each of objs (one
+        search; the path path_to_root gives), folded from the roots down into one tree by
+        (reference, class), with at each node its objects, their retained size (the union
+        of their retained sets) and how many of objs have their path through it.  A
+        hprofkit.MergedPaths: .children, str() prints the tree, .to_dict().  exclude: as
+        path_to_root (None: the defaults; (): none)."""
+        from ._tree import merged_paths
+        return merged_paths(self, objs, exclude)
 
     def find_leaks(self, exclude: Optional[Iterable[Matcher]] = None,
                    finders: Optional[Iterable[Callable[..., Any]]] = None, *,
                    inspectors: Optional[Iterable[Callable[[Report], None]]] = None) -> list[Leak]:
         """The leaks of this heap (a list of hprofkit.leaks.Leak): see hprofkit.leaks.find_leaks;
-        finders and inspectors default to its DEFAULT_FINDERS and DEFAULT_INSPECTORS."""
+        exclude as path_to_root (None: the defaults; (): none); finders and inspectors default
+        to its DEFAULT_FINDERS and DEFAULT_INSPECTORS."""
         from . import leaks  # a third of the package's import time: on first use
         return leaks.find_leaks(self, exclude, leaks.DEFAULT_FINDERS if finders is None else finders,
                                 inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors)
+
+    def bitmaps(self) -> list[Bitmap]:
+        """Every android.graphics.Bitmap of the heap as a hprofkit.Bitmap (size, config,
+        pixels, PNG), by object id; [] for a heap without them.  See hprofkit._bitmaps for
+        where each Android version keeps the pixels."""
+        from . import _bitmaps
+        return _bitmaps.bitmaps(self)
+
+    def duplicate_bitmaps(self, bitmaps: Optional[Iterable[Bitmap]] = None, /) -> list[DuplicateBitmaps]:
+        """Groups of bitmaps with identical pixels (Tencent Matrix's check), each a
+        DuplicateBitmaps(digest, bitmaps, wasted_bytes), the largest waste first.  bitmaps:
+        the ones to compare (default: heap.bitmaps()), e.g. those of the app heap only."""
+        from . import _bitmaps
+        return _bitmaps.duplicate_bitmaps(self, bitmaps)
 
     def tables(self, *, retained: bool = True) -> dict[str, _pyarrow.Table]:
         """The heap as Arrow tables (needs pyarrow): {'objects', 'references', 'classes',
@@ -135,18 +235,22 @@ class Heap(_hprof.Heap):
         return _tables.to_parquet(self, directory)
 
 
-def open_heap(path: str | os.PathLike[str], *, heap_dump: int = 0, size_model: str = "visualvm",
+def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
               semantics: str = "hprofkit") -> Heap:
-    """Opens a dump (plain, .gz or .bz2) and indexes one of its heap dumps.
+    """Opens a dump and indexes one of its heap dumps: the one opener of the
+    package.  source is what hprofkit.open takes (a path, a bytes-like
+    object, an io.BytesIO, a binary file object such as a pipe or
+    sys.stdin.buffer), holding plain HPROF, gzip or bzip2, an hprofkit pack
+    or a Tailor mini (restored first into an anonymous temporary file).
 
-    semantics picks the reference graph of paths and retained sizes (see
-    Dump.heap).
-
-    The dump stays mapped while the Heap or any handle on it lives."""
+    heap_dump picks the heap dump (from 0; negative counts from the end);
+    semantics the reference graph of paths and retained sizes (see
+    Dump.heap).  The dump stays mapped while the Heap or any handle on it
+    lives."""
     from ._dump import Dump
-    dump = Dump(path)
+    dump = Dump(source)
     try:
-        heap = Heap(dump.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
+        heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics)
     finally:
         # The heap holds its own export of the mapping: closing the Dump now
         # leaves the mapping to it (unmapped when the heap goes).
@@ -160,7 +264,8 @@ def _cell(value: Any) -> str:
 
 def class_html(cls: HeapClass) -> str:
     """HeapClass._repr_html_: the class, its counts and its declared fields."""
-    rows = "".join(f"<tr><td>{_cell(f.name)}</td><td>{_cell(f.type)}</td></tr>" for f in cls.fields)
+    fields = cls.fields()
+    rows = "".join(f"<tr><td>{_cell(f.name)}</td><td>{_cell(f.type)}</td></tr>" for f in fields)
     statics = cls.statics()
     static_rows = "".join(
         f"<tr><td>{_cell(f.name)}</td><td>{_cell(f.type)}</td><td>{_cell(repr(f.value))}</td></tr>" for f in statics)
@@ -169,7 +274,7 @@ def class_html(cls: HeapClass) -> str:
     return (f"<div><b>{_cell(cls.name)}</b> <code>@0x{cls.class_id:x}</code><br>"
             f"extends {_cell(superclass)}; {_cell(cls.instance_count)} instances"
             + (f" of {_cell(size)} B" if size is not None else "")
-            + (f"<details open><summary>{len(cls.fields)} fields</summary><table><tr><th>name</th><th>type</th></tr>"
+            + (f"<details open><summary>{len(fields)} fields</summary><table><tr><th>name</th><th>type</th></tr>"
                f"{rows}</table></details>" if rows else "")
             + (f"<details><summary>{len(statics)} statics</summary><table><tr><th>name</th><th>type</th>"
                f"<th>value</th></tr>{static_rows}</table></details>" if static_rows else "")

@@ -15,7 +15,9 @@
   umask is never changed).
 - The output may not be the input: same_file() compares device and inode,
   so links, symlinks and other spellings of a path are caught.
-- An OSError names the destination, never the temporary file."""
+- An OSError names the destination, never the temporary file.
+- A directory of outputs (Parquet tables) is new_directory(): filled under a
+  hidden name beside it, then renamed into place; an existing name is refused."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import errno
 import io
 import os
 import secrets
+import shutil
 import stat
 import sys
 from typing import IO, Any, Callable, Iterator
@@ -50,6 +53,11 @@ def _stat(obj: Any, output: bool) -> os.stat_result | None:
 
 def _same(a: os.stat_result | None, b: os.stat_result | None) -> bool:
     return a is not None and b is not None and (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def same_file(a: Any, b: Any) -> bool:
+    """Whether paths (or file objects) a and b name one existing file, symlinks followed."""
+    return _same(_stat(a, output=False), _stat(b, output=False))
 
 
 def check_not_same_file(src: Any, dst: Any) -> None:
@@ -228,3 +236,44 @@ def check_replaceable(dst: str | os.PathLike[str], owned: Callable[[str], bool],
     if link and not owned(os.path.realpath(shown)):
         raise ValueError(f"{shown} is a symlink to {os.path.realpath(shown)}, which is not {kind}: "
                          f"not written through it")
+
+
+@contextlib.contextmanager
+def new_directory(dst: str | os.PathLike[str]) -> Iterator[str]:
+    """A directory to fill, which appears at `dst` only once complete, its files synced: the
+    caller writes into the hidden temporary directory yielded.  FileExistsError when `dst` exists
+    (whatever it is: a directory, a file, a symlink, a FIFO): nothing is replaced."""
+    shown = os.fspath(dst)
+    if os.path.lexists(shown):
+        raise FileExistsError(errno.EEXIST, "exists: a new directory is written, nothing replaced", shown)
+    parent, name = os.path.split(os.path.abspath(shown))
+    try:
+        temp = os.path.join(parent, _partial_name(name))
+        os.mkdir(temp, 0o777)
+    except OSError as exc:
+        raise named(exc, shown) from None
+    try:
+        yield temp
+        for entry in os.scandir(temp):
+            if entry.is_file(follow_symlinks=False):
+                _sync(entry.path)
+        _sync(temp)
+        if os.path.lexists(shown):  # appeared meanwhile: still never replaced
+            raise FileExistsError(errno.EEXIST, "exists: a new directory is written, nothing replaced", shown)
+        os.rename(temp, shown)
+        with contextlib.suppress(OSError):
+            _sync(parent)
+    except OSError as exc:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise named(exc, shown) from None
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+
+
+def _sync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from . import _hprof
-from ._types import PRIMITIVE_CODES, TYPE_NAMES
+from ._types import PRIMITIVE_CODES
 
 MAGIC = b"\x89HPK\r\n\x1a\n"
 STREAMS = _hprof.PACK_STREAMS
@@ -42,25 +42,6 @@ def strip_mask(strip: str | Iterable[str | int]) -> int:
                              f"or a preset ({', '.join(STRIP_PRESETS)})")
         mask |= 1 << code
     return mask
-
-
-def strip_names(mask: int) -> tuple[str, ...]:
-    return tuple(TYPE_NAMES[code] for code in range(4, 12) if mask >> code & 1)
-
-
-def PackEncoder(*, strip: str | Iterable[str | int] = "default", app_only: bool = False, drop_traces: bool = False,
-                level: int = DEFAULT_LEVEL, threads: int = 1, block_size: int = 0) -> _hprof.PackEncoder:
-    """HPROF in, pack out, shaped like zlib.compressobj: feed(data) -> bytes,
-    flush() -> bytes, for chunks of any size (fd=N writes there instead).
-
-    strip: primitive array types whose elements are not kept (restored as
-    zeros): "default" (char and byte, as Tailor), "all", "none", or type names.
-    app_only: drop the objects of Android's zygote and image heaps (hprof-conv
-    -z).  drop_traces: drop STACK_TRACE and STACK_FRAME records.
-    level: zlib level of the streams (0 stores them).  threads: compression
-    threads; the output is the same for any number."""
-    return _hprof.PackEncoder(strip_types=strip_mask(strip), app_only=app_only, drop_traces=drop_traces, level=level,
-                              threads=threads, block_size=block_size)
 
 
 def PackDecoder(*, threads: int = 1, max_block: int = 0, max_record: int = 0) -> _hprof.PackDecoder:

@@ -1,6 +1,6 @@
 """Paths from GC roots, as LeakCanary reports them.
 
-    path = heap.path_to_root(obj, exclude=hprofkit.match.JDK_DEFAULTS)
+    path = heap.path_to_root(obj)   # the default matchers excluded (exclude=() for none)
     if path is not None:
         print(path)                 # one line per hop, root first (long paths folded)
         path.hops[0].name           # the root kind: 'JNI_GLOBAL', 'THREAD_OBJECT'...
@@ -12,7 +12,7 @@
 The search runs in C (one breadth-first search with Shark's two queues for
 any number of objects, going on across excluded references and weak
 referents to say why an object has no strong path); this module turns
-matchers into the C rules and the C routes into Path and NoPath objects,
+matchers into the C rules and the C routes into HeapPath and NoPath objects,
 whose hops are named only when read.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple, Optional, Sequence
 
 from ._views import SequenceView
-from .match import Matcher
+from .match import ANDROID_DEFAULTS, JDK_DEFAULTS, Matcher
 
 if TYPE_CHECKING:
     from ._heap import Heap, HeapObject
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 # name, target) tuples.
 _Rule = tuple[int, int, int, int, Optional[bytes]]
 
-__all__ = ["Hop", "Hops", "Path", "NoPath", "REF_TYPES", "UNREACHABLE", "WEAKLY_REACHABLE", "EXCLUDED",
-           "path_to_root", "paths_to_root"]
+__all__ = ["Hop", "Hops", "HeapPath", "NoPath", "REF_TYPES", "UNREACHABLE", "WEAKLY_REACHABLE", "EXCLUDED",
+           "path_to_root", "paths_to_root", "default_exclude"]
 
 REF_TYPES = ("ROOT", "STATIC_FIELD", "INSTANCE_FIELD", "ARRAY_ENTRY", "LOCAL")
 
@@ -72,7 +72,7 @@ def _hop(raw: tuple[str, Any, Any, Any]) -> Hop:
 
 
 class Hops(SequenceView[Hop]):
-    """The hops of a Path, root first: a sequence whose items are named when
+    """The hops of a HeapPath, root first: a sequence whose items are named when
     read (a path of millions of hops costs a few bytes a hop until then).
     Equal to any sequence of the same Hops."""
 
@@ -95,7 +95,7 @@ class Hops(SequenceView[Hop]):
         return self._route.target(i)
 
 
-class Path:
+class HeapPath:
     """The shortest strong path from a GC root to an object.
 
     hops: the Hop sequence, root first, the object last (named when read).
@@ -115,7 +115,7 @@ class Path:
         return len(self.hops)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Path):
+        if not isinstance(other, HeapPath):
             return NotImplemented
         return self.library_matcher == other.library_matcher and self.hops == other.hops
 
@@ -133,7 +133,7 @@ class Path:
         return self._target(-1)
 
     def __repr__(self) -> str:
-        return f"<hprofkit.Path {len(self.hops):,} hops from {self.hops[0].name} to {_describe(self.target)}>"
+        return f"<hprofkit.HeapPath {len(self.hops):,} hops from {self.hops[0].name} to {_describe(self.target)}>"
 
     def __str__(self) -> str:
         header = library_lines(self.library_matcher) + ["┬───", f"│ GC Root: {root_description(self.hops)}"]
@@ -164,7 +164,7 @@ class NoPath:
     library_matcher = None
 
     def __init__(self, target: Any, reason: str, matcher: Optional[Matcher] = None,
-                 path: Optional[Path] = None) -> None:
+                 path: Optional[HeapPath] = None) -> None:
         self.target = target
         self.reason = reason
         self.matcher = matcher
@@ -327,47 +327,56 @@ def _rules(heap: Heap, exclude: Iterable[Matcher]) -> tuple[list[_Rule], list[Ma
     return rules, owners
 
 
-def _routes(heap: Heap, objs: Iterable[HeapObject], exclude: Iterable[Matcher], leaves: bool
+def default_exclude(heap: Heap) -> tuple[Matcher, ...]:
+    """What exclude=None means wherever hprofkit takes reference matchers (paths, leaks,
+    diffs, testing): ANDROID_DEFAULTS for an Android heap (one with android.os.Build),
+    JDK_DEFAULTS otherwise.  exclude=() means none."""
+    return ANDROID_DEFAULTS if heap.find_class("android.os.Build") is not None else JDK_DEFAULTS
+
+
+def _routes(heap: Heap, objs: Iterable[HeapObject], exclude: Optional[Iterable[Matcher]], leaves: bool
             ) -> tuple[list[HeapObject], Any, list[Matcher]]:
     objects = list(objs)
-    rules, owners = _rules(heap, exclude)
+    rules, owners = _rules(heap, default_exclude(heap) if exclude is None else exclude)
     return objects, heap._routes(objects, rules, leaves), owners
 
 
-def _answer(routes: Any, i: int, target: Any, owners: Sequence[Matcher]) -> Path | NoPath:
-    """Target i's Path, or the NoPath saying why it has none."""
+def _answer(routes: Any, i: int, target: Any, owners: Sequence[Matcher]) -> HeapPath | NoPath:
+    """Target i's HeapPath, or the NoPath saying why it has none."""
     tier, rule = routes.status(i)
     route = routes.route(i)
     if tier == _TIER_NONE:
         return NoPath(target, UNREACHABLE)
     if tier <= _TIER_LOW:
-        return Path(Hops(route), owners[rule] if tier == _TIER_LOW and rule >= 0 else None)
+        return HeapPath(Hops(route), owners[rule] if tier == _TIER_LOW and rule >= 0 else None)
     return NoPath(target, WEAKLY_REACHABLE if tier == _TIER_WEAK else EXCLUDED,
-                  owners[rule] if tier == _TIER_IGNORED and rule >= 0 else None, Path(Hops(route)))
+                  owners[rule] if tier == _TIER_IGNORED and rule >= 0 else None, HeapPath(Hops(route)))
 
 
-def paths_to_root(heap: Heap, objs: Iterable[HeapObject], exclude: Iterable[Matcher] = ()) -> list[Path | NoPath]:
+def paths_to_root(heap: Heap, objs: Iterable[HeapObject], exclude: Optional[Iterable[Matcher]] = None
+                  ) -> list[HeapPath | NoPath]:
     """Shortest paths from GC roots to each of objs, by one search; a list
     aligned with objs.  Each object gets the path path_to_root gives it (a
     path to one may pass through another), or a NoPath saying why there is
-    none."""
+    none.  exclude: reference matchers (None: default_exclude(heap); (): none)."""
     objects, routes, owners = _routes(heap, objs, exclude, False)
     return [_answer(routes, i, obj, owners) for i, obj in enumerate(objects)]
 
 
-def leaf_paths(heap: Heap, objs: Iterable[HeapObject], exclude: Iterable[Matcher] = ()) -> list[Optional[Path]]:
+def leaf_paths(heap: Heap, objs: Iterable[HeapObject], exclude: Optional[Iterable[Matcher]] = None
+               ) -> list[Optional[HeapPath]]:
     """LeakCanary's search for leaks: the objects are leaves, so a path to
     one never passes through another (an object reached only through
     another gets None, its leak being the other's)."""
     objects, routes, owners = _routes(heap, objs, exclude, True)
-    out: list[Optional[Path]] = []
+    out: list[Optional[HeapPath]] = []
     for i, obj in enumerate(objects):
         answer = _answer(routes, i, obj, owners)
-        out.append(answer if isinstance(answer, Path) else None)
+        out.append(answer if isinstance(answer, HeapPath) else None)
     return out
 
 
-def path_to_root(heap: Heap, obj: HeapObject, exclude: Iterable[Matcher] = ()) -> Optional[Path]:
+def path_to_root(heap: Heap, obj: HeapObject, exclude: Optional[Iterable[Matcher]] = None) -> Optional[HeapPath]:
     """The shortest path from a GC root to obj, or None (paths_to_root says why)."""
     answer = paths_to_root(heap, [obj], exclude)[0]
-    return answer if isinstance(answer, Path) else None
+    return answer if isinstance(answer, HeapPath) else None

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _hprof
-from ._names import array_name, decode_utf8, java_name
+from ._types import TYPE_NAMES
 from ._units import human_size
 
 VERSION_NAMES = {0: "1.0", 1: "1.0.1", 2: "1.0.2", 3: "1.0.3"}
@@ -136,18 +136,18 @@ class Stats:
         self.subrecords = {record_name(t, sub=True): Tally(*v) for t, v in sorted(raw["subrecords"].items())}
         self.record_tags = dict(raw["records"])
         self.subrecord_tags = dict(raw["subrecords"])
-        heap_names = {heap_id: decode_utf8(name) if name is not None else HEAP_NAMES.get(heap_id, f"0x{heap_id:X}")
+        heap_names = {heap_id: _hprof.decode_mutf8(name) if name is not None else HEAP_NAMES.get(heap_id, f"0x{heap_id:X}")
                       for heap_id, name in raw["heaps"]}
         labels: dict[bytes | None, str] = {}  # a class has a row per heap: decode its name once
         # (name, class id or None, heap, instances, shallow bytes) per row of the core
         self._rows: list[tuple[str, int | None, str, int, int]] = []
         for class_id, elem_type, instances, shallow, name, heap_id in raw["histogram"]:
             if elem_type not in (0, 2):
-                label, ident = array_name(elem_type), None
+                label, ident = TYPE_NAMES.get(elem_type, f"type{elem_type}") + "[]", None
             elif name is None:
-                label, ident = f"<unknown class 0x{class_id:x}>", class_id
+                label, ident = _hprof.unnamed_class(class_id), class_id
             else:
-                label = labels.get(name) or labels.setdefault(name, java_name(decode_utf8(name)))
+                label = labels.get(name) or labels.setdefault(name, _hprof.java_name(name))
                 ident = class_id
             self._rows.append((label, ident, heap_names[heap_id], instances, shallow))
         if len(heap_names) <= 1:
@@ -262,9 +262,9 @@ class Stats:
         heap dump (instances, arrays, classes, gc_roots) and its index
         (heap_dump); complete; heap_dumps, one object per heap dump; records
         and subrecords as {NAME: {"count", "bytes"}}; heaps as {NAME:
-        {"instances", "shallow_bytes"}}; histogram (of all heaps, or of `heap`)
-        as [{"class", "class_id", "instances", "shallow_bytes"}], the top
-        `top` rows (all when None)."""
+        {"instances", "shallow_size"}}; histogram (of all heaps, or of `heap`)
+        as [{"class", "class_id", "instances", "shallow_size"}], the top
+        `top` rows (all when None): the command line's one vocabulary."""
         rows = self.rows(heap)
         rows = rows if top is None else rows[:top]
         return {
@@ -284,10 +284,10 @@ class Stats:
                             "complete": d.complete} for d in self.heap_dumps],
             "records": {k: {"count": v.count, "bytes": v.bytes} for k, v in self.records.items()},
             "subrecords": {k: {"count": v.count, "bytes": v.bytes} for k, v in self.subrecords.items()},
-            "heaps": {name: {"instances": t.count, "shallow_bytes": t.bytes} for name, t in self.heap_totals.items()},
+            "heaps": {name: {"instances": t.count, "shallow_size": t.bytes} for name, t in self.heap_totals.items()},
             "heap": heap,
             "histogram": [{"class": r.name, "class_id": r.class_id, "instances": r.instances,
-                           "shallow_bytes": r.shallow_bytes} for r in rows],
+                           "shallow_size": r.shallow_bytes} for r in rows],
         }
 
     def format(self, top: int | None = None, heap: str | None = None) -> str:

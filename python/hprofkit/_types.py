@@ -28,5 +28,3 @@ PRIMITIVE_CODES = {name: code for name, code in TYPE_CODES.items() if code != OB
 TYPE_SIZES = {code: size for code, (_, size, _) in BASIC_TYPES.items() if size is not None}
 #: primitive name -> descriptor letter, e.g. "int" -> "I"
 DESCRIPTOR_LETTERS = {name: letter for code, (name, _, letter) in BASIC_TYPES.items() if code != OBJECT}
-#: descriptor letter -> primitive name, e.g. "I" -> "int"
-DESCRIPTOR_NAMES = {letter: name for name, letter in DESCRIPTOR_LETTERS.items()}

@@ -34,7 +34,8 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Prot
 
 from . import match
 from ._heap import Heap, HeapClass, HeapObject
-from ._reach import Hop, NoPath, Path, _thread_name, format_trace, leaf_paths, library_lines, reference_line, root_description
+from ._reach import (HeapPath, Hop, NoPath, _thread_name, default_exclude, format_trace, leaf_paths, library_lines,
+                     reference_line, root_description)
 from ._units import human_size
 from ._views import SequenceView
 
@@ -115,12 +116,6 @@ def android_build(heap: Heap) -> tuple[Optional[int], Optional[str]]:
     value = _static(heap.find_class("android.os.Build$VERSION"), "SDK_INT")
     sdk = value if type(value) is int else None
     return sdk, _text(_static(heap.find_class("android.os.Build"), "MANUFACTURER"))
-
-
-def default_exclude(heap: Heap) -> tuple[match.Matcher, ...]:
-    """ANDROID_DEFAULTS for an Android heap (one with android.os.Build),
-    JDK_DEFAULTS otherwise."""
-    return match.ANDROID_DEFAULTS if heap.find_class("android.os.Build") is not None else match.JDK_DEFAULTS
 
 
 # ---- finders -----------------------------------------------------------------
@@ -497,7 +492,7 @@ class _Trace:
     __slots__ = ("heap", "path", "n", "own", "reasons", "labels", "last_not_leaking", "first_leaking", "cause",
                  "owners")
 
-    def __init__(self, heap: Heap, path: Path, inspectors: Sequence[Callable[[Report], None]], ancestry: _Ancestry,
+    def __init__(self, heap: Heap, path: HeapPath, inspectors: Sequence[Callable[[Report], None]], ancestry: _Ancestry,
                  cache: dict[str, Any]) -> None:
         self.heap, self.path = heap, path
         n = self.n = len(path.hops)
@@ -604,7 +599,7 @@ def _declaring_class(holder: HeapObject, field_name: str) -> str:
     holder[field_name] reads)."""
     cls = holder.class_
     while cls is not None:
-        if any(f.name == field_name for f in cls.fields):
+        if any(f.name == field_name for f in cls.fields()):
             return cls.name
         cls = cls.superclass
     return holder.class_name
@@ -695,7 +690,7 @@ class Leak:
     """One leaking object and the shortest strong path that keeps it.
 
     object: the leaking HeapObject; key: its LeakCanary watch key or None;
-    path: the Path from its GC root; library: True when the path must cross a
+    path: the HeapPath from its GC root; library: True when the path must cross a
     "library" matcher (a known framework or vendor leak), pattern: that
     matcher; nodes: the TraceNodes (made when read); fingerprint: the SHA-1
     grouping the same leak across dumps; retained_size / retained_count: what
@@ -726,6 +721,20 @@ class Leak:
     def description(self) -> str:
         """The library matcher's description, "" for an application leak."""
         return self.pattern.description if self.pattern is not None else ""
+
+    @property
+    def short_description(self) -> str:
+        """The leak in one line, as LeakCanary's shortDescription names a group of
+        them: the leaking object's class and the first suspect reference
+        ("com.example.MainActivity via static Leaks.sActivity")."""
+        leaking = self.nodes[-1].class_name
+        suspects = self._trace.suspects()  # a run: the first is read, not the whole trace
+        suspect = self.nodes[suspects[0]] if suspects else None
+        if suspect is None or suspect.reference is None or suspect.owner is None:
+            return leaking
+        static = "static " if suspect.reference.ref_type == "STATIC_FIELD" else ""
+        dot = "" if suspect.reference.ref_type == "LOCAL" else "."
+        return f"{leaking} via {static}{suspect.owner.rsplit('.', 1)[-1]}{dot}{suspect.reference_display}"
 
     def __repr__(self) -> str:
         kind = "library leak" if self.library else "leak"
@@ -819,7 +828,7 @@ def find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]] = None,
     return leaks_of_paths(heap, list(candidates.values()), paths, inspectors)
 
 
-def leaks_of_paths(heap: Heap, candidates: list[Candidate], paths: Sequence[Optional[Path | NoPath]],
+def leaks_of_paths(heap: Heap, candidates: list[Candidate], paths: Sequence[Optional[HeapPath | NoPath]],
                    inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS) -> list[Leak]:
     """The Leaks of candidates whose paths (aligned; None or a NoPath for no
     path) were searched already: statuses, suspects, fingerprints, retained
@@ -828,4 +837,4 @@ def leaks_of_paths(heap: Heap, candidates: list[Candidate], paths: Sequence[Opti
     ancestry = _Ancestry()
     cache: dict[str, Any] = {}
     return [Leak(candidate.object, candidate.key, _Trace(heap, path, inspectors, ancestry, cache))
-            for candidate, path in zip(candidates, paths) if isinstance(path, Path)]
+            for candidate, path in zip(candidates, paths) if isinstance(path, HeapPath)]

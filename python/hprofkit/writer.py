@@ -33,7 +33,8 @@ import os
 import struct
 from typing import Any, BinaryIO, Iterable, Mapping, Sequence, Union
 
-from ._types import (BOOLEAN, BYTE, CHAR, DESCRIPTOR_LETTERS, DESCRIPTOR_NAMES, DOUBLE, FLOAT, INT, LONG,
+from . import _hprof
+from ._types import (BOOLEAN, BYTE, CHAR, DESCRIPTOR_LETTERS, DOUBLE, FLOAT, INT, LONG,
                      OBJECT, SHORT, TYPE_CODES, TYPE_NAMES, TYPE_SIZES)
 
 __all__ = [
@@ -222,23 +223,15 @@ def modified_utf8(text: str) -> bytes:
 
 
 def java_class_name(name: str) -> str:
-    """Readable Java name of a class as HotSpot or ART spells it.
+    """Readable Java name of a class as HotSpot or ART spells it, as VisualVM and MAT show it.
 
     ``"java/lang/String"`` -> ``"java.lang.String"``, ``"[C"`` -> ``"char[]"``,
     ``"[[Ljava/lang/Object;"`` -> ``"java.lang.Object[][]"``; ART names (already
-    ``"java.lang.Object[]"``) come back unchanged. This is how VisualVM displays class names.
+    ``"java.lang.Object[]"``) come back unchanged, and so does a name that only starts like
+    an array descriptor (``"[X"``).  The heap index names its classes by the same rule
+    (hprofkit._hprof.java_name, in the C core).
     """
-    dims = len(name) - len(name.lstrip("["))
-    if dims:
-        rest = name[dims:]
-        if rest.startswith("L") and rest.endswith(";"):
-            base = rest[1:-1].replace("/", ".")
-        elif rest in DESCRIPTOR_NAMES:
-            base = DESCRIPTOR_NAMES[rest]
-        else:
-            raise ValueError(f"malformed array class name {name!r}")
-        return base + "[]" * dims
-    return name.replace("/", ".")
+    return _hprof.java_name(name.encode("utf-8", "surrogatepass"))
 
 
 def hotspot_class_name(name: str) -> str:

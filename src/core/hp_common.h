@@ -17,7 +17,8 @@ typedef enum hp_code {
     HP_E_NOMEM,       /* an allocation failed */
     HP_E_USAGE,       /* the caller broke an API contract (feed after finish...) */
     HP_E_LIMIT,       /* the input is valid HPROF but beyond what an output format can hold */
-    HP_E_ABORTED      /* a caller's callback (checkpoint, edge or size source) asked to stop */
+    HP_E_ABORTED,     /* a caller's callback (checkpoint, edge or size source) asked to stop */
+    HP_E_NO_DUMP      /* valid HPROF without the heap dump asked for (or without any) */
 } hp_code;
 
 /* Where the error is: `offset` is the absolute byte offset of the unit that
@@ -65,6 +66,22 @@ static inline void hp_put32(uint8_t *p, uint32_t v)
     p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
 }
 static inline void hp_put64(uint8_t *p, uint64_t v) { hp_put32(p, (uint32_t)(v >> 32)); hp_put32(p + 4, (uint32_t)v); }
+
+/* Longest varint (7 bits a byte, low bits first, the high bit set on all but
+ * the last): 10 bytes hold 64 bits. */
+#define HP_VARINT_MAX 10
+
+/* Writes v as a varint at p (room for HP_VARINT_MAX bytes); returns its length. */
+static inline size_t hp_put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
 
 /* HPROF basic types (format §5). */
 enum { HP_T_OBJECT = 2, HP_T_BOOLEAN = 4, HP_T_CHAR = 5, HP_T_FLOAT = 6, HP_T_DOUBLE = 7,
@@ -129,6 +146,17 @@ int hp_java_name_equals(const uint8_t *name, size_t len, const char *want, size_
  * bytes written. */
 #define HP_JAVA_NAME_MAX(len) (2 * (size_t)(len) + 8)
 size_t hp_java_name(const uint8_t *name, size_t len, uint8_t *out);
+
+/* Names a dump lacks: a class without LOAD_CLASS (or whose LOAD_CLASS names
+ * a STRING the dump lacks), a field, a static or a method whose name STRING
+ * is missing.  Every reader shows the one placeholder this writes:
+ * "<unnamed class 0x1a2b>" (id: the class object's id), "<unnamed field #3>"
+ * and "<unnamed static #3>" (id: its place among its class's own instance
+ * fields, or among its statics, from 0), "<unnamed method>" (id unused).
+ * buf holds HP_UNNAMED_MAX bytes; returns the length written. */
+typedef enum hp_unnamed_kind { HP_UNNAMED_CLASS, HP_UNNAMED_FIELD, HP_UNNAMED_STATIC, HP_UNNAMED_METHOD } hp_unnamed_kind;
+#define HP_UNNAMED_MAX 48
+size_t hp_unnamed(char *buf, hp_unnamed_kind kind, uint64_t id);
 
 /* Java's modified UTF-8 (HPROF's names and strings) rewritten as UTF-8, for
  * a decoder that replaces what is still invalid: C0 80 becomes NUL, a

@@ -59,7 +59,6 @@ void hp_heap_free(hp_heap *h);
 
 /* ---- the dump ---- */
 int hp_heap_id_size(const hp_heap *h);
-int hp_heap_version(const hp_heap *h);          /* as hp_header.version */
 uint32_t hp_heap_dump_count(const hp_heap *h);  /* heap dumps in the file */
 uint32_t hp_heap_object_count(const hp_heap *h);
 uint32_t hp_heap_class_count(const hp_heap *h);
@@ -122,24 +121,31 @@ typedef struct hp_class_info {
 void hp_heap_class(const hp_heap *h, uint32_t ord, hp_class_info *out);
 /* The class of the given id, or HP_NONE. */
 uint32_t hp_heap_find_class_id(const hp_heap *h, uint64_t class_id);
-/* The first class whose Java name ("java.lang.String", "byte[]", "a.B$C")
- * equals `name`, from `start` on; HP_NONE if none. */
+/* The first class whose Java name ("java.lang.String", "byte[]", "a.B$C",
+ * or the placeholder of a class without one, hp_unnamed) equals `name`,
+ * from `start` on; HP_NONE if none. */
 uint32_t hp_heap_find_class_name(const hp_heap *h, const char *name, size_t len, uint32_t start);
-/* Well-known classes, or HP_NONE: java.lang.Class, java.lang.String, and the
- * class of primitive arrays of `type`. */
+/* java.lang.Class, or HP_NONE. */
 uint32_t hp_heap_class_class(const hp_heap *h);
-uint32_t hp_heap_string_class(const hp_heap *h);
-uint32_t hp_heap_prim_array_class(const hp_heap *h, int type);
 
 /* A field: an instance field (with the offset of its value in the instance
  * data) or a static (with its value in the mapping). */
 typedef struct hp_field {
     uint64_t name_sid;
     int type;               /* HP_T_* */
+    int is_static;
     uint32_t declaring;     /* class ordinal */
     uint32_t offset;        /* instance fields: offset of the value in the instance data */
+    uint32_t number;        /* its place among the declaring class's own instance fields, or statics */
     const uint8_t *value;   /* statics: the value in the mapping; instance fields via hp_field_value */
 } hp_field;
+
+/* The name of field f (from the iterators below): 1 and its STRING's text
+ * (in the mapping); 0 when the dump lacks that STRING, and the placeholder
+ * every reader shows for it (hp_unnamed), written into buf (HP_UNNAMED_MAX
+ * bytes).  Look-ups by name find a field by its placeholder too. */
+int hp_heap_field_name(const hp_heap *h, const hp_field *f, char *buf, const uint8_t **name, size_t *len);
+int hp_heap_field_is(const hp_heap *h, const hp_field *f, const char *name, size_t len);
 
 /* All instance fields of an instance of class `ord`, the class's own first,
  * then its superclass's (the order of the instance data), with offsets in

@@ -129,10 +129,9 @@ const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id);
 /* Whether STRING `sid` reads `want` (ASCII). */
 int heap_sid_is(const hp_heap *h, uint64_t sid, const char *want);
 
-/* The nearest instance field (own, then inherited) or the static of class
- * `ord` named `name` (ASCII); 1 and *out filled, or 0. */
+/* The nearest instance field (own, then inherited) of class `ord` named
+ * `name` (ASCII); 1 and *out filled, or 0. */
 int heap_field_named(const hp_heap *h, uint32_t ord, const char *name, hp_field *out);
-int heap_static_named(const hp_heap *h, uint32_t ord, const char *name, hp_field *out);
 
 /* Calls fn for every class, each after its superclasses.  0; -1 when out of
  * memory; 1 + a class ordinal on a cyclic chain through it. */

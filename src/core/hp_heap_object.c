@@ -5,7 +5,6 @@
 #include <string.h>
 
 int hp_heap_id_size(const hp_heap *h) { return h->id_size; }
-int hp_heap_version(const hp_heap *h) { return h->version; }
 uint32_t hp_heap_dump_count(const hp_heap *h) { return h->n_dumps; }
 uint32_t hp_heap_object_count(const hp_heap *h) { return h->n; }
 uint64_t hp_heap_duplicate_count(const hp_heap *h) { return h->duplicates; }

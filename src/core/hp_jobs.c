@@ -112,7 +112,6 @@ void hp_jobs_free(hp_jobs *j)
 
 unsigned hp_jobs_in_flight(const hp_jobs *j) { return j->count; }
 int hp_jobs_full(const hp_jobs *j) { return j->count == j->window; }
-unsigned hp_jobs_workers(const hp_jobs *j) { return j->workers; }
 
 int hp_jobs_submit(hp_jobs *j, hp_job_run run, void *job)
 {

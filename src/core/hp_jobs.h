@@ -40,7 +40,4 @@ int hp_jobs_submit(hp_jobs *j, hp_job_run run, void *job);
  * oldest is still queued or running. */
 void *hp_jobs_collect(hp_jobs *j, int wait);
 
-/* Workers actually running (0 when jobs run in the caller's thread). */
-unsigned hp_jobs_workers(const hp_jobs *j);
-
 #endif

@@ -123,9 +123,9 @@ static inline void put_u8(hp_pack_encoder *e, int si, unsigned v)
 
 static inline void put_var(hp_pack_encoder *e, int si, uint64_t v)
 {
-    uint8_t *p = room(e, si, PK_VARINT_MAX);
+    uint8_t *p = room(e, si, HP_VARINT_MAX);
     if (p)
-        commit(e, si, pk_put_varint(p, v));
+        commit(e, si, hp_put_varint(p, v));
 }
 
 static inline void put_bytes(hp_pack_encoder *e, int si, const uint8_t *data, size_t n)

@@ -271,7 +271,7 @@ void pk_enc_start_payload(hp_pack_encoder *e, int kind, int stream, size_t elem,
 static void code_elements(hp_pack_encoder *e, const uint8_t *p, size_t n)
 {
     const int ids = e->id_size;
-    uint8_t *q = room(e, HP_PS_AREF, n * (PK_VARINT_MAX + 1)), *low = room(e, HP_PS_LOW, n);
+    uint8_t *q = room(e, HP_PS_AREF, n * (HP_VARINT_MAX + 1)), *low = room(e, HP_PS_LOW, n);
     uint64_t base = e->aref_base;
     pk_align *a = &e->m.align[PK_ALIGN_AREF];
     size_t i, w = 0, l = 0;
@@ -287,13 +287,13 @@ static void code_elements(hp_pack_encoder *e, const uint8_t *p, size_t n)
         d = pk_id_diff(v, base, ids);
         z = pk_zigzag(d);
         if (pk_aligned(a)) {
-            w += pk_put_varint(q + w, pk_delta_code(d) + 1);
+            w += hp_put_varint(q + w, pk_delta_code(d) + 1);
             low[l++] = (uint8_t)(d & 7);
         } else if (z < UINT64_MAX - 1) {
-            w += pk_put_varint(q + w, z + 2);
+            w += hp_put_varint(q + w, z + 2);
         } else {
             q[w++] = 1;
-            w += pk_put_varint(q + w, pk_delta_code(d));
+            w += hp_put_varint(q + w, pk_delta_code(d));
             low[l++] = (uint8_t)(d & 7);
         }
         pk_align_learn(a, (uint64_t)d);
@@ -322,7 +322,7 @@ static size_t until_cut(const hp_pack_encoder *e)
     if (e->pay_kind == PAY_AREF) {
         /* an element codes to at most 12 bytes: never overshoot the limit */
         room_left = e->total < e->block_size ? (uint64_t)(e->block_size - e->total) : 0;
-        target = room_left / (PK_VARINT_MAX + 2);
+        target = room_left / (HP_VARINT_MAX + 2);
         return (size_t)((target ? target : 1) * elem);
     }
     room_left = e->total < e->block_size ? (uint64_t)(e->block_size - e->total) : 0;

@@ -1,6 +1,6 @@
 /* The pack container's byte layouts (see hp_pack_frame.h). */
 #include "hp_pack_frame.h"
-#include "hp_pack_model.h" /* pk_put_varint */
+#include "hp_pack_model.h"
 
 #include <string.h>
 #include <zlib.h>
@@ -16,7 +16,9 @@ uint32_t pf_crc(uint32_t crc, const uint8_t *p, size_t n)
     return crc;
 }
 
-int pf_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+/* Reads a varint at *p (at most end): 1 and the value, 0 when the bytes end
+ * first, -1 when it is invalid (over 10 bytes, or over 64 bits). */
+static int pf_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     const uint8_t *q = *p;
     uint64_t value = 0;
@@ -82,16 +84,16 @@ size_t pf_frame_write(uint8_t *out, uint64_t in_len, uint64_t out_len, const pf_
     size_t n = 0;
     int i;
     out[n++] = PF_BLOCK_MARK;
-    n += pk_put_varint(out + n, in_len);
-    n += pk_put_varint(out + n, out_len);
+    n += hp_put_varint(out + n, in_len);
+    n += hp_put_varint(out + n, out_len);
     for (i = 0; i < HP_PACK_NSTREAMS; i++) {
         const pf_entry *e = &entry[i];
         out[n++] = (uint8_t)e->method;
         if (e->method == PF_EMPTY)
             continue;
-        n += pk_put_varint(out + n, e->raw_len);
+        n += hp_put_varint(out + n, e->raw_len);
         if (e->method == PF_DEFLATE)
-            n += pk_put_varint(out + n, e->comp_len);
+            n += hp_put_varint(out + n, e->comp_len);
         hp_put32(out + n, e->crc);
         n += 4;
     }
@@ -159,9 +161,9 @@ size_t pf_end_write(uint8_t *out, uint64_t blocks, uint64_t total_in, uint64_t t
 {
     size_t n = 0;
     out[n++] = PF_END_MARK;
-    n += pk_put_varint(out + n, blocks);
-    n += pk_put_varint(out + n, total_in);
-    n += pk_put_varint(out + n, total_out);
+    n += hp_put_varint(out + n, blocks);
+    n += hp_put_varint(out + n, total_in);
+    n += hp_put_varint(out + n, total_out);
     hp_put32(out + n, pf_crc(0, out, n));
     return n + 4;
 }

@@ -41,10 +41,6 @@ typedef struct pf_frame {
 
 uint32_t pf_crc(uint32_t crc, const uint8_t *p, size_t n); /* crc 0 to start */
 
-/* Reads a varint at *p (at most end): 1 and the value, 0 when the bytes end
- * first, -1 when it is invalid (over 10 bytes, or over 64 bits). */
-int pf_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
-
 /* The 28 header bytes of a pack. */
 void pf_header_write(uint8_t out[PF_HEADER_SIZE], const hp_pack_info *info);
 

@@ -12,21 +12,6 @@
 
 #include <string.h>
 
-/* Longest varint: 10 bytes hold 64 bits. */
-#define PK_VARINT_MAX 10
-
-/* Writes v as a varint (7 bits a byte, low first) at p; returns its length. */
-static inline size_t pk_put_varint(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
 /* The streams' names, in hp_pack.h order, for messages and the spec. */
 #define PK_STREAM_LIST(X)                                                                                 \
     X("op") X("time") X("len") X("raw") X("strings") X("text") X("name") X("serial") X("stack") X("classes") X("rank") \

@@ -82,8 +82,6 @@ void hp_parser_resume(hp_parser *p, const hp_header *h, uint64_t offset)
 
 const hp_header *hp_parser_header(const hp_parser *p) { return p->have_header ? &p->header : NULL; }
 uint64_t hp_parser_offset(const hp_parser *p) { return p->pos; }
-uint32_t hp_parser_heap_dumps(const hp_parser *p) { return p->dumps.dumps; }
-int hp_parser_dump_open(const hp_parser *p) { return p->dumps.open; }
 void hp_parser_unfinished(const hp_parser *p, hp_unfinished *out) { hp_dump_track_unfinished(&p->dumps, p->pos, out); }
 
 static size_t in_avail(const hp_parser *p) { return p->in_len - p->in_pos; }

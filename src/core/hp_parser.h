@@ -87,12 +87,6 @@ const hp_header *hp_parser_header(const hp_parser *p);
 /* Absolute offset of the first byte not yet delivered in an event. */
 uint64_t hp_parser_offset(const hp_parser *p);
 
-/* Heap dumps begun so far, and whether the last one is a run of segments
- * still waiting for its HEAP_DUMP_END (at the end of the input: a dump that
- * stopped early, so the file is incomplete). */
-uint32_t hp_parser_heap_dumps(const hp_parser *p);
-int hp_parser_dump_open(const hp_parser *p);
-
 /* The heap dumps that stopped without their HEAP_DUMP_END, had the input
  * ended here (once the END event came: they did). */
 void hp_parser_unfinished(const hp_parser *p, hp_unfinished *out);

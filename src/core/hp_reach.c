@@ -178,11 +178,9 @@ uint32_t reach_own_ref_slot(const hp_heap *h, uint32_t declaring, const char *na
     uint32_t slot = 0;
     hp_field_iter_init(&it, h, declaring);
     while (hp_field_next(&it, &f) && f.declaring == declaring) {
-        const uint8_t *text;
-        size_t n;
         if (f.type != HP_T_OBJECT)
             continue;
-        if (hp_heap_utf8(h, f.name_sid, &text, &n) && n == len && memcmp(text, name, len) == 0)
+        if (hp_heap_field_is(h, &f, name, len))
             return slot;
         slot++;
     }
@@ -358,6 +356,7 @@ void hp_reach_free(hp_reach *r)
         hp_graph_free(&r->graph);
     if (r->dom.alloc.free_fn)
         hp_dominators_free(&r->dom);
+    hp_domtree_free(&r->children);
     r->alloc.free_fn(r->roots);
     r->alloc.free_fn(r->root_records);
     r->alloc.free_fn(r->threads);
@@ -379,8 +378,6 @@ void hp_reach_free(hp_reach *r)
     r->alloc.free_fn(r);
 }
 
-int hp_reach_semantics(const hp_reach *r) { return r->semantics; }
-const hp_graph *hp_reach_graph(const hp_reach *r) { return &r->graph; }
 size_t hp_reach_root_count(const hp_reach *r) { return r->nroots; }
 const uint32_t *hp_reach_roots(const hp_reach *r) { return r->roots; }
 uint32_t hp_reach_root_record(const hp_reach *r, size_t i) { return r->root_records[i]; }
@@ -438,7 +435,7 @@ hp_code hp_reach_dominators(hp_reach *r, int lean, const hp_checkpoint *cp, hp_e
     rc = hp_dominators_build(&r->dom, &r->graph, &spec, cp, err);
     r->alloc.free_fn(roots);
     if (rc == HP_OK && r->semantics == HP_REACH_VISUALVM) {
-        r->class_retained = hp_array_new(&r->alloc, r->nclasses, 8);
+        r->class_retained = hp_array_new(&r->alloc, (uint64_t)r->nclasses * 2, 8);
         rc = r->class_retained ? walk_dominator_tree(r, 1, r->class_retained, cp, err)
                                : hp_graph_stop(err, HP_E_NOMEM);
         if (rc == HP_OK) {
@@ -456,8 +453,6 @@ hp_code hp_reach_dominators(hp_reach *r, int lean, const hp_checkpoint *cp, hp_e
     r->has_dominators = 1;
     return HP_OK;
 }
-
-int hp_reach_has_dominators(const hp_reach *r) { return r->has_dominators; }
 
 uint32_t hp_reach_idom(const hp_reach *r, uint32_t v)
 {
@@ -494,7 +489,7 @@ hp_code hp_reach_class_retained(hp_reach *r, const hp_checkpoint *cp, const uint
     if (!r->has_dominators)
         return hp_vertex_fail(err, HP_E_USAGE, UINT64_MAX, "dominators not computed");
     if (!r->class_retained) {
-        uint64_t *by_class = hp_array_new(&r->alloc, r->nclasses, 8);
+        uint64_t *by_class = hp_array_new(&r->alloc, (uint64_t)r->nclasses * 2, 8);
         if (!by_class)
             return hp_graph_stop(err, HP_E_NOMEM);
         rc = walk_dominator_tree(r, 0, by_class, cp, err);
@@ -506,6 +501,11 @@ hp_code hp_reach_class_retained(hp_reach *r, const hp_checkpoint *cp, const uint
     }
     *out = r->class_retained;
     return HP_OK;
+}
+
+const uint64_t *hp_reach_class_retained_counts(const hp_reach *r)
+{
+    return r->class_retained ? r->class_retained + r->nclasses : NULL;
 }
 
 /* VisualVM's test (getRetainedSizeByClass) for the classes whose instances
@@ -533,8 +533,9 @@ static int can_contain_itself(const hp_heap *h, uint32_t cls)
     return 0;
 }
 
-/* Adds v's retained size to its class unless an object of that class
- * dominates it; `on_path` counts the classes of v and its dominators. */
+/* Adds v's retained size (and count, at by_class[nclasses + cls]) to its
+ * class unless an object of that class dominates it; `on_path` counts the
+ * classes of v and its dominators. */
 static void add_by_class(hp_reach *r, uint32_t v, uint32_t cls, const uint32_t *on_path, const uint8_t *checked,
                          uint64_t *by_class)
 {
@@ -547,90 +548,64 @@ static void add_by_class(hp_reach *r, uint32_t v, uint32_t cls, const uint32_t *
         return;
     size = hp_reach_retained(r, v);
     by_class[cls] += size > 0 ? (uint64_t)size : 0;
+    by_class[r->nclasses + cls] += hp_reach_retained_count(r, v);
+}
+
+/* The walk's state: on_path counts the classes of the vertex entered last
+ * and its dominators. */
+typedef struct class_walk {
+    hp_reach *r;
+    int accumulate;
+    uint64_t *by_class;
+    uint32_t *on_path;
+    const uint8_t *checked;
+} class_walk;
+
+static void class_enter(void *ctx, uint32_t v)
+{
+    class_walk *w = ctx;
+    uint32_t cls = hp_heap_object_class(w->r->heap, v);
+    if (cls != HP_NONE)
+        w->on_path[cls]++;
+}
+
+static void class_leave(void *ctx, uint32_t v)
+{
+    class_walk *w = ctx;
+    uint32_t cls = hp_heap_object_class(w->r->heap, v);
+    if (w->accumulate)
+        reach_vv_accumulate(w->r, v);
+    if (w->by_class)
+        add_by_class(w->r, v, cls, w->on_path, w->checked, w->by_class);
+    if (cls != HP_NONE)
+        w->on_path[cls]--;
 }
 
 static hp_code walk_dominator_tree(hp_reach *r, int accumulate, uint64_t *by_class, const hp_checkpoint *cp,
                                    hp_error *err)
 {
-    const uint32_t n = r->n, *idom = r->dom.idom;
-    uint32_t *start = hp_array_new(&r->alloc, (uint64_t)n + 2, 4);
-    uint32_t *kids = hp_array_new(&r->alloc, n ? n : 1, 4);
-    uint32_t *on_path = hp_array_new(&r->alloc, r->nclasses + 1, 4);
+    uint32_t *on_path = hp_array_new(&r->alloc, r->nclasses + 1, 4), c;
     uint8_t *checked = hp_array_new(&r->alloc, r->nclasses + 1, 1);
-    uint64_t *entered = hp_bits_new(&r->alloc, n);
-    uint32_t *stack = NULL, v, c, x, cls;
-    size_t top = 0, cap = 1024;
-    hp_pacer pacer = { cp, 0 };
-    hp_code rc = HP_OK;
-    stack = hp_array_new(&r->alloc, cap, 4);
-    if (!start || !kids || !on_path || !checked || !entered || !stack) {
-        rc = hp_graph_stop(err, HP_E_NOMEM);
-        goto done;
+    class_walk w = { r, accumulate, by_class, on_path, checked };
+    hp_domtree_visitor visitor = { class_enter, class_leave, &w };
+    hp_domtree tree;
+    hp_code rc;
+    if (!on_path || !checked) {
+        r->alloc.free_fn(on_path);
+        r->alloc.free_fn(checked);
+        return hp_graph_stop(err, HP_E_NOMEM);
     }
-    memset(start, 0, ((size_t)n + 2) * 4);
     memset(on_path, 0, ((size_t)r->nclasses + 1) * 4);
     if (by_class)
-        memset(by_class, 0, (size_t)r->nclasses * 8);
+        memset(by_class, 0, (size_t)r->nclasses * 16);
     for (c = 0; c < r->nclasses; c++)
         checked[c] = (uint8_t)(r->semantics == HP_REACH_VISUALVM && can_contain_itself(r->heap, c));
-    /* Children of each vertex (slot n: the virtual root's) as CSR: count,
-     * prefix, fill moving each start to its end, shift back. */
-    for (v = 0; v < n; v++)
-        if (idom[v] != HP_NONE)
-            start[(idom[v] == HP_DOM_VIRTUAL ? n : idom[v]) + 1]++;
-    for (v = 0; v <= n; v++)
-        start[v + 1] += start[v];
-    for (v = 0; v < n; v++)
-        if (idom[v] != HP_NONE)
-            kids[start[idom[v] == HP_DOM_VIRTUAL ? n : idom[v]]++] = v;
-    for (v = n + 1; v > 0; v--)
-        start[v] = start[v - 1];
-    start[0] = 0;
-    x = n; /* the virtual root: only its children are pushed */
-    for (;;) {
-        uint32_t k, width = start[x + 1] - start[x];
-        if (top + width > cap) {
-            size_t want = cap * 2 > top + width ? cap * 2 : top + width;
-            uint32_t *bigger = r->alloc.realloc_fn(stack, want * 4);
-            if (!bigger) {
-                rc = hp_graph_stop(err, HP_E_NOMEM);
-                goto done;
-            }
-            stack = bigger;
-            cap = want;
-        }
-        for (k = start[x]; k < start[x + 1]; k++)
-            stack[top++] = kids[k];
-        if (hp_pace(&pacer, 1 + width)) {
-            rc = hp_graph_stop(err, HP_E_ABORTED);
-            goto done;
-        }
-        /* Leave every vertex on top whose children are done; enter the next. */
-        for (;;) {
-            if (top == 0)
-                goto done;
-            x = stack[top - 1];
-            cls = hp_heap_object_class(r->heap, x);
-            if (!hp_bit(entered, x))
-                break;
-            top--;
-            if (accumulate)
-                reach_vv_accumulate(r, x);
-            if (by_class)
-                add_by_class(r, x, cls, on_path, checked, by_class);
-            if (cls != HP_NONE)
-                on_path[cls]--;
-        }
-        hp_bit_set(entered, x);
-        if (cls != HP_NONE)
-            on_path[cls]++;
-    }
-done:
-    r->alloc.free_fn(start);
-    r->alloc.free_fn(kids);
+    /* Children in any order: every vertex is left after all it dominates. */
+    rc = hp_domtree_build(&tree, r->dom.idom, r->n, NULL, &r->alloc, cp, err);
+    if (rc == HP_OK)
+        rc = hp_domtree_walk(&tree, &visitor, cp, err);
+    hp_domtree_free(&tree);
     r->alloc.free_fn(on_path);
     r->alloc.free_fn(checked);
-    r->alloc.free_fn(entered);
-    r->alloc.free_fn(stack);
     return rc;
 }

@@ -60,9 +60,6 @@ hp_code hp_reach_build(const hp_heap *h, int semantics, const hp_alloc *alloc, c
                        hp_reach **out, hp_error *err);
 void hp_reach_free(hp_reach *r);
 
-int hp_reach_semantics(const hp_reach *r);
-const hp_graph *hp_reach_graph(const hp_reach *r);
-
 /* The roots in search order: vertices, and the hp_heap_root number each
  * comes from. */
 size_t hp_reach_root_count(const hp_reach *r);
@@ -158,7 +155,6 @@ uint64_t hp_reach_namer_bytes(const hp_reach_namer *nm);
 /* Computes the dominator tree and retained sizes once (later calls return
  * HP_OK at once).  lean: the dominators' lean option. */
 hp_code hp_reach_dominators(hp_reach *r, int lean, const hp_checkpoint *cp, hp_error *err);
-int hp_reach_has_dominators(const hp_reach *r);
 
 /* After hp_reach_dominators: v's immediate dominator, or HP_NONE for a
  * root, an object only the virtual root dominates, or an unreachable one. */
@@ -175,5 +171,8 @@ size_t hp_reach_top(const hp_reach *r, size_t k, uint32_t *out);
  * (VisualVM's getRetainedSizeByClass; class objects count for none).
  * Computed once, after hp_reach_dominators; *out stays owned by r. */
 hp_code hp_reach_class_retained(hp_reach *r, const hp_checkpoint *cp, const uint64_t **out, hp_error *err);
+/* The objects those instances retain, by class ordinal (the sum of their
+ * retained counts); NULL until hp_reach_class_retained has succeeded. */
+const uint64_t *hp_reach_class_retained_counts(const hp_reach *r);
 
 #endif

@@ -23,13 +23,6 @@ struct hp_reach_matcher {
     reach_cursor cursor;     /* the edge named last: the search asks in row order */
 };
 
-static int name_is(const hp_heap *h, uint64_t sid, const char *name, size_t len)
-{
-    const uint8_t *text;
-    size_t n;
-    return hp_heap_utf8(h, sid, &text, &n) && n == len && memcmp(text, name, len) == 0;
-}
-
 /* The links of the instance-field rules: superclasses first, each class
  * starts from its superclass's first link and adds the rules it declares.
  * O(classes + rules), whatever the depth of the hierarchy. */
@@ -97,7 +90,7 @@ static hp_code compile_statics(hp_reach_matcher *m)
             continue;
         hp_static_iter_init(&it, r->heap, rule->cls);
         while (hp_static_next(&it, &f))
-            if (f.type == HP_T_OBJECT && name_is(r->heap, f.name_sid, rule->name, rule->name_len)) {
+            if (f.type == HP_T_OBJECT && hp_heap_field_is(r->heap, &f, rule->name, rule->name_len)) {
                 m->static_rules[3 * m->nstatic] = r->class_object[rule->cls];
                 m->static_rules[3 * m->nstatic + 1] = f.offset;
                 m->static_rules[3 * m->nstatic++ + 2] = (uint32_t)k;

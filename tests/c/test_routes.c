@@ -11,6 +11,7 @@
 
 #include "hp_heap.h"
 #include "hp_reach.h"
+#include "hp_reach_impl.h" /* the graph, to check the namer against its rows */
 
 #ifndef TEST_DEPTH
 #define TEST_DEPTH 100000
@@ -236,7 +237,7 @@ static void chain_and_wide_array(int n, int width, int all_elements)
     {
         hp_reach_namer *nm = hp_reach_namer_new(f.reach);
         uint32_t arr = hp_heap_find(f.heap, rt_id(n)), pos, degree, *slot = xmalloc((size_t)width * 4 + 4);
-        const uint32_t *row = hp_graph_row(hp_reach_graph(f.reach), arr, &degree);
+        const uint32_t *row = hp_graph_row(&f.reach->graph, arr, &degree);
         hp_ref ref;
         for (k = 0, pos = 0; k < width; k++)
             if (k % 7 != 3)

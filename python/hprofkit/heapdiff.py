@@ -23,12 +23,11 @@ import html
 import itertools
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Sequence
 
-from ._heap import Heap, HeapClass, HeapObject
-from ._heapfile import open_any
-from ._reach import _TIER_LOW, Hop, _hop, _rules
+from ._heap import Heap, HeapClass, HeapObject, open_heap
+from ._reach import _TIER_LOW, Hop, _hop, _rules, default_exclude
 from ._units import human_size
 from .match import Matcher
 
@@ -67,8 +66,13 @@ class DiffRow:
         return self.retained_b - self.retained_a
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "count_delta": self.count_delta, "shallow_delta": self.shallow_delta,
-                "retained_delta": self.retained_delta}
+        """The row as JSON-ready data, in the command line's vocabulary: class,
+        instances, shallow_size and retained_size, each _a, _b and _delta."""
+        return {"class": self.name, "instances_a": self.count_a, "instances_b": self.count_b,
+                "instances_delta": self.count_delta, "shallow_size_a": self.shallow_a,
+                "shallow_size_b": self.shallow_b, "shallow_size_delta": self.shallow_delta,
+                "retained_size_a": self.retained_a, "retained_size_b": self.retained_b,
+                "retained_size_delta": self.retained_delta}
 
 
 @dataclass(frozen=True)
@@ -90,21 +94,26 @@ class PathGrowth:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "path": list(self.path), "count_a": self.count_a, "count_b": self.count_b,
-                "count_delta": self.count_delta}
+        return {"class": self.name, "path": list(self.path), "instances_a": self.count_a,
+                "instances_b": self.count_b, "instances_delta": self.count_delta}
+
+
+def class_counts(heap: Heap) -> Iterator[tuple[HeapClass, int, int]]:
+    """(class, instances, shallow bytes) of each class with instances; class
+    objects are not instances of java.lang.Class here, as in VisualVM's
+    histogram.  An array class's arrays are summed one by one (in Python)."""
+    for cls in heap.classes:
+        count = cls.instance_count
+        if count:
+            size = cls.instance_size
+            yield cls, count, count * size if size is not None else sum(obj.shallow_size for obj in cls.instances())
 
 
 def class_histogram(heap: Heap) -> dict[str, tuple[int, int]]:
     """{class name: (instances, shallow bytes)} of a heap, classes of the same
-    name summed; class objects are not instances of java.lang.Class here, as
-    in VisualVM's histogram.  Classes without instances are left out."""
+    name summed (class_counts)."""
     out: dict[str, tuple[int, int]] = {}
-    for cls in heap.classes:
-        count = cls.instance_count
-        if not count:
-            continue
-        size = cls.instance_size
-        shallow = count * size if size is not None else sum(obj.shallow_size for obj in cls.instances())
+    for cls, count, shallow in class_counts(heap):
         prev = out.get(cls.name, (0, 0))
         out[cls.name] = (prev[0] + count, prev[1] + shallow)
     return out
@@ -120,7 +129,7 @@ def retained_by_class(heap: Heap, names: Iterable[str] | None = None) -> dict[st
     out: dict[str, int] = {}
     for cls in classes:
         if cls.instance_count:
-            out[cls.name] = out.get(cls.name, 0) + cls.retained_size
+            out[cls.name] = out.get(cls.name, 0) + cls.instances_retained_size
     if names is not None:
         for name in names:
             out.setdefault(name, 0)
@@ -148,7 +157,7 @@ def hop_name(hop: Hop) -> str:
     return f"{hop.ref_type} {owner}.{hop.name} -> {target}"
 
 
-def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher], sample: int
+def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sample: int
                  ) -> tuple[Counter[tuple[str, ...]], bool]:
     """{named path: objects of class `name` on it}, and whether it is a sample.
 
@@ -163,7 +172,7 @@ def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher], sample: int
     for cls in heap.classes_named(name):
         objects += itertools.islice(cls.instances(), sample - len(objects))
     sampled = len(objects) == sample and sum(c.instance_count for c in heap.classes_named(name)) > sample
-    rules, _ = _rules(heap, exclude)
+    rules, _ = _rules(heap, default_exclude(heap) if exclude is None else exclude)
     routes = heap._routes(objects, rules)
     parents = memoryview(routes.parents()).cast("I")
     target_nodes = memoryview(routes.target_nodes()).cast("I")
@@ -217,13 +226,11 @@ def growth_paths(a: Heap, b: Heap, names: Iterable[str], *, exclude: Iterable[Ma
     """Where the objects of classes `names` hang in both heaps: the named
     paths whose object count rose, most growth first; and whether counts come
     from a sample (more than `sample` instances of a class)."""
-    from .leaks import default_exclude  # here: leaks loads on first use (see __init__)
-
     grown: list[PathGrowth] = []
     sampled = False
     for name in names:
-        counts_a, cut_a = _path_counts(a, name, default_exclude(a) if exclude is None else exclude, sample)
-        counts_b, cut_b = _path_counts(b, name, default_exclude(b) if exclude is None else exclude, sample)
+        counts_a, cut_a = _path_counts(a, name, exclude, sample)  # None: each heap's defaults
+        counts_b, cut_b = _path_counts(b, name, exclude, sample)
         sampled = sampled or cut_a or cut_b
         for key, count_b in counts_b.items():
             if count_b > counts_a.get(key, 0):
@@ -325,13 +332,14 @@ class HeapDiff:
                    if paths else "") + "</div>")
 
     def to_pandas(self) -> Any:
-        """The rows as a pandas DataFrame (deltas included), one row per class."""
+        """The rows as a pandas DataFrame (deltas included), one row per class;
+        its columns are DiffRow.to_dict's."""
         try:
             import pandas
         except ImportError:
             raise ImportError("HeapDiff.to_pandas() needs pandas: pip install pandas") from None
-        columns = ["name", "count_a", "count_b", "count_delta", "shallow_a", "shallow_b", "shallow_delta",
-                   "retained_a", "retained_b", "retained_delta"]
+        columns = ["class", "instances_a", "instances_b", "instances_delta", "shallow_size_a", "shallow_size_b",
+                   "shallow_size_delta", "retained_size_a", "retained_size_b", "retained_size_delta"]
         return pandas.DataFrame([r.to_dict() for r in self.rows], columns=columns)
 
 
@@ -344,7 +352,7 @@ def _signed_size(n: int | None) -> str:
 def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap]) -> tuple[Heap, str]:
     if isinstance(source, Heap):
         return source, repr(source)
-    heap = open_any(source)
+    heap = open_heap(source)
     opened.append(heap)
     return heap, os.fspath(source)
 
@@ -358,7 +366,7 @@ def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, 
     dominator trees).  paths: also find the reference paths along which the
     grown classes' objects hang (True: the `top_paths` classes that grew
     most in instances; or a list of class names), with `exclude` matchers
-    as heap.path_to_root takes them.  Paths given are opened (dumps, packs,
+    as heap.path_to_root takes them (None: each heap's defaults; (): none).  Paths given are opened (dumps, packs,
     Tailor minis) and closed again; heaps given stay open."""
     opened: list[Heap] = []
     try:
