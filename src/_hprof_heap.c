@@ -157,6 +157,10 @@ static int load_by_name(HeapIndex *heap, const hp_heap *index)
         return -1;
     for (i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(names, i), *list = PyDict_GetItemWithError(d, name), *ord;
+        if ((i & 4095) == 4095 && PyErr_CheckSignals() < 0) {
+            Py_DECREF(d);
+            return -1;
+        }
         if (!list) {
             if (PyErr_Occurred() || !(list = PyList_New(0)) || PyDict_SetItem(d, name, list) < 0) {
                 Py_XDECREF(list);
