@@ -22,21 +22,19 @@ release = version = hprofkit.__version__
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
-    "sphinx.ext.napoleon",
     "cli_reference",
     "api_coverage",
 ]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-# The shared corpus notes and internal specs that are not pages of the site.
-exclude_patterns = ["_build", "README.md"]
+exclude_patterns = ["_build"]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3  # [x](page.md#some-heading) links resolve
 
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
-# hprofkit's classes re-exported from private modules are documented as hprofkit.X.
+# Entries read Dump, open_heap(...), not hprofkit.Dump: every name on the page is hprofkit's.
 add_module_names = False
 
 # A type named in a signature (bytes, object, name) that is also an attribute of several
