@@ -1,16 +1,17 @@
 """Every Python example of the documentation (README.md and the docs site's pages), run as
 written against the real shared dumps.
 
-Each page's ```python blocks run in order in one namespace (a later block may use what an earlier
-one made), in a directory where the file names the examples use are real dumps of
-../shared/data: `app.hprof` an Android app's dump, `leak_service_binder.hprof` LeakCanary's,
-`before.hprof`/`after.hprof` two dumps (also in `dumps/` and `uploads/`), `app.jar` an obfuscated
-app's jar and `names.txt` a list of its names (for BMD's hashed strings).  Files an example writes land there too, and
-later examples read them back.  As a doctest setup would, the namespace starts with `hprofkit`
-imported and `__file__` naming a file of that directory (the README's test suite builds paths
-from it; tests/test_readme_testing.py runs that suite under pytest too).  Excerpts of the
-package's own source are not examples: they are shown as ```{code-block} python with a caption
-naming their file.  .ci/run runs this file beside the Sphinx build (-W)."""
+Each page's ```python blocks run in order in one namespace (a later block may use what an
+earlier one made), in a directory where the file names the examples use are real dumps of
+../shared/data (DUMPS: `app.hprof` an Android app's, `leak_service_binder.hprof` LeakCanary's,
+`before.hprof`/`after.hprof` and `a.hprof`/`b.hprof` two dumps, also in `dumps/` and
+`uploads/`), `app.jar` an obfuscated app's jar and `names.txt` a list of its names (for BMD's
+hashed strings).  Files an example writes land there too, and later examples read them back.
+As a doctest setup would, the namespace starts with `hprofkit` imported and `__file__` naming a
+file of that directory (the heap-test suite of docs/guides/testing.md builds paths from it;
+tests/test_readme_testing.py runs that suite under pytest).  Excerpts of the package's own
+source are not examples: they are shown as ```{code-block} python with a caption naming their
+file.  .ci/run runs this file beside the Sphinx build (-W)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ DUMPS = {
     "leak_service_binder.hprof": "leakcanary__leak_service_binder.hprof",
     "before.hprof": "platform_tools_base__dialer.android-hprof",
     "after.hprof": "leakcanary__leak_service_binder.hprof",
+    "a.hprof": "platform_tools_base__dialer.android-hprof",
+    "b.hprof": "leakcanary__leak_service_binder.hprof",
 }
 
 FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
