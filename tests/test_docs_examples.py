@@ -74,3 +74,12 @@ def test_examples_run_as_written(page, workdir):
             exec(compile(code, f"{page.relative_to(ROOT)}:{line}", "exec"), namespace)
         except Exception as error:
             raise AssertionError(f"the example at {page.relative_to(ROOT)} line {line} fails: {error!r}") from error
+
+
+def test_readme_is_a_newcomers_page():
+    """The README is what a newcomer needs (issue #23): its two set-up commands first (.ci/run
+    runs the second), a tour, links; at most 200 lines. The rest lives in docs/."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines: move sections into docs/guides/"
+    assert lines[:5] == ["# hprofkit", "", "```", "pip install . && python -m hprofkit demo",
+                         "pip install '.[test]' && python -m pytest -q"]
