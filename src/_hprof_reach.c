@@ -119,6 +119,21 @@ hp_reach *heap_reach(HeapIndex *heap, int level)
     return run(heap, compute, &call, 1) < 0 ? NULL : heap->reach;
 }
 
+int heap_full_search(HeapIndex *heap, hp_bfs *out)
+{
+    hp_reach_matcher *m = NULL;
+    reach_call call;
+    int rc;
+    if (!heap_reach(heap, REACH_GRAPH))
+        return -1;
+    memset(&call, 0, sizeof call);
+    call.matcher = &m;
+    call.bfs = out;
+    rc = run(heap, search, &call, 0);
+    hp_reach_matcher_free(m);
+    return rc;
+}
+
 /* The index of a HeapObject / HeapClass of this heap; -1 with TypeError or
  * ValueError. */
 static int object_index(HeapIndex *heap, PyObject *obj, uint32_t *out)

@@ -37,14 +37,15 @@ if TYPE_CHECKING:
     from ._dump import Dump, iter_records, iter_subrecords, open, stats
     from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
     from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
-    from ._tables import sql
+    from ._tables import connect, sql, tables, to_parquet
     from .sample import write_sample_dump
     from .writer import HprofWriter
 
 # Imported on first use: `import hprofkit` stays light (at most 60 modules,
 # tests/test_batch.py), and the command line and most scripts need few of them.
-_LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
+_LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks",
          **dict.fromkeys(["Bitmap", "DuplicateBitmaps"], "_bitmaps"),
+         **dict.fromkeys(["sql", "tables", "to_parquet", "connect"], "_tables"),
          **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
          **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
          **dict.fromkeys(["Converter", "Decoder", "Encoder"], "_codec"),
@@ -81,5 +82,5 @@ __all__ = [
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
-    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap", "DuplicateBitmaps",
+    "DiffRow", "sql", "tables", "to_parquet", "connect", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap", "DuplicateBitmaps",
 ]

@@ -1,7 +1,10 @@
-/* The heap index as columns (hp_heap_tables.h). */
+/* The heap index as columns (hp_heap_tables.h): objects, reachability,
+ * references, GC roots and classes. */
 #include "hp_heap_tables.h"
 
-static void set_bit(uint8_t *bitmap, uint32_t i, int on)
+#include "hp_xxh64.h"
+
+static void set_bit(uint8_t *bitmap, uint64_t i, int on)
 {
     uint8_t mask = (uint8_t)(1u << (i & 7));
     if (on)
@@ -10,36 +13,115 @@ static void set_bit(uint8_t *bitmap, uint32_t i, int on)
         bitmap[i >> 3] &= (uint8_t)~mask;
 }
 
-void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_object_columns *c)
+/* ---- objects ---- */
+
+int hp_tables_root_rank(int tag)
 {
-    uint32_t i;
-    for (i = start; i < end; i++) {
-        hp_object obj;
-        int16_t heap = -1;
-        hp_heap_object(h, i, &obj);
-        c->id[i] = obj.id;
-        c->class_id[i] = obj.class_ord == HP_NONE ? 0 : c->class_ids[obj.class_ord];
-        set_bit(c->class_valid, i, obj.class_ord != HP_NONE);
-        c->kind[i] = (int8_t)obj.kind;
-        c->shallow_size[i] = hp_heap_shallow_size(h, i);
-        if (obj.heap >= 0 && obj.heap < 256)
-            heap = c->heap_codes[obj.heap];
-        c->heap[i] = heap < 0 ? 0 : heap;
-        set_bit(c->heap_valid, i, heap >= 0);
+    switch (tag) {
+    case HP_SUB_ROOT_STICKY_CLASS: return 0;
+    case HP_SUB_ROOT_JNI_GLOBAL: return 1;
+    case HP_SUB_ROOT_JNI_LOCAL: return 2;
+    default: return 3;
     }
 }
 
-void hp_tables_retained(const hp_reach *r, const hp_heap *h, uint32_t start, uint32_t end,
-                        const hp_retained_columns *c)
+/* The first position in hp_heap_root_by_object order of a root naming an
+ * object at or after index `start`. */
+static uint32_t roots_from(const hp_heap *h, uint32_t start)
+{
+    uint32_t first = 0;
+    hp_heap_object_roots(h, start, &first);
+    return first;
+}
+
+void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_object_columns *c)
+{
+    uint32_t i, k = roots_from(h, start), nroots = hp_heap_root_count(h);
+    for (i = start; i < end; i++) {
+        hp_kind kind = hp_heap_object_kind(h, i);
+        uint32_t cls = hp_heap_object_class(h, i), counted = hp_heap_instance_class(h, i);
+        int64_t size = (int64_t)hp_heap_shallow_size(h, i);
+        int is_array = kind == HP_KIND_OBJ_ARRAY || kind == HP_KIND_PRIM_ARRAY, rank = 4, tag = 0;
+        int16_t heap;
+        c->id[i] = (int64_t)hp_heap_object_id(h, i);
+        c->class_id[i] = cls == HP_NONE ? 0 : c->class_ids[cls];
+        set_bit(c->class_valid, i, cls != HP_NONE);
+        c->kind[i] = (int8_t)kind;
+        c->shallow_size[i] = size;
+        if (counted != HP_NONE) {
+            c->class_objects[counted]++;
+            c->class_shallow[counted] += size;
+        }
+        /* Roots by object run in index order, each object's in file order. */
+        for (; k < nroots; k++) {
+            hp_root r;
+            uint32_t at = hp_heap_root_by_object(h, k);
+            if (at == HP_NONE)
+                break;
+            hp_heap_root(h, at, &r);
+            if (r.index != i)
+                break;
+            if (hp_tables_root_rank(r.kind) < rank) {
+                rank = hp_tables_root_rank(r.kind);
+                tag = r.kind;
+            }
+        }
+        c->root_type[i] = rank < 4 ? c->root_codes[tag & 0xFF] : 0;
+        set_bit(c->root_valid, i, rank < 4);
+        heap = c->heap_codes[hp_heap_object_heap(h, i) + 1];
+        c->heap[i] = heap < 0 ? 0 : heap;
+        set_bit(c->heap_valid, i, heap >= 0);
+        c->array_length[i] = 0;
+        c->array_hash[i] = 0;
+        if (is_array) {
+            hp_object obj;
+            hp_heap_object(h, i, &obj);
+            c->array_length[i] = obj.length;
+            if (kind == HP_KIND_PRIM_ARRAY)
+                c->array_hash[i] = (int64_t)hp_xxh64(obj.data, (size_t)obj.data_len, 0);
+        }
+        set_bit(c->array_valid, i, is_array);
+        set_bit(c->hash_valid, i, kind == HP_KIND_PRIM_ARRAY);
+    }
+}
+
+/* ---- reachability ---- */
+
+void hp_tables_reach(const hp_reach *r, const hp_bfs *b, const hp_heap *h, uint32_t start, uint32_t end,
+                     const hp_reach_columns *c)
 {
     uint32_t i;
     for (i = start; i < end; i++) {
         uint32_t d = hp_reach_idom(r, i);
         c->retained_size[i] = hp_reach_retained(r, i);
-        c->dominator_id[i] = d == HP_NONE ? 0 : hp_heap_object_id(h, d);
+        c->dominator_id[i] = d == HP_NONE ? 0 : (int64_t)hp_heap_object_id(h, d);
         set_bit(c->dominator_valid, i, d != HP_NONE);
+        set_bit(c->reachable, i, (b->visited[i >> 6] >> (i & 63)) & 1);
     }
 }
+
+void hp_tables_root_distances(const hp_bfs *b, int32_t *distance, uint32_t *stack)
+{
+    uint32_t v;
+    for (v = 0; v < b->n; v++)
+        distance[v] = (b->visited[v >> 6] >> (v & 63)) & 1 ? -2 : -1; /* -2: not known yet */
+    for (v = 0; v < b->n; v++) {
+        uint32_t top = 0, at = v;
+        int32_t d;
+        /* Up the search's parents to a vertex whose distance is known, then down again. */
+        while (distance[at] == -2 && b->parent[at] != HP_MARK) {
+            stack[top++] = at;
+            at = b->parent[at];
+        }
+        if (distance[at] == -2)
+            distance[at] = 0; /* a root */
+        d = distance[at];
+        while (top > 0)
+            distance[stack[--top]] = ++d;
+    }
+}
+
+/* ---- references ---- */
 
 uint64_t hp_tables_count_refs(const hp_heap *h, uint32_t start, uint32_t end, uint32_t *max_element)
 {
@@ -49,6 +131,7 @@ uint64_t hp_tables_count_refs(const hp_heap *h, uint32_t start, uint32_t end, ui
         hp_ref_iter it;
         hp_ref r;
         hp_ref_iter_init(&it, h, i);
+        it.lazy = 1;
         while (hp_ref_next(&it, &r)) {
             count++;
             if (r.kind == HP_REF_ELEMENT && r.slot >= *max_element)
@@ -64,24 +147,31 @@ static uint32_t naming_class(const hp_object *obj)
     return obj->kind == HP_KIND_CLASS ? obj->self_ord : obj->class_ord;
 }
 
-/* The dictionary code of reference `r` of an object whose names are those
- * of class `ord`; -1 for a slot the name tables do not have. */
-static int64_t ref_code(const hp_ref_names *names, uint32_t ord, const hp_ref *r)
+/* The position of reference `r`'s name in the tables of class `ord`, in
+ * *codes and *qualified; 0 for a slot the tables do not have. */
+static int ref_names(const hp_table_names *t, uint32_t ord, const hp_ref *r, int32_t *code, int32_t *qualified)
 {
-    if (r->kind == HP_REF_ELEMENT)
-        return r->slot < names->element_count ? (int64_t)names->element_base + r->slot : -1;
-    if (r->kind == HP_REF_LOADER)
-        return names->loader_code;
-    if (ord == HP_NONE)
-        return -1;
-    if (r->kind == HP_REF_STATIC)
-        return r->slot < names->static_base[ord + 1] - names->static_base[ord]
-                   ? (int64_t)names->static_codes[names->static_base[ord] + r->slot] : -1;
-    return r->slot < names->field_base[ord + 1] - names->field_base[ord]
-               ? (int64_t)names->field_codes[names->field_base[ord] + r->slot] : -1;
+    const uint32_t *base = r->kind == HP_REF_STATIC ? t->static_base : t->ref_base;
+    uint32_t at;
+    if (r->kind == HP_REF_ELEMENT) {
+        if (r->slot >= t->element_count)
+            return 0;
+        *code = *qualified = t->element_codes[r->slot];
+        return 1;
+    }
+    if (r->kind == HP_REF_LOADER) {
+        *code = *qualified = t->loader_code;
+        return 1;
+    }
+    if (ord == HP_NONE || r->slot >= base[ord + 1] - base[ord])
+        return 0;
+    at = base[ord] + r->slot;
+    *code = r->kind == HP_REF_STATIC ? t->static_codes[at] : t->ref_codes[at];
+    *qualified = r->kind == HP_REF_STATIC ? t->static_qualified[at] : t->ref_qualified[at];
+    return 1;
 }
 
-int hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_ref_names *names, uint64_t row,
+int hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_table_names *names, uint64_t row,
                    uint64_t row_end, const hp_ref_columns *c)
 {
     uint32_t i;
@@ -94,12 +184,12 @@ int hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_ref_
         ord = naming_class(&obj);
         hp_ref_iter_init(&it, h, i);
         while (hp_ref_next(&it, &r)) {
-            int64_t code = ref_code(names, ord, &r);
-            if (row >= row_end || code < 0)
+            uint32_t target_class = r.target == HP_NONE ? HP_NONE : hp_heap_object_class(h, r.target);
+            if (row >= row_end || !ref_names(names, ord, &r, &c->name[row], &c->qualified[row]))
                 return 0;
-            c->source_id[row] = obj.id;
-            c->target_id[row] = r.target_id;
-            c->name[row] = (int32_t)code;
+            c->source_id[row] = (int64_t)obj.id;
+            c->target_id[row] = (int64_t)r.target_id;
+            c->target_class[row] = target_class == HP_NONE ? -1 : names->class_codes[target_class];
             row++;
         }
     }
@@ -110,11 +200,8 @@ uint64_t hp_tables_code_validity(int32_t *codes, uint64_t n, uint8_t *valid)
 {
     uint64_t i, nulls = 0;
     for (i = 0; i < n; i++) {
-        uint8_t mask = (uint8_t)(1u << (i & 7));
-        if (codes[i] >= 0) {
-            valid[i >> 3] |= mask;
-        } else {
-            valid[i >> 3] &= (uint8_t)~mask;
+        set_bit(valid, i, codes[i] >= 0);
+        if (codes[i] < 0) {
             codes[i] = 0;
             nulls++;
         }
@@ -122,13 +209,33 @@ uint64_t hp_tables_code_validity(int32_t *codes, uint64_t n, uint8_t *valid)
     return nulls;
 }
 
+/* ---- GC roots ---- */
+
 void hp_tables_roots(const hp_heap *h, const hp_root_columns *c)
 {
     uint32_t i, n = hp_heap_root_count(h);
     for (i = 0; i < n; i++) {
         hp_root r;
         hp_heap_root(h, i, &r);
-        c->object_id[i] = r.id;
+        c->object_id[i] = (int64_t)r.id;
         c->kind[i] = c->kind_codes[r.kind & 0xFF];
+    }
+}
+
+/* ---- classes ---- */
+
+void hp_tables_classes(const hp_heap *h, const hp_class_columns *c)
+{
+    uint32_t i, n = hp_heap_class_count(h);
+    for (i = 0; i < n; i++) {
+        hp_class_info ci;
+        hp_heap_class(h, i, &ci);
+        c->id[i] = (int64_t)ci.id;
+        c->super_id[i] = ci.super_ord == HP_NONE ? 0 : (int64_t)ci.super_id;
+        set_bit(c->super_valid, i, ci.super_ord != HP_NONE);
+        c->loader_id[i] = (int64_t)ci.loader_id;
+        set_bit(c->loader_valid, i, ci.loader_id != 0);
+        c->instance_size[i] = ci.elem_type ? 0 : (int64_t)ci.instance_size;
+        set_bit(c->size_valid, i, !ci.elem_type);
     }
 }
