@@ -14,45 +14,81 @@
 
 #include <string.h>
 
+#include "core/hp_parallel.h"
 #include "core/hp_utf8.h"
 
 /* ---- slices and columns ------------------------------------------------------ */
 
+/* One round: up to WORKERS slices, filled at once. */
 typedef struct {
     slice_fn fn;
     const hp_heap *h;
-    uint32_t start, end;
     void *ctx;
-} slice_call;
+    const void *buf;
+    size_t len;
+    int count;
+    uint32_t start[WORKERS], end[WORKERS];
+    int failed[WORKERS];
+    uint64_t fault[WORKERS];
+} slice_round;
+
+typedef struct {
+    slice_round *round;
+    int slot;
+} slice_share;
 
 static void run_slice(void *ctx)
 {
-    slice_call *c = ctx;
-    c->fn(c->h, c->start, c->end, c->ctx);
+    slice_share *s = ctx;
+    slice_round *r = s->round;
+    r->fn(r->h, r->start[s->slot], r->end[s->slot], s->slot, r->ctx);
 }
 
-int tables_slices(HeapIndex *heap, uint32_t n, slice_fn fn, slice_done_fn done, void *ctx)
+/* Worker `slot`'s slice, under its thread's own guard. */
+static void run_share(void *ctx, int slot)
 {
-    slice_call call = { fn, NULL, 0, 0, ctx };
+    slice_round *r = ctx;
+    slice_share s = { r, slot };
+    r->failed[slot] = hprof_guard_call(r->buf, r->len, run_slice, &s, &r->fault[slot]) < 0;
+}
+
+int tables_slices(HeapIndex *heap, uint32_t n, int workers, slice_gil_fn before, slice_fn fn, slice_gil_fn after,
+                  void *ctx)
+{
+    uint32_t next = 0;
+    int k;
     do { /* once at least: an empty table still has its (empty) slice */
-        uint64_t fault;
-        int rc;
-        if (!(call.h = heap_index(heap)))
+        slice_round r;
+        memset(&r, 0, sizeof r);
+        r.fn = fn;
+        r.ctx = ctx;
+        if (!(r.h = heap_index(heap)))
             return -1;
-        call.end = n - call.start > SLICE_ROWS ? call.start + SLICE_ROWS : n;
+        r.buf = heap->view.buf;
+        r.len = (size_t)heap->view.len;
+        for (k = 0; k < workers && (k == 0 || next < n); k++) {
+            r.start[k] = next;
+            r.end[k] = next = n - next > SLICE_ROWS ? next + SLICE_ROWS : n;
+            r.count = k + 1;
+            if (before && before(ctx, k, r.start[k], r.end[k]) < 0)
+                return -1;
+        }
         heap_enter(heap);
         Py_BEGIN_ALLOW_THREADS
-        rc = hprof_guard_call(heap->view.buf, (size_t)heap->view.len, run_slice, &call, &fault);
+        hp_parallel(r.count, run_share, &r);
         Py_END_ALLOW_THREADS
         heap_leave(heap);
-        if (rc < 0) {
-            hprof_raise_changed(heap->st, fault);
+        for (k = 0; k < r.count; k++)
+            if (r.failed[k]) {
+                hprof_raise_changed(heap->st, r.fault[k]);
+                return -1;
+            }
+        for (k = 0; k < r.count; k++)
+            if (after && after(ctx, k, r.start[k], r.end[k]) < 0)
+                return -1;
+        if (PyErr_CheckSignals() < 0)
             return -1;
-        }
-        if ((done && done(ctx, call.start, call.end) < 0) || PyErr_CheckSignals() < 0)
-            return -1;
-        call.start = call.end;
-    } while (call.start < n);
+    } while (next < n);
     return 0;
 }
 
@@ -180,80 +216,113 @@ static void build_small_dicts(void *ctx)
 
 /* ---- objects ----------------------------------------------------------------- */
 
-static void fill_objects(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+/* Each slot adds to class totals of its own (merged afterwards). */
+typedef struct {
+    hp_object_columns c[WORKERS];
+    uint32_t max_elements[WORKERS];
+} object_pass;
+
+static void fill_objects(const hp_heap *h, uint32_t start, uint32_t end, int slot, void *ctx)
 {
-    hp_tables_objects(h, start, end, ctx);
+    object_pass *p = ctx;
+    hp_tables_objects(h, start, end, &p->c[slot]);
 }
 
-static int object_columns(HeapIndex *heap, const hp_heap *h, const small_dicts *s, PyObject *out)
+static int object_columns(HeapIndex *heap, const hp_heap *h, const small_dicts *s, uint32_t *max_elements,
+                          PyObject *out)
 {
     uint32_t n = hp_heap_object_count(h), nc = hp_heap_class_count(h), k;
     uint64_t bits = tables_bitmap_size(n);
-    hp_object_columns c;
+    object_pass p;
+    hp_object_columns *c = &p.c[0];
     int64_t *class_ids = PyMem_Malloc(((size_t)nc + 1) * sizeof *class_ids);
-    int rc = -1;
-    if (!class_ids) {
+    int64_t *totals = PyMem_Calloc(((size_t)nc + 1) * 2 * (WORKERS - 1), sizeof *totals);
+    int rc = -1, w;
+    memset(&p, 0, sizeof p);
+    if (!class_ids || !totals) {
         PyErr_NoMemory();
-        return -1;
+        goto done;
     }
     for (k = 0; k < nc; k++) {
         hp_class_info info;
         hp_heap_class(h, k, &info);
         class_ids[k] = (int64_t)info.id;
     }
-    memset(&c, 0, sizeof c);
-    c.class_ids = class_ids;
-    c.heap_codes = s->heap_codes;
-    c.root_codes = s->root_codes;
-    if (tables_put(out, "id", tables_column((uint64_t)n * 8, 0, &c.id)) == 0 &&
-        tables_put(out, "class_id", tables_column((uint64_t)n * 8, 0, &c.class_id)) == 0 &&
-        tables_put(out, "class_valid", tables_column(bits, 1, &c.class_valid)) == 0 &&
-        tables_put(out, "kind", tables_column(n, 0, &c.kind)) == 0 &&
-        tables_put(out, "shallow_size", tables_column((uint64_t)n * 8, 0, &c.shallow_size)) == 0 &&
-        tables_put(out, "heap", tables_column((uint64_t)n * 2, 0, &c.heap)) == 0 &&
-        tables_put(out, "heap_valid", tables_column(bits, 1, &c.heap_valid)) == 0 &&
-        tables_put(out, "root_type", tables_column(n, 0, &c.root_type)) == 0 &&
-        tables_put(out, "root_valid", tables_column(bits, 1, &c.root_valid)) == 0 &&
-        tables_put(out, "array_length", tables_column((uint64_t)n * 8, 0, &c.array_length)) == 0 &&
-        tables_put(out, "array_valid", tables_column(bits, 1, &c.array_valid)) == 0 &&
-        tables_put(out, "array_hash", tables_column((uint64_t)n * 8, 0, &c.array_hash)) == 0 &&
-        tables_put(out, "hash_valid", tables_column(bits, 1, &c.hash_valid)) == 0 &&
-        tables_put(out, "class_objects", tables_column((uint64_t)nc * 8, 1, &c.class_objects)) == 0 &&
-        tables_put(out, "class_shallow", tables_column((uint64_t)nc * 8, 1, &c.class_shallow)) == 0)
-        rc = tables_slices(heap, n, fill_objects, NULL, &c);
+    c->class_ids = class_ids;
+    c->heap_codes = s->heap_codes;
+    c->root_codes = s->root_codes;
+    if (tables_put(out, "id", tables_column((uint64_t)n * 8, 0, &c->id)) < 0 ||
+        tables_put(out, "class_id", tables_column((uint64_t)n * 8, 0, &c->class_id)) < 0 ||
+        tables_put(out, "class_valid", tables_column(bits, 1, &c->class_valid)) < 0 ||
+        tables_put(out, "kind", tables_column(n, 0, &c->kind)) < 0 ||
+        tables_put(out, "shallow_size", tables_column((uint64_t)n * 8, 0, &c->shallow_size)) < 0 ||
+        tables_put(out, "heap", tables_column((uint64_t)n * 2, 0, &c->heap)) < 0 ||
+        tables_put(out, "heap_valid", tables_column(bits, 1, &c->heap_valid)) < 0 ||
+        tables_put(out, "root_type", tables_column(n, 0, &c->root_type)) < 0 ||
+        tables_put(out, "root_valid", tables_column(bits, 1, &c->root_valid)) < 0 ||
+        tables_put(out, "array_length", tables_column((uint64_t)n * 8, 0, &c->array_length)) < 0 ||
+        tables_put(out, "array_valid", tables_column(bits, 1, &c->array_valid)) < 0 ||
+        tables_put(out, "array_hash", tables_column((uint64_t)n * 8, 0, &c->array_hash)) < 0 ||
+        tables_put(out, "hash_valid", tables_column(bits, 1, &c->hash_valid)) < 0 ||
+        tables_put(out, "class_objects", tables_column((uint64_t)nc * 8, 1, &c->class_objects)) < 0 ||
+        tables_put(out, "class_shallow", tables_column((uint64_t)nc * 8, 1, &c->class_shallow)) < 0)
+        goto done;
+    for (w = 0; w < WORKERS; w++) {
+        if (w > 0) {
+            p.c[w] = *c;
+            p.c[w].class_objects = totals + ((size_t)nc + 1) * 2 * (w - 1);
+            p.c[w].class_shallow = p.c[w].class_objects + nc + 1;
+        }
+        p.c[w].max_elements = &p.max_elements[w];
+    }
+    if (tables_slices(heap, n, WORKERS, NULL, fill_objects, NULL, &p) < 0)
+        goto done;
+    for (w = 1; w < WORKERS; w++) {
+        for (k = 0; k < nc; k++) {
+            c->class_objects[k] += p.c[w].class_objects[k];
+            c->class_shallow[k] += p.c[w].class_shallow[k];
+        }
+    }
+    for (w = 0; w < WORKERS; w++)
+        if (p.max_elements[w] > *max_elements)
+            *max_elements = p.max_elements[w];
+    rc = 0;
+done:
     PyMem_Free(class_ids);
+    PyMem_Free(totals);
     return rc;
 }
 
 /* ---- String values: one chunk of text per slice ------------------------------- */
 
 typedef struct {
-    hp_string_columns c;
-    PyObject *offsets, *data; /* lists: a bytes object per slice */
-    hp_code rc;
+    hp_string_columns c[WORKERS];   /* each slot's offsets and text; the length columns are shared */
+    hp_code rc[WORKERS];
+    PyObject *offsets, *data;       /* lists: a bytes object per slice */
 } string_pass;
 
-static void fill_strings(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+static void fill_strings(const hp_heap *h, uint32_t start, uint32_t end, int slot, void *ctx)
 {
     string_pass *p = ctx;
-    p->rc = hp_tables_strings(h, start, end, &p->c, &hprof_raw_alloc);
+    p->rc[slot] = hp_tables_strings(h, start, end, &p->c[slot], &hprof_raw_alloc);
 }
 
-static int keep_strings(void *ctx, uint32_t start, uint32_t end)
+static int keep_strings(void *ctx, int slot, uint32_t start, uint32_t end)
 {
     string_pass *p = ctx;
+    hp_string_columns *c = &p->c[slot];
     PyObject *offsets, *data;
     int rc;
-    if (p->rc == HP_E_LIMIT) {
+    if (p->rc[slot] == HP_E_LIMIT) {
         PyErr_SetString(PyExc_ValueError, "the String values of 262144 objects pass 2 GiB: lower max_chars");
         return -1;
     }
-    if (p->rc != HP_OK) {
+    if (p->rc[slot] != HP_OK) {
         PyErr_NoMemory();
         return -1;
     }
-    offsets = copy_column(p->c.offsets, (uint64_t)(end - start) + 1, 4);
-    data = offsets ? copy_column(p->c.data, p->c.data_len, 1) : NULL;
+    offsets = copy_column(c->offsets, (uint64_t)(end - start) + 1, 4);
+    data = offsets ? copy_column(c->data, c->data_len, 1) : NULL;
     rc = data && PyList_Append(p->offsets, offsets) == 0 && PyList_Append(p->data, data) == 0 ? 0 : -1;
     Py_XDECREF(offsets);
     Py_XDECREF(data);
@@ -264,22 +333,29 @@ static int string_columns(HeapIndex *heap, const hp_heap *h, uint32_t max_chars,
 {
     uint32_t n = hp_heap_object_count(h);
     string_pass p;
-    int rc = -1;
+    int rc = -1, w;
     memset(&p, 0, sizeof p);
-    p.c.max_units = max_chars;
-    p.c.offsets = PyMem_Malloc(((size_t)SLICE_ROWS + 1) * sizeof *p.c.offsets);
-    if (!p.c.offsets) {
-        PyErr_NoMemory();
+    if (tables_put(out, "string_length", tables_column((uint64_t)n * 8, 0, &p.c[0].length)) < 0 ||
+        tables_put(out, "string_valid", tables_column(tables_bitmap_size(n), 1, &p.c[0].valid)) < 0 ||
+        tables_put(out, "value_offsets", p.offsets = PyList_New(0)) < 0 ||
+        tables_put(out, "value_data", p.data = PyList_New(0)) < 0 ||
+        tables_put(out, "slice_rows", PyLong_FromUnsignedLong(SLICE_ROWS)) < 0)
         return -1;
+    for (w = 0; w < WORKERS; w++) {
+        p.c[w].length = p.c[0].length;
+        p.c[w].valid = p.c[0].valid;
+        p.c[w].max_units = max_chars;
+        if (!(p.c[w].offsets = PyMem_Malloc(((size_t)SLICE_ROWS + 1) * sizeof *p.c[w].offsets))) {
+            PyErr_NoMemory();
+            goto done;
+        }
     }
-    if (tables_put(out, "string_length", tables_column((uint64_t)n * 8, 0, &p.c.length)) == 0 &&
-        tables_put(out, "string_valid", tables_column(tables_bitmap_size(n), 1, &p.c.valid)) == 0 &&
-        tables_put(out, "value_offsets", p.offsets = PyList_New(0)) == 0 &&
-        tables_put(out, "value_data", p.data = PyList_New(0)) == 0 &&
-        tables_put(out, "slice_rows", PyLong_FromUnsignedLong(SLICE_ROWS)) == 0)
-        rc = tables_slices(heap, n, fill_strings, keep_strings, &p);
-    PyMem_Free(p.c.offsets);
-    hprof_raw_alloc.free_fn(p.c.data);
+    rc = tables_slices(heap, n, WORKERS, NULL, fill_strings, keep_strings, &p);
+done:
+    for (w = 0; w < WORKERS; w++) {
+        PyMem_Free(p.c[w].offsets);
+        hprof_raw_alloc.free_fn(p.c[w].data);
+    }
     return rc;
 }
 
@@ -291,9 +367,10 @@ typedef struct {
     hp_reach_columns c;
 } reach_pass;
 
-static void fill_reach(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+static void fill_reach(const hp_heap *h, uint32_t start, uint32_t end, int slot, void *ctx)
 {
     reach_pass *p = ctx;
+    (void)slot;
     hp_tables_reach(p->reach, p->bfs, h, start, end, &p->c);
 }
 
@@ -331,7 +408,7 @@ static int reach_columns(HeapIndex *heap, const hp_heap *h, PyObject *out)
     Py_BEGIN_ALLOW_THREADS
     hp_tables_root_distances(&bfs, p.c.root_distance, stack);
     Py_END_ALLOW_THREADS
-    rc = tables_slices(heap, n, fill_reach, NULL, &p);
+    rc = tables_slices(heap, n, WORKERS, NULL, fill_reach, NULL, &p);
 done:
     PyMem_Free(stack);
     if (bfs.alloc.free_fn) /* the search ran */
@@ -437,7 +514,6 @@ static int fill_tables(HeapIndex *heap, int want, uint32_t max_chars, PyObject *
     hp_table_names names;
     names_call nc;
     const hp_heap *h;
-    uint64_t *slice_rows = NULL;
     uint32_t max_element = 0;
     PyObject *t;
     int rc = -1;
@@ -454,11 +530,13 @@ static int fill_tables(HeapIndex *heap, int want, uint32_t max_chars, PyObject *
     if (heap_guard(heap, build_small_dicts, &s) < 0 || (s.rc != HP_OK && tables_fail(heap, s.rc, "names") < 0) ||
         put_strdict(dicts, "heaps", &s.heaps) < 0 || put_strdict(dicts, "root_kinds", &s.roots) < 0)
         goto done;
-    if ((want & T_OBJECTS && (!(t = new_table(result, T_OBJECTS)) || object_columns(heap, h, &s, t) < 0)) ||
+    if (want & T_REFERENCES)
+        want |= T_OBJECTS; /* the bounds of the references come from the objects' columns */
+    if ((want & T_OBJECTS &&
+         (!(t = new_table(result, T_OBJECTS)) || object_columns(heap, h, &s, &max_element, t) < 0)) ||
         (want & T_STRINGS && (!(t = new_table(result, T_STRINGS)) || string_columns(heap, h, max_chars, t) < 0)) ||
         (want & T_REACH && (!(t = new_table(result, T_REACH)) || reach_columns(heap, h, t) < 0)) ||
-        (want & T_ROOTS && (!(t = new_table(result, T_ROOTS)) || root_columns(h, &s, t) < 0)) ||
-        (want & T_REFERENCES && tables_count_refs(heap, &max_element, &slice_rows) < 0))
+        (want & T_ROOTS && (!(t = new_table(result, T_ROOTS)) || root_columns(h, &s, t) < 0)))
         goto done;
     if (want & (T_REFERENCES | T_CLASSES | T_FIELDS)) {
         PyObject *kinds;
@@ -480,12 +558,12 @@ static int fill_tables(HeapIndex *heap, int want, uint32_t max_chars, PyObject *
     if (!(h = heap_index(heap)) ||
         (want & T_CLASSES && (!(t = new_table(result, T_CLASSES)) || class_columns(h, &names, t) < 0)) ||
         (want & T_REFERENCES &&
-         (!(t = new_table(result, T_REFERENCES)) || tables_references(heap, &names, slice_rows, t) < 0)) ||
+         (!(t = new_table(result, T_REFERENCES)) ||
+          tables_references(heap, &names, PyDict_GetItemString(result, "objects"), t) < 0)) ||
         (want & T_FIELDS && (!(t = new_table(result, T_FIELDS)) || tables_fields(heap, &names, t) < 0)))
         goto done;
     rc = 0;
 done:
-    PyMem_Free(slice_rows);
     hp_table_names_free(&names);
     hp_strdict_free(&s.heaps);
     hp_strdict_free(&s.roots);

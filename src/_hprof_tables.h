@@ -8,16 +8,22 @@
 #include "core/hp_heap_tables.h"
 
 #define SLICE_ROWS (1u << 18) /* a multiple of 8: slices never share a bitmap byte */
+#define WORKERS 2             /* slices filled at once, one per thread (hp_parallel) */
 
-typedef void (*slice_fn)(const hp_heap *h, uint32_t start, uint32_t end, void *ctx);
-/* Called with the GIL after each slice: 0, or -1 with an exception set. */
-typedef int (*slice_done_fn)(void *ctx, uint32_t start, uint32_t end);
+/* Fills the rows of objects [start, end); `slot` (< WORKERS) tells the
+ * slices that run at the same time apart, for state of their own. */
+typedef void (*slice_fn)(const hp_heap *h, uint32_t start, uint32_t end, int slot, void *ctx);
+/* Called with the GIL before or after a slice: 0, or -1 with an exception set. */
+typedef int (*slice_gil_fn)(void *ctx, int slot, uint32_t start, uint32_t end);
 
-/* Runs fn over objects [0, n) in slices without the GIL and under the SIGBUS
- * guard, then `done` (if not NULL) with the GIL; Ctrl-C is checked between
- * slices.  0, or -1 with an exception: KeyboardInterrupt, FileChangedError,
- * or ValueError when the heap was closed. */
-int tables_slices(HeapIndex *heap, uint32_t n, slice_fn fn, slice_done_fn done, void *ctx);
+/* Runs fn over objects [0, n) in slices, `workers` (1 or WORKERS) at a
+ * time on as many threads, without the GIL and each under its own SIGBUS
+ * guard, each between `before` and `after` (if not NULL) with the GIL;
+ * Ctrl-C is checked between rounds.  0, or -1 with an exception:
+ * KeyboardInterrupt, FileChangedError, or ValueError when the heap was
+ * closed. */
+int tables_slices(HeapIndex *heap, uint32_t n, int workers, slice_gil_fn before, slice_fn fn, slice_gil_fn after,
+                  void *ctx);
 
 /* A new bytes object of `size` bytes for the core to fill (zeroed when
  * `zero`), its data in *data; NULL with an exception set. */
@@ -35,10 +41,10 @@ int tables_fail(HeapIndex *heap, hp_code rc, const char *what);
 int tables_rewritten(HeapIndex *heap, uint64_t offset, const char *what);
 
 /* references / fields (_hprof_tables_refs.c): the columns into dict `out`,
- * names from `names` (built for max_element element names: see
- * tables_count_refs). */
-int tables_count_refs(HeapIndex *heap, uint32_t *max_element, uint64_t **slice_rows);
-int tables_references(HeapIndex *heap, const hp_table_names *names, uint64_t *slice_rows, PyObject *out);
+ * names from `names`.  References come in chunks, one per slice (each
+ * column a list of bytes objects), each allocated at the slice's bound
+ * from `objects` (its kind and array_length columns) and trimmed. */
+int tables_references(HeapIndex *heap, const hp_table_names *names, PyObject *objects, PyObject *out);
 int tables_fields(HeapIndex *heap, const hp_table_names *names, PyObject *out);
 
 #endif

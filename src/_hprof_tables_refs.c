@@ -12,11 +12,10 @@
  * and, at [slices], the end. */
 typedef struct {
     uint64_t *slice_rows;
-    uint32_t max_element;
     const hp_table_names *names;
-    void *columns;       /* hp_ref_columns or hp_field_columns */
+    hp_field_columns c;
     uint32_t changed;    /* a slice whose rows changed between the passes: its first object + 1 */
-} long_pass;
+} field_pass;
 
 /* Counts -> first rows of each slice; returns the total. */
 static uint64_t starts_of(uint64_t *slice_rows, uint32_t slices)
@@ -34,47 +33,123 @@ static uint64_t starts_of(uint64_t *slice_rows, uint32_t slices)
 
 static uint32_t slice_count(HeapIndex *heap) { return hp_heap_object_count(heap->index) / SLICE_ROWS + 1; }
 
-static int changed(HeapIndex *heap, const long_pass *p, const char *what)
+/* FileChangedError naming the first object of the slice from `first`. */
+static int changed(HeapIndex *heap, uint32_t first, const char *what)
 {
     hp_object obj;
     if (!heap_index(heap))
         return -1;
-    if (heap_describe(heap, p->changed - 1, &obj) == 0)
+    if (heap_describe(heap, first, &obj) == 0)
         tables_rewritten(heap, obj.offset, what);
     return -1;
 }
 
-/* ---- references ---------------------------------------------------------------- */
+/* ---- references: a chunk of rows per slice ------------------------------------------ */
 
-static void count_refs(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+enum { REF_COLUMNS = 8 };
+static const char *const ref_column_names[REF_COLUMNS] = {
+    "source_id", "target_id", "name", "qualified", "target_class", "name_valid", "qualified_valid",
+    "target_class_valid" };
+static const int ref_column_sizes[REF_COLUMNS] = { 8, 8, 4, 4, 4, 0, 0, 0 }; /* 0: a bitmap */
+
+/* A slice's columns, allocated at its bound (hp_tables_max_refs). */
+typedef struct {
+    uint64_t cap;
+    hp_ref_columns c;
+    PyObject *column[REF_COLUMNS];
+    int64_t rows;
+} ref_chunk;
+
+typedef struct {
+    HeapIndex *heap;
+    const int8_t *kind;             /* the objects' columns */
+    const int64_t *array_length;
+    const hp_table_names *names;
+    ref_chunk chunk[WORKERS];
+    PyObject *lists[REF_COLUMNS];   /* every slice's columns */
+} ref_pass;
+
+static uint64_t ref_column_size(int k, uint64_t rows)
 {
-    long_pass *p = ctx;
-    p->slice_rows[start / SLICE_ROWS] = hp_tables_count_refs(h, start, end, &p->max_element);
+    return ref_column_sizes[k] ? rows * (uint64_t)ref_column_sizes[k] : tables_bitmap_size(rows);
 }
 
-int tables_count_refs(HeapIndex *heap, uint32_t *max_element, uint64_t **slice_rows)
+static int start_refs(void *ctx, int slot, uint32_t start, uint32_t end)
 {
-    long_pass p;
-    memset(&p, 0, sizeof p);
-    if (!heap_index(heap))
+    ref_pass *p = ctx;
+    ref_chunk *ch = &p->chunk[slot];
+    void *data[REF_COLUMNS];
+    int k;
+    const hp_heap *h = heap_index(p->heap);
+    if (!h)
         return -1;
-    *slice_rows = p.slice_rows = PyMem_Calloc((size_t)slice_count(heap) + 1, sizeof(uint64_t));
-    if (!p.slice_rows) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (tables_slices(heap, hp_heap_object_count(heap->index), count_refs, NULL, &p) < 0)
-        return -1;
-    *max_element = p.max_element;
+    ch->cap = hp_tables_max_refs(h, p->names, p->kind, p->array_length, start, end);
+    for (k = 0; k < REF_COLUMNS; k++)
+        if (!(ch->column[k] = tables_column(ref_column_size(k, ch->cap), ref_column_sizes[k] == 0, &data[k])))
+            return -1;
+    ch->c.source_id = data[0];
+    ch->c.target_id = data[1];
+    ch->c.name = data[2];
+    ch->c.qualified = data[3];
+    ch->c.target_class = data[4];
+    ch->c.name_valid = data[5];
+    ch->c.qualified_valid = data[6];
+    ch->c.class_valid = data[7];
     return 0;
 }
 
-static void fill_refs(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+static void fill_refs(const hp_heap *h, uint32_t start, uint32_t end, int slot, void *ctx)
 {
-    long_pass *p = ctx;
-    uint64_t row = p->slice_rows[start / SLICE_ROWS], row_end = p->slice_rows[start / SLICE_ROWS + 1];
-    if (!hp_tables_refs(h, start, end, p->names, row, row_end, p->columns) && !p->changed)
-        p->changed = start + 1;
+    ref_pass *p = ctx;
+    ref_chunk *ch = &p->chunk[slot];
+    ch->rows = hp_tables_refs(h, start, end, p->names, ch->cap, &ch->c);
+}
+
+/* Shrinks the slice's columns to its rows (in place: the allocator keeps
+ * the pages it touched) and adds them to the lists. */
+static int keep_refs(void *ctx, int slot, uint32_t start, uint32_t end)
+{
+    ref_pass *p = ctx;
+    ref_chunk *ch = &p->chunk[slot];
+    int k, rc = 0;
+    (void)end;
+    for (k = 0; k < REF_COLUMNS; k++) {
+        if (rc == 0 && ch->rows >= 0 &&
+            (_PyBytes_Resize(&ch->column[k], (Py_ssize_t)ref_column_size(k, (uint64_t)ch->rows)) < 0 ||
+             PyList_Append(p->lists[k], ch->column[k]) < 0))
+            rc = -1;
+        Py_CLEAR(ch->column[k]);
+    }
+    if (ch->rows < 0 && rc == 0)
+        return changed(p->heap, start, "the references of the objects");
+    return rc;
+}
+
+int tables_references(HeapIndex *heap, const hp_table_names *names, PyObject *objects, PyObject *out)
+{
+    PyObject *kind = objects ? PyDict_GetItemString(objects, "kind") : NULL;
+    PyObject *lengths = objects ? PyDict_GetItemString(objects, "array_length") : NULL;
+    ref_pass p;
+    int k, w, rc;
+    memset(&p, 0, sizeof p);
+    if (!heap_index(heap))
+        return -1;
+    if (!kind || !lengths || !PyBytes_Check(kind) || !PyBytes_Check(lengths)) {
+        PyErr_SetString(PyExc_SystemError, "the references need the objects' columns first");
+        return -1;
+    }
+    p.heap = heap;
+    p.kind = (const int8_t *)PyBytes_AS_STRING(kind);
+    p.array_length = (const int64_t *)PyBytes_AS_STRING(lengths);
+    p.names = names;
+    for (k = 0; k < REF_COLUMNS; k++)
+        if (tables_put(out, ref_column_names[k], p.lists[k] = PyList_New(0)) < 0)
+            return -1;
+    rc = tables_slices(heap, hp_heap_object_count(heap->index), WORKERS, start_refs, fill_refs, keep_refs, &p);
+    for (w = 0; w < WORKERS; w++)
+        for (k = 0; k < REF_COLUMNS; k++)
+            Py_CLEAR(p.chunk[w].column[k]);
+    return rc;
 }
 
 /* A validity bitmap for codes that may be -1 (None when none is), put in
@@ -96,53 +171,28 @@ static int put_validity(PyObject *out, const char *name, int32_t *codes, uint64_
     return tables_put(out, name, bitmap);
 }
 
-int tables_references(HeapIndex *heap, const hp_table_names *names, uint64_t *slice_rows, PyObject *out)
-{
-    hp_ref_columns c;
-    long_pass p;
-    uint64_t rows;
-    memset(&p, 0, sizeof p);
-    if (!heap_index(heap))
-        return -1;
-    p.slice_rows = slice_rows;
-    p.names = names;
-    p.columns = &c;
-    rows = starts_of(slice_rows, slice_count(heap));
-    if (tables_put(out, "source_id", tables_column(rows * 8, 0, &c.source_id)) < 0 ||
-        tables_put(out, "target_id", tables_column(rows * 8, 0, &c.target_id)) < 0 ||
-        tables_put(out, "name", tables_column(rows * 4, 0, &c.name)) < 0 ||
-        tables_put(out, "qualified", tables_column(rows * 4, 0, &c.qualified)) < 0 ||
-        tables_put(out, "target_class", tables_column(rows * 4, 0, &c.target_class)) < 0 ||
-        tables_slices(heap, hp_heap_object_count(heap->index), fill_refs, NULL, &p) < 0)
-        return -1;
-    if (p.changed)
-        return changed(heap, &p, "the references of the objects");
-    return put_validity(out, "name_valid", c.name, rows) < 0 ||
-                   put_validity(out, "qualified_valid", c.qualified, rows) < 0 ||
-                   put_validity(out, "target_class_valid", c.target_class, rows) < 0
-               ? -1 : 0;
-}
-
 /* ---- primitive field values ------------------------------------------------------- */
 
-static void count_fields(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+static void count_fields(const hp_heap *h, uint32_t start, uint32_t end, int slot, void *ctx)
 {
-    long_pass *p = ctx;
+    field_pass *p = ctx;
+    (void)slot;
     p->slice_rows[start / SLICE_ROWS] = hp_tables_count_fields(h, start, end);
 }
 
-static void fill_fields(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+static void fill_fields(const hp_heap *h, uint32_t start, uint32_t end, int slot, void *ctx)
 {
-    long_pass *p = ctx;
+    field_pass *p = ctx;
+    (void)slot;
     uint64_t row = p->slice_rows[start / SLICE_ROWS], row_end = p->slice_rows[start / SLICE_ROWS + 1];
-    if (!hp_tables_fields(h, start, end, p->names, row, row_end, p->columns) && !p->changed)
+    if (!hp_tables_fields(h, start, end, p->names, row, row_end, &p->c) && !p->changed)
         p->changed = start + 1;
 }
 
 int tables_fields(HeapIndex *heap, const hp_table_names *names, PyObject *out)
 {
-    hp_field_columns c;
-    long_pass p;
+    field_pass p;
+    hp_field_columns *c = &p.c;
     uint64_t rows, bits;
     uint32_t n;
     int rc = -1;
@@ -151,31 +201,30 @@ int tables_fields(HeapIndex *heap, const hp_table_names *names, PyObject *out)
         return -1;
     n = hp_heap_object_count(heap->index);
     p.names = names;
-    p.columns = &c;
     p.slice_rows = PyMem_Calloc((size_t)slice_count(heap) + 1, sizeof(uint64_t));
     if (!p.slice_rows) {
         PyErr_NoMemory();
         return -1;
     }
-    if (tables_slices(heap, n, count_fields, NULL, &p) < 0)
+    if (tables_slices(heap, n, WORKERS, NULL, count_fields, NULL, &p) < 0)
         goto done;
     rows = starts_of(p.slice_rows, slice_count(heap));
     bits = tables_bitmap_size(rows);
-    if (tables_put(out, "object_id", tables_column(rows * 8, 0, &c.object_id)) < 0 ||
-        tables_put(out, "name", tables_column(rows * 4, 0, &c.name)) < 0 ||
-        tables_put(out, "qualified", tables_column(rows * 4, 0, &c.qualified)) < 0 ||
-        tables_put(out, "type", tables_column(rows, 0, &c.type)) < 0 ||
-        tables_put(out, "int_value", tables_column(rows * 8, 0, &c.int_value)) < 0 ||
-        tables_put(out, "int_valid", tables_column(bits, 1, &c.int_valid)) < 0 ||
-        tables_put(out, "double_value", tables_column(rows * 8, 0, &c.double_value)) < 0 ||
-        tables_put(out, "double_valid", tables_column(bits, 1, &c.double_valid)) < 0 ||
-        tables_slices(heap, n, fill_fields, NULL, &p) < 0)
+    if (tables_put(out, "object_id", tables_column(rows * 8, 0, &c->object_id)) < 0 ||
+        tables_put(out, "name", tables_column(rows * 4, 0, &c->name)) < 0 ||
+        tables_put(out, "qualified", tables_column(rows * 4, 0, &c->qualified)) < 0 ||
+        tables_put(out, "type", tables_column(rows, 0, &c->type)) < 0 ||
+        tables_put(out, "int_value", tables_column(rows * 8, 0, &c->int_value)) < 0 ||
+        tables_put(out, "int_valid", tables_column(bits, 1, &c->int_valid)) < 0 ||
+        tables_put(out, "double_value", tables_column(rows * 8, 0, &c->double_value)) < 0 ||
+        tables_put(out, "double_valid", tables_column(bits, 1, &c->double_valid)) < 0 ||
+        tables_slices(heap, n, 1, NULL, fill_fields, NULL, &p) /* one worker: slices share bitmap bytes */ < 0)
         goto done;
     if (p.changed) {
-        changed(heap, &p, "the field values of the objects");
+        changed(heap, p.changed - 1, "the field values of the objects");
         goto done;
     }
-    rc = put_validity(out, "name_valid", c.name, rows) < 0 || put_validity(out, "qualified_valid", c.qualified, rows) < 0
+    rc = put_validity(out, "name_valid", c->name, rows) < 0 || put_validity(out, "qualified_valid", c->qualified, rows) < 0
              ? -1 : 0;
 done:
     PyMem_Free(p.slice_rows);

@@ -75,7 +75,8 @@ def _text(pa, entry) -> Any:
 
 def _dictionary(pa, index_type, rows: int, codes, names, valid=None):
     values = names if isinstance(names, pa.Array) else pa.array(names, pa.string())
-    return pa.DictionaryArray.from_arrays(_fixed(pa, index_type, rows, codes, valid), values)
+    # safe=False: the core wrote every code below the dictionary's length (no pass to check them)
+    return pa.DictionaryArray.from_arrays(_fixed(pa, index_type, rows, codes, valid), values, safe=False)
 
 
 class _Nulls:
@@ -131,14 +132,22 @@ def _objects(pa, raw, dicts, retained: bool):
 
 
 def _references(pa, c, names, class_names):
-    n = len(c["source_id"]) // 8
-    return pa.table({
-        "source_id": _fixed(pa, pa.int64(), n, c["source_id"]),
-        "target_id": _fixed(pa, pa.int64(), n, c["target_id"]),
-        "name": _dictionary(pa, pa.int32(), n, c["name"], names, c["name_valid"]),
-        "qualified_name": _dictionary(pa, pa.int32(), n, c["qualified"], names, c["qualified_valid"]),
-        "target_class": _dictionary(pa, pa.int32(), n, c["target_class"], class_names, c["target_class_valid"]),
-    })
+    """One chunk per slice of objects (the core fills each at its bound, then trims it)."""
+    columns: dict[str, list] = {name: [] for name in ("source_id", "target_id", "name", "qualified_name",
+                                                         "target_class")}
+    for k, source in enumerate(c["source_id"]):
+        n = len(source) // 8
+        columns["source_id"].append(_fixed(pa, pa.int64(), n, source))
+        columns["target_id"].append(_fixed(pa, pa.int64(), n, c["target_id"][k]))
+        columns["name"].append(_dictionary(pa, pa.int32(), n, c["name"][k], names, c["name_valid"][k]))
+        columns["qualified_name"].append(_dictionary(pa, pa.int32(), n, c["qualified"][k], names,
+                                                     c["qualified_valid"][k]))
+        columns["target_class"].append(_dictionary(pa, pa.int32(), n, c["target_class"][k], class_names,
+                                                   c["target_class_valid"][k]))
+    types = {"source_id": pa.int64(), "target_id": pa.int64(), "name": pa.dictionary(pa.int32(), pa.large_string()),
+             "qualified_name": pa.dictionary(pa.int32(), pa.large_string()),
+             "target_class": pa.dictionary(pa.int32(), pa.large_string())}
+    return pa.table({name: pa.chunked_array(chunks, types[name]) for name, chunks in columns.items()})
 
 
 def _classes(pa, c, class_names, kinds):

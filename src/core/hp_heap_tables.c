@@ -77,6 +77,8 @@ void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_
             hp_object obj;
             hp_heap_object(h, i, &obj);
             c->array_length[i] = obj.length;
+            if (kind == HP_KIND_OBJ_ARRAY && obj.length > *c->max_elements)
+                *c->max_elements = obj.length;
             if (kind == HP_KIND_PRIM_ARRAY)
                 c->array_hash[i] = (int64_t)hp_xxh64(obj.data, (size_t)obj.data_len, 0);
         }
@@ -123,32 +125,33 @@ void hp_tables_root_distances(const hp_bfs *b, int32_t *distance, uint32_t *stac
 
 /* ---- references ---- */
 
-uint64_t hp_tables_count_refs(const hp_heap *h, uint32_t start, uint32_t end, uint32_t *max_element)
+uint64_t hp_tables_max_refs(const hp_heap *h, const hp_table_names *names, const int8_t *kind,
+                            const int64_t *array_length, uint32_t start, uint32_t end)
 {
     uint64_t count = 0;
     uint32_t i;
     for (i = start; i < end; i++) {
-        hp_ref_iter it;
-        hp_ref r;
-        hp_ref_iter_init(&it, h, i);
-        it.lazy = 1;
-        while (hp_ref_next(&it, &r)) {
-            count++;
-            if (r.kind == HP_REF_ELEMENT && r.slot >= *max_element)
-                *max_element = r.slot + 1;
+        uint32_t ord = hp_heap_object_class(h, i);
+        switch (kind[i]) {
+        case HP_KIND_INSTANCE:
+            count += ord == HP_NONE ? 0 : names->ref_base[ord + 1] - names->ref_base[ord];
+            break;
+        case HP_KIND_OBJ_ARRAY:
+            count += (uint64_t)array_length[i];
+            break;
+        case HP_KIND_CLASS:
+            ord = hp_heap_find_class_id(h, hp_heap_object_id(h, i));
+            count += 1 + (ord == HP_NONE ? 0 : names->static_base[ord + 1] - names->static_base[ord]);
+            break;
+        default:
+            break;
         }
     }
     return count;
 }
 
-/* The class ordinal whose name tables name the references of `obj`. */
-static uint32_t naming_class(const hp_object *obj)
-{
-    return obj->kind == HP_KIND_CLASS ? obj->self_ord : obj->class_ord;
-}
-
-/* The position of reference `r`'s name in the tables of class `ord`, in
- * *codes and *qualified; 0 for a slot the tables do not have. */
+/* Reference `r`'s names in the tables of class `ord` into *code and
+ * *qualified (-1: none); 0 for a slot the tables do not have. */
 static int ref_names(const hp_table_names *t, uint32_t ord, const hp_ref *r, int32_t *code, int32_t *qualified)
 {
     const uint32_t *base = r->kind == HP_REF_STATIC ? t->static_base : t->ref_base;
@@ -171,29 +174,36 @@ static int ref_names(const hp_table_names *t, uint32_t ord, const hp_ref *r, int
     return 1;
 }
 
-int hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_table_names *names, uint64_t row,
-                   uint64_t row_end, const hp_ref_columns *c)
+int64_t hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_table_names *names, uint64_t cap,
+                       const hp_ref_columns *c)
 {
+    uint64_t row = 0;
     uint32_t i;
     for (i = start; i < end; i++) {
-        hp_object obj;
         hp_ref_iter it;
         hp_ref r;
-        uint32_t ord;
-        hp_heap_object(h, i, &obj);
-        ord = naming_class(&obj);
-        hp_ref_iter_init(&it, h, i);
+        int64_t id;
+        if (hp_heap_object_kind(h, i) == HP_KIND_PRIM_ARRAY)
+            continue;
+        id = (int64_t)hp_heap_object_id(h, i);
+        hp_ref_iter_init(&it, h, i); /* it.cls: the class whose fields and statics name the references */
         while (hp_ref_next(&it, &r)) {
             uint32_t target_class = r.target == HP_NONE ? HP_NONE : hp_heap_object_class(h, r.target);
-            if (row >= row_end || !ref_names(names, ord, &r, &c->name[row], &c->qualified[row]))
-                return 0;
-            c->source_id[row] = (int64_t)obj.id;
+            int32_t name, qualified;
+            if (row >= cap || !ref_names(names, it.cls, &r, &name, &qualified))
+                return -1;
+            c->source_id[row] = id;
             c->target_id[row] = (int64_t)r.target_id;
-            c->target_class[row] = target_class == HP_NONE ? -1 : names->class_codes[target_class];
+            c->name[row] = name < 0 ? 0 : name;
+            c->qualified[row] = qualified < 0 ? 0 : qualified;
+            c->target_class[row] = target_class == HP_NONE ? 0 : names->class_codes[target_class];
+            set_bit(c->name_valid, row, name >= 0);
+            set_bit(c->qualified_valid, row, qualified >= 0);
+            set_bit(c->class_valid, row, target_class != HP_NONE);
             row++;
         }
     }
-    return row == row_end;
+    return (int64_t)row;
 }
 
 uint64_t hp_tables_code_validity(int32_t *codes, uint64_t n, uint8_t *valid)

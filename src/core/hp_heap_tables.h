@@ -75,6 +75,7 @@ typedef struct hp_object_columns {
     uint8_t *array_valid;
     int64_t *array_hash;        /* primitive arrays: XXH64 of the elements as the dump holds them */
     uint8_t *hash_valid;
+    uint32_t *max_elements;     /* raised to the length of the longest object array */
     int64_t *class_objects;     /* per class ordinal, added to: instances and arrays */
     int64_t *class_shallow;     /* per class ordinal, added to: their shallow sizes */
 } hp_object_columns;
@@ -121,25 +122,30 @@ void hp_tables_reach(const hp_reach *r, const hp_bfs *b, const hp_heap *h, uint3
  * -1 for one the search did not reach; `stack` holds n entries.  Linear. */
 void hp_tables_root_distances(const hp_bfs *b, int32_t *distance, uint32_t *stack);
 
-/* ---- references: one row per outbound reference, in source index order ---- */
+/* ---- references: one row per outbound reference, in source index order,
+ * filled slice by slice into rows of the slice's own (Arrow: a chunk) ---- */
 typedef struct hp_ref_columns {
     int64_t *source_id;
     int64_t *target_id;
-    int32_t *name;              /* code in names.names, -1 for none */
+    int32_t *name;              /* code in names.names (0 where name_valid is clear) */
     int32_t *qualified;         /* likewise, "Declaring.field" */
-    int32_t *target_class;      /* code in names.classes of the target's class, -1 when absent */
+    int32_t *target_class;      /* code in names.classes of the target's class */
+    uint8_t *name_valid, *qualified_valid;
+    uint8_t *class_valid;       /* bitmap: the target and its class are in the dump */
 } hp_ref_columns;
 
-/* References of objects [start, end); *max_element is raised to one past
- * the largest array index among them (the element names to make). */
-uint64_t hp_tables_count_refs(const hp_heap *h, uint32_t start, uint32_t end, uint32_t *max_element);
-/* Fills the references of objects [start, end) into rows [row, row_end),
- * the rows hp_tables_count_refs counted for them: 1.  0 when the mapping
- * changed since that count or since the names were made (a dump rewritten
- * while read): more or fewer references, or a slot the names do not have;
- * nothing is written outside the rows, and the caller must not use them. */
-int hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_table_names *names, uint64_t row,
-                   uint64_t row_end, const hp_ref_columns *c);
+/* An upper bound of the references of objects [start, end), from their
+ * object columns (kind, array_length) and the names' field counts, without
+ * reading the dump: their reference slots (reference fields, elements,
+ * statics and a loader). */
+uint64_t hp_tables_max_refs(const hp_heap *h, const hp_table_names *names, const int8_t *kind,
+                            const int64_t *array_length, uint32_t start, uint32_t end);
+/* Fills the references of objects [start, end) into rows 0.. of `c`, at
+ * most `cap` (hp_tables_max_refs): the rows written, or -1 when there are
+ * more or a slot the names do not have (a dump rewritten since the bound
+ * or the names were made); nothing is written past `cap`. */
+int64_t hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_table_names *names, uint64_t cap,
+                       const hp_ref_columns *c);
 
 /* ---- primitive field values: one row per primitive instance field of an
  * instance and per primitive static of a class object ---- */

@@ -45,6 +45,31 @@ static int grow(void **p, const hp_alloc *alloc, size_t size)
     return 0;
 }
 
+int32_t hp_strdict_append(hp_strdict *d, const uint8_t *s, size_t len)
+{
+    if (d->count >= LIMIT - 1 || len > LIMIT - d->len)
+        return -1;
+    if (d->count == d->cap) {
+        size_t cap = (size_t)d->cap * 2;
+        if (grow((void **)&d->hashes, d->alloc, cap * sizeof *d->hashes) < 0 ||
+            grow((void **)&d->offsets, d->alloc, (cap + 1) * sizeof *d->offsets) < 0)
+            return -1;
+        d->cap = (uint32_t)cap;
+    }
+    if (d->len + len > d->data_cap) {
+        size_t cap = d->data_cap * 2 > d->len + len ? d->data_cap * 2 : d->len + len;
+        if (grow((void **)&d->data, d->alloc, cap) < 0)
+            return -1;
+        d->data_cap = cap;
+    }
+    if (len)
+        memcpy(d->data + d->len, s, len);
+    d->len += len;
+    d->hashes[d->count] = 0; /* hp_strdict_add sets it; appended entries come last, never rehashed */
+    d->offsets[d->count + 1] = (int64_t)d->len;
+    return (int32_t)d->count++;
+}
+
 /* Doubles the slots, placing every entry again. */
 static int rehash(hp_strdict *d)
 {
@@ -77,27 +102,10 @@ int32_t hp_strdict_add(hp_strdict *d, const uint8_t *s, size_t len)
             return (int32_t)k;
         at = (at + 1) & d->mask;
     }
-    if (d->count >= LIMIT - 1 || len > LIMIT - d->len)
+    if (hp_strdict_append(d, s, len) < 0)
         return -1;
-    if (d->count == d->cap) {
-        size_t cap = (size_t)d->cap * 2;
-        if (grow((void **)&d->hashes, d->alloc, cap * sizeof *d->hashes) < 0 ||
-            grow((void **)&d->offsets, d->alloc, (cap + 1) * sizeof *d->offsets) < 0)
-            return -1;
-        d->cap = (uint32_t)cap;
-    }
-    if (d->len + len > d->data_cap) {
-        size_t cap = d->data_cap * 2 > d->len + len ? d->data_cap * 2 : d->len + len;
-        if (grow((void **)&d->data, d->alloc, cap) < 0)
-            return -1;
-        d->data_cap = cap;
-    }
-    if (len)
-        memcpy(d->data + d->len, s, len);
-    d->len += len;
-    d->hashes[d->count] = hash;
-    d->offsets[d->count + 1] = (int64_t)d->len;
-    d->slots[at] = ++d->count;
+    d->hashes[d->count - 1] = hash;
+    d->slots[at] = d->count;
     if ((uint64_t)d->count * 2 > d->mask && rehash(d) < 0)
         return -1; /* the entry is in; only its slots could not grow */
     return (int32_t)(d->count - 1);

@@ -211,11 +211,40 @@ static void class_kinds(hp_table_names *t, const hp_heap *h, uint32_t *chain)
     }
 }
 
+/* "[i]" into out (16 bytes); its length. */
+static size_t element_name(uint32_t i, char *out)
+{
+    char tmp[10];
+    size_t n = 0, k = 0;
+    do {
+        tmp[n++] = (char)('0' + i % 10);
+        i /= 10;
+    } while (i);
+    out[k++] = '[';
+    while (n)
+        out[k++] = tmp[--n];
+    out[k++] = ']';
+    return k;
+}
+
+/* Whether a field's name starts with '[' (no Java name does; a dump may
+ * lie): then the element names must be looked up, not just appended, to
+ * keep the dictionary's texts distinct. */
+static int has_bracketed_name(const hp_strdict *d)
+{
+    uint32_t k;
+    for (k = 0; k < d->count; k++)
+        if (d->offsets[k + 1] > d->offsets[k] && d->data[d->offsets[k]] == '[')
+            return 1;
+    return 0;
+}
+
 hp_code hp_table_names_build(hp_table_names *t, const hp_heap *h, uint32_t elements, const hp_alloc *alloc)
 {
     uint32_t nc = hp_heap_class_count(h), c, i;
     hp_code rc = HP_OK;
     char digits[16];
+    int append;
     memset(t, 0, sizeof *t);
     t->alloc = alloc = alloc ? alloc : &hp_default_alloc;
     if (hp_strdict_init(&t->classes, alloc) != HP_OK || hp_strdict_init(&t->names, alloc) != HP_OK)
@@ -252,9 +281,13 @@ hp_code hp_table_names_build(hp_table_names *t, const hp_heap *h, uint32_t eleme
         walk_fields(t, h, &rc); /* the names, by the same walk */
     if (rc == HP_OK)
         t->loader_code = add(&t->names, (const uint8_t *)"<loader>", 8, &rc);
+    append = !has_bracketed_name(&t->names);
     for (i = 0; i < elements && rc == HP_OK; i++) {
-        int len = snprintf(digits, sizeof digits, "[%u]", (unsigned)i);
-        t->element_codes[i] = add(&t->names, (const uint8_t *)digits, (size_t)len, &rc);
+        size_t len = element_name(i, digits);
+        t->element_codes[i] = append ? hp_strdict_append(&t->names, (const uint8_t *)digits, len)
+                                     : add(&t->names, (const uint8_t *)digits, len, &rc);
+        if (t->element_codes[i] < 0 && rc == HP_OK)
+            rc = HP_E_LIMIT;
     }
     t->element_count = elements;
     return rc;

@@ -127,8 +127,15 @@ size_t hp_text_utf8(const hp_text *t, size_t max_units, uint8_t *out)
 {
     size_t units = t->units < max_units ? t->units : max_units, i, n = 0;
     if (t->encoding == HP_TEXT_LATIN1) {
-        for (i = 0; i < units; i++)
-            n += put_code_point(t->data[i], out + n);
+        for (i = 0; i < units; i++) {
+            uint8_t b = t->data[i];
+            if (b < 0x80) {
+                out[n++] = b; /* most text: ASCII */
+            } else {
+                out[n++] = (uint8_t)(0xC0 | b >> 6);
+                out[n++] = (uint8_t)(0x80 | (b & 0x3F));
+            }
+        }
         return n;
     }
     for (i = 0; i < units; i++) {
