@@ -457,4 +457,17 @@ def sql(source: Any, query: str, params: Any = None, **options: Any) -> _pyarrow
             return _pa().table({})
         # DuckDB 2 renamed arrow() to to_arrow_table().
         fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
-        return fetch()
+        return _int64_sums(fetch())
+
+
+def _int64_sums(table):
+    """DuckDB sums BIGINTs into a HUGEINT (DECIMAL(38,0) in Arrow, Python Decimals in pandas): a
+    whole-number decimal column whose values fit comes back as int64, as the sizes it sums."""
+    pa = _pa()
+    for k, field in enumerate(table.schema):
+        if pa.types.is_decimal(field.type) and field.type.scale == 0:
+            try:
+                table = table.set_column(k, field.name, table.column(k).cast(pa.int64()))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass  # past int64: kept as the decimal DuckDB gave
+    return table
