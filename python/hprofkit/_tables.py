@@ -13,8 +13,12 @@ hprofkit's tables (the Python API's values, row for row):
 - ``references(source_id, target_id, name, qualified_name, target_class)``
 - ``classes(id, name, super_id, loader_id, instance_size, kind)``
 - ``roots(object_id, kind)``
-- ``class_retained(class_id, objects, shallow_size, retained_size)``: the retained size of each
-  class's instances together (the union rule: VisualVM's "retained size by class")
+- ``class_retained(class_id, objects, shallow_size, retained_size)``: one row per class (in the
+  order of ``classes``): its instances and arrays, their shallow bytes, and the bytes they retain
+  together, heap.retained_by("class") (= HeapClass.instances_retained_size, VisualVM's retained
+  size by class).  That is the size of the union of their retained sets: summing
+  ``objects.retained_size`` per class counts an object once for each instance of its class that
+  it is under (docs/sql.md, docs/explore.md)
 - ``fields(object_id, name, qualified_name, type, int_value, double_value)`` with fields=True
 
 and, in SQL, Perfetto's ``heap_graph_object``, ``heap_graph_class``, ``heap_graph_reference``,

@@ -1,6 +1,5 @@
 /* The dictionaries the tables share: class names, field names, class kinds
  * (hp_heap_tables.h). */
-#include <stdio.h>
 #include <string.h>
 
 #include "hp_heap_tables.h"
@@ -45,10 +44,10 @@ static size_t class_name(hp_table_names *t, const hp_heap *h, uint32_t ord, hp_c
     hp_class_info ci;
     size_t n;
     hp_heap_class(h, ord, &ci);
-    if (!ci.name) {
-        if (!room(t, 0, 64))
+    if (!ci.name) { /* the placeholder every reader shows (hp_unnamed) */
+        if (!room(t, 0, HP_UNNAMED_MAX))
             return *rc = HP_E_NOMEM, 0;
-        return (size_t)snprintf((char *)t->work[0], 64, "<unknown class 0x%llx>", (unsigned long long)ci.id);
+        return hp_unnamed((char *)t->work[0], HP_UNNAMED_CLASS, ci.id);
     }
     if (!room(t, 1, HP_JAVA_NAME_MAX(ci.name_len)))
         return *rc = HP_E_NOMEM, 0;
@@ -58,17 +57,18 @@ static size_t class_name(hp_table_names *t, const hp_heap *h, uint32_t ord, hp_c
     return hp_name_utf8(t->work[1], n, t->work[0]);
 }
 
-/* Adds field name `sid` and "Declaring.name" (declaring: a code in
- * t->classes); both -1 when the dump lacks the name. */
-static void add_field(hp_table_names *t, const hp_heap *h, uint64_t sid, int32_t declaring, int32_t *name,
+/* Adds field f's name and "Declaring.name" (declaring: a code in
+ * t->classes); a name the dump lacks is its placeholder (hp_unnamed), as
+ * the API names it. */
+static void add_field(hp_table_names *t, const hp_heap *h, const hp_field *f, int32_t declaring, int32_t *name,
                       int32_t *qualified, hp_code *rc)
 {
     const uint8_t *text, *cls;
+    char placeholder[HP_UNNAMED_MAX];
     uint8_t *s;
     size_t len, n, cls_len;
     *name = *qualified = -1;
-    if (!hp_heap_utf8(h, sid, &text, &len))
-        return;
+    hp_heap_field_name(h, f, placeholder, &text, &len);
     cls = t->classes.data + t->classes.offsets[declaring];
     cls_len = (size_t)(t->classes.offsets[declaring + 1] - t->classes.offsets[declaring]);
     if (!(s = room(t, 0, cls_len + 1 + HP_UTF8_REPAIR_MAX(len)))) {
@@ -99,10 +99,10 @@ static void walk_fields(hp_table_names *t, const hp_heap *h, hp_code *rc)
             if (listing && (obj ? nr >= t->ref_base[c + 1] : np >= t->prim_base[c + 1]))
                 *rc = HP_E_CORRUPT;
             else if (listing && obj)
-                add_field(t, h, f.name_sid, t->class_codes[f.declaring], &t->ref_codes[nr], &t->ref_qualified[nr],
+                add_field(t, h, &f, t->class_codes[f.declaring], &t->ref_codes[nr], &t->ref_qualified[nr],
                           rc);
             else if (listing)
-                add_field(t, h, f.name_sid, t->class_codes[f.declaring], &t->prim_codes[np],
+                add_field(t, h, &f, t->class_codes[f.declaring], &t->prim_codes[np],
                           &t->prim_qualified[np], rc);
             nr += obj;
             np += !obj;
@@ -112,7 +112,7 @@ static void walk_fields(hp_table_names *t, const hp_heap *h, hp_code *rc)
             if (listing && ns >= t->static_base[c + 1])
                 *rc = HP_E_CORRUPT;
             else if (listing)
-                add_field(t, h, f.name_sid, t->class_codes[c], &t->static_codes[ns], &t->static_qualified[ns], rc);
+                add_field(t, h, &f, t->class_codes[c], &t->static_codes[ns], &t->static_qualified[ns], rc);
             ns++;
         }
         if (!listing) {
