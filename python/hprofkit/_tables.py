@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import mmap
 import os
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, Union, cast
 
 from ._output import new_directory
 
@@ -137,8 +137,8 @@ def _objects(pa, raw, dicts, retained: bool):
 
 def _references(pa, c, names, class_names):
     """One chunk per slice of objects (the core fills each at its bound, then trims it)."""
-    columns: dict[str, list] = {name: [] for name in ("source_id", "target_id", "name", "qualified_name",
-                                                         "target_class")}
+    columns = {name: [] for name in ("source_id", "target_id", "name", "qualified_name",
+                                                "target_class")}
     for k, source in enumerate(c["source_id"]):
         n = len(source) // 8
         columns["source_id"].append(_fixed(pa, pa.int64(), n, source))
@@ -235,9 +235,10 @@ def _each_dump(sources: Iterable[Source], open_options: Mapping[str, Any]) -> It
     from ._dump import Dump
     for number, source in enumerate(sources):
         if hasattr(source, "_columns"):
-            yield number, source, {"dump": number, "path": None, "timestamp": None, "id_size": source.id_size}
+            heap = cast("Heap", source)
+            yield number, heap, {"dump": number, "path": None, "timestamp": None, "id_size": heap.id_size}
             continue
-        path = os.fspath(source)
+        path = os.fspath(cast("str | os.PathLike[str]", source))
         with Dump(path) as dump:
             row = {"dump": number, "path": path, "timestamp": dump.timestamp, "id_size": dump.id_size}
             heap = dump.heap(**open_options)
@@ -278,12 +279,12 @@ def tables(source: Source | Iterable[Source], *, retained: bool = True, fields: 
     id_size, objects).  retained=False leaves the dominator tree and the search from the roots
     out (retained sizes, dominators, reachable, root_distance: null); fields=True adds the
     ``fields`` table; max_chars is how many characters of each String value_string keeps."""
-    options = {"retained": retained, "fields": fields, "max_chars": max_chars}
+    options: dict[str, Any] = {"retained": retained, "fields": fields, "max_chars": max_chars}
     if not _is_source_list(source):
         if hasattr(source, "_columns"):
-            return heap_tables(source, **options)
+            return heap_tables(cast("Heap", source), **options)
         from ._heap import open_heap
-        with open_heap(source, heap_dump=heap_dump, semantics=semantics) as heap:
+        with open_heap(cast("str | os.PathLike[str]", source), heap_dump=heap_dump, semantics=semantics) as heap:
             return heap_tables(heap, **options)
     pa = _pa()
     rows, parts = [], []
@@ -312,7 +313,7 @@ def to_parquet(source: Source | Iterable[Source] | Mapping[str, _pyarrow.Table],
     pa = _pa()
     parquet = require("pyarrow.parquet", "tables", "to_parquet()")
     directory = os.fspath(directory)
-    options = {"retained": retained, "fields": fields, "max_chars": max_chars}
+    options: dict[str, Any] = {"retained": retained, "fields": fields, "max_chars": max_chars}
     with new_directory(directory) as tmp:  # refuses an existing name before any table is built
         if isinstance(source, Mapping):
             for name, table in source.items():
@@ -407,7 +408,7 @@ def _register(con, source, options) -> None:
     connection `con`, with the refs alias and Perfetto's views."""
     columns: dict[str, list[str]] = {}
     if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
-        for entry in sorted(os.scandir(source), key=lambda e: e.name):
+        for entry in sorted(os.scandir(os.fspath(source)), key=lambda e: e.name):
             if entry.name.endswith(".parquet") and not entry.name.startswith("."):
                 name = entry.name[:-len(".parquet")]
                 # A view's text cannot take parameters: the path is quoted as an SQL string.
