@@ -4,15 +4,6 @@
 
 #include "hp_xxh64.h"
 
-static void set_bit(uint8_t *bitmap, uint64_t i, int on)
-{
-    uint8_t mask = (uint8_t)(1u << (i & 7));
-    if (on)
-        bitmap[i >> 3] |= mask;
-    else
-        bitmap[i >> 3] &= (uint8_t)~mask;
-}
-
 /* ---- objects ---- */
 
 int hp_tables_root_rank(int tag)
@@ -45,7 +36,7 @@ void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_
         int16_t heap;
         c->id[i] = (int64_t)hp_heap_object_id(h, i);
         c->class_id[i] = cls == HP_NONE ? 0 : c->class_ids[cls];
-        set_bit(c->class_valid, i, cls != HP_NONE);
+        hp_tables_set_bit(c->class_valid, i, cls != HP_NONE);
         c->kind[i] = (int8_t)kind;
         c->shallow_size[i] = size;
         if (counted != HP_NONE) {
@@ -67,10 +58,10 @@ void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_
             }
         }
         c->root_type[i] = rank < 4 ? c->root_codes[tag & 0xFF] : 0;
-        set_bit(c->root_valid, i, rank < 4);
+        hp_tables_set_bit(c->root_valid, i, rank < 4);
         heap = c->heap_codes[hp_heap_object_heap(h, i) + 1];
         c->heap[i] = heap < 0 ? 0 : heap;
-        set_bit(c->heap_valid, i, heap >= 0);
+        hp_tables_set_bit(c->heap_valid, i, heap >= 0);
         c->array_length[i] = 0;
         c->array_hash[i] = 0;
         if (is_array) {
@@ -82,8 +73,8 @@ void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_
             if (kind == HP_KIND_PRIM_ARRAY)
                 c->array_hash[i] = (int64_t)hp_xxh64(obj.data, (size_t)obj.data_len, 0);
         }
-        set_bit(c->array_valid, i, is_array);
-        set_bit(c->hash_valid, i, kind == HP_KIND_PRIM_ARRAY);
+        hp_tables_set_bit(c->array_valid, i, is_array);
+        hp_tables_set_bit(c->hash_valid, i, kind == HP_KIND_PRIM_ARRAY);
     }
 }
 
@@ -97,8 +88,8 @@ void hp_tables_reach(const hp_reach *r, const hp_bfs *b, const hp_heap *h, uint3
         uint32_t d = hp_reach_idom(r, i);
         c->retained_size[i] = hp_reach_retained(r, i);
         c->dominator_id[i] = d == HP_NONE ? 0 : (int64_t)hp_heap_object_id(h, d);
-        set_bit(c->dominator_valid, i, d != HP_NONE);
-        set_bit(c->reachable, i, (b->visited[i >> 6] >> (i & 63)) & 1);
+        hp_tables_set_bit(c->dominator_valid, i, d != HP_NONE);
+        hp_tables_set_bit(c->reachable, i, (b->visited[i >> 6] >> (i & 63)) & 1);
     }
 }
 
@@ -197,9 +188,9 @@ int64_t hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_
             c->name[row] = name < 0 ? 0 : name;
             c->qualified[row] = qualified < 0 ? 0 : qualified;
             c->target_class[row] = target_class == HP_NONE ? 0 : names->class_codes[target_class];
-            set_bit(c->name_valid, row, name >= 0);
-            set_bit(c->qualified_valid, row, qualified >= 0);
-            set_bit(c->class_valid, row, target_class != HP_NONE);
+            hp_tables_set_bit(c->name_valid, row, name >= 0);
+            hp_tables_set_bit(c->qualified_valid, row, qualified >= 0);
+            hp_tables_set_bit(c->class_valid, row, target_class != HP_NONE);
             row++;
         }
     }
@@ -210,7 +201,7 @@ uint64_t hp_tables_code_validity(int32_t *codes, uint64_t n, uint8_t *valid)
 {
     uint64_t i, nulls = 0;
     for (i = 0; i < n; i++) {
-        set_bit(valid, i, codes[i] >= 0);
+        hp_tables_set_bit(valid, i, codes[i] >= 0);
         if (codes[i] < 0) {
             codes[i] = 0;
             nulls++;
@@ -242,10 +233,10 @@ void hp_tables_classes(const hp_heap *h, const hp_class_columns *c)
         hp_heap_class(h, i, &ci);
         c->id[i] = (int64_t)ci.id;
         c->super_id[i] = ci.super_ord == HP_NONE ? 0 : (int64_t)ci.super_id;
-        set_bit(c->super_valid, i, ci.super_ord != HP_NONE);
+        hp_tables_set_bit(c->super_valid, i, ci.super_ord != HP_NONE);
         c->loader_id[i] = (int64_t)ci.loader_id;
-        set_bit(c->loader_valid, i, ci.loader_id != 0);
+        hp_tables_set_bit(c->loader_valid, i, ci.loader_id != 0);
         c->instance_size[i] = ci.elem_type ? 0 : (int64_t)ci.instance_size;
-        set_bit(c->size_valid, i, !ci.elem_type);
+        hp_tables_set_bit(c->size_valid, i, !ci.elem_type);
     }
 }

@@ -17,6 +17,16 @@
 #include "hp_reach.h"
 #include "hp_strdict.h"
 
+/* Sets (on) or clears bit i of an Arrow validity bitmap. */
+static inline void hp_tables_set_bit(uint8_t *bitmap, uint64_t i, int on)
+{
+    uint8_t mask = (uint8_t)(1u << (i & 7));
+    if (on)
+        bitmap[i >> 3] |= mask;
+    else
+        bitmap[i >> 3] &= (uint8_t)~mask;
+}
+
 /* ---- names: the dictionaries every table shares ---- */
 
 /* Class kinds as Perfetto's heap graphs name them (its HeapGraphType.Kind:

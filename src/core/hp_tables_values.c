@@ -5,15 +5,6 @@
 #include "hp_heap_tables.h"
 #include "hp_utf8.h"
 
-static void set_bit(uint8_t *bitmap, uint64_t i, int on)
-{
-    uint8_t mask = (uint8_t)(1u << (i & 7));
-    if (on)
-        bitmap[i >> 3] |= mask;
-    else
-        bitmap[i >> 3] &= (uint8_t)~mask;
-}
-
 /* ---- String values ---- */
 
 static int reserve(hp_string_columns *c, size_t more, const hp_alloc *alloc)
@@ -39,7 +30,7 @@ hp_code hp_tables_strings(const hp_heap *h, uint32_t start, uint32_t end, hp_str
         hp_text t;
         int rc = hp_heap_object_kind(h, i) == HP_KIND_INSTANCE ? hp_heap_string(h, i, &t) : 0;
         c->length[i] = rc == 1 ? (int64_t)t.units : 0;
-        set_bit(c->valid, i, rc == 1);
+        hp_tables_set_bit(c->valid, i, rc == 1);
         if (rc == 1) {
             size_t units = t.units < c->max_units ? t.units : c->max_units;
             if (reserve(c, HP_TEXT_UTF8_MAX(units), alloc) < 0)
@@ -150,8 +141,8 @@ static void put_value(const hp_field_columns *c, uint64_t row, int type, const u
     }
     c->int_value[row] = n;
     c->double_value[row] = d;
-    set_bit(c->int_valid, row, !is_double);
-    set_bit(c->double_valid, row, is_double);
+    hp_tables_set_bit(c->int_valid, row, !is_double);
+    hp_tables_set_bit(c->double_valid, row, is_double);
 }
 
 int hp_tables_fields(const hp_heap *h, uint32_t start, uint32_t end, const hp_table_names *names, uint64_t row,
