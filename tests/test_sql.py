@@ -88,6 +88,11 @@ def test_views_have_the_issues_columns_and_answer_what_the_api_answers(heap_and_
         joined = con.execute("""select count(*) from heap_graph_object o
                                 join heap_graph_class c on o.type_id = c.id""").fetchone()[0]
         assert joined == sum(1 for o in heap.objects() if o.kind == "class" or o.class_ is not None)
+        # root_type as Perfetto spells it (its HeapGraphRoot.Type: "ROOT_JAVA_FRAME"...), per object.
+        got = dict(con.execute("select id, root_type from heap_graph_object where root_type is not null").fetchall())
+        kinds = tables["objects"].select(["id", "root_type"]).to_pylist()
+        assert got == {r["id"]: "ROOT_" + r["root_type"] for r in kinds if r["root_type"] is not None}
+        assert "ROOT_STICKY_CLASS" in set(got.values())
         # A sample of objects, column by column against the API.
         ids = tables["objects"].column("id").to_pylist()
         for object_id in ids[::max(1, len(ids) // 50)]:

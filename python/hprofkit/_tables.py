@@ -361,7 +361,7 @@ def _perfetto_views(columns: Mapping[str, Sequence[str]]) -> list[str]:
             {gid('o.id', 'o')} AS reference_set_id, o.reachable,
             CAST(o.heap AS VARCHAR) AS heap_type,
             CASE WHEN o.kind = 'class' THEN ~{gid('o.id', 'o')} ELSE {gid('o.class_id', 'o')} END AS type_id,
-            CAST(o.root_type AS VARCHAR) AS root_type, o.root_distance,
+            'ROOT_' || CAST(o.root_type AS VARCHAR) AS root_type, o.root_distance,
             CASE WHEN o.kind = 'primitive_array' OR o.value_string IS NOT NULL THEN {gid('o.id', 'o')}
                  END AS object_data_id,
             o.retained_size, {gid('o.dominator_id', 'o')} AS dominator_id,
