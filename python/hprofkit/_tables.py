@@ -22,7 +22,7 @@ hprofkit's tables (the Python API's values, row for row):
 - ``fields(object_id, name, qualified_name, type, int_value, double_value)`` with fields=True
 
 and, in SQL, Perfetto's ``heap_graph_object``, ``heap_graph_class``, ``heap_graph_reference``,
-``heap_graph_object_data`` and (fields=True) ``heap_graph_primitive`` as views over them (SQL_VIEWS),
+``heap_graph_object_data`` and (fields=True) ``heap_graph_primitive`` as views over them (_perfetto_views),
 so that Perfetto's queries run unchanged.  Ids and sizes are int64.  The columns are filled by the C
 core into buffers that pyarrow wraps without a copy (no Python object per row, class or name)."""
 
