@@ -46,11 +46,10 @@ static int changed(HeapIndex *heap, uint32_t first, const char *what)
 
 /* ---- references: a chunk of rows per slice ------------------------------------------ */
 
-enum { REF_COLUMNS = 8 };
+enum { REF_COLUMNS = 6 };
 static const char *const ref_column_names[REF_COLUMNS] = {
-    "source_id", "target_id", "name", "qualified", "target_class", "name_valid", "qualified_valid",
-    "target_class_valid" };
-static const int ref_column_sizes[REF_COLUMNS] = { 8, 8, 4, 4, 4, 0, 0, 0 }; /* 0: a bitmap */
+    "source_id", "target_id", "name", "qualified", "name_valid", "qualified_valid" };
+static const int ref_column_sizes[REF_COLUMNS] = { 8, 8, 4, 4, 0, 0 }; /* 0: a bitmap */
 
 /* A slice's columns, allocated at its bound (hp_tables_max_refs). */
 typedef struct {
@@ -91,10 +90,8 @@ static int start_refs(void *ctx, int slot, uint32_t start, uint32_t end)
     ch->c.target_id = data[1];
     ch->c.name = data[2];
     ch->c.qualified = data[3];
-    ch->c.target_class = data[4];
-    ch->c.name_valid = data[5];
-    ch->c.qualified_valid = data[6];
-    ch->c.class_valid = data[7];
+    ch->c.name_valid = data[4];
+    ch->c.qualified_valid = data[5];
     return 0;
 }
 

@@ -109,9 +109,13 @@ def test_views_have_the_issues_columns_and_answer_what_the_api_answers(heap_and_
                                want_count), hex(object_id)
             refs = con.execute("""select owned_id, field_name from heap_graph_reference where owner_id = ?""",
                                [object_id]).fetchall()
-            # field_name is Perfetto's "Declaring.field"; an array's "[i]" and "<loader>" as hprofkit names them.
-            assert sorted((t, n.rsplit(".", 1)[-1]) for t, n in refs) == sorted(
-                (r.target_id, r.name) for r in obj.references()), hex(object_id)
+            # field_name is Perfetto's "Declaring.field"; an array's "[i]" and "<loader>" as hprofkit names them;
+            # field_type_name the class of the object referred to ("unknown" when it is absent).
+            refs = con.execute("""select owned_id, field_name, field_type_name from heap_graph_reference
+                                  where owner_id = ?""", [object_id]).fetchall()
+            assert sorted((t, n.rsplit(".", 1)[-1], c) for t, n, c in refs) == sorted(
+                (r.target_id, r.name, r.target.class_.name if r.target is not None and r.target.class_ is not None
+                 else "unknown") for r in obj.references()), hex(object_id)
 
 
 def test_today_names_keep_working_beside_the_views():

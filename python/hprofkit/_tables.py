@@ -10,7 +10,7 @@ hprofkit's tables (the Python API's values, row for row):
 
 - ``objects(id, class_id, kind, shallow_size, retained_size, heap, dominator_id, reachable,
   root_distance, root_type, array_length, array_hash, string_length, value_string)``
-- ``references(source_id, target_id, name, qualified_name, target_class)``
+- ``references(source_id, target_id, name, qualified_name)``
 - ``classes(id, name, super_id, loader_id, instance_size, kind)``
 - ``roots(object_id, kind)``
 - ``class_retained(class_id, objects, shallow_size, retained_size)``: one row per class (in the
@@ -135,10 +135,9 @@ def _objects(pa, raw, dicts, retained: bool):
     })
 
 
-def _references(pa, c, names, class_names):
+def _references(pa, c, names):
     """One chunk per slice of objects (the core fills each at its bound, then trims it)."""
-    columns = {name: [] for name in ("source_id", "target_id", "name", "qualified_name",
-                                                "target_class")}
+    columns = {name: [] for name in ("source_id", "target_id", "name", "qualified_name")}
     for k, source in enumerate(c["source_id"]):
         n = len(source) // 8
         columns["source_id"].append(_fixed(pa, pa.int64(), n, source))
@@ -146,11 +145,8 @@ def _references(pa, c, names, class_names):
         columns["name"].append(_dictionary(pa, pa.int32(), n, c["name"][k], names, c["name_valid"][k]))
         columns["qualified_name"].append(_dictionary(pa, pa.int32(), n, c["qualified"][k], names,
                                                      c["qualified_valid"][k]))
-        columns["target_class"].append(_dictionary(pa, pa.int32(), n, c["target_class"][k], class_names,
-                                                   c["target_class_valid"][k]))
     types = {"source_id": pa.int64(), "target_id": pa.int64(), "name": pa.dictionary(pa.int32(), pa.large_string()),
-             "qualified_name": pa.dictionary(pa.int32(), pa.large_string()),
-             "target_class": pa.dictionary(pa.int32(), pa.large_string())}
+             "qualified_name": pa.dictionary(pa.int32(), pa.large_string())}
     return pa.table({name: pa.chunked_array(chunks, types[name]) for name, chunks in columns.items()})
 
 
@@ -211,7 +207,7 @@ def heap_tables(heap: Heap, *, retained: bool = True, fields: bool = False,
     classes = _classes(pa, raw["classes"], class_names, dicts["class_kinds"])
     out = {
         "objects": _objects(pa, raw, dicts, retained),
-        "references": _references(pa, raw["references"], names, class_names),
+        "references": _references(pa, raw["references"], names),
         "classes": classes,
         "roots": _roots(pa, raw["roots"], _text(pa, dicts["root_kinds"])),
         "class_retained": _class_retained(pa, raw, classes, retained),
@@ -380,9 +376,11 @@ def _perfetto_views(columns: Mapping[str, Sequence[str]]) -> list[str]:
         CREATE OR REPLACE VIEW heap_graph_reference AS SELECT
             {gid('r.source_id', 'r')} AS reference_set_id, {gid('r.source_id', 'r')} AS owner_id,
             {gid('r.target_id', 'r')} AS owned_id, CAST(r.qualified_name AS VARCHAR) AS field_name,
-            coalesce(CAST(r.target_class AS VARCHAR), 'unknown') AS field_type_name,
+            coalesce(c.name, 'unknown') AS field_type_name,
             CAST(NULL AS VARCHAR) AS deobfuscated_field_name
-        FROM "references" r""", f"""
+        FROM "references" r
+        LEFT JOIN objects t ON t.id = r.target_id{' AND t.dump = r.dump' if many else ''}
+        LEFT JOIN classes c ON c.id = t.class_id{' AND c.dump = r.dump' if many else ''}""", f"""
         CREATE OR REPLACE VIEW heap_graph_object_data AS SELECT
             {gid('o.id', 'o')} AS id, {gid('o.id', 'o') if 'fields' in columns else 'CAST(NULL AS BIGINT)'}
                 AS field_set_id,

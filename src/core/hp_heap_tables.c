@@ -178,8 +178,8 @@ int64_t hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_
             continue;
         id = (int64_t)hp_heap_object_id(h, i);
         hp_ref_iter_init(&it, h, i); /* it.cls: the class whose fields and statics name the references */
+        it.lazy = 1;                 /* the target's index is not needed: no look-up per reference */
         while (hp_ref_next(&it, &r)) {
-            uint32_t target_class = r.target == HP_NONE ? HP_NONE : hp_heap_object_class(h, r.target);
             int32_t name, qualified;
             if (row >= cap || !ref_names(names, it.cls, &r, &name, &qualified))
                 return -1;
@@ -187,10 +187,8 @@ int64_t hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_
             c->target_id[row] = (int64_t)r.target_id;
             c->name[row] = name < 0 ? 0 : name;
             c->qualified[row] = qualified < 0 ? 0 : qualified;
-            c->target_class[row] = target_class == HP_NONE ? 0 : names->class_codes[target_class];
             hp_tables_set_bit(c->name_valid, row, name >= 0);
             hp_tables_set_bit(c->qualified_valid, row, qualified >= 0);
-            hp_tables_set_bit(c->class_valid, row, target_class != HP_NONE);
             row++;
         }
     }

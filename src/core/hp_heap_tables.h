@@ -139,10 +139,10 @@ typedef struct hp_ref_columns {
     int64_t *target_id;
     int32_t *name;              /* code in names.names (0 where name_valid is clear) */
     int32_t *qualified;         /* likewise, "Declaring.field" */
-    int32_t *target_class;      /* code in names.classes of the target's class */
     uint8_t *name_valid, *qualified_valid;
-    uint8_t *class_valid;       /* bitmap: the target and its class are in the dump */
 } hp_ref_columns;
+/* (The target's class is a join on target_id: finding each target would
+ * cost the fill a look-up per reference.) */
 
 /* An upper bound of the references of objects [start, end), from their
  * object columns (kind, array_length) and the names' field counts, without

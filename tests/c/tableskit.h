@@ -51,10 +51,8 @@ static inline void tk_ref_columns_alloc(hp_ref_columns *c, uint64_t rows)
     c->target_id = tk_alloc(rows, 8);
     c->name = tk_alloc(rows, 4);
     c->qualified = tk_alloc(rows, 4);
-    c->target_class = tk_alloc(rows, 4);
     c->name_valid = tk_alloc((rows + 7) / 8, 1);
     c->qualified_valid = tk_alloc((rows + 7) / 8, 1);
-    c->class_valid = tk_alloc((rows + 7) / 8, 1);
 }
 
 static inline void tk_ref_columns_free(hp_ref_columns *c)
@@ -63,10 +61,8 @@ static inline void tk_ref_columns_free(hp_ref_columns *c)
     free(c->target_id);
     free(c->name);
     free(c->qualified);
-    free(c->target_class);
     free(c->name_valid);
     free(c->qualified_valid);
-    free(c->class_valid);
 }
 
 /* Appends `rows` rows of slice columns `s` at row `at` of `c`. */
@@ -77,11 +73,9 @@ static inline void tk_ref_columns_append(hp_ref_columns *c, uint64_t at, const h
     memcpy(c->target_id + at, s->target_id, rows * 8);
     memcpy(c->name + at, s->name, rows * 4);
     memcpy(c->qualified + at, s->qualified, rows * 4);
-    memcpy(c->target_class + at, s->target_class, rows * 4);
     for (k = 0; k < rows; k++) {
         tk_set_bit(c->name_valid, at + k, tk_bit(s->name_valid, k));
         tk_set_bit(c->qualified_valid, at + k, tk_bit(s->qualified_valid, k));
-        tk_set_bit(c->class_valid, at + k, tk_bit(s->class_valid, k));
     }
 }
 

@@ -41,9 +41,9 @@ static int slot_field(const hp_heap *h, uint32_t ord, const hp_ref *r, hp_field 
     return 0;
 }
 
-/* Reference row `row` against reference `r` of object `i`: ids, the name
- * decoded from its dictionary (the placeholder of a nameless field, as the
- * API names it), and the target's class. */
+/* Reference row `row` against reference `r` of object `i`: ids, and the
+ * name decoded from its dictionary (the placeholder of a nameless field, as
+ * the API names it). */
 static int ref_row_differs(const tk_tables *t, const hp_heap *h, uint32_t i, uint32_t ord, const hp_ref *r,
                            uint64_t row)
 {
@@ -51,11 +51,8 @@ static int ref_row_differs(const tk_tables *t, const hp_heap *h, uint32_t i, uin
     const uint8_t *name;
     size_t len;
     hp_field f;
-    uint32_t target_class = r->target == HP_NONE ? HP_NONE : hp_heap_object_class(h, r->target);
     int bad = t->refs.source_id[row] != (int64_t)hp_heap_object_id(h, i) ||
               t->refs.target_id[row] != (int64_t)r->target_id;
-    bad |= tk_bit(t->refs.class_valid, row) != (target_class != HP_NONE);
-    bad |= target_class != HP_NONE && t->refs.target_class[row] != t->names.class_codes[target_class];
     bad |= !tk_bit(t->refs.name_valid, row) || !tk_bit(t->refs.qualified_valid, row);
     switch (r->kind) {
     case HP_REF_ELEMENT:
