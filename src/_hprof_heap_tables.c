@@ -74,9 +74,11 @@ int tables_slices(HeapIndex *heap, uint32_t n, int workers, slice_gil_fn before,
                 return -1;
         }
         heap_enter(heap);
+        heap->running++;
         Py_BEGIN_ALLOW_THREADS
         hp_parallel(r.count, run_share, &r);
         Py_END_ALLOW_THREADS
+        heap->running--;
         heap_leave(heap);
         for (k = 0; k < r.count; k++)
             if (r.failed[k]) {
