@@ -166,7 +166,7 @@ static void check_reach(const hp_heap *h, int semantics)
     CHECK(r && hp_reach_dominators(r, 1, NULL, &err) == HP_OK);
     if (!r)
         return;
-    CHECK(hp_reach_paths(r, NULL, NULL, 0, NULL, &b, &err) == HP_OK);
+    CHECK(hp_reach_paths(r, NULL, NULL, 0, 0, NULL, &b, &err) == HP_OK);
     c.retained_size = tk_alloc(n, 8);
     c.dominator_id = tk_alloc(n, 8);
     c.dominator_valid = tk_alloc((n + 7) / 8, 1);
