@@ -265,6 +265,11 @@ enum { REACH_GRAPH = 1, REACH_DOMINATORS, REACH_CLASSES };
 /* The heap's hp_reach computed up to `level` on first use, without the GIL
  * and under the lock; NULL with an exception set. */
 hp_reach *heap_reach(HeapIndex *heap, int level);
+/* One search from the GC roots reaching everything reachable (hp_reach_paths
+ * without rules or targets), without the GIL; 0, or -1 with an exception
+ * set.  The caller frees `out` with hp_bfs_free once the search ran (its
+ * alloc is set). */
+int heap_full_search(HeapIndex *heap, hp_bfs *out);
 /* The index of a HeapObject / HeapClass of this heap; -1 with TypeError
  * (not a handle) or ValueError (another heap's). */
 int heap_object_index(HeapIndex *heap, PyObject *obj, uint32_t *out);
@@ -337,11 +342,11 @@ PyObject *tree_merged_paths(HeapIndex *heap, PyObject *args);
 
 /* ---- tables (_hprof_heap_tables.c) ---- */
 
-/* heap._columns(table): the column buffers behind hprofkit.Heap.tables(). */
-PyObject *heap_columns(HeapIndex *heap, PyObject *table);
+/* heap._columns(tables, max_chars): the column buffers behind hprofkit.Heap.tables(). */
+PyObject *heap_columns(HeapIndex *heap, PyObject *args, PyObject *kwargs);
 #define HEAP_TABLE_METHODS \
-    { "_columns", (PyCFunction)heap_columns, METH_O, \
-      "_columns($self, table, /)\n--\n\nThe column buffers of heap.tables()'s `table` (internal)." },
+    { "_columns", (PyCFunction)(void (*)(void))heap_columns, METH_VARARGS | METH_KEYWORDS, \
+      "_columns($self, tables, /, max_chars=1024)\n--\n\nThe column buffers of heap.tables() (internal)." },
 
 /* ---- a primitive array's bytes and bitmap pixels (_hprof_heap_pixels.c) ---- */
 

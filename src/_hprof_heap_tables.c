@@ -1,571 +1,470 @@
-/* heap._columns(table): the columns behind hprofkit.Heap.tables() (hprofkit._tables)
- * as bytes objects the core fills (hp_heap_tables.h) and pyarrow wraps
- * without copying.  No Python object is made per row: only per class, per
- * distinct name and per column.
+/* heap._columns(tables, max_chars): the columns behind hprofkit.Heap.tables()
+ * (hprofkit._tables) as bytes objects the core fills (hp_heap_tables.h) and
+ * pyarrow wraps without copying.  No Python object is made per row, per
+ * class or per name: only per column, per slice of String values and per
+ * dictionary (whose texts the core collects, hp_strdict.h).
  *
  * The fills run without the GIL in slices of rows, checking for Ctrl-C
  * between them; the heap is marked busy meanwhile, so close() from another
  * thread frees it only after the slice (and the next slice then raises).  A
- * file that shrinks or changes under them is a FileChangedError. */
-#include "_hprof_heap.h"
+ * file that shrinks or changes under them is a FileChangedError.  This file
+ * holds the objects, String values, reachability, roots and classes;
+ * _hprof_tables_refs.c the references and field values; both stand on
+ * _hprof_tables_slices.c. */
+#include "_hprof_tables.h"
 
-#include <stdio.h>
 #include <string.h>
 
-#include "core/hp_heap_tables.h"
+#include "core/hp_utf8.h"
 
-#define SLICE_ROWS (1u << 18) /* a multiple of 8: slices never share a bitmap byte */
-
-typedef void (*slice_fn)(const hp_heap *h, uint32_t start, uint32_t end, void *ctx);
-
-typedef struct {
-    slice_fn fn;
-    const hp_heap *h;
-    uint32_t start, end;
-    void *ctx;
-} slice_call;
-
-static void run_slice(void *ctx)
+/* A copy of `n` items of `size` bytes. */
+static PyObject *copy_column(const void *data, uint64_t n, size_t size)
 {
-    slice_call *c = ctx;
-    c->fn(c->h, c->start, c->end, c->ctx);
-}
-
-/* Runs fn over objects [0, n) in slices without the GIL and under the
- * SIGBUS guard (the dump is a mapping whose file may shrink); 0, or -1 with
- * an exception: KeyboardInterrupt, FileChangedError, or ValueError when the
- * heap was closed.  The fills allocate nothing, so a fault leaks nothing. */
-static int run_slices(HeapIndex *heap, uint32_t n, slice_fn fn, void *ctx)
-{
-    slice_call call = { fn, NULL, 0, 0, ctx };
-    do {
-        uint64_t fault;
-        int rc;
-        if (!(call.h = heap_index(heap)))
-            return -1;
-        call.end = n - call.start > SLICE_ROWS ? call.start + SLICE_ROWS : n;
-        heap_enter(heap);
-        heap->running++;
-        Py_BEGIN_ALLOW_THREADS
-        rc = hprof_guard_call(heap->view.buf, (size_t)heap->view.len, run_slice, &call, &fault);
-        Py_END_ALLOW_THREADS
-        heap->running--;
-        heap_leave(heap);
-        if (rc < 0) {
-            hprof_raise_changed(heap->st, fault);
-            return -1;
-        }
-        if (PyErr_CheckSignals() < 0)
-            return -1;
-        call.start = call.end;
-    } while (call.start < n);
-    return 0;
-}
-
-/* A new bytes object of `size` bytes for the core to fill (zeroed when
- * `zero`: bitmaps, whose padding bits must be defined); its data in *data.
- * NULL at once if an earlier column failed, so callers allocate them all
- * and check once (making their dict only if no exception is set). */
-static PyObject *new_column(uint64_t size, int zero, void *data)
-{
-    PyObject *b;
-    if (PyErr_Occurred())
-        return NULL;
-    if (size > (uint64_t)PY_SSIZE_T_MAX)
-        return PyErr_NoMemory();
-    b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-    if (!b)
-        return NULL;
-    if (zero)
-        memset(PyBytes_AS_STRING(b), 0, (size_t)size);
-    *(void **)data = PyBytes_AS_STRING(b);
+    void *out = NULL;
+    PyObject *b = tables_column(n * size, 0, &out);
+    if (b && n)
+        memcpy(out, data, (size_t)(n * size));
     return b;
 }
 
-static uint64_t bitmap_size(uint64_t rows) { return (rows + 7) / 8; }
-
-/* Adds columns[k] under names[k] to dict `out` (stealing them all). */
-static int put_all(PyObject *out, const char *const *names, PyObject **columns, int n)
+/* dictionaries[name] = (offsets, data, count): the texts of `d` as Arrow's
+ * large_string buffers. */
+static int put_strdict(PyObject *out, const char *name, const hp_strdict *d)
 {
-    int k, rc = 0;
-    for (k = 0; k < n; k++) {
-        if (rc == 0 && (!out || !columns[k] || PyDict_SetItemString(out, names[k], columns[k]) < 0))
-            rc = -1;
-        Py_XDECREF(columns[k]);
-    }
-    return rc;
+    PyObject *offsets = copy_column(d->offsets, (uint64_t)d->count + 1, 8);
+    PyObject *data = offsets ? copy_column(d->data, d->len, 1) : NULL;
+    return tables_put(out, name, data ? Py_BuildValue("(NNI)", offsets, data, d->count) : (Py_XDECREF(offsets), NULL));
 }
 
-/* A dictionary of distinct texts: `codes` maps a text to its code, `texts`
- * lists them by code. */
+/* ---- the small dictionaries: heaps and GC root kinds ----------------------- */
+
 typedef struct {
-    PyObject *codes, *texts;
-} text_dict;
+    const hp_heap *h;
+    hp_strdict heaps, roots;
+    int16_t heap_codes[256];   /* [k + 1]: heap k; [0]: none */
+    int8_t root_codes[256];    /* by sub-record tag */
+    hp_code rc;
+} small_dicts;
 
-static int text_dict_init(text_dict *d)
+static int32_t add_text(small_dicts *s, hp_strdict *d, const char *text)
 {
-    d->codes = PyDict_New();
-    d->texts = PyList_New(0);
-    return d->codes && d->texts ? 0 : -1;
+    int32_t code = hp_strdict_add(d, (const uint8_t *)text, strlen(text));
+    if (code < 0)
+        s->rc = HP_E_NOMEM;
+    return code;
 }
 
-static void text_dict_clear(text_dict *d)
+static void build_small_dicts(void *ctx)
 {
-    Py_CLEAR(d->codes);
-    Py_CLEAR(d->texts);
-}
-
-/* The code of `text` (a new one if unseen); -1 for None; -2 on error.
- * Steals `text`. */
-static long text_code(text_dict *d, PyObject *text)
-{
-    PyObject *code;
-    long out;
-    if (!text)
-        return -2;
-    if (text == Py_None) {
-        Py_DECREF(text);
-        return -1;
+    small_dicts *s = ctx;
+    uint32_t i, n = hp_heap_root_count(s->h);
+    uint8_t seen[256], utf8[3 * 255];
+    int k;
+    s->heap_codes[0] = (int16_t)add_text(s, &s->heaps, "default"); /* HotSpot's one heap, as stats() names it */
+    for (k = 0; k < 255 && s->rc == HP_OK; k++) {
+        const uint8_t *name;
+        size_t len;
+        int32_t code = -1;
+        if (hp_heap_heap_name(s->h, k, &name, &len) && len <= 255) {
+            code = hp_strdict_add(&s->heaps, utf8, hp_name_utf8(name, len, utf8));
+            if (code < 0)
+                s->rc = HP_E_NOMEM;
+        }
+        s->heap_codes[k + 1] = (int16_t)code;
     }
-    code = PyDict_GetItemWithError(d->codes, text);
-    if (code) {
-        Py_DECREF(text);
-        return PyLong_AsLong(code);
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < n; i++) {
+        hp_root r;
+        hp_heap_root(s->h, i, &r);
+        seen[r.kind & 0xFF] = 1;
     }
-    out = (long)PyList_GET_SIZE(d->texts);
-    code = PyErr_Occurred() ? NULL : PyLong_FromLong(out);
-    if (!code || PyDict_SetItem(d->codes, text, code) < 0 || PyList_Append(d->texts, text) < 0)
-        out = -2;
-    Py_XDECREF(code);
-    Py_DECREF(text);
-    return out;
+    for (k = 0; k < 256 && s->rc == HP_OK; k++) { /* codes in tag order: the same on every dump */
+        const char *name = hp_subtag_name(k);
+        s->root_codes[k] = 0;
+        if (seen[k])
+            s->root_codes[k] = (int8_t)add_text(s, &s->roots, !name ? "UNKNOWN"
+                                                              : strncmp(name, "ROOT_", 5) == 0 ? name + 5 : name);
+    }
 }
 
-/* ---- objects --------------------------------------------------------------- */
+/* ---- objects ----------------------------------------------------------------- */
 
-static void fill_objects(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+/* Each slot adds to class totals of its own (merged afterwards). */
+typedef struct {
+    hp_object_columns c[WORKERS];
+    uint32_t max_elements[WORKERS];
+} object_pass;
+
+static void fill_objects(const hp_heap *h, uint32_t start, uint32_t end, int slot, void *ctx)
 {
-    hp_tables_objects(h, start, end, ctx);
+    object_pass *p = ctx;
+    hp_tables_objects(h, start, end, &p->c[slot]);
 }
 
-static PyObject *object_columns(HeapIndex *heap, const hp_heap *h)
+static int object_columns(HeapIndex *heap, const hp_heap *h, const small_dicts *s, uint32_t *max_elements,
+                          PyObject *out)
 {
-    static const char *const names[] = { "id", "class_id", "class_valid", "kind", "shallow_size", "heap",
-                                         "heap_valid" };
     uint32_t n = hp_heap_object_count(h), nc = hp_heap_class_count(h), k;
-    uint64_t *class_ids;
-    int16_t heap_codes[256];
-    hp_object_columns c;
-    PyObject *columns[7], *out = NULL;
-    text_dict heaps = { NULL, NULL };
-
-    if (text_dict_init(&heaps) < 0)
-        goto done;
-    for (k = 0; k < 256; k++) {
-        long code = text_code(&heaps, heap_android_name(heap, (int)k));
-        if (code < -1)
-            goto done;
-        heap_codes[k] = (int16_t)code;
-    }
-    class_ids = PyMem_Malloc(((size_t)nc + 1) * sizeof *class_ids);
-    if (!class_ids) {
+    uint64_t bits = tables_bitmap_size(n);
+    object_pass p;
+    hp_object_columns *c = &p.c[0];
+    int64_t *class_ids = PyMem_Malloc(((size_t)nc + 1) * sizeof *class_ids);
+    int64_t *totals = PyMem_Calloc(((size_t)nc + 1) * 2 * (WORKERS - 1), sizeof *totals);
+    int rc = -1, w;
+    memset(&p, 0, sizeof p);
+    if (!class_ids || !totals) {
         PyErr_NoMemory();
         goto done;
     }
     for (k = 0; k < nc; k++) {
         hp_class_info info;
-        if (heap_class_info(heap, k, &info, NULL) < 0) {
-            PyMem_Free(class_ids);
-            goto done;
-        }
-        class_ids[k] = info.id;
+        hp_heap_class(h, k, &info);
+        class_ids[k] = (int64_t)info.id;
     }
-    memset(&c, 0, sizeof c);
-    c.class_ids = class_ids;
-    c.heap_codes = heap_codes;
-    columns[0] = new_column((uint64_t)n * 8, 0, &c.id);
-    columns[1] = new_column((uint64_t)n * 8, 0, &c.class_id);
-    columns[2] = new_column(bitmap_size(n), 1, &c.class_valid);
-    columns[3] = new_column(n, 0, &c.kind);
-    columns[4] = new_column((uint64_t)n * 8, 0, &c.shallow_size);
-    columns[5] = new_column((uint64_t)n * 2, 0, &c.heap);
-    columns[6] = new_column(bitmap_size(n), 1, &c.heap_valid);
-    out = PyErr_Occurred() ? NULL : PyDict_New();
-    if (put_all(out, names, columns, 7) < 0 || run_slices(heap, n, fill_objects, &c) < 0 ||
-        PyDict_SetItemString(out, "heap_names", heaps.texts) < 0)
-        Py_CLEAR(out);
-    PyMem_Free(class_ids);
+    c->class_ids = class_ids;
+    c->heap_codes = s->heap_codes;
+    c->root_codes = s->root_codes;
+    if (tables_put(out, "id", tables_column((uint64_t)n * 8, 0, &c->id)) < 0 ||
+        tables_put(out, "class_id", tables_column((uint64_t)n * 8, 0, &c->class_id)) < 0 ||
+        tables_put(out, "class_valid", tables_column(bits, 1, &c->class_valid)) < 0 ||
+        tables_put(out, "kind", tables_column(n, 0, &c->kind)) < 0 ||
+        tables_put(out, "shallow_size", tables_column((uint64_t)n * 8, 0, &c->shallow_size)) < 0 ||
+        tables_put(out, "heap", tables_column((uint64_t)n * 2, 0, &c->heap)) < 0 ||
+        tables_put(out, "heap_valid", tables_column(bits, 1, &c->heap_valid)) < 0 ||
+        tables_put(out, "root_type", tables_column(n, 0, &c->root_type)) < 0 ||
+        tables_put(out, "root_valid", tables_column(bits, 1, &c->root_valid)) < 0 ||
+        tables_put(out, "array_length", tables_column((uint64_t)n * 8, 0, &c->array_length)) < 0 ||
+        tables_put(out, "array_valid", tables_column(bits, 1, &c->array_valid)) < 0 ||
+        tables_put(out, "array_hash", tables_column((uint64_t)n * 8, 0, &c->array_hash)) < 0 ||
+        tables_put(out, "hash_valid", tables_column(bits, 1, &c->hash_valid)) < 0 ||
+        tables_put(out, "class_objects", tables_column((uint64_t)nc * 8, 1, &c->class_objects)) < 0 ||
+        tables_put(out, "class_shallow", tables_column((uint64_t)nc * 8, 1, &c->class_shallow)) < 0)
+        goto done;
+    for (w = 0; w < WORKERS; w++) {
+        if (w > 0) {
+            p.c[w] = *c;
+            p.c[w].class_objects = totals + ((size_t)nc + 1) * 2 * (w - 1);
+            p.c[w].class_shallow = p.c[w].class_objects + nc + 1;
+        }
+        p.c[w].max_elements = &p.max_elements[w];
+    }
+    if (tables_slices(heap, n, WORKERS, NULL, fill_objects, NULL, &p) < 0)
+        goto done;
+    for (w = 1; w < WORKERS; w++) {
+        for (k = 0; k < nc; k++) {
+            c->class_objects[k] += p.c[w].class_objects[k];
+            c->class_shallow[k] += p.c[w].class_shallow[k];
+        }
+    }
+    for (w = 0; w < WORKERS; w++)
+        if (p.max_elements[w] > *max_elements)
+            *max_elements = p.max_elements[w];
+    rc = 0;
 done:
-    text_dict_clear(&heaps);
-    return out;
+    PyMem_Free(class_ids);
+    PyMem_Free(totals);
+    return rc;
 }
 
-/* ---- retained sizes and dominators ------------------------------------------ */
+/* ---- String values: one chunk of text per slice ------------------------------- */
+
+typedef struct {
+    hp_string_columns c[WORKERS];   /* each slot's offsets and text; the length columns are shared */
+    hp_code rc[WORKERS];
+    PyObject *offsets, *data;       /* lists: a bytes object per slice */
+} string_pass;
+
+static void fill_strings(const hp_heap *h, uint32_t start, uint32_t end, int slot, void *ctx)
+{
+    string_pass *p = ctx;
+    p->rc[slot] = hp_tables_strings(h, start, end, &p->c[slot], &hprof_raw_alloc);
+}
+
+static int keep_strings(void *ctx, int slot, uint32_t start, uint32_t end)
+{
+    string_pass *p = ctx;
+    hp_string_columns *c = &p->c[slot];
+    PyObject *offsets, *data;
+    int rc;
+    if (p->rc[slot] == HP_E_LIMIT) {
+        PyErr_SetString(PyExc_ValueError, "the String values of 262144 objects pass 2 GiB: lower max_chars");
+        return -1;
+    }
+    if (p->rc[slot] != HP_OK) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    offsets = copy_column(c->offsets, (uint64_t)(end - start) + 1, 4);
+    data = offsets ? copy_column(c->data, c->data_len, 1) : NULL;
+    rc = data && PyList_Append(p->offsets, offsets) == 0 && PyList_Append(p->data, data) == 0 ? 0 : -1;
+    Py_XDECREF(offsets);
+    Py_XDECREF(data);
+    return rc;
+}
+
+static int string_columns(HeapIndex *heap, const hp_heap *h, uint32_t max_chars, PyObject *out)
+{
+    uint32_t n = hp_heap_object_count(h);
+    string_pass p;
+    int rc = -1, w;
+    memset(&p, 0, sizeof p);
+    if (tables_put(out, "string_length", tables_column((uint64_t)n * 8, 0, &p.c[0].length)) < 0 ||
+        tables_put(out, "string_valid", tables_column(tables_bitmap_size(n), 1, &p.c[0].valid)) < 0 ||
+        tables_put(out, "value_offsets", p.offsets = PyList_New(0)) < 0 ||
+        tables_put(out, "value_data", p.data = PyList_New(0)) < 0 ||
+        tables_put(out, "slice_rows", PyLong_FromUnsignedLong(SLICE_ROWS)) < 0)
+        return -1;
+    for (w = 0; w < WORKERS; w++) {
+        p.c[w].length = p.c[0].length;
+        p.c[w].valid = p.c[0].valid;
+        p.c[w].max_units = max_chars;
+        if (!(p.c[w].offsets = PyMem_Malloc(((size_t)SLICE_ROWS + 1) * sizeof *p.c[w].offsets))) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    rc = tables_slices(heap, n, WORKERS, NULL, fill_strings, keep_strings, &p);
+done:
+    for (w = 0; w < WORKERS; w++) {
+        PyMem_Free(p.c[w].offsets);
+        hprof_raw_alloc.free_fn(p.c[w].data);
+    }
+    return rc;
+}
+
+/* ---- reachability: retained sizes, dominators, the search from the roots ------- */
 
 typedef struct {
     const hp_reach *reach;
-    hp_retained_columns columns;
-} retained_pass;
+    const hp_bfs *bfs;
+    hp_reach_columns c;
+} reach_pass;
 
-static void fill_retained(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+static void fill_reach(const hp_heap *h, uint32_t start, uint32_t end, int slot, void *ctx)
 {
-    retained_pass *p = ctx;
-    hp_tables_retained(p->reach, h, start, end, &p->columns);
+    reach_pass *p = ctx;
+    (void)slot;
+    hp_tables_reach(p->reach, p->bfs, h, start, end, &p->c);
 }
 
-static PyObject *retained_columns(HeapIndex *heap, const hp_heap *h)
+static int reach_columns(HeapIndex *heap, const hp_heap *h, PyObject *out)
 {
-    static const char *const names[] = { "retained_size", "dominator_id", "dominator_valid" };
-    uint32_t n = hp_heap_object_count(h);
-    retained_pass pass;
-    PyObject *columns[3], *out;
-    if (!(pass.reach = heap_reach(heap, REACH_DOMINATORS)))
-        return NULL;
-    columns[0] = new_column((uint64_t)n * 8, 0, &pass.columns.retained_size);
-    columns[1] = new_column((uint64_t)n * 8, 0, &pass.columns.dominator_id);
-    columns[2] = new_column(bitmap_size(n), 1, &pass.columns.dominator_valid);
-    out = PyErr_Occurred() ? NULL : PyDict_New();
-    if (put_all(out, names, columns, 3) < 0 || run_slices(heap, n, fill_retained, &pass) < 0)
-        Py_CLEAR(out);
-    return out;
-}
-
-/* ---- references -------------------------------------------------------------- */
-
-/* FileChangedError for bytes from `offset` on that two passes read differently. */
-static void raise_rewritten(HeapIndex *heap, uint64_t offset, const char *what)
-{
-    char message[200];
-    PyObject *exc;
-    PyOS_snprintf(message, sizeof message,
-                  "the file changed while it was read: %s from offset %llu (0x%llx) on differ between two passes",
-                  what, (unsigned long long)offset, (unsigned long long)offset);
-    exc = PyObject_CallFunction(heap->st->changed_error, "sK", message, (unsigned long long)offset);
-    if (exc) {
-        PyErr_SetObject(heap->st->changed_error, exc);
-        Py_DECREF(exc);
+    uint32_t n = hp_heap_object_count(h), nc = hp_heap_class_count(h);
+    uint64_t bits = tables_bitmap_size(n);
+    const uint64_t *by_class;
+    hp_error err;
+    reach_pass p;
+    hp_bfs bfs;
+    uint32_t *stack = NULL;
+    int rc = -1;
+    memset(&p, 0, sizeof p);
+    memset(&bfs, 0, sizeof bfs);
+    if (!(p.reach = heap_reach(heap, REACH_CLASSES)) || heap_full_search(heap, &bfs) < 0)
+        goto done;
+    if (hp_reach_class_retained(heap->reach, NULL, &by_class, &err) != HP_OK) { /* computed by heap_reach */
+        hprof_raise(heap->st, &err);
+        goto done;
     }
-}
-
-/* Dictionary codes of every reference name (hp_ref_names), by class. */
-typedef struct {
-    hp_ref_names names;
-    uint32_t *field_base, *field_codes, *static_base, *static_codes;
-    int has_null;
-} ref_name_tables;
-
-static void ref_name_tables_free(ref_name_tables *t)
-{
-    PyMem_Free(t->field_base);
-    PyMem_Free(t->field_codes);
-    PyMem_Free(t->static_base);
-    PyMem_Free(t->static_codes);
-}
-
-/* Every class's reference fields (slot order) and statics, counted (while
- * the field arrays are NULL) or listed, under the guard. */
-typedef struct {
-    const hp_heap *h;
-    uint32_t *field_base, *static_base;
-    hp_field *fields, *statics;          /* listing: the counts of the first pass are their sizes */
-    uint32_t changed;                    /* listing: a class whose count differs from the first pass + 1 */
-} slot_fields_call;
-
-static void slot_fields(void *ctx)
-{
-    slot_fields_call *c = ctx;
-    uint32_t nc = hp_heap_class_count(c->h), k, nf = 0, ns = 0;
-    for (k = 0; k < nc && !c->changed; k++) {
-        hp_field_iter fi;
-        hp_static_iter si;
-        hp_field f;
-        hp_field_iter_init(&fi, c->h, k);
-        while (hp_field_next(&fi, &f))
-            if (f.type == HP_T_OBJECT) {
-                if (c->fields && nf < c->field_base[k + 1])
-                    c->fields[nf] = f;
-                nf++;
-            }
-        hp_static_iter_init(&si, c->h, k);
-        while (hp_static_next(&si, &f)) {
-            if (c->statics && ns < c->static_base[k + 1])
-                c->statics[ns] = f;
-            ns++;
-        }
-        if (!c->fields) {
-            c->field_base[k + 1] = nf;
-            c->static_base[k + 1] = ns;
-        } else if (c->field_base[k + 1] != nf || c->static_base[k + 1] != ns) {
-            c->changed = k + 1; /* the types in its CLASS_DUMP were rewritten */
-        }
+    p.bfs = &bfs;
+    if (!(stack = PyMem_Malloc(((size_t)n + 1) * sizeof *stack))) {
+        PyErr_NoMemory();
+        goto done;
     }
+    if (tables_put(out, "retained_size", tables_column((uint64_t)n * 8, 0, &p.c.retained_size)) < 0 ||
+        tables_put(out, "dominator_id", tables_column((uint64_t)n * 8, 0, &p.c.dominator_id)) < 0 ||
+        tables_put(out, "dominator_valid", tables_column(bits, 1, &p.c.dominator_valid)) < 0 ||
+        tables_put(out, "reachable", tables_column(bits, 1, &p.c.reachable)) < 0 ||
+        tables_put(out, "root_distance", tables_column((uint64_t)n * 4, 0, &p.c.root_distance)) < 0 ||
+        tables_put(out, "class_retained", copy_column(by_class, nc, 8)) < 0 ||
+        tables_put(out, "class_retained_count", copy_column(by_class + nc, nc, 8)) < 0)
+        goto done;
+    Py_BEGIN_ALLOW_THREADS
+    hp_tables_root_distances(&bfs, p.c.root_distance, stack);
+    Py_END_ALLOW_THREADS
+    rc = tables_slices(heap, n, WORKERS, NULL, fill_reach, NULL, &p);
+done:
+    PyMem_Free(stack);
+    if (bfs.alloc.free_fn) /* the search ran */
+        hp_bfs_free(&bfs);
+    return rc;
 }
 
-/* Dictionary codes of the names of `fields[0:n]` into codes; 0, or -1. */
-static int name_codes(HeapIndex *heap, text_dict *d, const hp_field *fields, uint32_t n, uint32_t *codes,
-                      int *has_null)
+/* ---- GC roots and classes ---------------------------------------------------- */
+
+static int root_columns(const hp_heap *h, const small_dicts *s, PyObject *out)
 {
-    uint32_t k;
-    for (k = 0; k < n; k++) {
-        long code = text_code(d, heap_field_name(heap, &fields[k]));
-        if (code < -1)
-            return -1;
-        *has_null |= code < 0;
-        codes[k] = (uint32_t)code;
-    }
+    uint32_t n = hp_heap_root_count(h);
+    hp_root_columns c;
+    c.kind_codes = s->root_codes;
+    if (tables_put(out, "object_id", tables_column((uint64_t)n * 8, 0, &c.object_id)) < 0 ||
+        tables_put(out, "kind", tables_column(n, 0, &c.kind)) < 0)
+        return -1;
+    hp_tables_roots(h, &c); /* as many rows as GC roots, no mapping read: no slices */
     return 0;
 }
 
-/* Names each class's reference fields (slot order) and statics as the
- * Python API does (HeapObject.references: a name the dump lacks is its
- * placeholder, hp_unnamed). */
-static int ref_name_tables_build(ref_name_tables *t, HeapIndex *heap, const hp_heap *h, text_dict *d)
+static int class_columns(const hp_heap *h, const hp_table_names *names, PyObject *out)
 {
-    uint32_t nc = hp_heap_class_count(h), nf, ns;
-    slot_fields_call call = { h, NULL, NULL, NULL, NULL, 0 };
-    long code;
-    int rc = -1;
-    memset(t, 0, sizeof *t);
-    t->field_base = call.field_base = PyMem_Calloc((size_t)nc + 1, sizeof(uint32_t));
-    t->static_base = call.static_base = PyMem_Calloc((size_t)nc + 1, sizeof(uint32_t));
-    if (!t->field_base || !t->static_base)
-        goto nomem;
-    if (heap_guard(heap, slot_fields, &call) < 0) /* the sizes */
+    uint32_t n = hp_heap_class_count(h);
+    uint64_t bits = tables_bitmap_size(n);
+    hp_class_columns c;
+    if (tables_put(out, "id", tables_column((uint64_t)n * 8, 0, &c.id)) < 0 ||
+        tables_put(out, "super_id", tables_column((uint64_t)n * 8, 0, &c.super_id)) < 0 ||
+        tables_put(out, "super_valid", tables_column(bits, 1, &c.super_valid)) < 0 ||
+        tables_put(out, "loader_id", tables_column((uint64_t)n * 8, 0, &c.loader_id)) < 0 ||
+        tables_put(out, "loader_valid", tables_column(bits, 1, &c.loader_valid)) < 0 ||
+        tables_put(out, "instance_size", tables_column((uint64_t)n * 8, 0, &c.instance_size)) < 0 ||
+        tables_put(out, "size_valid", tables_column(bits, 1, &c.size_valid)) < 0 ||
+        tables_put(out, "name", copy_column(names->class_codes, n, 4)) < 0 ||
+        tables_put(out, "kind", copy_column(names->class_kinds, n, 1)) < 0)
         return -1;
-    nf = t->field_base[nc];
-    ns = t->static_base[nc];
-    t->field_codes = PyMem_Malloc(((size_t)nf + 1) * sizeof(uint32_t));
-    t->static_codes = PyMem_Malloc(((size_t)ns + 1) * sizeof(uint32_t));
-    call.fields = PyMem_Malloc(((size_t)nf + 1) * sizeof(hp_field));
-    call.statics = PyMem_Malloc(((size_t)ns + 1) * sizeof(hp_field));
-    if (!t->field_codes || !t->static_codes || !call.fields || !call.statics) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (heap_guard(heap, slot_fields, &call) < 0)
-        goto done;
-    if (call.changed) {
-        hp_class_info info;
-        if (heap_class_info(heap, call.changed - 1, &info, NULL) == 0)
-            raise_rewritten(heap, info.offset, "the field types of the class dump");
-        goto done;
-    }
-    if (name_codes(heap, d, call.fields, nf, t->field_codes, &t->has_null) < 0 ||
-        name_codes(heap, d, call.statics, ns, t->static_codes, &t->has_null) < 0 ||
-        (code = text_code(d, PyUnicode_FromString("<loader>"))) < 0)
-        goto done;
-    t->names.field_base = t->field_base;
-    t->names.field_codes = t->field_codes;
-    t->names.static_base = t->static_base;
-    t->names.static_codes = t->static_codes;
-    t->names.loader_code = (uint32_t)code;
-    t->names.element_base = (uint32_t)PyList_GET_SIZE(d->texts);
-    rc = 0;
-done:
-    PyMem_Free(call.fields);
-    PyMem_Free(call.statics);
-    return rc;
-nomem:
-    PyErr_NoMemory();
-    return -1;
+    hp_tables_classes(h, &c); /* index data only: no slices */
+    return 0;
 }
 
-/* The dictionary as Arrow large_string buffers: the distinct texts, then
- * "[0]" .. "[elements - 1]" for array elements. */
-static int dictionary_buffers(PyObject *out, PyObject *texts, uint32_t elements)
+/* ---- heap._columns ------------------------------------------------------------ */
+
+enum { T_OBJECTS = 1, T_STRINGS = 2, T_REACH = 4, T_REFERENCES = 8, T_CLASSES = 16, T_ROOTS = 32, T_FIELDS = 64 };
+static const char *const table_names[] = { "objects", "strings", "reach", "references", "classes", "roots",
+                                           "fields" };
+
+static int wanted_tables(PyObject *tables)
 {
-    Py_ssize_t n = PyList_GET_SIZE(texts), k;
-    uint64_t size = 0, i, count = (uint64_t)n + elements;
-    int64_t *offsets = NULL;
-    char *data = NULL, digits[16];
-    PyObject *columns[2];
-    static const char *const names[] = { "name_offsets", "name_data" };
-    for (k = 0; k < n; k++) {
-        Py_ssize_t len;
-        if (!PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(texts, k), &len))
+    PyObject *seq = PySequence_Fast(tables, "tables must be a sequence of table names");
+    Py_ssize_t i, k;
+    int want = 0;
+    if (!seq)
+        return -1;
+    for (i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *name = PySequence_Fast_GET_ITEM(seq, i);
+        for (k = 0; k < 7; k++)
+            if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, table_names[k]) == 0)
+                break;
+        if (k == 7) {
+            PyErr_Format(PyExc_ValueError, "no table %R: 'objects', 'strings', 'reach', 'references', 'classes', "
+                                           "'roots' or 'fields'", name);
+            Py_DECREF(seq);
             return -1;
-        size += (uint64_t)len;
-    }
-    for (i = 0; i < elements; i++)
-        size += (uint64_t)snprintf(digits, sizeof digits, "[%u]", (unsigned)i);
-    columns[0] = new_column((count + 1) * 8, 0, &offsets);
-    columns[1] = new_column(size, 0, &data);
-    if (columns[0] && columns[1]) {
-        uint64_t at = 0;
-        for (k = 0; k < n; k++) {
-            Py_ssize_t len;
-            const char *text = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(texts, k), &len);
-            offsets[k] = (int64_t)at;
-            memcpy(data + at, text, (size_t)len);
-            at += (uint64_t)len;
         }
-        for (i = 0; i < elements; i++) {
-            int len = snprintf(digits, sizeof digits, "[%u]", (unsigned)i);
-            offsets[n + i] = (int64_t)at;
-            memcpy(data + at, digits, (size_t)len);
-            at += (uint64_t)len;
-        }
-        offsets[count] = (int64_t)at;
+        want |= 1 << k;
     }
-    return put_all(out, names, columns, 2);
+    Py_DECREF(seq);
+    return want;
+}
+
+/* result[name of `table`] = a new dict, which it returns (borrowed); NULL
+ * with an exception set. */
+static PyObject *new_table(PyObject *result, int table)
+{
+    PyObject *t = PyDict_New();
+    int k = 0, rc;
+    while (!(table & 1 << k))
+        k++;
+    if (!t)
+        return NULL;
+    rc = PyDict_SetItemString(result, table_names[k], t);
+    Py_DECREF(t); /* the result holds it */
+    return rc < 0 ? NULL : t;
 }
 
 typedef struct {
-    uint64_t *slice_rows;  /* rows of each slice; then where each slice starts (and the end) */
-    uint32_t max_element;
-    const hp_ref_names *names;
-    hp_ref_columns columns;
-    uint32_t changed;      /* a slice whose references changed between the passes: its first object + 1 */
-} ref_pass;
+    hp_table_names *names;
+    const hp_heap *h;
+    uint32_t elements;
+    hp_code rc;
+} names_call;
 
-static void count_refs(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+static void build_names(void *ctx)
 {
-    ref_pass *p = ctx;
-    p->slice_rows[start / SLICE_ROWS] = hp_tables_count_refs(h, start, end, &p->max_element);
+    names_call *c = ctx;
+    c->rc = hp_table_names_build(c->names, c->h, c->elements, &hprof_raw_alloc);
 }
 
-static void fill_refs(const hp_heap *h, uint32_t start, uint32_t end, void *ctx)
+/* The tables' columns into `result`, the dictionaries into `dicts`. */
+static int fill_tables(HeapIndex *heap, int want, uint32_t max_chars, PyObject *result, PyObject *dicts)
 {
-    ref_pass *p = ctx;
-    uint64_t row = p->slice_rows[start / SLICE_ROWS], row_end = p->slice_rows[start / SLICE_ROWS + 1];
-    if (!hp_tables_refs(h, start, end, p->names, row, row_end, &p->columns) && !p->changed)
-        p->changed = start + 1;
-}
-
-/* The references of the slice from object `first` changed between the two
- * passes over the mapping: the file was rewritten while read. */
-static void raise_changed(HeapIndex *heap, uint32_t first)
-{
-    hp_object obj;
-    if (heap_describe(heap, first, &obj) == 0)
-        raise_rewritten(heap, obj.offset, "the references of the objects");
-}
-
-static PyObject *reference_columns(HeapIndex *heap, const hp_heap *h)
-{
-    static const char *const names[] = { "source_id", "target_id", "name", "name_valid" };
-    uint32_t n = hp_heap_object_count(h), slices = n / SLICE_ROWS + 1, s;
-    /* slices + 1 entries: each slice's rows (then its first row) and the end */
-    uint64_t rows = 0;
-    ref_pass pass;
-    ref_name_tables tables;
-    text_dict dict = { NULL, NULL };
-    PyObject *columns[4] = { NULL, NULL, NULL, NULL }, *out = NULL;
-    uint8_t *valid = NULL;
-
-    memset(&pass, 0, sizeof pass);
-    memset(&tables, 0, sizeof tables);
-    pass.slice_rows = PyMem_Calloc((size_t)slices + 1, sizeof(uint64_t));
-    if (!pass.slice_rows) {
+    small_dicts s;
+    hp_table_names names;
+    names_call nc;
+    const hp_heap *h;
+    uint32_t max_element = 0;
+    PyObject *t;
+    int rc = -1;
+    memset(&s, 0, sizeof s);
+    memset(&names, 0, sizeof names);
+    memset(&nc, 0, sizeof nc);
+    if (!(h = heap_index(heap)))
+        return -1;
+    s.h = h;
+    if (hp_strdict_init(&s.heaps, &hprof_raw_alloc) != HP_OK || hp_strdict_init(&s.roots, &hprof_raw_alloc) != HP_OK) {
         PyErr_NoMemory();
-        return NULL;
-    }
-    if (run_slices(heap, n, count_refs, &pass) < 0 || !(h = heap_index(heap)) || text_dict_init(&dict) < 0 ||
-        ref_name_tables_build(&tables, heap, h, &dict) < 0)
         goto done;
-    for (s = 0; s < slices; s++) { /* counts -> first rows */
-        uint64_t count = pass.slice_rows[s];
-        pass.slice_rows[s] = rows;
-        rows += count;
     }
-    pass.slice_rows[slices] = rows;
-    tables.names.element_count = pass.max_element;
-    pass.names = &tables.names;
-    columns[0] = new_column(rows * 8, 0, &pass.columns.source_id);
-    columns[1] = new_column(rows * 8, 0, &pass.columns.target_id);
-    columns[2] = new_column(rows * 4, 0, &pass.columns.name);
-    columns[3] = tables.has_null ? new_column(bitmap_size(rows), 1, &valid) : Py_NewRef(Py_None);
-    out = PyErr_Occurred() ? NULL : PyDict_New();
-    if (put_all(out, names, columns, 4) < 0 || run_slices(heap, n, fill_refs, &pass) < 0)
-        goto fail;
-    if (pass.changed) {
-        if ((h = heap_index(heap)))
-            raise_changed(heap, pass.changed - 1);
-        goto fail;
-    }
-    if (dictionary_buffers(out, dict.texts, pass.max_element) < 0)
-        goto fail;
-    if (valid) {
-        Py_BEGIN_ALLOW_THREADS
-        hp_tables_code_validity(pass.columns.name, rows, valid);
-        Py_END_ALLOW_THREADS
-    }
-    goto done;
-fail:
-    Py_CLEAR(out);
-done:
-    PyMem_Free(pass.slice_rows);
-    ref_name_tables_free(&tables);
-    text_dict_clear(&dict);
-    return out;
-}
-
-/* ---- GC roots ------------------------------------------------------------------ */
-
-static PyObject *root_columns(const hp_heap *h)
-{
-    static const char *const names[] = { "object_id", "kind" };
-    uint32_t n = hp_heap_root_count(h), i;
-    int8_t kind_codes[256];
-    uint8_t seen[256];
-    hp_root_columns c;
-    PyObject *columns[2], *kinds = PyList_New(0), *out = NULL;
-    int tag;
-
-    if (!kinds)
-        return NULL;
-    memset(seen, 0, sizeof seen);
-    for (i = 0; i < n; i++) {
-        hp_root r;
-        hp_heap_root(h, i, &r);
-        seen[r.kind & 0xFF] = 1;
-    }
-    for (tag = 0; tag < 256; tag++) { /* codes in tag order: the same on every dump */
-        PyObject *name;
-        kind_codes[tag] = (int8_t)PyList_GET_SIZE(kinds);
-        if (!seen[tag])
-            continue;
-        name = heap_root_kind(tag);
-        if (!name || PyList_Append(kinds, name) < 0) {
-            Py_XDECREF(name);
-            Py_DECREF(kinds);
-            return NULL;
+    if (heap_guard(heap, build_small_dicts, &s) < 0 || (s.rc != HP_OK && tables_fail(heap, s.rc, "names") < 0) ||
+        put_strdict(dicts, "heaps", &s.heaps) < 0 || put_strdict(dicts, "root_kinds", &s.roots) < 0)
+        goto done;
+    if (want & T_REFERENCES)
+        want |= T_OBJECTS; /* the bounds of the references come from the objects' columns */
+    if ((want & T_OBJECTS &&
+         (!(t = new_table(result, T_OBJECTS)) || object_columns(heap, h, &s, &max_element, t) < 0)) ||
+        (want & T_STRINGS && (!(t = new_table(result, T_STRINGS)) || string_columns(heap, h, max_chars, t) < 0)) ||
+        (want & T_REACH && (!(t = new_table(result, T_REACH)) || reach_columns(heap, h, t) < 0)) ||
+        (want & T_ROOTS && (!(t = new_table(result, T_ROOTS)) || root_columns(h, &s, t) < 0)))
+        goto done;
+    if (want & (T_REFERENCES | T_CLASSES | T_FIELDS)) {
+        PyObject *kinds;
+        int k;
+        nc.names = &names;
+        nc.elements = max_element;
+        if (!(nc.h = heap_index(heap)) || heap_walk(heap, build_names, &nc, 0) < 0 ||
+            (nc.rc != HP_OK && tables_fail(heap, nc.rc, "the names of the classes and fields") < 0) ||
+            put_strdict(dicts, "classes", &names.classes) < 0 || put_strdict(dicts, "names", &names.names) < 0 ||
+            tables_put(dicts, "class_kinds", kinds = PyList_New(HP_CK_COUNT)) < 0)
+            goto done;
+        for (k = 0; k < HP_CK_COUNT; k++) {
+            PyObject *name = PyUnicode_FromString(hp_class_kind_names[k]);
+            if (!name)
+                goto done;
+            PyList_SET_ITEM(kinds, k, name);
         }
-        Py_DECREF(name);
     }
-    c.kind_codes = kind_codes;
-    columns[0] = new_column((uint64_t)n * 8, 0, &c.object_id);
-    columns[1] = new_column(n, 0, &c.kind);
-    out = PyErr_Occurred() ? NULL : PyDict_New();
-    if (put_all(out, names, columns, 2) < 0 || PyDict_SetItemString(out, "kind_names", kinds) < 0)
-        Py_CLEAR(out);
-    else
-        hp_tables_roots(h, &c); /* as many rows as GC roots: no slices */
-    Py_DECREF(kinds);
-    return out;
+    if (!(h = heap_index(heap)) ||
+        (want & T_CLASSES && (!(t = new_table(result, T_CLASSES)) || class_columns(h, &names, t) < 0)) ||
+        (want & T_REFERENCES &&
+         (!(t = new_table(result, T_REFERENCES)) ||
+          tables_references(heap, &names, PyDict_GetItemString(result, "objects"), t) < 0)) ||
+        (want & T_FIELDS && (!(t = new_table(result, T_FIELDS)) || tables_fields(heap, &names, t) < 0)))
+        goto done;
+    rc = 0;
+done:
+    hp_table_names_free(&names);
+    hp_strdict_free(&s.heaps);
+    hp_strdict_free(&s.roots);
+    return rc;
 }
 
-PyObject *heap_columns(HeapIndex *heap, PyObject *table)
+PyObject *heap_columns(HeapIndex *heap, PyObject *args, PyObject *kwargs)
 {
-    const hp_heap *h = heap_index(heap);
-    PyObject *out;
-    if (!h)
+    static char *kwlist[] = { "tables", "max_chars", NULL };
+    PyObject *tables, *result, *dicts;
+    unsigned int max_chars = 1024;
+    int want;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|I:_columns", kwlist, &tables, &max_chars))
         return NULL;
-    if (!PyUnicode_Check(table)) {
-        PyErr_SetString(PyExc_TypeError, "a table name must be a str");
+    if (!heap_index(heap) || (want = wanted_tables(tables)) < 0)
         return NULL;
-    }
-    if (PyUnicode_CompareWithASCIIString(table, "objects") == 0)
-        out = object_columns(heap, h);
-    else if (PyUnicode_CompareWithASCIIString(table, "retained") == 0)
-        out = retained_columns(heap, h);
-    else if (PyUnicode_CompareWithASCIIString(table, "references") == 0)
-        out = reference_columns(heap, h);
-    else if (PyUnicode_CompareWithASCIIString(table, "roots") == 0)
-        out = root_columns(h);
-    else {
-        PyErr_Format(PyExc_ValueError, "no table %R: 'objects', 'retained', 'references' or 'roots'", table);
+    if (max_chars > 1u << 20) {
+        PyErr_SetString(PyExc_ValueError, "max_chars must be at most 1048576");
         return NULL;
     }
-    return out;
+    result = PyDict_New();
+    dicts = PyDict_New();
+    if (!result || !dicts || fill_tables(heap, want, max_chars, result, dicts) < 0 ||
+        PyDict_SetItemString(result, "dictionaries", dicts) < 0) {
+        Py_XDECREF(result);
+        Py_XDECREF(dicts);
+        return NULL;
+    }
+    Py_DECREF(dicts);
+    return result;
 }

@@ -45,6 +45,7 @@ typedef struct {
     size_t ntargets;
     int flags;
     hp_reach_routes *routes;
+    hp_bfs *bfs;                  /* full_search: */
     hp_error err;
     hp_code rc;
 } reach_call;
@@ -74,6 +75,14 @@ static void search(void *ctx)
     hp_checkpoint cp = { heap_interrupted, NULL };
     c->rc = hp_reach_routes_find(c->heap->reach, c->rules, c->nrules, c->targets, c->ntargets, c->flags, &cp,
                                  c->routes, &c->err);
+}
+
+/* One search from the GC roots reaching everything reachable, no rules. */
+static void full_search(void *ctx)
+{
+    reach_call *c = ctx;
+    hp_checkpoint cp = { heap_interrupted, NULL };
+    c->rc = hp_reach_paths(c->heap->reach, NULL, NULL, 0, 0, &cp, c->bfs, &c->err);
 }
 
 /* Runs fn(call) without the GIL under the SIGBUS guard (and the heap's lock
@@ -118,6 +127,16 @@ hp_reach *heap_reach(HeapIndex *heap, int level)
     memset(&call, 0, sizeof call);
     call.level = level;
     return run(heap, compute, &call, 1) < 0 ? NULL : heap->reach;
+}
+
+int heap_full_search(HeapIndex *heap, hp_bfs *out)
+{
+    reach_call call;
+    if (!heap_reach(heap, REACH_GRAPH))
+        return -1;
+    memset(&call, 0, sizeof call);
+    call.bfs = out;
+    return run(heap, full_search, &call, 0);
 }
 
 /* The index of a HeapObject / HeapClass of this heap; -1 with TypeError or

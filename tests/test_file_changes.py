@@ -183,7 +183,8 @@ HEAP_WALKS = {
     "dangling count": "heap.dangling_count",
     "stats of a 64-bit dump (its size model indexes the heap)": "dump.stats(progress=progress)",
     "heap.tables() (the objects' columns first)": "heap.tables(retained=False)",
-    "the references table's columns": "heap._columns('references')",
+    "the references table's columns": "heap._columns(['references'])",
+    "the String values' and field values' columns": "heap._columns(['strings', 'fields'])",
 }
 
 

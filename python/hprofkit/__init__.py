@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
     from ._mapping import MappedFrame, Mapping
     from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
-    from ._tables import sql
+    from ._tables import connect, sql, tables, to_parquet
     from ._tree import ROOT, Group, MergedPath, MergedPaths
     from .sample import write_sample_dump
     from .writer import HprofWriter
@@ -47,10 +47,11 @@ if TYPE_CHECKING:
 
 # Imported on first use: `import hprofkit` stays light (at most 60 modules,
 # tests/test_batch.py), and the command line and most scripts need few of them.
-_LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
+_LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks",
          **dict.fromkeys(["ROOT", "Group", "MergedPath", "MergedPaths"], "_tree"),
          "report": "_report",
          **dict.fromkeys(["Bitmap", "DuplicateBitmaps"], "_bitmaps"),
+         **dict.fromkeys(["sql", "tables", "to_parquet", "connect"], "_tables"),
          **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
          **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
          **dict.fromkeys(["Converter", "Decoder", "Encoder"], "_codec"),
@@ -89,7 +90,7 @@ __all__ = [
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame", "match", "Hop", "Hops", "HeapPath", "NoPath", "leaks", "diff", "HeapDiff",
-    "DiffRow", "sql", "report", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap",
-    "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths",
+    "DiffRow", "sql", "tables", "to_parquet", "connect", "report", "batch", "BatchResult", "BatchRow", "LeakGroup",
+    "ClassTotal", "Bitmap", "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths",
     "Mapping", "MappedFrame", "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",
 ]

@@ -247,16 +247,21 @@ class Heap(_hprof.Heap):
         from . import _bitmaps
         return _bitmaps.duplicate_bitmaps(self, bitmaps)
 
-    def tables(self, *, retained: bool = True) -> dict[str, _pyarrow.Table]:
-        """The heap as Arrow tables (needs pyarrow): {'objects', 'references', 'classes',
-        'roots'}, shaped like Perfetto's heap_graph_* tables.  See hprofkit._tables."""
+    def tables(self, *, retained: bool = True, fields: bool = False,
+               max_chars: int = 1024) -> dict[str, _pyarrow.Table]:
+        """The heap as Arrow tables (needs pyarrow): {'objects', 'references', 'classes', 'roots',
+        'class_retained'}, and 'fields' with fields=True (primitive field values); in SQL
+        (hprofkit.sql) Perfetto's heap_graph_* tables are views over them.  retained=False skips
+        the dominator tree and the search from the roots (their columns null); max_chars: the
+        characters of each String that value_string keeps.  See docs/sql.md."""
         from . import _tables
-        return _tables.tables(self, retained=retained)
+        return _tables.heap_tables(self, retained=retained, fields=fields, max_chars=max_chars)
 
-    def to_parquet(self, directory: str | os.PathLike[str], /) -> str:
+    def to_parquet(self, directory: str | os.PathLike[str], /, *, retained: bool = True, fields: bool = False,
+                   max_chars: int = 1024) -> str:
         """Writes heap.tables() as directory/<table>.parquet (atomically); returns directory."""
         from . import _tables
-        return _tables.to_parquet(self, directory)
+        return _tables.to_parquet(self, directory, retained=retained, fields=fields, max_chars=max_chars)
 
 
 def _mapping_of(mapping: Any) -> Optional[Mapping]:

@@ -1,38 +1,36 @@
-"""A heap as Arrow tables, Parquet files and SQL (DuckDB).
+"""Heaps as Arrow tables, Parquet files and SQL (DuckDB); docs/sql.md describes every column.
 
-    tables = heap.tables()                  # {name: pyarrow.Table}
-    heap.to_parquet("out/")                 # out/objects.parquet, ...
-    hprofkit.sql(heap, "select ...")        # a pyarrow.Table
+    tables = heap.tables()                       # {name: pyarrow.Table}
+    tables = hprofkit.tables(["a.hprof", b])     # many dumps: a `dump` column, and a `dumps` table
+    hprofkit.to_parquet(paths, "out/")           # out/objects.parquet, ... one dump in memory at a time
+    hprofkit.sql(tables, "select ...")           # a pyarrow.Table
+    con = hprofkit.connect("out/")               # a DuckDB connection with the tables and the views
 
-The tables follow Perfetto's ``heap_graph_*`` tables:
+hprofkit's tables (the Python API's values, row for row):
 
-- ``objects(id, class_id, kind, shallow_size, retained_size, heap, dominator_id)``: one row per object in
-  id order; ``kind`` is "instance", "class", "object_array" or "primitive_array" (HeapObject.kind);
-  ``class_id`` is the id of HeapObject.class_ (java.lang.Class for class objects), null when the dump lacks
-  it; ``heap`` the Android heap name or null; ``retained_size`` is heap.retained_size(obj) (int64: 0 for
-  an unreachable object; under semantics="visualvm" VisualVM's value) and ``dominator_id`` the id of
-  heap.dominator(obj), null for a GC root, an object no single object dominates or an unreachable one
-  (both computed under the heap's semantics; tables(retained=False) leaves them null).
-- ``references(source_id, target_id, name)``: every outbound reference (HeapObject.references(), in
-  source id order); ``name`` is the field name, "[i]" for an array element, the static's name or
-  "<loader>"; ``target_id`` may name an object absent from the dump (a dangling reference).
-- ``classes(id, name, super_id, loader_id, instance_size)``: one row per class (HeapClass);
-  ``instance_size`` is null for array classes.
-- ``roots(object_id, kind)``: every GC root in file order (Heap.gc_roots), kind as "JNI_GLOBAL"...
-- ``class_retained(class_id, objects, shallow_size, retained_size)``: one row per class (in the order of
-  ``classes``): its instances and arrays, their shallow bytes, and the bytes they retain together,
-  heap.retained_by("class") (= HeapClass.instances_retained_size, VisualVM's retained size by class).
-  That is the size of the union of their retained sets: summing ``objects.retained_size`` per class
-  counts an object once for each instance of its class that it is under (docs/explore.md);
-  tables(retained=False) leaves retained_size null.
+- ``objects(id, class_id, kind, shallow_size, retained_size, heap, dominator_id, reachable,
+  root_distance, root_type, array_length, array_hash, string_length, value_string)``
+- ``references(source_id, target_id, name, qualified_name)``
+- ``classes(id, name, super_id, loader_id, instance_size, kind)``
+- ``roots(object_id, kind)``
+- ``class_retained(class_id, objects, shallow_size, retained_size)``: one row per class (in the
+  order of ``classes``): its instances and arrays, their shallow bytes, and the bytes they retain
+  together, heap.retained_by("class") (= HeapClass.instances_retained_size, VisualVM's retained
+  size by class).  That is the size of the union of their retained sets: summing
+  ``objects.retained_size`` per class counts an object once for each instance of its class that
+  it is under (docs/sql.md, docs/explore.md)
+- ``fields(object_id, name, qualified_name, type, int_value, double_value)`` with fields=True
 
-Ids are uint64.  The big columns are filled by the C core into buffers that pyarrow wraps without a
-copy (no Python object per row); names are dictionary-encoded."""
+and, in SQL, Perfetto's ``heap_graph_object``, ``heap_graph_class``, ``heap_graph_reference``,
+``heap_graph_object_data`` and (fields=True) ``heap_graph_primitive`` as views over them (_perfetto_views),
+so that Perfetto's queries run unchanged.  Ids and sizes are int64.  The columns are filled by the C
+core into buffers that pyarrow wraps without a copy (no Python object per row, class or name)."""
 
 from __future__ import annotations
 
+import mmap
 import os
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, Union, cast
 
 from ._output import new_directory
 
@@ -41,10 +39,15 @@ if TYPE_CHECKING:
 
     from ._heap import Heap
 
-__all__ = ["tables", "to_parquet", "sql", "TABLE_NAMES"]
+__all__ = ["tables", "to_parquet", "sql", "connect", "TABLE_NAMES", "MAX_CHARS"]
 
 TABLE_NAMES = ("objects", "references", "classes", "roots", "class_retained")
+MAX_CHARS = 1024  # String characters (UTF-16 units) value_string keeps by default
 KINDS = ("instance", "class", "object_array", "primitive_array")  # hp_kind order
+FIELD_TYPES = ("boolean", "char", "float", "double", "byte", "short", "int", "long")  # HP_T_* - 4
+ID_BITS = 48  # the Perfetto views' ids over many dumps: dump << 48 | id
+
+Source = Union["Heap", str, "os.PathLike[str]"]
 
 
 def require(module: str, extra: str, what: str) -> Any:
@@ -61,141 +64,413 @@ def _pa():
     return require("pyarrow", "tables", "heap.tables()")
 
 
-def _fixed(pa, type_, rows: int, data: bytes, valid: bytes | None = None):
+# ---- arrays over the core's buffers ----------------------------------------------------------
+
+def _fixed(pa, type_, rows: int, data, valid=None):
     buffers = [pa.py_buffer(valid) if valid is not None else None, pa.py_buffer(data)]
     return pa.Array.from_buffers(type_, rows, buffers)
 
 
-def _dictionary(pa, index_type, rows: int, codes: bytes, names, valid: bytes | None = None):
-    indices = _fixed(pa, index_type, rows, codes, valid)
+def _text(pa, entry) -> Any:
+    """A dictionary the core collected: (int64 offsets, bytes, count) as a large_string array."""
+    offsets, data, count = entry
+    return pa.Array.from_buffers(pa.large_string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _dictionary(pa, index_type, rows: int, codes, names, valid=None):
     values = names if isinstance(names, pa.Array) else pa.array(names, pa.string())
-    return pa.DictionaryArray.from_arrays(indices, values)
+    # safe=False: the core wrote every code below the dictionary's length (no pass to check them)
+    return pa.DictionaryArray.from_arrays(_fixed(pa, index_type, rows, codes, valid), values, safe=False)
 
 
-def _objects(pa, heap: Heap, retained: bool):
-    c = heap._columns("objects")
-    n = len(c["id"]) // 8
+class _Nulls:
+    """All-null columns of one length sharing one buffer of zeros that the kernel maps lazily
+    (tables(retained=False) costs no memory for the columns it leaves empty)."""
+
+    def __init__(self, pa, rows: int) -> None:
+        self.pa, self.rows = pa, rows
+        self.zeros = pa.py_buffer(mmap.mmap(-1, max(rows * 8, 1)))
+
+    def __call__(self, type_):
+        return self.pa.Array.from_buffers(type_, self.rows, [self.zeros, self.zeros], null_count=self.rows)
+
+
+# ---- one heap's tables ---------------------------------------------------------------------------
+
+def _objects(pa, raw, dicts, retained: bool):
+    o, s = raw["objects"], raw["strings"]
+    n = len(o["id"]) // 8
+    nulls = _Nulls(pa, n)
     if retained:
-        r = heap._columns("retained")
-        retained_size = _fixed(pa, pa.int64(), n, r["retained_size"])
-        dominator_id = _fixed(pa, pa.uint64(), n, r["dominator_id"], r["dominator_valid"])
+        r = raw["reach"]
+        reach = {
+            "retained_size": _fixed(pa, pa.int64(), n, r["retained_size"]),
+            "dominator_id": _fixed(pa, pa.int64(), n, r["dominator_id"], r["dominator_valid"]),
+            "reachable": _fixed(pa, pa.bool_(), n, r["reachable"]),
+            "root_distance": _fixed(pa, pa.int32(), n, r["root_distance"]),
+        }
     else:
-        retained_size, dominator_id = pa.nulls(n, pa.int64()), pa.nulls(n, pa.uint64())
+        reach = {"retained_size": nulls(pa.int64()), "dominator_id": nulls(pa.int64()),
+                 "reachable": nulls(pa.bool_()), "root_distance": nulls(pa.int32())}
+    # String values: one chunk per slice of rows (each chunk's text has its own offsets).
+    step, valid = s["slice_rows"], pa.py_buffer(s["string_valid"])
+    chunks = [pa.Array.from_buffers(pa.string(), min(step, n - k * step),
+                                    [valid.slice(k * step // 8), pa.py_buffer(offsets), pa.py_buffer(data)])
+              for k, (offsets, data) in enumerate(zip(s["value_offsets"], s["value_data"]))]
     return pa.table({
-        "id": _fixed(pa, pa.uint64(), n, c["id"]),
-        "class_id": _fixed(pa, pa.uint64(), n, c["class_id"], c["class_valid"]),
-        "kind": _dictionary(pa, pa.int8(), n, c["kind"], KINDS),
-        "shallow_size": _fixed(pa, pa.uint64(), n, c["shallow_size"]),
-        "retained_size": retained_size,
-        "heap": _dictionary(pa, pa.int16(), n, c["heap"], c["heap_names"], c["heap_valid"]),
-        "dominator_id": dominator_id,
+        "id": _fixed(pa, pa.int64(), n, o["id"]),
+        "class_id": _fixed(pa, pa.int64(), n, o["class_id"], o["class_valid"]),
+        "kind": _dictionary(pa, pa.int8(), n, o["kind"], KINDS),
+        "shallow_size": _fixed(pa, pa.int64(), n, o["shallow_size"]),
+        "retained_size": reach["retained_size"],
+        "heap": _dictionary(pa, pa.int16(), n, o["heap"], _text(pa, dicts["heaps"]), o["heap_valid"]),
+        "dominator_id": reach["dominator_id"],
+        "reachable": reach["reachable"],
+        "root_distance": reach["root_distance"],
+        "root_type": _dictionary(pa, pa.int8(), n, o["root_type"], _text(pa, dicts["root_kinds"]), o["root_valid"]),
+        "array_length": _fixed(pa, pa.int64(), n, o["array_length"], o["array_valid"]),
+        "array_hash": _fixed(pa, pa.int64(), n, o["array_hash"], o["hash_valid"]),
+        "string_length": _fixed(pa, pa.int64(), n, s["string_length"], s["string_valid"]),
+        "value_string": pa.chunked_array(chunks, pa.string()),
     })
 
 
-def _references(pa, heap: Heap):
-    c = heap._columns("references")
-    n = len(c["source_id"]) // 8
-    words = len(c["name_offsets"]) // 8 - 1
-    names = pa.Array.from_buffers(pa.large_string(), words,
-                                  [None, pa.py_buffer(c["name_offsets"]), pa.py_buffer(c["name_data"])])
+def _references(pa, c, names):
+    """One chunk per slice of objects (the core fills each at its bound, then trims it)."""
+    columns = {name: [] for name in ("source_id", "target_id", "name", "qualified_name")}
+    for k, source in enumerate(c["source_id"]):
+        n = len(source) // 8
+        columns["source_id"].append(_fixed(pa, pa.int64(), n, source))
+        columns["target_id"].append(_fixed(pa, pa.int64(), n, c["target_id"][k]))
+        columns["name"].append(_dictionary(pa, pa.int32(), n, c["name"][k], names, c["name_valid"][k]))
+        columns["qualified_name"].append(_dictionary(pa, pa.int32(), n, c["qualified"][k], names,
+                                                     c["qualified_valid"][k]))
+    types = {"source_id": pa.int64(), "target_id": pa.int64(), "name": pa.dictionary(pa.int32(), pa.large_string()),
+             "qualified_name": pa.dictionary(pa.int32(), pa.large_string())}
+    return pa.table({name: pa.chunked_array(chunks, types[name]) for name, chunks in columns.items()})
+
+
+def _classes(pa, c, class_names, kinds):
+    n = len(c["id"]) // 8
     return pa.table({
-        "source_id": _fixed(pa, pa.uint64(), n, c["source_id"]),
-        "target_id": _fixed(pa, pa.uint64(), n, c["target_id"]),
-        "name": _dictionary(pa, pa.int32(), n, c["name"], names, c["name_valid"]),
+        "id": _fixed(pa, pa.int64(), n, c["id"]),
+        "name": _dictionary(pa, pa.int32(), n, c["name"], class_names).dictionary_decode().cast(pa.string()),
+        "super_id": _fixed(pa, pa.int64(), n, c["super_id"], c["super_valid"]),
+        "loader_id": _fixed(pa, pa.int64(), n, c["loader_id"], c["loader_valid"]),
+        "instance_size": _fixed(pa, pa.int64(), n, c["instance_size"], c["size_valid"]),
+        "kind": _dictionary(pa, pa.int8(), n, c["kind"], kinds),
     })
 
 
-def _classes(pa, heap: Heap):
-    # One Python object per class (thousands), not per object.
-    classes = heap.classes
-    return pa.table({
-        "id": pa.array([c.class_id for c in classes], pa.uint64()),
-        "name": pa.array([c.name for c in classes], pa.string()),
-        "super_id": pa.array([c.superclass.class_id if c.superclass is not None else None for c in classes],
-                             pa.uint64()),
-        "loader_id": pa.array([c.loader.id if c.loader is not None else None for c in classes], pa.uint64()),
-        "instance_size": pa.array([c.instance_size for c in classes], pa.uint64()),
-    })
-
-
-def _roots(pa, heap: Heap):
-    c = heap._columns("roots")
+def _roots(pa, c, kinds):
     n = len(c["object_id"]) // 8
     return pa.table({
-        "object_id": _fixed(pa, pa.uint64(), n, c["object_id"]),
-        "kind": _dictionary(pa, pa.int8(), n, c["kind"], c["kind_names"]),
+        "object_id": _fixed(pa, pa.int64(), n, c["object_id"]),
+        "kind": _dictionary(pa, pa.int8(), n, c["kind"], kinds),
     })
 
 
-def _class_retained(pa, heap: Heap, objects, retained: bool):
-    classes = heap.classes
-    ids = pa.array([c.class_id for c in classes], pa.uint64())
-    if retained:
-        groups = {g.key.ordinal: g for g in heap.retained_by("class")}
-        totals = [groups.get(c.ordinal) for c in classes]
-        return pa.table({
-            "class_id": ids,
-            "objects": pa.array([g.objects if g else 0 for g in totals], pa.uint64()),
-            "shallow_size": pa.array([g.shallow_size if g else 0 for g in totals], pa.uint64()),
-            "retained_size": pa.array([g.retained_size if g else 0 for g in totals], pa.int64()),
-        })
-    # Without the dominators: the counts from the objects table (a class object is no instance).
-    import pyarrow.compute as pc
-    instances = objects.filter(pc.not_equal(objects.column("kind").cast(pa.string()), "class"))
-    sums = {row["class_id"]: row for row in instances.group_by("class_id").aggregate(
-        [("id", "count"), ("shallow_size", "sum")]).to_pylist()}
-    rows = [sums.get(c.class_id, {}) for c in classes]
+def _class_retained(pa, raw, classes, retained: bool):
+    n = classes.num_rows
+    o = raw["objects"]
     return pa.table({
-        "class_id": ids,
-        "objects": pa.array([row.get("id_count", 0) for row in rows], pa.uint64()),
-        "shallow_size": pa.array([row.get("shallow_size_sum", 0) for row in rows], pa.uint64()),
-        "retained_size": pa.nulls(len(classes), pa.int64()),
+        "class_id": classes.column("id"),
+        "objects": _fixed(pa, pa.int64(), n, o["class_objects"]),
+        "shallow_size": _fixed(pa, pa.int64(), n, o["class_shallow"]),
+        "retained_size": _fixed(pa, pa.int64(), n, raw["reach"]["class_retained"]) if retained
+        else pa.nulls(n, pa.int64()),
     })
 
 
-def tables(heap: Heap, *, retained: bool = True) -> dict[str, _pyarrow.Table]:
-    """heap.tables(): {"objects", "references", "classes", "roots", "class_retained"} as pyarrow Tables
-    (module doc).  retained=False leaves the retained sizes and dominator_id null and skips the
-    dominator tree."""
+def _fields(pa, c, names):
+    n = len(c["object_id"]) // 8
+    return pa.table({
+        "object_id": _fixed(pa, pa.int64(), n, c["object_id"]),
+        "name": _dictionary(pa, pa.int32(), n, c["name"], names, c["name_valid"]),
+        "qualified_name": _dictionary(pa, pa.int32(), n, c["qualified"], names, c["qualified_valid"]),
+        "type": _dictionary(pa, pa.int8(), n, c["type"], FIELD_TYPES),
+        "int_value": _fixed(pa, pa.int64(), n, c["int_value"], c["int_valid"]),
+        "double_value": _fixed(pa, pa.float64(), n, c["double_value"], c["double_valid"]),
+    })
+
+
+def heap_tables(heap: Heap, *, retained: bool = True, fields: bool = False,
+                max_chars: int = MAX_CHARS) -> dict[str, _pyarrow.Table]:
+    """heap.tables(): one heap's tables (module doc; docs/sql.md)."""
     pa = _pa()
-    objects = _objects(pa, heap, retained)
-    return {"objects": objects, "references": _references(pa, heap), "classes": _classes(pa, heap),
-            "roots": _roots(pa, heap), "class_retained": _class_retained(pa, heap, objects, retained)}
+    wanted = ["objects", "strings", "references", "classes", "roots"]
+    wanted += ["reach"] if retained else []
+    wanted += ["fields"] if fields else []
+    raw = heap._columns(wanted, max_chars=max_chars)
+    dicts = raw["dictionaries"]
+    names, class_names = _text(pa, dicts["names"]), _text(pa, dicts["classes"])
+    classes = _classes(pa, raw["classes"], class_names, dicts["class_kinds"])
+    out = {
+        "objects": _objects(pa, raw, dicts, retained),
+        "references": _references(pa, raw["references"], names),
+        "classes": classes,
+        "roots": _roots(pa, raw["roots"], _text(pa, dicts["root_kinds"])),
+        "class_retained": _class_retained(pa, raw, classes, retained),
+    }
+    if fields:
+        out["fields"] = _fields(pa, raw["fields"], names)
+    return out
 
 
-def to_parquet(heap: Heap | Mapping[str, _pyarrow.Table], directory: str | os.PathLike[str]) -> str:
-    """heap.to_parquet(dir): writes dir/objects.parquet, references.parquet, classes.parquet,
-    roots.parquet and class_retained.parquet.  Atomic: written into a temporary directory beside
-    `dir`, then renamed, so `dir` either holds all the files or is not created; an existing `dir` is an error (FileExistsError).
-    Returns the directory."""
-    require("pyarrow", "tables", "to_parquet()")
+# ---- many dumps --------------------------------------------------------------------------------
+
+def _is_source_list(source: Any) -> bool:
+    return isinstance(source, (list, tuple)) or (
+        not isinstance(source, (str, bytes, os.PathLike, Mapping)) and hasattr(source, "__iter__")
+        and not hasattr(source, "_columns"))
+
+
+def _each_dump(sources: Iterable[Source], open_options: Mapping[str, Any]) -> Iterator[tuple[int, Heap, dict]]:
+    """(dump number, heap, its row of the dumps table) for each source; a path is opened for its turn
+    and closed after it, so one dump's index is in memory at a time."""
+    from ._dump import Dump
+    for number, source in enumerate(sources):
+        if hasattr(source, "_columns"):
+            heap = cast("Heap", source)
+            yield number, heap, {"dump": number, "path": None, "timestamp": None, "id_size": heap.id_size}
+            continue
+        path = os.fspath(cast("str | os.PathLike[str]", source))
+        with Dump(path) as dump:
+            row = {"dump": number, "path": path, "timestamp": dump.timestamp, "id_size": dump.id_size}
+            heap = dump.heap(**open_options)
+        with heap:
+            yield number, heap, row
+
+
+def _with_dump(pa, table, number: int):
+    return table.add_column(0, "dump", pa.repeat(pa.scalar(number, pa.int32()), table.num_rows))
+
+
+def _dumps_table(pa, rows: list[dict]):
+    return pa.table({
+        "dump": pa.array([r["dump"] for r in rows], pa.int32()),
+        "path": pa.array([r["path"] for r in rows], pa.string()),
+        "timestamp": pa.array([r["timestamp"] for r in rows], pa.timestamp("ms", tz="UTC")),
+        "id_size": pa.array([r["id_size"] for r in rows], pa.int8()),
+        "objects": pa.array([r["objects"] for r in rows], pa.int64()),
+    })
+
+
+def _dump_tables(sources, options) -> Iterator[tuple[dict, dict[str, Any]]]:
+    """Each dump's tables with their dump column, and its row of the dumps table."""
+    pa = _pa()
+    open_options = {k: options.pop(k) for k in ("heap_dump", "semantics", "size_model") if k in options}
+    for number, heap, row in _each_dump(sources, open_options):
+        one = heap_tables(heap, **options)
+        row["objects"] = one["objects"].num_rows
+        yield row, {name: _with_dump(pa, table, number) for name, table in one.items()}
+
+
+def tables(source: Source | Iterable[Source], *, retained: bool = True, fields: bool = False,
+           max_chars: int = MAX_CHARS, heap_dump: int = 0, semantics: str = "hprofkit",
+           ) -> dict[str, _pyarrow.Table]:
+    """hprofkit.tables(heap) is heap.tables(); hprofkit.tables([a, b, ...]) (heaps or paths,
+    paths opened and closed one at a time) gives the same tables for all of them, each with a
+    ``dump`` column (the source's position) first, and a ``dumps`` table (dump, path, timestamp,
+    id_size, objects).  retained=False leaves the dominator tree and the search from the roots
+    out (retained sizes, dominators, reachable, root_distance: null); fields=True adds the
+    ``fields`` table; max_chars is how many characters of each String value_string keeps."""
+    options: dict[str, Any] = {"retained": retained, "fields": fields, "max_chars": max_chars}
+    if not _is_source_list(source):
+        if hasattr(source, "_columns"):
+            return heap_tables(cast("Heap", source), **options)
+        from ._heap import open_heap
+        with open_heap(cast("str | os.PathLike[str]", source), heap_dump=heap_dump, semantics=semantics) as heap:
+            return heap_tables(heap, **options)
+    pa = _pa()
+    rows, parts = [], []
+    for row, one in _dump_tables(source, {**options, "heap_dump": heap_dump, "semantics": semantics}):
+        rows.append(row)
+        parts.append(one)
+    if not parts:
+        raise ValueError("no dumps: hprofkit.tables() takes a heap, a path, or a list of them")
+    out = {name: pa.concat_tables([p[name] for p in parts]) for name in parts[0]}
+    out["dumps"] = _dumps_table(pa, rows)
+    return out
+
+
+# ---- Parquet ------------------------------------------------------------------------------------
+
+def to_parquet(source: Source | Iterable[Source] | Mapping[str, _pyarrow.Table], directory: str | os.PathLike[str],
+               *, retained: bool = True, fields: bool = False, max_chars: int = MAX_CHARS, heap_dump: int = 0,
+               semantics: str = "hprofkit") -> str:
+    """Writes directory/<table>.parquet for each table (objects.parquet, references.parquet, ...).
+    `source`: a heap, tables already built, or a list of heaps or paths: then every file holds
+    every dump (the dump column; one row group or more per dump) plus dumps.parquet, and only one
+    dump is in memory at a time, so a fleet's dumps become one set of files for
+    ``read_parquet('dir/objects.parquet')``.  Atomic: written into a temporary directory beside
+    `directory`, then renamed, so `directory` holds all the files or is not created; an existing
+    `directory` is an error (FileExistsError).  Returns the directory."""
+    pa = _pa()
     parquet = require("pyarrow.parquet", "tables", "to_parquet()")
     directory = os.fspath(directory)
-    with new_directory(directory) as tmp:  # refuses an existing name before the tables are built
-        data = heap if isinstance(heap, Mapping) else tables(heap)
-        for name, table in data.items():
-            parquet.write_table(table, os.path.join(tmp, name + ".parquet"))
+    options: dict[str, Any] = {"retained": retained, "fields": fields, "max_chars": max_chars}
+    with new_directory(directory) as tmp:  # refuses an existing name before any table is built
+        if isinstance(source, Mapping):
+            for name, table in source.items():
+                parquet.write_table(table, os.path.join(tmp, name + ".parquet"))
+        elif not _is_source_list(source):
+            for name, table in tables(source, heap_dump=heap_dump, semantics=semantics, **options).items():
+                parquet.write_table(table, os.path.join(tmp, name + ".parquet"))
+        else:
+            writers: dict[str, Any] = {}
+            rows = []
+            try:
+                for row, one in _dump_tables(source, {**options, "heap_dump": heap_dump, "semantics": semantics}):
+                    rows.append(row)
+                    for name, table in one.items():
+                        if name not in writers:
+                            writers[name] = parquet.ParquetWriter(os.path.join(tmp, name + ".parquet"), table.schema)
+                        writers[name].write_table(table)
+            finally:
+                for writer in writers.values():
+                    writer.close()
+            if not rows:
+                raise ValueError("no dumps: to_parquet() takes a heap, a path, tables, or a list of heaps or paths")
+            parquet.write_table(_dumps_table(pa, rows), os.path.join(tmp, "dumps.parquet"))
     return directory
 
 
-def sql(heap: Heap | Mapping[str, _pyarrow.Table], query: str, params: Any = None) -> _pyarrow.Table:
-    """Runs DuckDB SQL over a heap's tables (objects, references, classes, roots, class_retained) and
-    returns the result as a pyarrow Table (``.to_pandas()``, ``.to_pylist()``...).
+# ---- SQL ------------------------------------------------------------------------------------------
 
-    Pass ``heap.tables()`` instead of the heap to build the tables once for many queries.  Each call
-    uses its own in-memory DuckDB connection, so the result does not depend on anything left open;
-    ``params`` are the query's ``?`` / ``$name`` parameters.  ``references`` is a reserved word in
-    SQL: write ``"references"`` or its alias ``refs``."""
-    duckdb = require("duckdb", "tables", "hprofkit.sql()")
-    data = heap if isinstance(heap, Mapping) else tables(heap)
-    with duckdb.connect(":memory:") as con:
+def _perfetto_views(columns: Mapping[str, Sequence[str]]) -> list[str]:
+    """CREATE VIEW statements for Perfetto's heap graph tables over hprofkit's (docs/sql.md).  With a
+    dump column (many dumps) their ids are dump << 48 | id, unique across the dumps as Perfetto's
+    row ids are, and upid is the dump, graph_sample_ts its header timestamp (ns)."""
+    many = "dump" in columns.get("objects", ())
+
+    def gid(expr: str, table: str) -> str:
+        return f"({table}.dump::BIGINT << {ID_BITS} | {expr})" if many else expr
+
+    upid = "o.dump" if many else "0"
+    ts = "(select epoch_ns(d.timestamp) from dumps d where d.dump = o.dump)" if "dumps" in columns \
+        else "CAST(NULL AS BIGINT)"
+    views = [f"""
+        CREATE OR REPLACE VIEW heap_graph_object AS SELECT
+            {gid('o.id', 'o')} AS id, {upid} AS upid, {ts} AS graph_sample_ts,
+            o.shallow_size AS self_size, CAST(0 AS BIGINT) AS native_size,
+            {gid('o.id', 'o')} AS reference_set_id, o.reachable,
+            CAST(o.heap AS VARCHAR) AS heap_type,
+            CASE WHEN o.kind = 'class' THEN ~{gid('o.id', 'o')} ELSE {gid('o.class_id', 'o')} END AS type_id,
+            'ROOT_' || CAST(o.root_type AS VARCHAR) AS root_type, o.root_distance,
+            CASE WHEN o.kind = 'primitive_array' OR o.value_string IS NOT NULL THEN {gid('o.id', 'o')}
+                 END AS object_data_id,
+            o.retained_size, {gid('o.dominator_id', 'o')} AS dominator_id,
+            CASE WHEN o.kind = 'primitive_array' THEN o.array_length END AS array_element_count,
+            o.value_string, o.array_hash AS array_data_hash
+        FROM objects o""", f"""
+        CREATE OR REPLACE VIEW heap_graph_class AS
+        SELECT {gid('c.id', 'c')} AS id, c.name, c.name AS deobfuscated_name, CAST(NULL AS VARCHAR) AS location,
+               {gid('c.super_id', 'c')} AS superclass_id, {gid('c.loader_id', 'c')} AS classloader_id,
+               CAST(c.kind AS VARCHAR) AS kind
+        FROM classes c
+        UNION ALL
+        SELECT ~{gid('c.id', 'c')}, 'java.lang.Class<' || c.name || '>', 'java.lang.Class<' || c.name || '>',
+               NULL, NULL, NULL, 'KIND_CLASS'
+        FROM classes c""", f"""
+        CREATE OR REPLACE VIEW heap_graph_reference AS SELECT
+            {gid('r.source_id', 'r')} AS reference_set_id, {gid('r.source_id', 'r')} AS owner_id,
+            {gid('r.target_id', 'r')} AS owned_id, CAST(r.qualified_name AS VARCHAR) AS field_name,
+            coalesce(c.name, 'unknown') AS field_type_name,
+            CAST(NULL AS VARCHAR) AS deobfuscated_field_name
+        FROM "references" r
+        LEFT JOIN objects t ON t.id = r.target_id{' AND t.dump = r.dump' if many else ''}
+        LEFT JOIN classes c ON c.id = t.class_id{' AND c.dump = r.dump' if many else ''}""", f"""
+        CREATE OR REPLACE VIEW heap_graph_object_data AS SELECT
+            {gid('o.id', 'o')} AS id, {gid('o.id', 'o') if 'fields' in columns else 'CAST(NULL AS BIGINT)'}
+                AS field_set_id,
+            o.value_string,
+            CASE WHEN o.kind = 'primitive_array' THEN regexp_replace(c.name, '\\[\\]$', '') END AS array_element_type,
+            CASE WHEN o.kind = 'primitive_array' THEN o.array_length END AS array_element_count,
+            CAST(NULL AS BIGINT) AS array_data_id, o.array_hash AS array_data_hash
+        FROM objects o LEFT JOIN classes c ON c.id = o.class_id{' AND c.dump = o.dump' if many else ''}
+        WHERE o.kind = 'primitive_array' OR o.value_string IS NOT NULL"""]
+    if "fields" in columns:
+        typed = ", ".join(f"CASE WHEN f.type = '{t}' THEN f.{'double' if t in ('float', 'double') else 'int'}_value "
+                          f"END AS {t if t != 'boolean' else 'bool'}_value" for t in FIELD_TYPES)
+        views.append(f"""
+        CREATE OR REPLACE VIEW heap_graph_primitive AS SELECT
+            {gid('f.object_id', 'f')} AS field_set_id, CAST(f.qualified_name AS VARCHAR) AS field_name,
+            CAST(f.type AS VARCHAR) AS field_type, {typed}
+        FROM fields f""")
+    return views
+
+
+def _register(con, source, options) -> None:
+    """Registers source's tables (Arrow tables, or a Parquet directory's files) on DuckDB
+    connection `con`, with the refs alias and Perfetto's views."""
+    columns: dict[str, list[str]] = {}
+    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+        for entry in sorted(os.scandir(os.fspath(source)), key=lambda e: e.name):
+            if entry.name.endswith(".parquet") and not entry.name.startswith("."):
+                name = entry.name[:-len(".parquet")]
+                # A view's text cannot take parameters: the path is quoted as an SQL string.
+                con.execute(f"CREATE OR REPLACE VIEW \"{name}\" AS SELECT * FROM read_parquet('{_quote(entry.path)}')")
+                columns[name] = [row[0] for row in con.execute(f'DESCRIBE "{name}"').fetchall()]
+        if "objects" not in columns:
+            raise ValueError(f"{os.fspath(source)!r} holds no objects.parquet: not a directory to_parquet() wrote")
+    else:
+        data = source if isinstance(source, Mapping) else tables(source, **options)
         for name, table in data.items():
             con.register(name, table)
-        if "references" in data:  # a reserved word in SQL: "references" needs quotes, refs does not
-            con.register("refs", data["references"])
+            columns[name] = list(table.column_names)
+    if "references" in columns:  # a reserved word in SQL: "references" needs quotes, refs does not
+        con.execute('CREATE OR REPLACE VIEW refs AS SELECT * FROM "references"')
+    if {"objects", "classes", "references"} <= set(columns):
+        for statement in _perfetto_views(columns):
+            con.execute(statement)
+
+
+def _quote(text: str) -> str:
+    return os.fspath(text).replace("'", "''")
+
+
+def connect(source: Any, *, database: str = ":memory:", **options: Any) -> Any:
+    """A DuckDB connection over `source`'s tables with the refs alias and Perfetto's views (the
+    caller closes it).  `source`: a heap, tables already built, a dump's path, a list of heaps or
+    paths (hprofkit.tables), or a directory to_parquet() wrote (its files are read in place).
+    `options` go to hprofkit.tables (retained, fields, max_chars, heap_dump, semantics)."""
+    duckdb = require("duckdb", "tables", "hprofkit.connect()")
+    con = duckdb.connect(database)
+    try:
+        _register(con, source, options)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def sql(source: Any, query: str, params: Any = None, **options: Any) -> _pyarrow.Table:
+    """Runs DuckDB SQL over `source`'s tables (anything connect() takes) and returns the result as a
+    pyarrow Table (``.to_pandas()``, ``.to_pylist()``...).
+
+    Pass ``heap.tables()`` (or a Parquet directory) instead of the heap to build the tables once for
+    many queries.  Each call uses its own in-memory DuckDB connection, so the result does not depend
+    on anything left open; ``params`` are the query's ``?`` / ``$name`` parameters.  ``references``
+    is a reserved word in SQL: write ``"references"`` or its alias ``refs``.  Perfetto's
+    heap_graph_* tables are views (docs/sql.md)."""
+    with connect(source, **options) as con:
         relation = con.sql(query, params=params)
         if relation is None:  # a statement without a result (SET, CREATE...)
             return _pa().table({})
         # DuckDB 2 renamed arrow() to to_arrow_table().
         fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
-        return fetch()
+        return _int64_sums(fetch())
+
+
+def _int64_sums(table):
+    """DuckDB sums BIGINTs into a HUGEINT (DECIMAL(38,0) in Arrow, Python Decimals in pandas): a
+    whole-number decimal column whose values fit comes back as int64, as the sizes it sums."""
+    pa = _pa()
+    for k, field in enumerate(table.schema):
+        if pa.types.is_decimal(field.type) and field.type.scale == 0:
+            try:
+                table = table.set_column(k, field.name, table.column(k).cast(pa.int64()))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass  # past int64: kept as the decimal DuckDB gave
+    return table

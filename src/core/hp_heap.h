@@ -95,6 +95,8 @@ uint32_t hp_heap_object_class(const hp_heap *h, uint32_t index);
  * counts: class objects count for no class), or HP_NONE. */
 uint32_t hp_heap_instance_class(const hp_heap *h, uint32_t index);
 uint64_t hp_heap_shallow_size(const hp_heap *h, uint32_t index);
+/* hp_object.heap of object `index`, cheaply. */
+int hp_heap_object_heap(const hp_heap *h, uint32_t index);
 
 /* Name of Android heap `heap` ("app", "zygote", "image"...) as UTF-8 bytes
  * in the mapping; 0 when unknown. */

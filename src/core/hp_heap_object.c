@@ -104,6 +104,11 @@ uint32_t hp_heap_instance_class(const hp_heap *h, uint32_t index)
     return ord < 8 ? h->prim_class[ord] : HP_NONE;
 }
 
+int hp_heap_object_heap(const hp_heap *h, uint32_t index)
+{
+    return h->heap_of && h->heap_of[index] != 255 ? h->heap_of[index] : -1;
+}
+
 void hp_heap_object(const hp_heap *h, uint32_t index, hp_object *out)
 {
     const int id = h->id_size;
@@ -118,7 +123,7 @@ void hp_heap_object(const hp_heap *h, uint32_t index, hp_object *out)
     out->length = 0;
     out->data = NULL;
     out->data_len = 0;
-    out->heap = h->heap_of && h->heap_of[index] != 255 ? h->heap_of[index] : -1;
+    out->heap = hp_heap_object_heap(h, index);
     p = h->buf + out->offset;
     /* Sub-records were decoded whole at build time: these reads are in bounds. */
     switch (out->kind) {

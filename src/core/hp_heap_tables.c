@@ -1,120 +1,206 @@
-/* The heap index as columns (hp_heap_tables.h). */
+/* The heap index as columns (hp_heap_tables.h): objects, reachability,
+ * references, GC roots and classes. */
 #include "hp_heap_tables.h"
 
-static void set_bit(uint8_t *bitmap, uint32_t i, int on)
+#include "hp_xxh64.h"
+
+/* ---- objects ---- */
+
+int hp_tables_root_rank(int tag)
 {
-    uint8_t mask = (uint8_t)(1u << (i & 7));
-    if (on)
-        bitmap[i >> 3] |= mask;
-    else
-        bitmap[i >> 3] &= (uint8_t)~mask;
+    switch (tag) {
+    case HP_SUB_ROOT_STICKY_CLASS: return 0;
+    case HP_SUB_ROOT_JNI_GLOBAL: return 1;
+    case HP_SUB_ROOT_JNI_LOCAL: return 2;
+    default: return 3;
+    }
+}
+
+/* The first position in hp_heap_root_by_object order of a root naming an
+ * object at or after index `start`. */
+static uint32_t roots_from(const hp_heap *h, uint32_t start)
+{
+    uint32_t first = 0;
+    hp_heap_object_roots(h, start, &first);
+    return first;
 }
 
 void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_object_columns *c)
 {
-    uint32_t i;
+    uint32_t i, k = roots_from(h, start), nroots = hp_heap_root_count(h);
     for (i = start; i < end; i++) {
-        hp_object obj;
-        int16_t heap = -1;
-        hp_heap_object(h, i, &obj);
-        c->id[i] = obj.id;
-        c->class_id[i] = obj.class_ord == HP_NONE ? 0 : c->class_ids[obj.class_ord];
-        set_bit(c->class_valid, i, obj.class_ord != HP_NONE);
-        c->kind[i] = (int8_t)obj.kind;
-        c->shallow_size[i] = hp_heap_shallow_size(h, i);
-        if (obj.heap >= 0 && obj.heap < 256)
-            heap = c->heap_codes[obj.heap];
+        hp_kind kind = hp_heap_object_kind(h, i);
+        uint32_t cls = hp_heap_object_class(h, i), counted = hp_heap_instance_class(h, i);
+        int64_t size = (int64_t)hp_heap_shallow_size(h, i);
+        int is_array = kind == HP_KIND_OBJ_ARRAY || kind == HP_KIND_PRIM_ARRAY, rank = 4, tag = 0;
+        int16_t heap;
+        c->id[i] = (int64_t)hp_heap_object_id(h, i);
+        c->class_id[i] = cls == HP_NONE ? 0 : c->class_ids[cls];
+        hp_tables_set_bit(c->class_valid, i, cls != HP_NONE);
+        c->kind[i] = (int8_t)kind;
+        c->shallow_size[i] = size;
+        if (counted != HP_NONE) {
+            c->class_objects[counted]++;
+            c->class_shallow[counted] += size;
+        }
+        /* Roots by object run in index order, each object's in file order. */
+        for (; k < nroots; k++) {
+            hp_root r;
+            uint32_t at = hp_heap_root_by_object(h, k);
+            if (at == HP_NONE)
+                break;
+            hp_heap_root(h, at, &r);
+            if (r.index != i)
+                break;
+            if (hp_tables_root_rank(r.kind) < rank) {
+                rank = hp_tables_root_rank(r.kind);
+                tag = r.kind;
+            }
+        }
+        c->root_type[i] = rank < 4 ? c->root_codes[tag & 0xFF] : 0;
+        hp_tables_set_bit(c->root_valid, i, rank < 4);
+        heap = c->heap_codes[hp_heap_object_heap(h, i) + 1];
         c->heap[i] = heap < 0 ? 0 : heap;
-        set_bit(c->heap_valid, i, heap >= 0);
+        hp_tables_set_bit(c->heap_valid, i, heap >= 0);
+        c->array_length[i] = 0;
+        c->array_hash[i] = 0;
+        if (is_array) {
+            hp_object obj;
+            hp_heap_object(h, i, &obj);
+            c->array_length[i] = obj.length;
+            if (kind == HP_KIND_OBJ_ARRAY && obj.length > *c->max_elements)
+                *c->max_elements = obj.length;
+            if (kind == HP_KIND_PRIM_ARRAY)
+                c->array_hash[i] = (int64_t)hp_xxh64(obj.data, (size_t)obj.data_len, 0);
+        }
+        hp_tables_set_bit(c->array_valid, i, is_array);
+        hp_tables_set_bit(c->hash_valid, i, kind == HP_KIND_PRIM_ARRAY);
     }
 }
 
-void hp_tables_retained(const hp_reach *r, const hp_heap *h, uint32_t start, uint32_t end,
-                        const hp_retained_columns *c)
+/* ---- reachability ---- */
+
+void hp_tables_reach(const hp_reach *r, const hp_bfs *b, const hp_heap *h, uint32_t start, uint32_t end,
+                     const hp_reach_columns *c)
 {
     uint32_t i;
     for (i = start; i < end; i++) {
         uint32_t d = hp_reach_idom(r, i);
         c->retained_size[i] = hp_reach_retained(r, i);
-        c->dominator_id[i] = d == HP_NONE ? 0 : hp_heap_object_id(h, d);
-        set_bit(c->dominator_valid, i, d != HP_NONE);
+        c->dominator_id[i] = d == HP_NONE ? 0 : (int64_t)hp_heap_object_id(h, d);
+        hp_tables_set_bit(c->dominator_valid, i, d != HP_NONE);
+        hp_tables_set_bit(c->reachable, i, (b->visited[i >> 6] >> (i & 63)) & 1);
     }
 }
 
-uint64_t hp_tables_count_refs(const hp_heap *h, uint32_t start, uint32_t end, uint32_t *max_element)
+void hp_tables_root_distances(const hp_bfs *b, int32_t *distance, uint32_t *stack)
+{
+    uint32_t v;
+    for (v = 0; v < b->n; v++)
+        distance[v] = (b->visited[v >> 6] >> (v & 63)) & 1 ? -2 : -1; /* -2: not known yet */
+    for (v = 0; v < b->n; v++) {
+        uint32_t top = 0, at = v;
+        int32_t d;
+        /* Up the search's parents to a vertex whose distance is known, then down again. */
+        while (distance[at] == -2 && b->parent[at] != HP_MARK) {
+            stack[top++] = at;
+            at = b->parent[at];
+        }
+        if (distance[at] == -2)
+            distance[at] = 0; /* a root */
+        d = distance[at];
+        while (top > 0)
+            distance[stack[--top]] = ++d;
+    }
+}
+
+/* ---- references ---- */
+
+uint64_t hp_tables_max_refs(const hp_heap *h, const hp_table_names *names, const int8_t *kind,
+                            const int64_t *array_length, uint32_t start, uint32_t end)
 {
     uint64_t count = 0;
     uint32_t i;
     for (i = start; i < end; i++) {
-        hp_ref_iter it;
-        hp_ref r;
-        hp_ref_iter_init(&it, h, i);
-        while (hp_ref_next(&it, &r)) {
-            count++;
-            if (r.kind == HP_REF_ELEMENT && r.slot >= *max_element)
-                *max_element = r.slot + 1;
+        uint32_t ord = hp_heap_object_class(h, i);
+        switch (kind[i]) {
+        case HP_KIND_INSTANCE:
+            count += ord == HP_NONE ? 0 : names->ref_base[ord + 1] - names->ref_base[ord];
+            break;
+        case HP_KIND_OBJ_ARRAY:
+            count += (uint64_t)array_length[i];
+            break;
+        case HP_KIND_CLASS:
+            ord = hp_heap_find_class_id(h, hp_heap_object_id(h, i));
+            count += 1 + (ord == HP_NONE ? 0 : names->static_base[ord + 1] - names->static_base[ord]);
+            break;
+        default:
+            break;
         }
     }
     return count;
 }
 
-/* The class ordinal whose name tables name the references of `obj`. */
-static uint32_t naming_class(const hp_object *obj)
+/* Reference `r`'s names in the tables of class `ord` into *code and
+ * *qualified (-1: none); 0 for a slot the tables do not have. */
+static int ref_names(const hp_table_names *t, uint32_t ord, const hp_ref *r, int32_t *code, int32_t *qualified)
 {
-    return obj->kind == HP_KIND_CLASS ? obj->self_ord : obj->class_ord;
+    const uint32_t *base = r->kind == HP_REF_STATIC ? t->static_base : t->ref_base;
+    uint32_t at;
+    if (r->kind == HP_REF_ELEMENT) {
+        if (r->slot >= t->element_count)
+            return 0;
+        *code = *qualified = t->element_codes[r->slot];
+        return 1;
+    }
+    if (r->kind == HP_REF_LOADER) {
+        *code = *qualified = t->loader_code;
+        return 1;
+    }
+    if (ord == HP_NONE || r->slot >= base[ord + 1] - base[ord])
+        return 0;
+    at = base[ord] + r->slot;
+    *code = r->kind == HP_REF_STATIC ? t->static_codes[at] : t->ref_codes[at];
+    *qualified = r->kind == HP_REF_STATIC ? t->static_qualified[at] : t->ref_qualified[at];
+    return 1;
 }
 
-/* The dictionary code of reference `r` of an object whose names are those
- * of class `ord`; -1 for a slot the name tables do not have. */
-static int64_t ref_code(const hp_ref_names *names, uint32_t ord, const hp_ref *r)
+int64_t hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_table_names *names, uint64_t cap,
+                       const hp_ref_columns *c)
 {
-    if (r->kind == HP_REF_ELEMENT)
-        return r->slot < names->element_count ? (int64_t)names->element_base + r->slot : -1;
-    if (r->kind == HP_REF_LOADER)
-        return names->loader_code;
-    if (ord == HP_NONE)
-        return -1;
-    if (r->kind == HP_REF_STATIC)
-        return r->slot < names->static_base[ord + 1] - names->static_base[ord]
-                   ? (int64_t)names->static_codes[names->static_base[ord] + r->slot] : -1;
-    return r->slot < names->field_base[ord + 1] - names->field_base[ord]
-               ? (int64_t)names->field_codes[names->field_base[ord] + r->slot] : -1;
-}
-
-int hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_ref_names *names, uint64_t row,
-                   uint64_t row_end, const hp_ref_columns *c)
-{
+    uint64_t row = 0;
     uint32_t i;
     for (i = start; i < end; i++) {
-        hp_object obj;
         hp_ref_iter it;
         hp_ref r;
-        uint32_t ord;
-        hp_heap_object(h, i, &obj);
-        ord = naming_class(&obj);
-        hp_ref_iter_init(&it, h, i);
+        int64_t id;
+        if (hp_heap_object_kind(h, i) == HP_KIND_PRIM_ARRAY)
+            continue;
+        id = (int64_t)hp_heap_object_id(h, i);
+        hp_ref_iter_init(&it, h, i); /* it.cls: the class whose fields and statics name the references */
+        it.lazy = 1;                 /* the target's index is not needed: no look-up per reference */
         while (hp_ref_next(&it, &r)) {
-            int64_t code = ref_code(names, ord, &r);
-            if (row >= row_end || code < 0)
-                return 0;
-            c->source_id[row] = obj.id;
-            c->target_id[row] = r.target_id;
-            c->name[row] = (int32_t)code;
+            int32_t name, qualified;
+            if (row >= cap || !ref_names(names, it.cls, &r, &name, &qualified))
+                return -1;
+            c->source_id[row] = id;
+            c->target_id[row] = (int64_t)r.target_id;
+            c->name[row] = name < 0 ? 0 : name;
+            c->qualified[row] = qualified < 0 ? 0 : qualified;
+            hp_tables_set_bit(c->name_valid, row, name >= 0);
+            hp_tables_set_bit(c->qualified_valid, row, qualified >= 0);
             row++;
         }
     }
-    return row == row_end;
+    return (int64_t)row;
 }
 
 uint64_t hp_tables_code_validity(int32_t *codes, uint64_t n, uint8_t *valid)
 {
     uint64_t i, nulls = 0;
     for (i = 0; i < n; i++) {
-        uint8_t mask = (uint8_t)(1u << (i & 7));
-        if (codes[i] >= 0) {
-            valid[i >> 3] |= mask;
-        } else {
-            valid[i >> 3] &= (uint8_t)~mask;
+        hp_tables_set_bit(valid, i, codes[i] >= 0);
+        if (codes[i] < 0) {
             codes[i] = 0;
             nulls++;
         }
@@ -122,13 +208,33 @@ uint64_t hp_tables_code_validity(int32_t *codes, uint64_t n, uint8_t *valid)
     return nulls;
 }
 
+/* ---- GC roots ---- */
+
 void hp_tables_roots(const hp_heap *h, const hp_root_columns *c)
 {
     uint32_t i, n = hp_heap_root_count(h);
     for (i = 0; i < n; i++) {
         hp_root r;
         hp_heap_root(h, i, &r);
-        c->object_id[i] = r.id;
+        c->object_id[i] = (int64_t)r.id;
         c->kind[i] = c->kind_codes[r.kind & 0xFF];
+    }
+}
+
+/* ---- classes ---- */
+
+void hp_tables_classes(const hp_heap *h, const hp_class_columns *c)
+{
+    uint32_t i, n = hp_heap_class_count(h);
+    for (i = 0; i < n; i++) {
+        hp_class_info ci;
+        hp_heap_class(h, i, &ci);
+        c->id[i] = (int64_t)ci.id;
+        c->super_id[i] = ci.super_ord == HP_NONE ? 0 : (int64_t)ci.super_id;
+        hp_tables_set_bit(c->super_valid, i, ci.super_ord != HP_NONE);
+        c->loader_id[i] = (int64_t)ci.loader_id;
+        hp_tables_set_bit(c->loader_valid, i, ci.loader_id != 0);
+        c->instance_size[i] = ci.elem_type ? 0 : (int64_t)ci.instance_size;
+        hp_tables_set_bit(c->size_valid, i, !ci.elem_type);
     }
 }

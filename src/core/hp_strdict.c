@@ -1,0 +1,112 @@
+/* A dictionary of distinct byte strings (hp_strdict.h). */
+#include "hp_strdict.h"
+
+#include <string.h>
+
+#include "hp_xxh64.h"
+
+#define LIMIT 0x7FFFFFFFu
+
+hp_code hp_strdict_init(hp_strdict *d, const hp_alloc *alloc)
+{
+    memset(d, 0, sizeof *d);
+    d->alloc = alloc ? alloc : &hp_default_alloc;
+    d->mask = 63;
+    d->cap = 16;
+    d->data_cap = 256;
+    d->slots = d->alloc->malloc_fn((d->mask + 1) * sizeof *d->slots);
+    d->hashes = d->alloc->malloc_fn(d->cap * sizeof *d->hashes);
+    d->offsets = d->alloc->malloc_fn((d->cap + 1) * sizeof *d->offsets);
+    d->data = d->alloc->malloc_fn(d->data_cap);
+    if (!d->slots || !d->hashes || !d->offsets || !d->data)
+        return HP_E_NOMEM;
+    memset(d->slots, 0, (d->mask + 1) * sizeof *d->slots);
+    d->offsets[0] = 0;
+    return HP_OK;
+}
+
+void hp_strdict_free(hp_strdict *d)
+{
+    if (!d->alloc)
+        return;
+    d->alloc->free_fn(d->slots);
+    d->alloc->free_fn(d->hashes);
+    d->alloc->free_fn(d->offsets);
+    d->alloc->free_fn(d->data);
+    memset(d, 0, sizeof *d);
+}
+
+static int grow(void **p, const hp_alloc *alloc, size_t size)
+{
+    void *q = alloc->realloc_fn(*p, size);
+    if (!q)
+        return -1;
+    *p = q;
+    return 0;
+}
+
+int32_t hp_strdict_append(hp_strdict *d, const uint8_t *s, size_t len)
+{
+    if (d->count >= LIMIT - 1 || len > LIMIT - d->len)
+        return -1;
+    if (d->count == d->cap) {
+        size_t cap = (size_t)d->cap * 2;
+        if (grow((void **)&d->hashes, d->alloc, cap * sizeof *d->hashes) < 0 ||
+            grow((void **)&d->offsets, d->alloc, (cap + 1) * sizeof *d->offsets) < 0)
+            return -1;
+        d->cap = (uint32_t)cap;
+    }
+    if (d->len + len > d->data_cap) {
+        size_t cap = d->data_cap * 2 > d->len + len ? d->data_cap * 2 : d->len + len;
+        if (grow((void **)&d->data, d->alloc, cap) < 0)
+            return -1;
+        d->data_cap = cap;
+    }
+    if (len)
+        memcpy(d->data + d->len, s, len);
+    d->len += len;
+    d->hashes[d->count] = 0; /* hp_strdict_add sets it; appended entries come last, never rehashed */
+    d->offsets[d->count + 1] = (int64_t)d->len;
+    return (int32_t)d->count++;
+}
+
+/* Doubles the slots, placing every entry again. */
+static int rehash(hp_strdict *d)
+{
+    uint32_t mask = d->mask * 2 + 1, k;
+    uint32_t *slots = d->alloc->malloc_fn(((size_t)mask + 1) * sizeof *slots);
+    if (!slots)
+        return -1;
+    memset(slots, 0, ((size_t)mask + 1) * sizeof *slots);
+    for (k = 0; k < d->count; k++) {
+        uint32_t at = (uint32_t)d->hashes[k] & mask;
+        while (slots[at])
+            at = (at + 1) & mask;
+        slots[at] = k + 1;
+    }
+    d->alloc->free_fn(d->slots);
+    d->slots = slots;
+    d->mask = mask;
+    return 0;
+}
+
+int32_t hp_strdict_add(hp_strdict *d, const uint8_t *s, size_t len)
+{
+    uint64_t hash = hp_xxh64(s, len, 0);
+    uint32_t at = (uint32_t)hash & d->mask, entry;
+    while ((entry = d->slots[at]) != 0) {
+        uint32_t k = entry - 1;
+        size_t start = (size_t)d->offsets[k];
+        if (d->hashes[k] == hash && (size_t)d->offsets[k + 1] - start == len &&
+            (len == 0 || memcmp(d->data + start, s, len) == 0))
+            return (int32_t)k;
+        at = (at + 1) & d->mask;
+    }
+    if (hp_strdict_append(d, s, len) < 0)
+        return -1;
+    d->hashes[d->count - 1] = hash;
+    d->slots[at] = d->count;
+    if ((uint64_t)d->count * 2 > d->mask && rehash(d) < 0)
+        return -1; /* the entry is in; only its slots could not grow */
+    return (int32_t)(d->count - 1);
+}
