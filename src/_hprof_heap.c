@@ -432,6 +432,7 @@ static PyMethodDef heap_methods[] = {
       "objects($self, /)\n--\n\nIterate over every object, in id order." },
     HEAP_REACH_METHODS
     HEAP_TABLE_METHODS
+    HEAP_VALUES_METHODS
     { "close", (PyCFunction)heap_close, METH_NOARGS,
       "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },
     { "__enter__", (PyCFunction)heap_enter_ctx, METH_NOARGS, NULL },
