@@ -1,0 +1,277 @@
+"""Collections, values, threads, allocation sites and waste (issue #24), each
+against an independent computation: VisualVM's heap library reads the dump
+(tests/peers/VisualVMValues.java) and tests/vvvalues.py walks, sizes and
+measures the collections again from those field values; the allocation
+sites against hprofkit's record iterator, which never touches the heap
+index.  On the shared dumps of every JDK (5 to 11) and Android layout, and
+on a dump of every collection this machine's JDK writes
+(tests/peers/CollectionsHeap.java) and its ART-style rewrite."""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+import hprofkit
+from conftest import SHARED_TOOLS, peer
+from leaky_heap import LeakyHeap
+from vvvalues import VV, run_peer, walk, wasted
+
+# One dump per producer, JDK and layout family (each costs a VisualVM run): JDK 5 (HashMap's
+# NULL_KEY, buckets backward), JDK 6 (LinkedList's header, ConcurrentHashMap's segments, TreeMap,
+# PriorityQueue), JDK 7 (ConcurrentSkipListMap), JDK 8 (Node, head/after, first/last, ArrayDeque),
+# JDK 11 (tree bins, TreeBin, ImmutableCollections, Properties' map), Android before N
+# (entryForNullKey, LinkedEntry, Harmony's WeakHashMap, ArrayMap, SparseArray...), the hprof
+# agent (arrays without their trailing nulls) and JDK 9's example.
+COLLECTION_DUMPS = ["mat__sun_jdk5_64bit.hprof", "mat__HeapDumpSample.hprof", "mat__sun_jdk6_18_x64.hprof",
+                    "mat__oracle_jdk7_21_x64.hprof", "mat__oracle_jdk8_05_x64.hprof", "hprof-slurp__hprof-64.bin",
+                    "mat__openjdk_jdk11_04_x64.hprof.gz", "leakcanary__leak_service_binder.hprof",
+                    "platform_tools_base__dialer.android-hprof", "platform_art__RI.hprof",
+                    "mat__oracle_jdk7_21_hprofagent.hprof", "py-hprof__example-java.hprof.bz2"]
+# The issue's classes: every one that has instances in a dump above must be walked in it.
+ISSUE_CLASSES = {
+    "java.util.HashMap", "java.util.LinkedHashMap", "java.util.HashSet", "java.util.LinkedHashSet",
+    "java.util.Hashtable", "java.util.WeakHashMap", "java.util.IdentityHashMap", "java.util.TreeMap",
+    "java.util.TreeSet", "java.util.concurrent.ConcurrentHashMap", "java.util.ArrayList", "java.util.LinkedList",
+    "java.util.ArrayDeque", "java.util.Vector", "java.util.concurrent.CopyOnWriteArrayList",
+    "java.util.PriorityQueue", "android.util.ArrayMap", "android.util.ArraySet", "android.util.SparseArray",
+    "android.util.LongSparseArray", "android.util.SparseIntArray"}
+
+
+@pytest.fixture(scope="session")
+def collections_dump(tmp_path_factory) -> Path:
+    """Every collection layout of this machine's JDK, with null keys, tree bins, counter cells."""
+    out = tmp_path_factory.mktemp("collections") / "collections.hprof"
+    subprocess.run([peer("java"), "--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED",
+                    str(Path(__file__).parent / "peers" / "CollectionsHeap.java"), str(out)],
+                   check=True, capture_output=True, timeout=600)
+    return out
+
+
+@pytest.fixture(scope="session")
+def android_collections_dump(collections_dump, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("collections-art") / "collections-art.hprof"
+    subprocess.run(["python3", str(SHARED_TOOLS / "androidize" / "androidize.py"), str(collections_dump), str(out)],
+                   check=True, capture_output=True, timeout=600)
+    return out
+
+
+def ours(value):
+    """A key, element or value as an id (objects) or itself (primitives)."""
+    return value.id if isinstance(value, hprofkit.HeapObject) else value
+
+
+def compare_collections(heap: hprofkit.Heap, vv: VV) -> Counter:
+    """Every collection VisualVM's values make up equals hprofkit's: shape, items in order,
+    declared size, and items + stale entries = that size.  Returns the classes walked."""
+    walked: Counter = Counter()
+    problems = []
+    for oid, line in vv.objects.items():
+        if "fields" not in line or "class_of" in line:
+            continue
+        theirs = walk(vv, oid)
+        obj = heap.object(oid)
+        measure = obj._measure()
+        if theirs is None:
+            if measure is not None:
+                problems.append((line["class"], oid, "hprofkit walks what the test does not", measure[0]))
+            continue
+        if measure is None:
+            problems.append((line["class"], oid, "not walked"))
+            continue
+        shape, size, capacity, _wasted, _inner = measure
+        items = obj.entries() if shape == "map" else obj.elements()
+        got = [(ours(k), ours(v)) for k, v in items] if shape == "map" else [ours(e) for e in items]
+        want = ([(vv.norm(k), vv.norm(v)) for k, v in theirs.items] if theirs.shape == "map"
+                else [vv.norm(e) for e in theirs.items])
+        if shape != theirs.shape or got != want:
+            problems.append((line["class"], oid, shape, theirs.shape, got[:6], want[:6]))
+        if size != theirs.size:
+            problems.append((line["class"], oid, "size", size, theirs.size))
+        if theirs.size is not None and len(got) + theirs.stale != theirs.size:
+            problems.append((line["class"], oid, "count", len(got), theirs.stale, theirs.size))
+        if not theirs.view and capacity != theirs.capacity:
+            problems.append((line["class"], oid, "capacity", capacity, theirs.capacity))
+        walked[line["class"]] += 1
+    assert problems[:5] == []
+    return walked
+
+
+@pytest.mark.parametrize("name", COLLECTION_DUMPS)
+def test_collections_equal_a_walk_of_visualvm_values(name, plain_path):
+    path = plain_path(name)
+    heap = hprofkit.open_heap(path)
+    vv = VV(run_peer(path, "values"))
+    walked = compare_collections(heap, vv)
+    present = {c.name for c in heap.classes if c.instance_count and c.name in ISSUE_CLASSES}
+    assert present <= set(walked), present - set(walked)
+    assert sum(walked.values()) > 40
+
+
+def test_collections_of_this_jdk_equal_a_walk_of_visualvm_values(collections_dump, android_collections_dump):
+    for path in (collections_dump, android_collections_dump):
+        heap = hprofkit.open_heap(path)
+        walked = compare_collections(heap, VV(run_peer(path, "values")))
+        assert len(walked) >= 45, sorted(walked)
+
+
+def test_collections_of_this_jdk_hold_what_the_program_put(collections_dump):
+    """What CollectionsHeap.java put, read back: null keys, tree bins, counter cells, order."""
+    heap = hprofkit.open_heap(collections_dump)
+    keep = heap.find_class("CollectionsHeap")["KEEP"].elements()
+
+    def text(value):
+        return value.value if isinstance(value, hprofkit.HeapObject) else value
+
+    by_class = defaultdict(list)
+    for obj in keep:
+        by_class[obj.class_name].append(obj)
+    hash_map, trees = by_class["java.util.HashMap"][:2]
+    entries = {text(k): text(v) for k, v in hash_map.entries()}
+    assert entries[None] == "null-key" and entries["null-value"] is None and len(entries) == 22
+    assert len(trees.entries()) == 120  # 80 in one tree bin, still linked by next
+    assert heap.find_class("java.util.HashMap$TreeNode").instance_count >= 80
+    access = by_class["java.util.LinkedHashMap"][1]
+    assert [text(k) for k, _ in access.entries()][-2:] == ["a3", "a0"]  # access order
+    weak = by_class["java.util.WeakHashMap"][0]
+    assert {text(k) for k, _ in weak.entries()} == {None, *(f"w{i}" for i in range(10))}
+    chm = by_class["java.util.concurrent.ConcurrentHashMap"][0]
+    assert chm["counterCells"] is not None and len(chm.entries()) == 120
+    assert heap.find_class("java.util.concurrent.ConcurrentHashMap$TreeBin").instance_count >= 1
+    tree = by_class["java.util.TreeMap"][0]
+    assert [text(k) for k, _ in tree.entries()] == sorted(f"k{i:03d}" for i in range(40))
+    deque = by_class["java.util.ArrayDeque"][0]
+    assert [text(e) for e in deque.elements()] == [f"dq{i}" for i in range(20, 30)] + [f"more{i}" for i in range(20)]
+    nested = by_class["java.util.Collections$UnmodifiableCollection"][0]
+    assert [text(e) for e in nested.elements()] == ["nest0", "nest1"]
+    with pytest.raises(TypeError, match="not a collection"):
+        by_class["java.util.EnumMap"][0].entries()
+    assert [text(e) for e in by_class["java.util.Arrays$ArrayList"][0].elements()] == ["as", "list", None]
+
+
+def test_collection_kinds_refuse_the_other_question(collections_dump):
+    heap = hprofkit.open_heap(collections_dump)
+    a_list = next(heap.find_class("java.util.ArrayList").instances())
+    a_map = next(heap.find_class("java.util.HashMap").instances())
+    with pytest.raises(TypeError, match="java.util.ArrayList is a list: use elements"):
+        a_list.entries()
+    with pytest.raises(TypeError, match="java.util.HashMap is a map: use entries"):
+        a_map.elements()
+    string = next(heap.find_class("java.lang.String").instances())
+    with pytest.raises(TypeError, match="not a collection"):
+        string.elements()
+    with pytest.raises(TypeError, match="no fill ratio"):
+        string.fill_ratio
+    ints = next(heap.find_class("int[]").instances())
+    assert ints.elements() == ints.tolist()
+
+
+def test_fill_ratio_is_size_over_capacity(collections_dump):
+    heap = hprofkit.open_heap(collections_dump)
+    for obj in heap.find_class("java.util.ArrayList").instances():
+        array = obj["elementData"]
+        assert obj.fill_ratio == (obj["size"] / len(array) if len(array) else None)
+    for obj in heap.find_class("java.util.HashMap").instances():
+        table = obj["table"]
+        assert obj.fill_ratio == (obj["size"] / len(table) if table is not None and len(table) else None)
+    linked = next(heap.find_class("java.util.LinkedList").instances())
+    assert linked.fill_ratio is None
+    array = next(o for o in heap.find_class("java.lang.Object[]").instances() if len(o))
+    assert array.fill_ratio == sum(e is not None for e in array.tolist()) / len(array)
+
+
+# ---- values --------------------------------------------------------------------------------
+
+BOXES = {"java.lang.Integer", "java.lang.Long", "java.lang.Short", "java.lang.Byte", "java.lang.Character",
+         "java.lang.Boolean", "java.lang.Float", "java.lang.Double"}
+
+
+@pytest.mark.parametrize("name", ["mat__openjdk_jdk11_04_x64.hprof.gz", "leakcanary__leak_service_binder.hprof",
+                                  "mat__sun_jdk6_18_x64.hprof"])
+def test_value_reads_boxes_strings_and_enums_as_visualvm(name, plain_path):
+    path = plain_path(name)
+    heap = hprofkit.open_heap(path)
+    vv = VV(run_peer(path, "values"))
+    enums = {c.name for c in heap.classes if hprofkit._values.is_enum(c)}
+    seen = Counter()
+    for oid, line in vv.objects.items():
+        cls = line["class"]
+        if "fields" not in line or "class_of" in line:
+            continue
+        obj = heap.object(oid)
+        if cls == "java.lang.String":
+            assert obj.value == line["string"]
+        elif cls in BOXES:
+            want = vv.get(oid, "value")
+            assert obj.value == want and type(obj.value) is type(want), (oid, obj.value, want)
+        elif cls in enums:
+            constant = vv.get(oid, "name")
+            assert obj.value == (vv.objects[constant]["string"] if constant else None)
+        else:
+            with pytest.raises(TypeError, match="has no value"):
+                obj.value
+            continue
+        seen["string" if cls == "java.lang.String" else "box" if cls in BOXES else "enum"] += 1
+    assert seen["string"] > 100 and seen["box"] > 5 and seen["enum"] > 5, seen
+
+
+def test_handles_are_true_classes_have_no_length_arrays_iterate():
+    """Regression (issue #24): bool(cls) raised "only arrays have a length"."""
+    heap = hprofkit.open_heap(Path(__file__).resolve().parents[2] / "shared" / "data" / "hprof" /
+                              "mat__oracle_jdk8_05_x64.hprof")
+    cls = heap.find_class("java.util.HashMap")
+    assert bool(cls) is True
+    assert (cls or None) is cls
+    with pytest.raises(TypeError, match="instance_count"):
+        len(cls)
+    with pytest.raises(TypeError, match="instances"):
+        iter(cls)
+    empty = next(o for o in heap.objects() if o.kind == "object_array" and len(o) == 0)
+    assert bool(empty) is True
+    ints = next(o for o in heap.find_class("int[]").instances() if len(o) > 2)
+    assert list(ints) == ints.tolist() and list(iter(ints))[0] == ints[0]
+    objects = next(o for o in heap.find_class("java.lang.Object[]").instances() if len(o) > 2)
+    assert list(objects) == objects.tolist()
+    instance = next(heap.find_class("java.util.HashMap").instances())
+    assert bool(instance)
+    with pytest.raises(TypeError, match="only arrays"):
+        list(instance)
+
+
+# ---- bad input -----------------------------------------------------------------------------
+
+def _map_heap(loop: str) -> LeakyHeap:
+    h = LeakyHeap()
+    h.cls("java.util.HashMap$Node", fields=[("key", "object"), ("value", "object"), ("next", "object")])
+    h.cls("java.util.HashMap", fields=[("table", "object"), ("size", "int")])
+    h.cls("java.util.ArrayDeque", fields=[("elements", "object"), ("head", "int"), ("tail", "int")])
+    key = h.string("k")
+    node = h.new("java.util.HashMap$Node", key=key, value=key)
+    if loop == "self":
+        h.set(node, next=node)
+    else:
+        other = h.new("java.util.HashMap$Node", key=key, value=key, next=node)
+        h.set(node, next=other)
+    table = h.array([node])
+    h.new("java.util.HashMap", table=table, size=1)
+    h.new("java.util.ArrayDeque", elements=h.array([key, key]), head=5, tail=1)
+    return h
+
+
+@pytest.mark.parametrize("loop", ["self", "pair"])
+def test_a_looping_collection_is_a_corrupt_dump_not_a_hang(tmp_path, loop):
+    path = tmp_path / "loop.hprof"
+    _map_heap(loop).write(path)
+    heap = hprofkit.open_heap(path)
+    the_map = next(heap.find_class("java.util.HashMap").instances())
+    with pytest.raises(hprofkit.CorruptError, match="nodes loop") as info:
+        the_map.entries()
+    assert info.value.offset > 0 and info.value.record == "INSTANCE_DUMP"
+    deque = next(heap.find_class("java.util.ArrayDeque").instances())
+    with pytest.raises(hprofkit.CorruptError, match="circular buffer"):
+        deque.elements()
+    rows = {r.class_name: r for r in heap.collection_waste()}
+    assert rows["java.util.HashMap"].instances == 1
