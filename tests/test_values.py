@@ -275,3 +275,207 @@ def test_a_looping_collection_is_a_corrupt_dump_not_a_hang(tmp_path, loop):
         deque.elements()
     rows = {r.class_name: r for r in heap.collection_waste()}
     assert rows["java.util.HashMap"].instances == 1
+
+
+# ---- waste ---------------------------------------------------------------------------------
+
+WASTE_DUMPS = ["mat__openjdk_jdk11_04_x64.hprof.gz", "mat__sun_jdk6_18_x64.hprof",
+               "leakcanary__leak_service_binder.hprof", "platform_art__RI.hprof"]
+
+
+@pytest.mark.parametrize("name", WASTE_DUMPS)
+def test_duplicate_strings_equal_a_grouping_of_visualvm_texts(name, plain_path):
+    path = plain_path(name)
+    heap = hprofkit.open_heap(path)
+    vv = VV(run_peer(path, "values"))
+    groups: dict[str, list[int]] = defaultdict(list)
+    for oid in sorted(vv.objects):
+        line = vv.objects[oid]
+        if line["class"] == "java.lang.String" and line.get("string") is not None and vv.get(oid, "value"):
+            groups[line["string"]].append(oid)
+    want = []
+    for text, members in groups.items():
+        if len(members) < 2:
+            continue
+        kept = vv.get(members[0], "value")
+        arrays = {vv.get(m, "value") for m in members[1:]} - {kept}
+        waste = sum(vv.objects[m]["size"] for m in members[1:]) + sum(vv.objects[a]["size"] for a in arrays)
+        want.append((text, len(members), waste))
+    want.sort(key=lambda r: (-r[2], -r[1], r[0]))
+    got = heap.duplicate_strings()
+    assert [tuple(r) for r in got] == want
+    assert len(want) > 20
+    assert heap.duplicate_strings(min_count=3) == [r for r in got if r.count >= 3]
+    with pytest.raises(ValueError, match="min_count"):
+        heap.duplicate_strings(min_count=0)
+
+
+@pytest.mark.parametrize("name", WASTE_DUMPS)
+def test_collection_waste_equals_a_measure_of_visualvm_values(name, plain_path):
+    path = plain_path(name)
+    heap = hprofkit.open_heap(path)
+    vv = VV(run_peer(path, "values"))
+    walks = {oid: w for oid in vv.objects if "fields" in vv.objects[oid] and "class_of" not in vv.objects[oid]
+             for w in [walk(vv, oid)] if w is not None}
+    owned = {w.owns for w in walks.values() if w.owns}
+    rows: dict[str, list] = defaultdict(lambda: [0, 0, 0, 0.0, 0])
+    for oid, w in walks.items():
+        if oid in owned:
+            continue  # a set's map counts under the set
+        row = rows[vv.cls(oid)]
+        row[0] += 1
+        row[1] += w.size == 0
+        if not w.view and w.capacity and w.size is not None:
+            row[2] += 1
+            row[3] += w.size / w.capacity
+        row[4] += wasted(vv, w, heap.reference_size)
+    want = sorted(((cls, n, empty, fill / filled if filled else None, waste) for cls, (n, empty, filled, fill, waste)
+                   in rows.items()), key=lambda r: (-r[4], -r[1], r[0]))
+    got = [(r.class_name, r.instances, r.empty, r.mean_fill, r.wasted_bytes) for r in heap.collection_waste()]
+    assert [r[:3] + r[4:] for r in got] == [r[:3] + r[4:] for r in want]
+    assert all(a[3] == pytest.approx(b[3]) if b[3] is not None else a[3] is None for a, b in zip(got, want))
+    assert sum(r[4] for r in want) > 0
+
+
+@pytest.mark.parametrize("name", WASTE_DUMPS)
+def test_large_arrays_equal_visualvm_sizes(name, plain_path):
+    path = plain_path(name)
+    heap = hprofkit.open_heap(path)
+    vv = VV(run_peer(path, "values"))
+    primitive = {"boolean[]", "char[]", "float[]", "double[]", "byte[]", "short[]", "int[]", "long[]"}
+    sizes = sorted(line["size"] for line in vv.objects.values() if line["class"] in primitive)
+    min_bytes = sizes[-20]
+    want = sorted(((line["size"], oid) for oid, line in vv.objects.items()
+                   if line["class"] in primitive and line["size"] >= min_bytes), key=lambda r: (-r[0], r[1]))
+    got = heap.large_arrays(min_bytes)
+    assert [(a.bytes, a.array.id) for a in got] == want
+    first = got[0]
+    assert first.dominator == heap.dominator(first.array)
+    assert str(first.path) == str(heap.path_to_root(first.array))
+    assert heap.large_arrays(sizes[-1] + 1) == []
+
+
+# ---- threads -------------------------------------------------------------------------------
+
+THREAD_DUMPS = ["mat__oracle_jdk8_05_x64.hprof", "mat__openjdk_jdk11_04_x64.hprof.gz", "mat__sun_jdk6_18_x32.hprof",
+                "mat__oracle_jdk7_21_hprofagent.hprof", "platform_art__RI.hprof", "hprof-slurp__hprof-64.bin"]
+
+
+def visualvm_line(frame: hprofkit.Frame) -> int:
+    """A frame's line as VisualVM's StackTraceElement gives it: native (-3) as -2."""
+    return -2 if frame.line == -3 else frame.line
+
+
+@pytest.mark.parametrize("name", THREAD_DUMPS)
+def test_threads_equal_visualvm_thread_roots(name, plain_path):
+    path = plain_path(name)
+    heap = hprofkit.open_heap(path)
+    lines = run_peer(path, "threads")
+    theirs = [line for line in lines if "thread" in line]
+    ours_ = heap.threads()
+    by_object = {t.object.id: t for t in ours_ if t.object is not None}
+    assert len(ours_) == len(theirs) and theirs
+
+    def frames(thread):
+        return [(f.class_name, f.method, f.source if f.source is not None else "<unresolved string 0x0>",
+                 visualvm_line(f)) for f in thread.frames]
+
+    # The hprof agent writes thread roots of no object (id 0): those by their stacks.
+    assert sorted(frames(t) for t in ours_ if t.object is None) == sorted(
+        [tuple(f) for f in line["frames"]] for line in theirs if line["thread"] is None)
+    for line in theirs:
+        if line["thread"] is None:
+            continue
+        thread = by_object[line["thread"]]
+        assert thread.name == line["name"]
+        assert frames(thread) == [tuple(frame) for frame in line["frames"]], thread.name
+        assert thread.retained_size == heap.retained_size(thread.object)
+    # Java-frame and JNI-local roots: the objects each frame holds.
+    want = Counter((line["of"], line["frame"], line["local"]) for line in lines
+                   if "local" in line and line["of"] is not None and line["frame"] >= 0)
+    got = Counter((t.object.id, depth, o.id) for t in ours_ if t.object is not None
+                  for depth, f in enumerate(t.frames) for o in f.locals)
+    beyond = Counter(k for k in want if k[1] >= len(by_object[k[0]].frames))
+    assert got == want - beyond
+    assert any(t.daemon for t in ours_) and any(t.daemon is False for t in ours_)
+
+
+def test_jstack_like_threads_of_a_fresh_dump(collections_dump):
+    heap = hprofkit.open_heap(collections_dump)
+    threads = {t.name: t for t in heap.threads()}
+    holder = threads["values-holder"]
+    assert holder.daemon is True and threads["main"].daemon is False
+    assert any(f.method == "wait" for f in holder.frames)
+    held = [o for f in holder.frames for o in f.locals if o.class_name == "java.util.ArrayList"]
+    assert [e.value for e in held[0].elements()] == ["local0", "local1", "local2"]
+
+
+# ---- allocation sites ------------------------------------------------------------------------
+
+SITE_DUMPS = ["platform_art__RI.hprof", "mat__oracle_jdk7_21_hprofagent.hprof",
+              "mat__sun_jdk6_31_hprofagent_compressedOops.hprof", "mat__sun_jdk6_31_hprofagent_nocompressedOops.hprof"]
+
+
+@pytest.mark.parametrize("name", SITE_DUMPS)
+def test_allocation_sites_add_up_to_the_records_of_the_dump(name, plain_path):
+    """Every instance and array once, at the trace its record names: counted again from the
+    record iterator (no heap index), in the heap dump the heap reads (the first)."""
+    path = plain_path(name)
+    heap = hprofkit.open_heap(path)
+    counts: Counter = Counter()
+    for sub in hprofkit._hprof.subrecords(path.read_bytes(), heap_dump=0):
+        if sub.name in ("INSTANCE_DUMP", "OBJECT_ARRAY_DUMP", "PRIMITIVE_ARRAY_DUMP"):
+            counts[sub.stack_serial] += 1
+    sites = heap.allocation_sites()
+    assert sum(s.objects for s in sites) == sum(counts.values()) == heap.object_count - sum(
+        1 for o in heap.objects() if o.kind == "class")
+    by_stack = Counter()
+    for serial, n in counts.items():
+        trace = heap._trace(serial) if serial else None
+        by_stack[tuple((f.class_name, f.method, f.line) for f in trace[1]) if trace else ()] += n
+    assert {tuple((f.class_name, f.method, f.line) for f in s.frames): s.objects for s in sites} == dict(by_stack)
+    assert sum(s.bytes for s in sites) == sum(o.shallow_size for o in heap.objects() if o.kind != "class")
+    top = heap.allocation_sites(depth=1)
+    assert sum(s.objects for s in top) == sum(s.objects for s in sites)
+    for site in top:
+        assert len(site.frames) <= 1 and site.cum_bytes >= site.bytes
+        if site.frames:
+            method = site.frames[0][:3]
+            assert site.cum_bytes == sum(s.bytes for s in sites if any(f[:3] == method for f in s.frames[:1]))
+    assert [s.bytes for s in sites] == sorted((s.bytes for s in sites), reverse=True)
+
+
+def test_allocation_sites_of_a_dump_without_traces_are_one_bucket(collections_dump):
+    heap = hprofkit.open_heap(collections_dump)
+    sites = heap.allocation_sites()
+    assert len(sites) == 1 and sites[0].frames == ()
+    assert sites[0].objects == sum(1 for o in heap.objects() if o.kind != "class")
+    with pytest.raises(ValueError, match="depth"):
+        heap.allocation_sites(depth=0)
+    assert heap.alloc_sites() == []
+
+
+def test_alloc_sites_records_are_decoded(tmp_path):
+    """No shared dump holds ALLOC_SITES (the hprof agent writes them on demand): one written
+    with hprofkit.writer, and one cut short."""
+    from hprofkit.writer import HprofWriter
+    path = tmp_path / "sites.hprof"
+    with HprofWriter(str(path), id_size=4) as w:
+        w.load_class(0x100, "java.lang.Object", serial=7)
+        w.alloc_sites(0x2, 0.5, 100, 3, 1000, 30, [(0, 7, 11, 40, 2, 400, 20), (4, 99, 12, 60, 1, 600, 10)])
+        with w.heap_dump() as h:
+            h.class_dump(0x100)
+        w.heap_dump_end()
+    heap = hprofkit.open_heap(path)
+    first, second = heap.alloc_sites()
+    assert first.class_name == "java.lang.Object" and second.class_name is None
+    assert (first.flags, first.cutoff, first.total_live_bytes, first.total_instances_allocated) == (2, 0.5, 100, 30)
+    assert (second.array_type, second.class_serial, second.trace_serial, second.live_bytes, second.live_instances,
+            second.bytes_allocated, second.instances_allocated) == (4, 99, 12, 60, 1, 600, 10)
+    data = bytearray(path.read_bytes())
+    offset = first.record_offset
+    data[offset + 5:offset + 9] = (34 + 25).to_bytes(4, "big")  # claims 2 sites, holds 1
+    cut = data[:offset + 9 + 34 + 25] + data[offset + 9 + 34 + 50:]
+    (tmp_path / "cut.hprof").write_bytes(bytes(cut))
+    with pytest.raises(hprofkit.TruncatedError, match="ALLOC_SITES"):
+        hprofkit.open_heap(tmp_path / "cut.hprof").alloc_sites()

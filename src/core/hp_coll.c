@@ -978,6 +978,8 @@ hp_code hp_coll_waste(const hp_coll *c, hp_coll_class_waste *rows, int (*interru
         if (!layout_of(c, i) || (owned[i >> 3] & (1u << (i & 7))))
             continue;
         measure(c, i, &m, 0);
+        if (m.shape == HP_COLL_NONE)
+            continue; /* a view of something that is no collection (a map's key set) */
         row = &rows[hp_heap_object_class(h, i)];
         row->instances++;
         row->empty += m.size == 0;
