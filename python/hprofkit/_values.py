@@ -243,7 +243,7 @@ class DuplicateString(NamedTuple):
     free (the others' shallow sizes plus their distinct value arrays but the kept one's)."""
 
     text: str
-    count: int
+    count: int  # type: ignore[assignment]  # the issue's name, over tuple.count
     wasted_bytes: int
 
 

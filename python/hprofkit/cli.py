@@ -15,7 +15,7 @@ import tempfile
 import threading
 from typing import Iterator, Sequence
 
-from . import __version__, _cli_batch, _cli_diff, _cli_leaks, _cli_reach
+from . import __version__, _cli_batch, _cli_diff, _cli_explore, _cli_leaks, _cli_reach
 from ._cli_args import UsageError
 from ._codec import FORMATS
 from ._dump import Dump
@@ -316,6 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_diff.add_commands(sub)
     _cli_leaks.add_commands(sub)
     _cli_batch.add_commands(sub)
+    _cli_explore.add_commands(sub)
     return parser
 
 
