@@ -56,14 +56,14 @@ def measured_dump(args: argparse.Namespace) -> Iterator[Path]:
         yield path
 
 
-def run_visualvm(program: str, path: Path, heap: str = "8g") -> list[str]:
+def run_visualvm(program: str, path: Path, heap: str = "8g", *args: str) -> list[str]:
     """The words `program` (a .java file here, run against VisualVM's heap
-    library) prints about the dump at `path`."""
+    library) prints about the dump at `path` (then `args`)."""
     with tempfile.TemporaryDirectory(prefix="hprofkit-vv-") as tmp:
         link = Path(tmp) / "dump.hprof"  # VisualVM writes its caches beside the dump
         link.symlink_to(path.resolve())
         return subprocess.run(["java", f"-Xmx{heap}", "-cp", str(VISUALVM_JAR), str(ROOT / "benchmarks" / program),
-                               str(link)], check=True, capture_output=True, text=True).stdout.split()
+                               str(link), *args], check=True, capture_output=True, text=True).stdout.split()
 
 
 def warm(path: Path) -> None:

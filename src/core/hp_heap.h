@@ -87,6 +87,11 @@ typedef struct hp_object {
 
 /* Describes object `index` (< object count). */
 void hp_heap_object(const hp_heap *h, uint32_t index, hp_object *out);
+/* Hints that object `index` will be described soon: a walk that knows its
+ * next objects asks for their index entries a few steps ahead, then for
+ * their records (which needs the entries), so the memory reads overlap. */
+void hp_heap_prefetch_entry(const hp_heap *h, uint32_t index);
+void hp_heap_prefetch_record(const hp_heap *h, uint32_t index);
 uint64_t hp_heap_object_id(const hp_heap *h, uint32_t index);
 hp_kind hp_heap_object_kind(const hp_heap *h, uint32_t index);
 /* The class ordinal of object `index` as hp_object.class_ord, cheaply. */

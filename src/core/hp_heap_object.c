@@ -142,6 +142,17 @@ void hp_heap_object(const hp_heap *h, uint32_t index, hp_object *out)
     }
 }
 
+void hp_heap_prefetch_entry(const hp_heap *h, uint32_t index)
+{
+    HP_PREFETCH(&h->off_lo[index]);
+    if (h->ord2)
+        HP_PREFETCH(&h->ord2[index]);
+    else
+        HP_PREFETCH(&h->ord4[index]);
+}
+
+void hp_heap_prefetch_record(const hp_heap *h, uint32_t index) { HP_PREFETCH(h->buf + obj_offset(h, index)); }
+
 uint64_t hp_heap_shallow_size(const hp_heap *h, uint32_t index)
 {
     const int id = h->id_size;
