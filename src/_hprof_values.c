@@ -157,7 +157,15 @@ PyObject *values_walk(HeapHandle *o, PyObject *arg)
     }
     list = PyList_New((Py_ssize_t)call.n);
     for (k = 0; list && k < call.n; k++) {
-        PyObject *item, *key = coll_value(heap, &call.items[k].key);
+        PyObject *item, *key;
+        if (k + 16 < call.n) { /* the index entries the handles read, some items ahead */
+            const coll_pair *ahead = &call.items[k + 16];
+            if (ahead->key.type == HP_T_OBJECT && ahead->key.index != HP_NONE)
+                hp_heap_prefetch_entry(heap->index, ahead->key.index);
+            if (ahead->value.type == HP_T_OBJECT && ahead->value.index != HP_NONE)
+                hp_heap_prefetch_entry(heap->index, ahead->value.index);
+        }
+        key = coll_value(heap, &call.items[k].key);
         if (!key) {
             Py_CLEAR(list);
             break;
