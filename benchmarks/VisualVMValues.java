@@ -5,10 +5,10 @@ import java.util.*;
 /**
  * What bench_values.py measures, done with VisualVM's heap library:
  *
- *   strings   the Strings grouped by text, with MAT's wasted bytes as
+ *   strings   the Strings grouped by text, with the wasted bytes as
  *             hprofkit.Heap.duplicate_strings() counts them (the others'
- *             shallow sizes plus their distinct value arrays but the
- *             kept one's); prints "seconds groups wasted_bytes open_seconds"
+ *             shallow sizes plus the value arrays only they hold); prints
+ *             "seconds groups wasted_bytes open_seconds"
  *   hashmaps  every java.util.HashMap's entries, walked by field values
  *             (table, next, key, value); prints "seconds entries maps open_seconds
  *             null_entries"
@@ -43,19 +43,25 @@ public class VisualVMValues {
             String t = text(s);
             if (t != null) groups.computeIfAbsent(t, k -> new ArrayList<>()).add(s);
         }
+        Map<Long, Integer> users = new HashMap<>();
+        for (List<Instance> members : groups.values())
+            for (Instance m : members) users.merge(((Instance) m.getValueOfField("value")).getInstanceId(), 1, Integer::sum);
         long groupsOf2 = 0, wasted = 0;
         for (List<Instance> members : groups.values()) {
             if (members.size() < 2) continue;
             groupsOf2++;
             members.sort(Comparator.comparingLong(Instance::getInstanceId));
-            Object kept = members.get(0).getValueOfField("value");
-            Set<Long> arrays = new HashSet<>();
+            long kept = ((Instance) members.get(0).getValueOfField("value")).getInstanceId();
+            Map<Long, Integer> held = new HashMap<>();
+            Map<Long, Long> sizes = new HashMap<>();
             for (int k = 1; k < members.size(); k++) {
-                Instance m = members.get(k);
+                Instance m = members.get(k), arr = (Instance) m.getValueOfField("value");
                 wasted += m.getSize();
-                Instance arr = (Instance) m.getValueOfField("value");
-                if (arr != kept && arrays.add(arr.getInstanceId())) wasted += arr.getSize();
+                held.merge(arr.getInstanceId(), 1, Integer::sum);
+                sizes.put(arr.getInstanceId(), arr.getSize());
             }
+            for (Map.Entry<Long, Integer> e : held.entrySet())
+                if (e.getKey() != kept && e.getValue().equals(users.get(e.getKey()))) wasted += sizes.get(e.getKey());
         }
         System.out.println((System.nanoTime() - start) / 1e9 + " " + groupsOf2 + " " + wasted + " " + open);
     }

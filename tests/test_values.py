@@ -293,13 +293,16 @@ def test_duplicate_strings_equal_a_grouping_of_visualvm_texts(name, plain_path):
         line = vv.objects[oid]
         if line["class"] == "java.lang.String" and line.get("string") is not None and vv.get(oid, "value"):
             groups[line["string"]].append(oid)
+    users = Counter(vv.get(m, "value") for members in groups.values() for m in members)
     want = []
     for text, members in groups.items():
         if len(members) < 2:
             continue
         kept = vv.get(members[0], "value")
-        arrays = {vv.get(m, "value") for m in members[1:]} - {kept}
-        waste = sum(vv.objects[m]["size"] for m in members[1:]) + sum(vv.objects[a]["size"] for a in arrays)
+        held = Counter(vv.get(m, "value") for m in members[1:])
+        # an array only the others hold goes with them; one the kept String or another text holds stays
+        freed = [a for a, n in held.items() if a != kept and n == users[a]]
+        waste = sum(vv.objects[m]["size"] for m in members[1:]) + sum(vv.objects[a]["size"] for a in freed)
         want.append((text, len(members), waste))
     want.sort(key=lambda r: (-r[2], -r[1], r[0]))
     got = heap.duplicate_strings()

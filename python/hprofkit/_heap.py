@@ -209,7 +209,7 @@ class Heap(_hprof.Heap):
         """Texts that min_count or more java.lang.String objects hold, as
         DuplicateString(text, count, wasted_bytes), largest waste first (MAT's Duplicate
         Strings).  wasted_bytes: what keeping one String for the text would free, the others'
-        shallow sizes and their distinct value arrays'."""
+        shallow sizes and the value arrays only they hold."""
         return _values.duplicate_strings(self, min_count)
 
     def collection_waste(self) -> list[CollectionWaste]:

@@ -239,8 +239,9 @@ class AllocSite(NamedTuple):
 # ---- waste ---------------------------------------------------------------------------------
 
 class DuplicateString(NamedTuple):
-    """Strings holding the same text: how many, and the bytes one String for the text would
-    free (the others' shallow sizes plus their distinct value arrays but the kept one's)."""
+    """Strings holding the same text: how many, and the bytes keeping one String for the text
+    (the lowest id) would free: the others' shallow sizes and the value arrays only they hold
+    (not an array the kept String or a String of another text shares)."""
 
     text: str
     count: int  # type: ignore[assignment]  # the issue's name, over tuple.count

@@ -3,6 +3,7 @@
  * texts. */
 #include "hp_strdup.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "hp_heap_sort.h"
@@ -82,30 +83,64 @@ typedef struct dup_state {
     const hp_heap *h;
     const hp_alloc *a;
     uint32_t min_count;
-    uint8_t *seen;          /* arrays counted in the current group (cleared after it) */
+    const uint64_t *users;  /* the value array of every String with text, sorted: an array's users */
+    size_t n_users;
+    uint32_t *scratch;      /* a group's arrays */
     hp_dup_string *out;
     size_t n, cap;
 } dup_state;
 
-/* One group, members[0..count) in index order: kept when min_count or more. */
+static int cmp_u32(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* How many Strings (of any text) hold array `arr`. */
+static size_t users_of(const dup_state *s, uint32_t arr)
+{
+    size_t lo = 0, hi = s->n_users, first;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->users[mid] < arr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    first = lo;
+    for (hi = s->n_users; lo < hi;) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->users[mid] <= arr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - first;
+}
+
+/* One group, members[0..count) in index order: kept when min_count or more.
+ * Its wasted bytes: the Strings but the first, and the arrays only they
+ * hold (an array a String of another text, or the kept one, also holds
+ * stays). */
 static int add_group(dup_state *s, const uint32_t *members, uint32_t count)
 {
     const hp_heap *h = s->h;
-    uint32_t first_array = hp_heap_string_array(h, members[0]), k;
+    uint32_t first_array = hp_heap_string_array(h, members[0]), k, m = 0, run;
     uint64_t wasted = 0;
     if (count < s->min_count)
         return 0;
     for (k = 1; k < count; k++) {
         uint32_t arr = hp_heap_string_array(h, members[k]);
         wasted += hp_heap_shallow_size(h, members[k]);
-        if (arr != first_array && !(s->seen[arr >> 3] & (1u << (arr & 7)))) {
-            s->seen[arr >> 3] |= (uint8_t)(1u << (arr & 7));
-            wasted += hp_heap_shallow_size(h, arr);
-        }
+        if (arr != first_array)
+            s->scratch[m++] = arr;
     }
-    for (k = 1; k < count; k++) {
-        uint32_t arr = hp_heap_string_array(h, members[k]);
-        s->seen[arr >> 3] &= (uint8_t)~(1u << (arr & 7));
+    qsort(s->scratch, m, sizeof *s->scratch, cmp_u32);
+    for (k = 0; k < m; k += run) {
+        for (run = 1; k + run < m && s->scratch[k + run] == s->scratch[k]; run++)
+            ;
+        if (users_of(s, s->scratch[k]) == run)
+            wasted += hp_heap_shallow_size(h, s->scratch[k]);
     }
     if (s->n == s->cap) {
         size_t want = s->cap ? 2 * s->cap : 256;
@@ -154,8 +189,8 @@ hp_code hp_duplicate_strings(const hp_heap *h, const hp_alloc *alloc, uint32_t m
 {
     const hp_alloc *a = alloc ? alloc : &hp_default_alloc;
     uint32_t n = hp_heap_object_count(h), i;
-    uint64_t *keys = NULL;
-    uint32_t *run = NULL, *tmp = NULL;
+    uint64_t *keys = NULL, *users = NULL;
+    uint32_t *run = NULL, *tmp = NULL, *scratch = NULL;
     size_t count = 0, cap = 0, k, runs = 0;
     dup_state s;
     hp_code rc = HP_OK;
@@ -167,29 +202,38 @@ hp_code hp_duplicate_strings(const hp_heap *h, const hp_alloc *alloc, uint32_t m
     *n_out = 0;
     for (i = 0; i < n; i++) {
         hp_text t;
+        uint32_t arr;
         if ((i & 4095) == 0 && interrupt && interrupt(ctx)) {
             rc = hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted");
             goto done;
         }
-        if (hp_heap_object_kind(h, i) != HP_KIND_INSTANCE || hp_heap_string(h, i, &t) != 1)
+        if (hp_heap_object_kind(h, i) != HP_KIND_INSTANCE || (arr = hp_heap_string_array(h, i)) == HP_NONE ||
+            hp_heap_string(h, i, &t) != 1)
             continue;
         if (count == cap) {
             size_t want = cap ? 2 * cap : 4096;
-            uint64_t *more = a->realloc_fn(keys, want * sizeof *more);
+            uint64_t *more = a->realloc_fn(keys, want * sizeof *more), *more_users;
             if (!more)
                 goto nomem;
             keys = more;
+            if (!(more_users = a->realloc_fn(users, want * sizeof *more_users)))
+                goto nomem;
+            users = more_users;
             cap = want;
         }
+        users[count] = arr; /* in id order, where the String's record is at hand */
         keys[count++] = (uint64_t)text_hash(&t) << 32 | i;
     }
     hp_sort_u64(keys, count, 64);
-    s.seen = a->malloc_fn((size_t)n / 8 + 1);
+    hp_sort_u64(users, count, 32);
     run = a->malloc_fn((count ? count : 1) * sizeof *run);
     tmp = a->malloc_fn((count ? count : 1) * sizeof *tmp);
-    if (!s.seen || !run || !tmp)
+    scratch = a->malloc_fn((count ? count : 1) * sizeof *scratch);
+    if (!run || !tmp || !scratch)
         goto nomem;
-    memset(s.seen, 0, (size_t)n / 8 + 1);
+    s.users = users;
+    s.n_users = count;
+    s.scratch = scratch;
     for (k = 0; k < count;) {
         size_t j = k, m = 0;
         if (interrupt && ++runs % 4096 == 0 && interrupt(ctx)) {
@@ -212,7 +256,8 @@ done:
     a->free_fn(keys);
     a->free_fn(run);
     a->free_fn(tmp);
-    a->free_fn(s.seen);
+    a->free_fn(scratch);
+    a->free_fn(users);
     a->free_fn(s.out);
     return rc;
 }
