@@ -58,7 +58,7 @@ def measured_dump(args: argparse.Namespace) -> Iterator[Path]:
 
 def run_visualvm(program: str, path: Path, heap: str = "8g", *args: str) -> list[str]:
     """The words `program` (a .java file here, run against VisualVM's heap
-    library) prints about the dump at `path` (then `args`)."""
+    library) prints about the dump at `path` (and its further `args`)."""
     with tempfile.TemporaryDirectory(prefix="hprofkit-vv-") as tmp:
         link = Path(tmp) / "dump.hprof"  # VisualVM writes its caches beside the dump
         link.symlink_to(path.resolve())

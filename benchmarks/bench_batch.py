@@ -66,7 +66,7 @@ def bench_batches(task: str, inputs: list[Path], size: int) -> None:
     bench_pools(task, inputs, size)
     from distributed import Client, LocalCluster
     start = time.perf_counter()
-    with LocalCluster(n_workers=cpus, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=cpus, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         print(f"{'LocalCluster start-up':<34}{time.perf_counter() - start:>8.2f} s")
         start = time.perf_counter()

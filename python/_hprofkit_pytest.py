@@ -121,7 +121,7 @@ def hprof_heap(request: pytest.FixtureRequest, _hprof_heap_cache: dict) -> Calla
     """A factory: hprof_heap("app.hprof", **open_heap options) opens a dump
     (plain, .gz, .bz2, an hprofkit pack or a Tailor mini; relative paths from
     the test file's directory) and caches its Heap for the session."""
-    from hprofkit.testing import open_any
+    from hprofkit import open_heap
     inputs = request.config.stash[_RUN].inputs
 
     def open_(path: str | os.PathLike[str], **options: Any) -> Any:
@@ -129,7 +129,7 @@ def hprof_heap(request: pytest.FixtureRequest, _hprof_heap_cache: dict) -> Calla
         key = (str(full.resolve()), tuple(sorted(options.items())))
         heap = _hprof_heap_cache.get(key)
         if heap is None:
-            heap = _hprof_heap_cache[key] = open_any(full, **options)
+            heap = _hprof_heap_cache[key] = open_heap(full, **options)
         inputs.add(str(full))  # a baseline written must never be it
         return heap
     return open_

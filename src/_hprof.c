@@ -42,7 +42,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->field_type);
     Py_VISIT(st->gc_root_type);
     Py_VISIT(st->stack_frame_type);
-    for (i = 0; i <= HP_E_LIMIT; i++)
+    for (i = 0; i <= HP_E_NO_DUMP; i++)
         Py_VISIT(st->errors[i]);
     for (i = 0; i < 4; i++)
         Py_VISIT(st->event_types[i]);
@@ -70,7 +70,7 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->field_type);
     Py_CLEAR(st->gc_root_type);
     Py_CLEAR(st->stack_frame_type);
-    for (i = 0; i <= HP_E_LIMIT; i++)
+    for (i = 0; i <= HP_E_NO_DUMP; i++)
         Py_CLEAR(st->errors[i]);
     for (i = 0; i < 4; i++)
         Py_CLEAR(st->event_types[i]);
@@ -84,6 +84,13 @@ static void module_free(void *module) { module_clear((PyObject *)module); }
 
 static PyModuleDef_Slot module_slots[] = {
     { Py_mod_exec, module_exec },
+#ifdef Py_mod_multiple_interpreters
+    /* Every interpreter gets its own module, types and state; they share the
+     * main GIL, not one each yet: the glue takes the GIL back from core
+     * callbacks with PyGILState_Ensure, which knows only the main
+     * interpreter's thread states (docs/architecture.md). */
+    { Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_SUPPORTED },
+#endif
     { 0, NULL },
 };
 

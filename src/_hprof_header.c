@@ -112,12 +112,28 @@ static PyObject *java_name(PyObject *module, PyObject *arg)
     return decode_buffer(arg, hprof_java_name);
 }
 
+PyDoc_STRVAR(unnamed_class_doc,
+"unnamed_class($module, class_id, /)\n--\n\n"
+"The name every reader gives a class the dump does not name (no LOAD_CLASS, or\n"
+"one naming a missing STRING): '<unnamed class 0x1a2b>'.");
+
+static PyObject *unnamed_class(PyObject *module, PyObject *arg)
+{
+    char unnamed[HP_UNNAMED_MAX];
+    unsigned long long id = PyLong_AsUnsignedLongLong(arg);
+    (void)module;
+    if (id == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    return PyUnicode_FromStringAndSize(unnamed, (Py_ssize_t)hp_unnamed(unnamed, HP_UNNAMED_CLASS, id));
+}
+
 static PyMethodDef header_functions[] = {
     { "decode_mutf8", (PyCFunction)decode_mutf8, METH_O, decode_mutf8_doc },
     { "java_name", (PyCFunction)java_name, METH_O, java_name_doc },
     { "parse_header", (PyCFunction)parse_header, METH_O, parse_header_doc },
     { "tag_name", (PyCFunction)(void (*)(void))tag_name, METH_VARARGS | METH_KEYWORDS, tag_name_doc },
     { "type_size", (PyCFunction)type_size, METH_VARARGS, type_size_doc },
+    { "unnamed_class", (PyCFunction)unnamed_class, METH_O, unnamed_class_doc },
     { NULL, NULL, 0, NULL },
 };
 

@@ -99,12 +99,8 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     if (call.rc != HP_OK) {
-        if (!PyErr_Occurred()) {
-            if (call.rc == HP_E_USAGE && call.err.detail && strstr(call.err.detail, "heap dump"))
-                PyErr_SetString(PyExc_IndexError, call.err.detail);
-            else
-                hprof_raise(st, &call.err);
-        }
+        if (!PyErr_Occurred())
+            hprof_raise(st, &call.err); /* NoHeapDumpError for a heap dump the file lacks */
         Py_DECREF(heap);
         return NULL;
     }
@@ -431,6 +427,7 @@ static PyMethodDef heap_methods[] = {
     { "objects", (PyCFunction)heap_objects, METH_NOARGS,
       "objects($self, /)\n--\n\nIterate over every object, in id order." },
     HEAP_REACH_METHODS
+    HEAP_TREE_METHODS
     HEAP_TABLE_METHODS
     HEAP_VALUES_METHODS
     { "close", (PyCFunction)heap_close, METH_NOARGS,

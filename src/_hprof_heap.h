@@ -3,7 +3,8 @@
  * one way (tests/test_layout.py checks them; docs/architecture.md):
  *
  *   the types: _hprof_heap.c (Heap), _hprof_heap_object.c (HeapObject, HeapClass)
- *     -> _hprof_values.c -> _hprof_heap_tables.c -> _hprof_reach.c -> _hprof_heap_iter.c
+ *     -> _hprof_values.c -> _hprof_heap_pixels.c -> _hprof_heap_tables.c
+ *     -> _hprof_tree.c -> _hprof_reach.c -> _hprof_heap_iter.c
  *     -> _hprof_heap_base.c -> _hprof_heap_read.c -> _hprof_glue.c
  *
  * each file calling only files to its right (the two type files never call
@@ -99,13 +100,13 @@ enum { FIELDS_ALL, FIELDS_STATIC, FIELDS_DECLARED };
  * to free. */
 int heap_fields(HeapIndex *heap, int what, uint32_t ord, uint32_t index, heap_field **items, size_t *n);
 
-/* The outbound references of an object (when asked) and the names of its
- * reference slots as STRING ids: an instance's reference fields in slot
- * order, a class object's statics.  Free with heap_refs_free. */
+/* The outbound references of an object (when asked) and the fields its
+ * reference slots are (named by heap_field_name): an instance's reference
+ * fields in slot order, a class object's statics.  Free with heap_refs_free. */
 typedef struct heap_refs {
     hp_ref *refs;
     size_t n, cap;
-    uint64_t *slots;
+    hp_field *slots;
     size_t n_slots, cap_slots;
 } heap_refs;
 int heap_refs_of(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *out);
@@ -150,6 +151,9 @@ int heap_read_trace(HeapIndex *heap, heap_trace_read *call);
 
 /* A STRING record's text, decoded with replacement, or None (a new reference). */
 PyObject *heap_utf8(HeapIndex *heap, uint64_t sid);
+/* The name of field f, or the placeholder of a name the dump lacks
+ * (hp_heap_field_name): never None (a new reference). */
+PyObject *heap_field_name(HeapIndex *heap, const hp_field *f);
 /* The name of Android heap `number` ("app", "zygote"...), or None (a new reference). */
 PyObject *heap_android_name(HeapIndex *heap, int number);
 
@@ -168,6 +172,10 @@ int heap_interrupted(void *ctx);
  * SIGBUS guard (and the heap's lock when `locked`); 0, or -1 when the file
  * shrank under it (FileChangedError set). */
 int heap_walk(HeapIndex *heap, void (*fn)(void *ctx), void *ctx, int locked);
+/* A core call on the heap: fn(ctx) as heap_walk runs it (locked), between
+ * heap_enter and heap_leave; fn sets *rc and *err.  0, or -1 with an
+ * exception set (the core's error, the file shrinking, the heap closed). */
+int heap_run(HeapIndex *heap, void (*fn)(void *ctx), void *ctx, const hp_code *rc, const hp_error *err);
 
 /* A new handle for object `index` (a HeapClass for class objects), of the
  * class the package registered (hprofkit.HeapObject / hprofkit.HeapClass). */
@@ -218,6 +226,13 @@ enum { REACH_GRAPH = 1, REACH_DOMINATORS, REACH_CLASSES };
 /* The heap's hp_reach computed up to `level` on first use, without the GIL
  * and under the lock; NULL with an exception set. */
 hp_reach *heap_reach(HeapIndex *heap, int level);
+/* The index of a HeapObject / HeapClass of this heap; -1 with TypeError
+ * (not a handle) or ValueError (another heap's). */
+int heap_object_index(HeapIndex *heap, PyObject *obj, uint32_t *out);
+/* Reference rules from heap._paths's list of tuples (pattern, edge, class
+ * ordinal, thread serial, name bytes or None): a PyMem array whose names
+ * stay owned by the list; NULL with an exception set. */
+hp_reach_rule *reach_parse_rules(PyObject *spec, Py_ssize_t *count);
 PyObject *heap_semantics_name(HeapIndex *heap);
 int heap_semantics_of(PyObject *name);
 PyObject *reach_retained_size(HeapIndex *heap, PyObject *obj);
@@ -283,6 +298,37 @@ PyObject *values_alloc_sites(HeapIndex *heap, PyObject *unused);
     { "_alloc_sites", (PyCFunction)values_alloc_sites, METH_NOARGS, \
       "_alloc_sites($self, /)\n--\n\nThe sites of the ALLOC_SITES records (internal: alloc_sites_records())." },
 
+/* ---- the dominator tree (_hprof_tree.c) ---- */
+
+PyObject *tree_dominator_roots(HeapIndex *heap, PyObject *args, PyObject *kwargs);
+PyObject *tree_dominated(HeapHandle *o, PyObject *args, PyObject *kwargs);
+PyObject *tree_parent(HeapIndex *heap, PyObject *obj);
+PyObject *tree_retained_by(HeapIndex *heap, PyObject *args);
+PyObject *tree_heap_names(HeapIndex *heap, PyObject *unused);
+PyObject *tree_merged_paths(HeapIndex *heap, PyObject *args);
+/* The Heap's; hprofkit.Heap's dominator_of, retained_by and merged_paths
+ * (Python) call the private ones. */
+#define HEAP_TREE_METHODS \
+    { "dominator_roots", (PyCFunction)(void (*)(void))tree_dominator_roots, METH_VARARGS | METH_KEYWORDS, \
+      "dominator_roots($self, /, n=None)\n--\n\nThe objects no other object dominates (the children of the\n" \
+      "dominator tree's virtual root: GC roots, and what several roots hold), largest retained first,\n" \
+      "ties by id; the n first (None: all).  The first call builds the tree's rows (8 B an object)." }, \
+    { "_tree_parent", (PyCFunction)tree_parent, METH_O, \
+      "_tree_parent($self, obj, /)\n--\n\nobj's immediate dominator, True for the virtual root, False when\n" \
+      "unreachable (internal)." }, \
+    { "_retained_by", (PyCFunction)tree_retained_by, METH_VARARGS, \
+      "_retained_by($self, how, table, ngroups, /)\n--\n\nGroup totals by the union rule (internal)." }, \
+    { "_heap_names", (PyCFunction)tree_heap_names, METH_NOARGS, \
+      "_heap_names($self, /)\n--\n\nThe names of Android heaps 0..255 (internal)." }, \
+    { "_merged_paths", (PyCFunction)tree_merged_paths, METH_VARARGS, \
+      "_merged_paths($self, objs, rules, /)\n--\n\nThe raw nodes behind merged_paths (internal)." },
+/* HeapObject's. */
+#define OBJECT_TREE_METHODS \
+    { "dominated", (PyCFunction)(void (*)(void))tree_dominated, METH_VARARGS | METH_KEYWORDS, \
+      "dominated($self, /, n=None)\n--\n\nThe objects this one immediately dominates (its children in the\n" \
+      "dominator tree, MAT's tree one level down), largest retained first, ties by id; the n first\n" \
+      "(None: all)." },
+
 /* ---- tables (_hprof_heap_tables.c) ---- */
 
 /* heap._columns(table): the column buffers behind hprofkit.Heap.tables(). */
@@ -290,5 +336,18 @@ PyObject *heap_columns(HeapIndex *heap, PyObject *table);
 #define HEAP_TABLE_METHODS \
     { "_columns", (PyCFunction)heap_columns, METH_O, \
       "_columns($self, table, /)\n--\n\nThe column buffers of heap.tables()'s `table` (internal)." },
+
+/* ---- a primitive array's bytes and bitmap pixels (_hprof_heap_pixels.c) ---- */
+
+PyObject *pixels_payload(HeapHandle *o, PyObject *args);
+PyObject *pixels_png_rows(HeapHandle *o, PyObject *args, PyObject *kwargs);
+/* HeapObject's private methods behind hprofkit/_bitmaps.py. */
+#define HEAP_PIXEL_METHODS \
+    { "_payload", (PyCFunction)pixels_payload, METH_VARARGS, \
+      "_payload($self, offset, length, /)\n--\n\nBytes [offset, offset + length) of a primitive array's\n" \
+      "payload as the file holds them, copied under the guard (internal)." }, \
+    { "_png_rows", (PyCFunction)(void (*)(void))pixels_png_rows, METH_VARARGS | METH_KEYWORDS, \
+      "_png_rows($self, config, width, rows, /, *, offset=0, stride=0, step=1, unpremultiply=False)\n--\n\n" \
+      "PNG scanlines (RGBA) of bitmap pixels in a byte array's payload (internal; core/hp_pixels.h)." },
 
 #endif

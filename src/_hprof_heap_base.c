@@ -63,6 +63,22 @@ int heap_walk(HeapIndex *heap, void (*fn)(void *ctx), void *ctx, int locked)
     return rc;
 }
 
+int heap_run(HeapIndex *heap, void (*fn)(void *ctx), void *ctx, const hp_code *rc, const hp_error *err)
+{
+    int walked;
+    heap_enter(heap);
+    walked = heap_walk(heap, fn, ctx, 1);
+    heap_leave(heap);
+    if (walked < 0)
+        return -1;
+    if (*rc != HP_OK) {
+        if (!PyErr_Occurred())
+            hprof_raise(heap->st, err);
+        return -1;
+    }
+    return heap_index(heap) ? 0 : -1;
+}
+
 /* ---- handles -------------------------------------------------------------- */
 
 /* A new handle of `type` (hprofkit.HeapObject once the package registered
@@ -139,8 +155,10 @@ static PyObject *java_name_of(HeapIndex *heap, uint32_t ord)
     PyObject *out;
     if (heap_class_info(heap, ord, &info, &name) < 0)
         return NULL;
-    if (!name.data)
-        return PyUnicode_FromFormat("<unknown class 0x%llx>", (unsigned long long)info.id);
+    if (!name.data) { /* no LOAD_CLASS, or one naming a STRING the dump lacks */
+        char unnamed[HP_UNNAMED_MAX];
+        return PyUnicode_FromStringAndSize(unnamed, (Py_ssize_t)hp_unnamed(unnamed, HP_UNNAMED_CLASS, info.id));
+    }
     out = hprof_java_name(name.data, name.len);
     heap_copy_free(&name);
     return out;
@@ -216,7 +234,7 @@ static PyObject *slot_names(HeapIndex *heap, const heap_refs *r)
     PyObject *names = PyList_New((Py_ssize_t)r->n_slots);
     size_t k;
     for (k = 0; names && k < r->n_slots; k++) {
-        PyObject *name = heap_utf8(heap, r->slots[k]);
+        PyObject *name = heap_field_name(heap, &r->slots[k]);
         if (!name)
             Py_CLEAR(names);
         else
@@ -291,7 +309,6 @@ int heap_ensure_referrers(HeapIndex *heap)
 {
     const hp_heap *index = heap_index(heap);
     referrers_call call;
-    int rc;
     if (!index)
         return -1;
     if (referrers_ready(heap, index))
@@ -299,17 +316,7 @@ int heap_ensure_referrers(HeapIndex *heap)
     memset(&call, 0, sizeof call);
     call.index = (hp_heap *)index;
     call.rc = HP_OK;
-    heap_enter(heap);
-    rc = heap_walk(heap, build_referrers, &call, 1); /* a second caller finds them built */
-    heap_leave(heap);
-    if (rc < 0)
-        return -1;
-    if (call.rc != HP_OK) {
-        if (!PyErr_Occurred())
-            hprof_raise(heap->st, &call.err);
-        return -1;
-    }
-    return 0;
+    return heap_run(heap, build_referrers, &call, &call.rc, &call.err); /* a second caller finds them built */
 }
 
 /* ---- GC roots and stack frames -------------------------------------------- */
@@ -340,6 +347,17 @@ static void find_frame(void *ctx)
                             : hp_heap_trace_frame(c->h, c->serial, (uint32_t)c->depth, &c->frame);
 }
 
+/* A frame's method: the dump's name, or the placeholder of one it lacks. */
+static PyObject *heap_method_name(HeapIndex *heap, uint64_t sid)
+{
+    char unnamed[HP_UNNAMED_MAX];
+    PyObject *name = heap_utf8(heap, sid);
+    if (name != Py_None)
+        return name;
+    Py_DECREF(name);
+    return PyUnicode_FromStringAndSize(unnamed, (Py_ssize_t)hp_unnamed(unnamed, HP_UNNAMED_METHOD, 0));
+}
+
 /* The StackFrame a frame_call found (its fields None when it found none). */
 static PyObject *stack_frame(HeapIndex *heap, frame_call *call)
 {
@@ -363,7 +381,7 @@ static PyObject *stack_frame(HeapIndex *heap, frame_call *call)
     }
     cls = hp_heap_class_by_serial(index, f.class_serial);
     PyStructSequence_SET_ITEM(item, 1, cls != HP_NONE ? Py_XNewRef(heap_class_name(heap, cls)) : Py_NewRef(Py_None));
-    PyStructSequence_SET_ITEM(item, 2, heap_utf8(heap, f.method_sid));
+    PyStructSequence_SET_ITEM(item, 2, heap_method_name(heap, f.method_sid));
     PyStructSequence_SET_ITEM(item, 3, heap_utf8(heap, f.signature_sid));
     PyStructSequence_SET_ITEM(item, 4, heap_utf8(heap, f.source_sid));
     PyStructSequence_SET_ITEM(item, 5, PyLong_FromLong(f.line));

@@ -111,7 +111,7 @@ static PyObject *make_field(HeapHandle *o, const heap_field *c)
     const hp_field *f = &c->f;
     PyObject *item = PyStructSequence_New(o->heap->st->field_type);
     PyObject *cls = heap_class_handle(o->heap, f->declaring);
-    PyObject *name = heap_utf8(o->heap, f->name_sid);
+    PyObject *name = heap_field_name(o->heap, f);
     PyObject *type = PyUnicode_FromString(f->type >= 0 && f->type < 12 && type_names[f->type] ? type_names[f->type] : "?");
     PyObject *v = c->has_value ? heap_value(o->heap, f->type, c->value) : Py_NewRef(Py_None);
     if (!item || !cls || !name || !type || !v) {
@@ -201,7 +201,7 @@ static PyObject *field_map(HeapHandle *o, const hp_heap *h, uint32_t ord)
     }
     for (k = 0; k < n; k++) {
         const hp_field *f = &items[k].f;
-        PyObject *name = heap_utf8(heap, f->name_sid), *cls = heap_class_name(heap, f->declaring);
+        PyObject *name = heap_field_name(heap, f), *cls = heap_class_name(heap, f->declaring);
         PyObject *where = Py_BuildValue("iI", f->type, f->offset), *pair = NULL;
         int rc = -1;
         if (name && PyUnicode_CheckExact(name))
@@ -686,6 +686,7 @@ static PyGetSetDef obj_getset[] = {
 };
 
 static PyMethodDef obj_methods[] = {
+    OBJECT_TREE_METHODS
     { "references", (PyCFunction)obj_references, METH_NOARGS,
       "references($self, /)\n--\n\nOutbound non-null references as Reference(name, target_id, target)." },
     { "referrers", (PyCFunction)obj_referrers, METH_NOARGS,
@@ -704,6 +705,7 @@ static PyMethodDef obj_methods[] = {
     { "tolist", (PyCFunction)obj_tolist, METH_NOARGS,
       "tolist($self, /)\n--\n\nAn array's elements as a list of Python values." },
     OBJ_VALUES_METHODS
+    HEAP_PIXEL_METHODS
     { NULL, NULL, 0, NULL },
 };
 

@@ -242,12 +242,13 @@ typedef struct {
     int nomem;
 } refs_call;
 
-static int add_slot(refs_call *c, uint64_t sid)
+static int add_slot(refs_call *c, const hp_field *f)
 {
-    uint64_t *slot = grow((void **)&c->out->slots, &c->out->n_slots, &c->out->cap_slots, sizeof *slot);
+    hp_field *slot = grow((void **)&c->out->slots, &c->out->n_slots, &c->out->cap_slots, sizeof *slot);
     if (!slot)
         return c->nomem = 1, -1;
-    *slot = sid;
+    *slot = *f;
+    slot->value = NULL; /* a pointer into the mapping, not to be read unguarded */
     return 0;
 }
 
@@ -261,14 +262,14 @@ static void collect_refs(void *ctx)
         hp_field_iter it;
         hp_field_iter_init(&it, c->h, hp_heap_object_class(c->h, c->index));
         while (hp_field_next(&it, &f))
-            if (f.type == HP_T_OBJECT && add_slot(c, f.name_sid) < 0)
+            if (f.type == HP_T_OBJECT && add_slot(c, &f) < 0)
                 return;
     } else if (kind == HP_KIND_CLASS) {
         uint32_t ord = hp_heap_find_class_id(c->h, hp_heap_object_id(c->h, c->index));
         hp_static_iter it;
         if (ord != HP_NONE)
             for (hp_static_iter_init(&it, c->h, ord); hp_static_next(&it, &f);)
-                if (add_slot(c, f.name_sid) < 0)
+                if (add_slot(c, &f) < 0)
                     return;
     }
     if (c->with_refs) {
@@ -314,10 +315,8 @@ static void read_value(void *ctx)
     if (c->name) {
         hp_static_iter it;
         hp_field f;
-        const uint8_t *text;
-        size_t len;
         for (hp_static_iter_init(&it, c->h, c->ord); !v && hp_static_next(&it, &f);)
-            if (hp_heap_utf8(c->h, f.name_sid, &text, &len) && len == c->name_len && !memcmp(text, c->name, len)) {
+            if (hp_heap_field_is(c->h, &f, c->name, c->name_len)) {
                 c->type = f.type;
                 v = f.value;
             }
@@ -484,6 +483,7 @@ int heap_read_trace(HeapIndex *heap, heap_trace_read *call)
 typedef struct {
     const hp_heap *h;
     uint64_t key;
+    const hp_field *field; /* find_field_name */
     heap_copy text;
 } text_call;
 
@@ -493,6 +493,14 @@ static void find_utf8(void *ctx)
     if (!hp_heap_utf8(c->h, c->key, &c->text.data, &c->text.len))
         c->text.data = NULL;
     heap_copy_small(&c->text);
+}
+
+static void find_field_name(void *ctx)
+{
+    text_call *c = ctx;
+    char unnamed[HP_UNNAMED_MAX];
+    hp_heap_field_name(c->h, c->field, unnamed, &c->text.data, &c->text.len);
+    heap_copy_small(&c->text); /* the placeholder fits: it is copied before `unnamed` goes */
 }
 
 static void find_android_name(void *ctx)
@@ -509,13 +517,14 @@ static PyObject *decode_replace(const uint8_t *text, size_t len)
 }
 
 /* The text find() copies out, decoded; None when there is none. */
-static PyObject *text_of(HeapIndex *heap, void (*find)(void *ctx), uint64_t key,
+static PyObject *text_of(HeapIndex *heap, void (*find)(void *ctx), uint64_t key, const hp_field *field,
                          PyObject *(*decode)(const uint8_t *text, size_t len))
 {
     text_call call;
     PyObject *out;
     call.h = heap->index;
     call.key = key;
+    call.field = field;
     if (heap_guard(heap, find, &call) < 0 || heap_copy_finish(heap, &call.text) < 0)
         return NULL;
     if (!call.text.data)
@@ -525,9 +534,14 @@ static PyObject *text_of(HeapIndex *heap, void (*find)(void *ctx), uint64_t key,
     return out;
 }
 
-PyObject *heap_utf8(HeapIndex *heap, uint64_t sid) { return text_of(heap, find_utf8, sid, hprof_decode_mutf8); }
+PyObject *heap_utf8(HeapIndex *heap, uint64_t sid) { return text_of(heap, find_utf8, sid, NULL, hprof_decode_mutf8); }
+
+PyObject *heap_field_name(HeapIndex *heap, const hp_field *f)
+{
+    return text_of(heap, find_field_name, 0, f, hprof_decode_mutf8);
+}
 
 PyObject *heap_android_name(HeapIndex *heap, int number)
 {
-    return text_of(heap, find_android_name, (uint64_t)number, decode_replace);
+    return text_of(heap, find_android_name, (uint64_t)number, NULL, decode_replace);
 }

@@ -260,18 +260,18 @@ static void ref_name_tables_free(ref_name_tables *t)
     PyMem_Free(t->static_codes);
 }
 
-/* The names (STRING ids) of every class's reference fields (slot order) and
- * statics, counted (while the sid arrays are NULL) or listed, under the guard. */
+/* Every class's reference fields (slot order) and statics, counted (while
+ * the field arrays are NULL) or listed, under the guard. */
 typedef struct {
     const hp_heap *h;
     uint32_t *field_base, *static_base;
-    uint64_t *field_sids, *static_sids;  /* listing: the counts of the first pass are their sizes */
+    hp_field *fields, *statics;          /* listing: the counts of the first pass are their sizes */
     uint32_t changed;                    /* listing: a class whose count differs from the first pass + 1 */
-} slot_sids_call;
+} slot_fields_call;
 
-static void slot_sids(void *ctx)
+static void slot_fields(void *ctx)
 {
-    slot_sids_call *c = ctx;
+    slot_fields_call *c = ctx;
     uint32_t nc = hp_heap_class_count(c->h), k, nf = 0, ns = 0;
     for (k = 0; k < nc && !c->changed; k++) {
         hp_field_iter fi;
@@ -280,17 +280,17 @@ static void slot_sids(void *ctx)
         hp_field_iter_init(&fi, c->h, k);
         while (hp_field_next(&fi, &f))
             if (f.type == HP_T_OBJECT) {
-                if (c->field_sids && nf < c->field_base[k + 1])
-                    c->field_sids[nf] = f.name_sid;
+                if (c->fields && nf < c->field_base[k + 1])
+                    c->fields[nf] = f;
                 nf++;
             }
         hp_static_iter_init(&si, c->h, k);
         while (hp_static_next(&si, &f)) {
-            if (c->static_sids && ns < c->static_base[k + 1])
-                c->static_sids[ns] = f.name_sid;
+            if (c->statics && ns < c->static_base[k + 1])
+                c->statics[ns] = f;
             ns++;
         }
-        if (!c->field_sids) {
+        if (!c->fields) {
             c->field_base[k + 1] = nf;
             c->static_base[k + 1] = ns;
         } else if (c->field_base[k + 1] != nf || c->static_base[k + 1] != ns) {
@@ -299,13 +299,13 @@ static void slot_sids(void *ctx)
     }
 }
 
-/* Dictionary codes of the names `sids[0:n]` into codes; 0, or -1. */
-static int name_codes(HeapIndex *heap, text_dict *d, const uint64_t *sids, uint32_t n, uint32_t *codes,
+/* Dictionary codes of the names of `fields[0:n]` into codes; 0, or -1. */
+static int name_codes(HeapIndex *heap, text_dict *d, const hp_field *fields, uint32_t n, uint32_t *codes,
                       int *has_null)
 {
     uint32_t k;
     for (k = 0; k < n; k++) {
-        long code = text_code(d, heap_utf8(heap, sids[k]));
+        long code = text_code(d, heap_field_name(heap, &fields[k]));
         if (code < -1)
             return -1;
         *has_null |= code < 0;
@@ -315,11 +315,12 @@ static int name_codes(HeapIndex *heap, text_dict *d, const uint64_t *sids, uint3
 }
 
 /* Names each class's reference fields (slot order) and statics as the
- * Python API does (HeapObject.references: a name the dump lacks is None). */
+ * Python API does (HeapObject.references: a name the dump lacks is its
+ * placeholder, hp_unnamed). */
 static int ref_name_tables_build(ref_name_tables *t, HeapIndex *heap, const hp_heap *h, text_dict *d)
 {
     uint32_t nc = hp_heap_class_count(h), nf, ns;
-    slot_sids_call call = { h, NULL, NULL, NULL, NULL };
+    slot_fields_call call = { h, NULL, NULL, NULL, NULL, 0 };
     long code;
     int rc = -1;
     memset(t, 0, sizeof *t);
@@ -327,19 +328,19 @@ static int ref_name_tables_build(ref_name_tables *t, HeapIndex *heap, const hp_h
     t->static_base = call.static_base = PyMem_Calloc((size_t)nc + 1, sizeof(uint32_t));
     if (!t->field_base || !t->static_base)
         goto nomem;
-    if (heap_guard(heap, slot_sids, &call) < 0) /* the sizes */
+    if (heap_guard(heap, slot_fields, &call) < 0) /* the sizes */
         return -1;
     nf = t->field_base[nc];
     ns = t->static_base[nc];
     t->field_codes = PyMem_Malloc(((size_t)nf + 1) * sizeof(uint32_t));
     t->static_codes = PyMem_Malloc(((size_t)ns + 1) * sizeof(uint32_t));
-    call.field_sids = PyMem_Malloc(((size_t)nf + 1) * sizeof(uint64_t));
-    call.static_sids = PyMem_Malloc(((size_t)ns + 1) * sizeof(uint64_t));
-    if (!t->field_codes || !t->static_codes || !call.field_sids || !call.static_sids) {
+    call.fields = PyMem_Malloc(((size_t)nf + 1) * sizeof(hp_field));
+    call.statics = PyMem_Malloc(((size_t)ns + 1) * sizeof(hp_field));
+    if (!t->field_codes || !t->static_codes || !call.fields || !call.statics) {
         PyErr_NoMemory();
         goto done;
     }
-    if (heap_guard(heap, slot_sids, &call) < 0)
+    if (heap_guard(heap, slot_fields, &call) < 0)
         goto done;
     if (call.changed) {
         hp_class_info info;
@@ -347,8 +348,8 @@ static int ref_name_tables_build(ref_name_tables *t, HeapIndex *heap, const hp_h
             raise_rewritten(heap, info.offset, "the field types of the class dump");
         goto done;
     }
-    if (name_codes(heap, d, call.field_sids, nf, t->field_codes, &t->has_null) < 0 ||
-        name_codes(heap, d, call.static_sids, ns, t->static_codes, &t->has_null) < 0 ||
+    if (name_codes(heap, d, call.fields, nf, t->field_codes, &t->has_null) < 0 ||
+        name_codes(heap, d, call.statics, ns, t->static_codes, &t->has_null) < 0 ||
         (code = text_code(d, PyUnicode_FromString("<loader>"))) < 0)
         goto done;
     t->names.field_base = t->field_base;
@@ -359,8 +360,8 @@ static int ref_name_tables_build(ref_name_tables *t, HeapIndex *heap, const hp_h
     t->names.element_base = (uint32_t)PyList_GET_SIZE(d->texts);
     rc = 0;
 done:
-    PyMem_Free(call.field_sids);
-    PyMem_Free(call.static_sids);
+    PyMem_Free(call.fields);
+    PyMem_Free(call.statics);
     return rc;
 nomem:
     PyErr_NoMemory();

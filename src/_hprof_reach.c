@@ -136,6 +136,8 @@ static int object_index(HeapIndex *heap, PyObject *obj, uint32_t *out)
     return 0;
 }
 
+int heap_object_index(HeapIndex *heap, PyObject *obj, uint32_t *out) { return object_index(heap, obj, out); }
+
 static PyObject *retained(HeapIndex *heap, uint32_t index, int count)
 {
     hp_reach *r = heap_reach(heap, REACH_DOMINATORS);
@@ -303,7 +305,7 @@ static int library_rule(hp_reach_matcher *m, const hp_reach_rule *rules, const u
 
 /* Rules from tuples (pattern, edge, class ordinal, thread serial, name
  * bytes or None); the names stay owned by `spec`. */
-static hp_reach_rule *parse_rules(PyObject *spec, Py_ssize_t *count)
+hp_reach_rule *reach_parse_rules(PyObject *spec, Py_ssize_t *count)
 {
     Py_ssize_t n = PyList_GET_SIZE(spec), k;
     hp_reach_rule *rules = PyMem_Calloc((size_t)(n ? n : 1), sizeof *rules);
@@ -346,7 +348,7 @@ PyObject *reach_paths(HeapIndex *heap, PyObject *args)
     memset(&bfs, 0, sizeof bfs);
     if (!PyArg_ParseTuple(args, "O!O!:_paths", &PyList_Type, &targets_list, &PyList_Type, &rules_list))
         return NULL;
-    if (!(r = heap_reach(heap, REACH_GRAPH)) || !(rules = parse_rules(rules_list, &nrules)))
+    if (!(r = heap_reach(heap, REACH_GRAPH)) || !(rules = reach_parse_rules(rules_list, &nrules)))
         goto done;
     ntargets = PyList_GET_SIZE(targets_list);
     targets = PyMem_Malloc((size_t)(ntargets ? ntargets : 1) * 4);

@@ -15,12 +15,26 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from visualvm import VISUALVM_JAR, GraphOracle, Oracle, OracleRunner
+
 ROOT = Path(__file__).resolve().parents[1]
+# .ci/run tests the wheel it built in a venv of its own: the tests must use
+# that install (HPROFKIT_TEST_INSTALLED names its site-packages), not the source tree.
+if os.environ.get("HPROFKIT_TEST_INSTALLED"):
+    import hprofkit
+    import hprofkit._hprof
+    for module in (hprofkit, hprofkit._hprof):
+        if not Path(module.__file__).resolve().is_relative_to(Path(os.environ["HPROFKIT_TEST_INSTALLED"]).resolve()):
+            raise RuntimeError(f"{module.__name__} comes from {module.__file__}, not from the install under test "
+                               f"({os.environ['HPROFKIT_TEST_INSTALLED']})")
 DATA = Path(os.environ.get("HPROFKIT_DATA", ROOT.parent / "shared" / "data"))
 SHARED_TOOLS = DATA.parent / "tools"
 HPROF_DIR = DATA / "hprof"
 TAILOR_DIR = DATA / "tailor"
-INVENTORY = json.loads((HPROF_DIR / "INVENTORY.json").read_text())
+# An sdist unpacked anywhere but beside ../shared/data carries the tests but
+# not the dumps they read: then each test file is one skipped item.
+DATA_MISSING = not (HPROF_DIR / "INVENTORY.json").is_file()
+INVENTORY = [] if DATA_MISSING else json.loads((HPROF_DIR / "INVENTORY.json").read_text())
 INVENTORY_BY_NAME = {entry["file"]: entry for entry in INVENTORY}
 ANDROID_DUMPS = [e["file"] for e in INVENTORY if e["version"].endswith("1.0.3")]
 # Debian's hprof-conv package installs it off PATH (.ci/run adds this directory to PATH).
@@ -32,7 +46,8 @@ ORACLE_SCRIPT = SHARED_TOOLS / "oracle" / "run.sh"
 PEERS = {
     "hprof-conv": lambda: shutil.which(HPROF_CONV),
     "java": lambda: shutil.which("java"),
-    "oracle": lambda: shutil.which("java") and ORACLE_SCRIPT.is_file() and str(ORACLE_SCRIPT),
+    "oracle": lambda: shutil.which("java") and shutil.which("javac") and VISUALVM_JAR.is_file() and
+    ORACLE_SCRIPT.is_file() and str(ORACLE_SCRIPT),
     "strace": lambda: shutil.which("strace"),
 }
 
@@ -47,6 +62,30 @@ def peer(name: str) -> str:
     if os.environ.get("CI") == "true":
         pytest.fail(f"peer tool {name} is missing, and CI=true: .ci/run installs it")
     pytest.skip(f"peer tool {name} is not installed")
+
+class WithoutData(pytest.File):
+    """A test file collected without its data: one item that skips (fails under CI=true)."""
+
+    def collect(self):
+        yield NeedsData.from_parent(self, name="needs the shared dumps")
+
+
+class NeedsData(pytest.Item):
+    def runtest(self) -> None:
+        message = f"the tests read the shared dumps in {DATA}, which is missing (HPROFKIT_DATA names another)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    if DATA_MISSING:
+        return WithoutData.from_parent(parent, path=module_path)
+    return None
+
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", deadline=None, max_examples=200, suppress_health_check=[HealthCheck.too_slow])
@@ -84,6 +123,10 @@ def raw_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("raw")
 
 
+# Plain copies of compressed shared dumps (plain_path): shared dumps too.
+PLAIN_COPIES: set[Path] = set()
+
+
 @pytest.fixture(scope="session")
 def plain_path(raw_dir):
     """A plain (decompressed) path for any dump of the shared data."""
@@ -93,76 +136,31 @@ def plain_path(raw_dir):
         target = raw_dir / (name.rsplit(".", 1)[0])
         if not target.exists():
             target.write_bytes(raw_bytes(name))
+            PLAIN_COPIES.add(target.resolve())
         return target
     return get
 
 
-class Oracle:
-    """VisualVM's heap library (../shared/tools/oracle), one JVM per dump, cached."""
-
-    def __init__(self) -> None:
-        self.script = ORACLE_SCRIPT
-        self.cache: dict[str, dict] = {}
-
-    def run(self, path: Path, retained: bool = False) -> dict:
-        key = f"{path}{' --retained' if retained else ''}"
-        if key not in self.cache:
-            args = ["bash", str(self.script), str(path)] + (["--retained"] if retained else [])
-            proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
-            if proc.returncode != 0:
-                raise RuntimeError(f"oracle failed on {path}: {proc.stderr[-2000:]}")
-            self.cache[key] = json.loads(proc.stdout)
-        return self.cache[key]
-
-    def retained_by_class(self, path: Path) -> dict[str, tuple[int, int]]:
-        """{"name@hexid": (instances, retained bytes)}: retained sizes follow every
-        reference of the dump, so equal ones mean the same object graph."""
-        return {key: (count, retained) for key, (count, _, retained) in self.run(path, True)["histogram"].items()}
-
-    def counts_by_class(self, path: Path) -> dict[tuple[str, int | None], tuple[int, int]]:
-        """{(class name, class id or None for primitive arrays): (instances, bytes)}."""
-        out = {}
-        for key, (count, size, *_) in self.run(path)["histogram"].items():
-            name, hex_id = key.rsplit("@", 1)
-            ident = None if name in PRIMITIVE_ARRAYS else int(hex_id, 16)
-            prev = out.get((name, ident), (0, 0))
-            out[(name, ident)] = (prev[0] + count, prev[1] + size)
-        return out
-
-
-class GraphOracle:
-    """VisualVM's object graph (../shared/tools/oracle/graph.sh): JSON lines per
-    object, class or GC root, cached per dump and mode for the session."""
-
-    def __init__(self) -> None:
-        self.script = SHARED_TOOLS / "oracle" / "graph.sh"
-        self.cache: dict[tuple[str, tuple[str, ...]], list[dict]] = {}
-
-    def run(self, path: Path, mode: str, *args: str, retained: bool = False) -> list[dict]:
-        """retained=True: with retained sizes (slower), a cache entry of its own."""
-        key = (str(path), (mode,) + args + (("retained",) if retained else ()))
-        if key not in self.cache:
-            cmd = ["bash", str(self.script), str(path), mode, *args] + ([] if retained else ["--no-retained"])
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-            if proc.returncode != 0:
-                raise RuntimeError(f"graph oracle failed on {path}: {proc.stderr[-2000:]}")
-            # split("\n"), not splitlines(): String texts may hold U+2028, \x1c...
-            self.cache[key] = [json.loads(line) for line in proc.stdout.split("\n") if line.strip()]
-        return self.cache[key]
+def is_shared_dump(path: Path) -> bool:
+    """Whether `path` is one of the fixed shared dumps (or a plain copy of one)."""
+    real = path.resolve()
+    return real.is_relative_to(DATA.resolve()) or real in PLAIN_COPIES
 
 
 @pytest.fixture(scope="session")
-def graph_oracle() -> GraphOracle:
-    return GraphOracle()
-
-
-PRIMITIVE_ARRAYS = {p + "[]" for p in ("boolean", "char", "float", "double", "byte", "short", "int", "long")}
-
-
-@pytest.fixture(scope="session")
-def oracle() -> Oracle:
+def oracle_runner() -> OracleRunner:
     peer("oracle")
-    return Oracle()
+    return OracleRunner(ORACLE_SCRIPT.parent, java=peer("java"), keep=is_shared_dump)
+
+
+@pytest.fixture(scope="session")
+def graph_oracle(oracle_runner) -> GraphOracle:
+    return GraphOracle(oracle_runner)
+
+
+@pytest.fixture(scope="session")
+def oracle(oracle_runner) -> Oracle:
+    return Oracle(oracle_runner)
 
 
 def run_heapgen(path: Path, megabytes: int, seed: int) -> Path:

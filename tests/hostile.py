@@ -5,6 +5,8 @@ measures peak RSS; the tests build small ones.
 
     pack_bomb          a crafted pack: one opaque record whose body stream
                        declares `raw` bytes (zeros, deflated); CRCs all right
+    pack_of_zeros      a legitimate pack of `blocks` such records, restoring
+                       to gigabytes from megabytes (made without encoding them)
     mini_of_roots      a zlib Tailor mini: one segment of `roots` empty roots
     zero_arrays_dump   HPROF chunks: `count` zeroed byte[] of `size` bytes
     one_array_dump     Android HPROF chunks: one segment holding one byte[]
@@ -59,6 +61,20 @@ def pack_bomb(raw: int = 1 << 30) -> bytes:
     block = pack_block({OP: b"\x00\x0d", TIME: b"\x00", LEN: varint(raw), RAW: (raw, deflated_zeros(raw))},
                        in_len=out_len, out_len=out_len)
     return pack_header() + block + pack_end(1, len(header) + out_len, len(header) + out_len)
+
+
+def pack_of_zeros(blocks: int, raw: int = 32 << 20) -> bytes:
+    """A 1.0.2 pack of `blocks` blocks, each one opaque record of `raw` zero
+    bytes (what pack_bomb declares, but within the limits): it restores to
+    blocks * (9 + raw) bytes after the header.  The blocks are identical (a
+    record's time is coded against the previous one's, both 0), so one is
+    deflated and repeated: about raw/1000 bytes each."""
+    header = b"JAVA PROFILE 1.0.2\0" + struct.pack(">IQ", 4, 0)
+    out_len = 9 + raw
+    block = pack_block({OP: b"\x00\x0d", TIME: b"\x00", LEN: varint(raw), RAW: (raw, deflated_zeros(raw))},
+                       in_len=out_len, out_len=out_len)
+    total = len(header) + blocks * out_len
+    return pack_header() + block * blocks + pack_end(blocks, total, total)
 
 
 # ---- Tailor minis ----------------------------------------------------------------

@@ -35,7 +35,7 @@ ALL_DUMPS = [dump_path(e["file"]) for e in INVENTORY]
 
 @pytest.fixture(scope="module")
 def client():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         yield client
 
@@ -81,9 +81,9 @@ def test_pool_and_cluster_agree(task, inputs, client):
         if row.ok:
             stats = hprofkit.stats(row.input).to_dict()
             assert row.value == (stats if task == "stats" else
-                                 [[h["class"], h["instances"], h["shallow_bytes"]] for h in stats["histogram"]])
+                                 [[h["class"], h["instances"], h["shallow_size"]] for h in stats["histogram"]])
     strings = [c for c in local.histogram if c.name == "java.lang.String"]
-    want = [(h["instances"], h["shallow_bytes"]) for row in local.rows if row.ok
+    want = [(h["instances"], h["shallow_size"]) for row in local.rows if row.ok
             for h in hprofkit.stats(row.input).to_dict()["histogram"] if h["class"] == "java.lang.String"]
     assert len(strings) == 1 and strings[0].instances == sum(w[0] for w in want)
     assert strings[0].shallow_bytes == sum(w[1] for w in want)
@@ -123,7 +123,7 @@ def test_result_to_parquet(tmp_path, inputs):
     rows = pq.read_table(tmp_path / "out" / "rows.parquet").to_pylist()
     assert [json.loads(r["value"]) for r in rows] == [r.value for r in result.rows]
     histogram = pq.read_table(tmp_path / "out" / "histogram.parquet").to_pylist()
-    assert histogram == [vars(c) for c in result.histogram]
+    assert histogram == result.to_dict()["histogram"]  # the vocabulary of --json: class, shallow_size
 
 
 def test_bad_arguments():
@@ -151,6 +151,27 @@ def test_cli_local_and_scheduler(tmp_path, inputs, client):
     proc = run_cli("histogram", *paths[:2], "--jobs", "1")
     assert proc.returncode == 0 and proc.stdout.startswith("histogram: 2 inputs, 2 ok, 0 failed")
     assert "java.lang.String" in proc.stdout
+
+
+def test_cli_leaks_summary_names_each_leak(tmp_path):
+    """#22: a group's line named the fingerprint twice (its first report line is 'Signature: <it>');
+    it names the leak -- its leaking class and suspect reference -- and gives the fingerprint once.
+    The dump and its pack (read as open_heap reads it) are one group of two dumps."""
+    source = dump_path("leakcanary__leak_service_binder.hprof")
+    pack = tmp_path / "phone.hpk"
+    hprofkit.encode(source, pack, threads=1)
+    with hprofkit.open_heap(source) as heap:
+        (leak,) = heap.find_leaks()
+        fingerprint, retained, name = leak.fingerprint, leak.retained_size, leak.short_description
+    assert name == "com.example.leakcanary.LeakyService via LeakyService$MyBinder.service"
+    proc = run_cli("leaks", str(source), str(pack), "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[2:4] == ["1 leak groups", f"{'dumps':>6}{'retained':>14}  {'fingerprint':<12}  leak"]
+    assert lines[4].split() == ["2", f"{2 * retained:,}", fingerprint[:12], *name.split()]
+    assert proc.stdout.count(fingerprint[:12]) == 1
+    doc = json.loads(run_cli("leaks", str(source), "--jobs", "1", "--json").stdout)
+    assert doc["leak_groups"][0]["short_description"] == name
 
 
 def test_leak_groups_count_copies(tmp_path, client):

@@ -38,8 +38,8 @@ def test_stats_json_shape(capsys):
     assert doc["subrecords"]["INSTANCE_DUMP"]["count"] == entry["instances"]
     assert doc["subrecords"]["HEAP_DUMP_INFO"]["count"] == entry["android_heap_dump_info"]
     assert len(doc["histogram"]) == 5
-    assert set(doc["histogram"][0]) == {"class", "class_id", "instances", "shallow_bytes"}
-    sizes = [row["shallow_bytes"] for row in doc["histogram"]]
+    assert set(doc["histogram"][0]) == {"class", "class_id", "instances", "shallow_size"}
+    sizes = [row["shallow_size"] for row in doc["histogram"]]
     assert sizes == sorted(sizes, reverse=True)
 
 
@@ -90,10 +90,13 @@ def test_cli_default_format_is_lossless_with_keep_all(tmp_path):
     (["--strip", "bytes"], "unknown primitive type 'bytes'"),
 ])
 def test_cli_refuses_what_a_format_cannot_honour(tmp_path, capsys, options, words):
-    """One line on stderr, exit 1, no output file: the same check as
-    encode() and Encoder() (tests/test_codec_options.py)."""
+    """A usage error (exit 2, the usage and one error line), no output file:
+    the same check as encode() and Encoder() (tests/test_codec_options.py)."""
     src = dump_path("leakcanary__leak_service_binder.hprof")
-    assert main(["encode", *options, "-i", str(src), "-o", str(tmp_path / "x")]) == 1
+    with pytest.raises(SystemExit) as exit:
+        main(["encode", *options, "-i", str(src), "-o", str(tmp_path / "x")])
+    assert exit.value.code == 2
     err = capsys.readouterr().err
-    assert words in err and err.count("\n") == 1 and err.startswith("hprofkit: error: ")
+    assert err.startswith("usage: hprofkit encode ") and err.count("usage:") == 1
+    assert words in err.splitlines()[-1] and err.splitlines()[-1].startswith("hprofkit encode: error: ")
     assert not (tmp_path / "x").exists()

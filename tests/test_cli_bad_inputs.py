@@ -89,6 +89,12 @@ COMMANDS = {
     "show class": lambda src, dst: ["show", src, "java.lang.String"],
     "show object": lambda src, dst: ["show", src, "0x1"],
     "leaks": lambda src, dst: ["leaks", src],
+    "path": lambda src, dst: ["path", src, "0x1"],
+    "top": lambda src, dst: ["top", src],
+    "top by class": lambda src, dst: ["top", src, "--by", "class"],
+    "diff": lambda src, dst: ["diff", src, src],
+    "dominators": lambda src, dst: ["dominators", src],
+    "dominators --group-by": lambda src, dst: ["dominators", "--group-by", "package", "--json", src],
 }
 
 
@@ -96,7 +102,7 @@ def check_one_line_error(code: int, err: str, where: str) -> None:
     assert code == 1, where
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("hprofkit: error: "), f"{where}: {err!r}"
-    assert "Traceback" not in err
+    assert "Traceback" not in err and "internal error" not in err, f"{where}: {err!r}"  # a bug is no answer
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))

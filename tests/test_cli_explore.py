@@ -39,7 +39,7 @@ def test_threads_json_and_rows(capsys):
     assert main(["threads", str(dump_path(JDK8)), "--json", "-n", "2"]) == 0
     rows = json.loads(capsys.readouterr().out)
     threads = hprofkit.open_heap(dump_path(JDK8)).threads()[:2]
-    assert [(r["name"], r["daemon"], r["retained"], len(r["frames"])) for r in rows] == [
+    assert [(r["name"], r["daemon"], r["retained_size"], len(r["frames"])) for r in rows] == [
         (t.name, t.daemon, t.retained_size, len(t.frames)) for t in threads]
 
 
@@ -97,7 +97,7 @@ def test_waste_json(capsys):
     assert main(["waste", str(dump_path(name)), "--json", "-n", "4", "--min-count", "3", "--min-bytes", "4096"]) == 0
     report = json.loads(capsys.readouterr().out)
     heap = hprofkit.open_heap(dump_path(name))
-    assert [(r["text"], r["count"], r["wasted"]) for r in report["duplicate_strings"]] == [
+    assert [(r["text"], r["count"], r["wasted_bytes"]) for r in report["duplicate_strings"]] == [
         tuple(r) for r in heap.duplicate_strings(min_count=3)[:4]]
     assert [r["class"] for r in report["collections"]] == [r.class_name for r in heap.collection_waste()[:4]]
     assert [r["id"] for r in report["large_arrays"]] == [a.array.id for a in heap.large_arrays(4096)[:4]]

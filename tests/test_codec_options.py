@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import threading
+from collections import Counter
 
 import pytest
 
@@ -49,12 +50,43 @@ def test_encoder_and_encode_refuse_alike(tmp_path, options, error, words):
         hprofkit.encode_writer(open(tmp_path / "w", "wb"), closefd=True, **options)
 
 
+def coded(codec, data: bytes) -> bytes:
+    return codec.feed(data) + codec.flush()
+
+
+def nonzero_arrays(data: bytes) -> Counter:
+    """Primitive arrays holding a byte other than 0, by element type."""
+    return Counter(s.elem_type for s in hprofkit.iter_subrecords(data) if s.tag == 0x23 and any(s.data))
+
+
+def by_class(rows) -> Counter:
+    return Counter({(r.name, r.class_id): r.instances for r in rows})
+
+
 def test_what_each_format_accepts():
-    """Tailor's own policy is accepted by name; hprof takes a strip list."""
-    hprofkit.Encoder("tailor", strip="char,byte")
-    hprofkit.Encoder("tailor", strip="default")
-    hprofkit.Encoder("hprof", strip="all", app_only=True)
-    hprofkit.Encoder("hprofkit", strip=["int", 11], level=0, drop_traces=True)
+    """Each policy a format accepts is the one it writes: Tailor's own by name
+    or by its types; for hprof, a strip list and app_only; for hprofkit, type
+    names and numbers mixed, and drop_traces."""
+    data = raw_bytes(LEAK)
+    source = hprofkit.stats(data)
+    before = nonzero_arrays(data)
+    assert before[5] and before[8] and before[10]  # char[], byte[], int[] with contents
+
+    mini = coded(hprofkit.Encoder("tailor", strip="char,byte"), data)
+    assert mini == coded(hprofkit.Encoder("tailor", strip="default"), data)
+    restored = coded(hprofkit.Decoder(), mini)
+    assert by_class(hprofkit.stats(restored).histogram) == by_class(source.histogram)
+    assert not nonzero_arrays(restored)[5] and not nonzero_arrays(restored)[8]
+
+    shared = coded(hprofkit.Encoder("hprof", strip="all", app_only=True), data)
+    assert by_class(hprofkit.stats(shared).histogram) == by_class(source.heaps["app"])  # hprof-conv -z's objects
+    assert nonzero_arrays(shared) == Counter()
+
+    pack = coded(hprofkit.Encoder("hprofkit", strip=["int", 11], level=0, drop_traces=True), data)
+    restored = coded(hprofkit.Decoder(), pack)
+    kept = nonzero_arrays(restored)
+    assert not kept[10] and not kept[11] and kept == Counter({t: n for t, n in before.items() if t not in (10, 11)})
+    assert {r.tag for r in hprofkit.iter_records(restored)} == {r.tag for r in hprofkit.iter_records(data)} - {4, 5}
 
 
 @pytest.mark.parametrize("make", [

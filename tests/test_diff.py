@@ -117,7 +117,7 @@ def test_row_deltas_and_dict():
     row = DiffRow("x.Y", 3, 5, 48, 80, 100, 90)
     assert (row.count_delta, row.shallow_delta, row.retained_delta) == (2, 32, -10)
     assert DiffRow("x.Y", 3, 5, 48, 80).retained_delta is None
-    assert row.to_dict()["retained_delta"] == -10
+    assert row.to_dict()["retained_size_delta"] == -10 and row.to_dict()["class"] == "x.Y"
 
 
 def test_from_histograms_omits_unchanged_and_sorts_by_growth():
@@ -154,8 +154,8 @@ def test_html_and_pandas():
     result = diff(a, b)
     frame = result.to_pandas()
     assert isinstance(frame, pandas.DataFrame) and len(frame) == len(result.rows)
-    assert list(frame["name"]) == [r.name for r in result.rows]
-    assert list(frame["count_delta"]) == [r.count_delta for r in result.rows]
+    assert list(frame["class"]) == [r.name for r in result.rows]
+    assert list(frame["instances_delta"]) == [r.count_delta for r in result.rows]
     page = result._repr_html_()
     assert page.count("<tr>") == min(50, len(result.rows)) + 1
     assert result.rows[0].name in page

@@ -11,7 +11,6 @@ import struct
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 import hprofkit
 
 from conftest import raw_bytes
+from procstate import HANG_GUARD, has_mapped, wait_for
 
 pytestmark = pytest.mark.sanitize
 
@@ -205,9 +205,12 @@ with hprofkit.open(path) as dump:
 def test_parser_payload_views_of_a_mapping_that_shrank(tmp_path):
     """Parser.feed(mapping) copies the chunk for its payload views when the
     first sub-record with a payload comes (at 1,056,602 in this dump, before
-    the new end): the copy reaches past the new end and faults there."""
+    the new end): the copy reaches past the new end and faults there, at the
+    first page memcpy touches past it (which one depends on the CPU: on one
+    machine 3,020,809 of 3,020,841)."""
     path = tmp_path / "x64.hprof"
     path.write_bytes(raw_bytes("mat__sun_jdk6_18_x64.hprof"))
+    size = path.stat().st_size
     job = f"""
 import mmap
 with open(path, "rb") as f:
@@ -215,7 +218,7 @@ with open(path, "rb") as f:
     os.truncate(path, {2 * SHRUNK})
     hprofkit.Parser().feed(m)
 """
-    assert changed_offset(run_job(job, path)) == 2 * SHRUNK
+    assert 2 * SHRUNK <= changed_offset(run_job(job, path)) < size
 
 
 @pytest.mark.parametrize("codec, dump", [("Pack", "mat__sun_jdk6_18_x64.hprof"),
@@ -310,27 +313,16 @@ obj.heap_name
     changed_offset(run_job(job, path))
 
 
-def _mapped_by(pid: int, path: Path) -> bool:
-    try:
-        return str(path) in Path(f"/proc/{pid}/maps").read_text()
-    except FileNotFoundError:
-        return False
-
-
 def test_the_cli_says_the_file_changed_when_truncate_shrinks_it_under_stats(tmp_path):
     """The issue's reproduction: `hprofkit stats t.hprof & truncate -s 1M t.hprof`."""
     path = write_dump(tmp_path / "t.hprof", 160)
     proc = subprocess.Popen([sys.executable, "-m", "hprofkit", "stats", str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while not _mapped_by(proc.pid, path):
-            assert proc.poll() is None, proc.stderr.read()
-            assert time.monotonic() < deadline, "the CLI never mapped the dump"
-            time.sleep(0.005)
+        wait_for(proc, lambda: has_mapped(proc.pid, path), "mapped the dump")
         subprocess.run(["truncate", "-s", "1M", str(path)], check=True)
         assert proc.poll() is None, "stats ended before the file was truncated: make the dump bigger"
-        out, err = proc.communicate(timeout=300)
+        out, err = proc.communicate(timeout=HANG_GUARD)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -7,6 +7,7 @@ silently.  Real dumps, cut right after a segment."""
 from __future__ import annotations
 
 import io
+import json
 import struct
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 import hprofkit
 from hprofkit.cli import main
 from hprofkit.writer import HprofWriter
-from conftest import dump_path, raw_bytes
+from conftest import INVENTORY_BY_NAME, dump_path, raw_bytes
 
 HOTSPOT = "mat__openjdk_jdk11_04_x64.hprof.gz"  # HotSpot 1.0.2: one segment, then HEAP_DUMP_END
 ANDROID = "leakcanary__leak_service_binder.hprof"  # ART 1.0.3: 647 segments, then HEAP_DUMP_END
@@ -142,6 +143,26 @@ def test_a_complete_dump_is_not_reported(name, tmp_path, capsys):
     for command in commands:
         assert main(command) == 0, command
         assert capsys.readouterr().err == "", command
+
+
+def test_stats_and_info_say_it_in_every_form(tmp_path, capsys):
+    """stats() says it in its text, HTML and repr; the stats and info
+    commands, in text and JSON, in one warning line; what is there is still
+    counted."""
+    data, _ = cut_after_segment(ANDROID)
+    path = tmp_path / "cut.hprof"
+    path.write_bytes(data)
+    stats = hprofkit.stats(path)
+    assert not stats.complete and not stats.heap_dumps[0].complete
+    assert stats.instances == INVENTORY_BY_NAME[ANDROID]["instances"]
+    assert "INCOMPLETE" in str(stats) and "INCOMPLETE" in stats._repr_html_() and "INCOMPLETE" in repr(stats)
+    for command in (["stats"], ["info"], ["stats", "--json"], ["info", "--json"]):
+        assert main([*command, str(path)]) == 0
+        captured = capsys.readouterr()
+        assert captured.err.splitlines() == [warning_line(str(path), len(data))], command
+        if "--json" in command:
+            assert json.loads(captured.out)["complete"] is False
+    assert hprofkit.stats(dump_path(ANDROID)).complete
 
 
 def test_the_command_line_warns_once_and_succeeds(tmp_path):

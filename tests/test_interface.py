@@ -1,6 +1,6 @@
 """The interface people expect (issue 10) and stats hardening (issue 9):
 standard input, --version, closed pipes, JSON totals, histograms per heap,
-files holding several heap dumps, incomplete dumps, in-memory sources,
+files holding several heap dumps, in-memory sources,
 parser events, names that do not decode, the notebook table."""
 
 from __future__ import annotations
@@ -32,13 +32,6 @@ HOTSPOT = "mat__sun_jdk6_32bit.hprof"
 
 def hprofkit_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "hprofkit", *args]
-
-
-def without_end(name: str) -> bytes:
-    """The dump with its final HEAP_DUMP_END record (9 bytes) cut off."""
-    data = raw_bytes(name)
-    assert data[-9] == 0x2C and data[-4:] == b"\0\0\0\0"
-    return data[:-9]
 
 
 def class_rows(rows) -> int:
@@ -279,40 +272,6 @@ def test_heap_dump_option(capsys):
     assert "heap dumps  2" in out and "objects     heap dump 1: " in out
     assert main(["stats", str(dump_path(TWO_DUMPS)), "--heap-dump", "5"]) == 1
     assert "no heap dump 5" in capsys.readouterr().err
-
-
-# -- incomplete dumps -----------------------------------------------------------------------
-
-def test_a_dump_without_its_heap_dump_end_is_incomplete(tmp_path, capsys):
-    cut = tmp_path / "cut.hprof"
-    cut.write_bytes(without_end(ANDROID))
-    stats = hprofkit.stats(cut)
-    assert not stats.complete and not stats.heap_dumps[0].complete
-    assert stats.instances == INVENTORY_BY_NAME[ANDROID]["instances"]  # what is there is still counted
-    assert "INCOMPLETE" in str(stats) and "INCOMPLETE" in stats._repr_html_() and "INCOMPLETE" in repr(stats)
-    for command in (["stats"], ["info"], ["stats", "--json"], ["info", "--json"]):
-        assert main([*command, str(cut)]) == 0
-        captured = capsys.readouterr()
-        lines = captured.err.splitlines()
-        assert len(lines) == 1 and lines[0].startswith("hprofkit: warning: ") and "incomplete" in lines[0]
-        assert f"offset {len(without_end(ANDROID)):,}" in lines[0]
-        if "--json" in command:
-            assert json.loads(captured.out)["complete"] is False
-    assert hprofkit.stats(dump_path(ANDROID)).complete
-
-
-def test_a_heap_dump_record_after_an_open_run_leaves_it_incomplete():
-    out = io.BytesIO()
-    with HprofWriter(out, version="1.0.2", id_size=4) as w:
-        w.load_class(0x100, w.string("A"))
-        with w.heap_dump() as seg:
-            seg.class_dump(0x100)
-            seg.instance(0x1000, 0x100, b"")
-        with w.heap_dump(segment=False) as whole:
-            whole.instance(0x2000, 0x100, b"")
-    data = out.getvalue()
-    stats = hprofkit.stats(data)
-    assert [d.complete for d in stats.heap_dumps] == [False, True] and not stats.complete
 
 
 # -- in-memory and stream sources ----------------------------------------------------------

@@ -4,18 +4,16 @@ with KeyboardInterrupt instead of retrying the write forever."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import subprocess
 import sys
-import termios
-import time
 
 import pytest
 
 import hprofkit
 from conftest import dump_path
+from procstate import blocked_in, end, wait_for
 
 ANDROID = dump_path("leakcanary__leak_service_binder.hprof")
 
@@ -31,22 +29,6 @@ except KeyboardInterrupt:
     sys.exit(3)
 sys.exit(0)
 """
-
-
-def _waits_on_full_pipe(pid: int, fd: int, capacity: int) -> bool:
-    """Whether the child waits in write(2) on the pipe: as the kernel tells
-    (wchan), or the pipe holds its capacity.  (A pipe is full as soon as its
-    pages are taken, and a short write leaves one part-filled: a few kB below
-    its capacity can already be full.)"""
-    try:
-        with open(f"/proc/{pid}/wchan") as f:
-            if "pipe_write" in f.read():
-                return True
-    except OSError:
-        pass
-    waiting = bytearray(4)
-    fcntl.ioctl(fd, termios.FIONREAD, waiting)
-    return int.from_bytes(waiting, sys.byteorder) >= capacity
 
 
 @pytest.fixture(scope="module")
@@ -66,18 +48,10 @@ def test_ctrl_c_ends_a_write_blocked_on_a_full_pipe(sources, case):
     proc = subprocess.Popen([sys.executable, "-c", CHILD, job, str(sources[case])],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        capacity = fcntl.fcntl(proc.stdout.fileno(), fcntl.F_GETPIPE_SZ)
-        deadline = time.monotonic() + 60
-        while not _waits_on_full_pipe(proc.pid, proc.stdout.fileno(), capacity):
-            assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "the child never filled the pipe"
-            time.sleep(0.05)
-        time.sleep(0.2)  # the child is now waiting in write(2)
+        # Nobody reads the pipe: the child fills it, then waits in write(2).
+        wait_for(proc, lambda: blocked_in(proc.pid, "write", 1), "waited in write(2) on the full pipe")
         os.kill(proc.pid, signal.SIGINT)
-        try:
-            code = proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            pytest.fail("SIGINT did not end a write blocked on a full pipe")
+        code = end(proc)
         assert code == 3, proc.stderr.read().decode()
         assert proc.stderr.read().decode().endswith("KeyboardInterrupt\n")
     finally:

@@ -397,7 +397,10 @@ def test_cli_ignore_root_reproduces_leakcanarys_binder_test():
 def test_cli_errors_are_one_line(tmp_path):
     bad = tmp_path / "bad.hprof"
     bad.write_bytes(b"JAVA PROFILE 1.0.2\0\0\0\0\4")
-    for args in ((bad,), (SERVICE_BINDER, "--ignore", "nodot")):
-        proc = run_cli(*args)
-        assert proc.returncode == 1 and proc.stdout == ""
-        assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("hprofkit: error: ")
+    proc = run_cli(bad)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("hprofkit: error: ")
+    proc = run_cli(SERVICE_BINDER, "--ignore", "nodot")  # a bad argument: argparse's usage error
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == ("hprofkit leaks: error: argument --ignore: expected CLASS.FIELD "
+                                            "(com.example.Cache.sInstance), not 'nodot'")

@@ -15,7 +15,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ import hprofkit
 import hprofkit.tasks
 from hprofkit.cli import main
 from conftest import dump_path, peer, raw_bytes
+from procstate import blocked_in, end, has_open, wait_for
 
 pytestmark = pytest.mark.sanitize
 
@@ -292,21 +292,6 @@ def test_a_failed_encode_leaves_nothing_and_keeps_the_old_output(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.hprof", "out.mini"]
 
 
-def _output_fd_open(pid: int, directory: Path) -> bool:
-    """Whether process pid has a file of `directory` open (its output, named or not)."""
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except FileNotFoundError:
-        return False
-    for fd in fds:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(str(directory) + "/"):
-                return True
-        except OSError:
-            continue
-    return False
-
-
 CHILD = """
 import sys
 from hprofkit import _output
@@ -333,14 +318,11 @@ def test_a_signal_during_a_write_leaves_no_file(tmp_path, how, signum):
     try:
         proc.stdin.write(data[:len(data) // 2])
         proc.stdin.flush()
-        deadline = time.monotonic() + 60
-        while not _output_fd_open(proc.pid, out_dir):
-            assert proc.poll() is None, proc.stderr.read()
-            assert time.monotonic() < deadline, "the output was never opened"
-            time.sleep(0.01)
-        time.sleep(0.2)  # well into reading the half that was sent
+        # The output is open and the child has read what was sent: it waits for more.
+        wait_for(proc, lambda: has_open(proc.pid, out_dir) and blocked_in(proc.pid, "read", 0),
+                 "opened its output and waited for more input")
         proc.send_signal(signum)
-        proc.wait(30)
+        end(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -360,12 +342,10 @@ def test_an_interrupt_leaves_no_file(tmp_path):
     try:
         proc.stdin.write(ANDROID.read_bytes()[:100_000])
         proc.stdin.flush()
-        deadline = time.monotonic() + 60
-        while not _output_fd_open(proc.pid, out_dir):
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.01)
+        wait_for(proc, lambda: has_open(proc.pid, out_dir) and blocked_in(proc.pid, "read", 0),
+                 "opened its output and waited for more input")
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(30) == 130
+        assert end(proc) == 130
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
+
+import pytest
 
 import hprofkit
 from conftest import ROOT
@@ -23,12 +26,20 @@ def test_license_is_apache_2(tmp_path):
     assert "END OF TERMS AND CONDITIONS" in text  # the full text, not a pointer to it
 
 
-def test_sdist_carries_sources_tests_and_docs(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(tmp_path),
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory) -> Path:
+    """The sdist, built without isolation as a user with the test extras
+    would (no `wheel` package needed: setuptools builds wheels itself)."""
+    out = tmp_path_factory.mktemp("sdist")
+    proc = subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(out),
                            str(ROOT)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "SetuptoolsDeprecationWarning" not in proc.stderr  # the license table form warned
-    (sdist,) = tmp_path.glob("hprofkit-*.tar.gz")
+    (path,) = out.glob("hprofkit-*.tar.gz")
+    return path
+
+
+def test_sdist_carries_sources_tests_and_docs(sdist):
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
         pkg_info = tar.extractfile(next(n for n in tar.getnames() if n.endswith("/PKG-INFO") and n.count("/") == 1))
@@ -41,6 +52,33 @@ def test_sdist_carries_sources_tests_and_docs(tmp_path):
     assert not any("__pycache__" in n or n.startswith("tests/c/build/") for n in names)
     assert "License-Expression: Apache-2.0" in metadata and "License-File: LICENSE" in metadata
     assert f"Version: {hprofkit.__version__}" in metadata
+
+
+def test_metadata_says_where_it_runs_and_what_the_extras_bring(sdist):
+    with tarfile.open(sdist) as tar:
+        pkg_info = tar.extractfile(next(n for n in tar.getnames() if n.endswith("/PKG-INFO") and n.count("/") == 1))
+        assert pkg_info is not None
+        metadata = pkg_info.read().decode().splitlines()
+    classifiers = {line.split(": ", 1)[1] for line in metadata if line.startswith("Classifier: ")}
+    assert {"Framework :: Pytest", "Operating System :: POSIX :: Linux"} <= classifiers
+    assert {f"Programming Language :: Python :: 3.{minor}" for minor in (10, 11, 12, 13)} <= classifiers
+    # The README's .to_pandas() of tables and diffs works with the tables extra alone.
+    assert 'Requires-Dist: pandas; extra == "tables"' in metadata
+
+
+def test_the_sdists_tests_skip_cleanly_without_the_shared_data(sdist, tmp_path):
+    """Unpacked where no ../shared/data lies beside it, the sdist's test
+    suite reports each test file skipped, and passes (a user's run, not CI)."""
+    with tarfile.open(sdist) as tar:
+        # filter: what 3.14 does by default (3.12 and 3.13 warn without it)
+        tar.extractall(tmp_path, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    (unpacked,) = tmp_path.glob("hprofkit-*")
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "HPROFKIT_DATA", "PYTEST_ADDOPTS")}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs"], cwd=unpacked,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    skipped = len(list((unpacked / "tests").glob("test_*.py")))
+    assert f"{skipped} skipped" in proc.stdout and "shared dumps" in proc.stdout
 
 
 def test_stubs_match_the_extension(tmp_path):

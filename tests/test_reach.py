@@ -432,6 +432,18 @@ def test_bad_arguments(leak_heap):
     assert hprofkit.open_heap(dump_path("mat__sun_jdk5_13_x32.hprof")).semantics == "hprofkit"
 
 
+@pytest.mark.parametrize("build", [
+    lambda: match.instance_field(None, "x"), lambda: match.instance_field("a.B", None),
+    lambda: match.static_field(None, "x"), lambda: match.static_field("a.B", ""),
+    lambda: match.thread_local(None), lambda: match.root_class(None), lambda: match.root_class(""),
+    lambda: match.instance_field(b"a.B", "x"),
+])
+def test_matchers_check_their_arguments_when_built(build):
+    """#19: match.instance_field(None, "x") was accepted and failed only when a search used it."""
+    with pytest.raises(TypeError, match="must be a non-empty str"):
+        build()
+
+
 def test_threads_compute_once_and_agree():
     path = dump_path("mat__sun_jdk6_18_x32.hprof")
     heap = hprofkit.open_heap(path)
@@ -469,10 +481,11 @@ def test_cli_path_and_top(leak_heap):
     assert run_cli("path", dump, "0x1").returncode == 1
     top = run_cli("top", dump, "-n", "5", "--json")
     rows = json.loads(top.stdout)
-    assert [(r["id"], r["retained"]) for r in rows] == [(o.id, s) for o, s in leak_heap.top_retainers(5)]
+    assert [(r["id"], r["retained_size"]) for r in rows] == [(o.id, s) for o, s in leak_heap.top_retainers(5)]
     by_class = json.loads(run_cli("top", dump, "-n", "3", "--by", "class", "--json", "--semantics", "visualvm").stdout)
-    assert len(by_class) == 3 and by_class[0]["retained"] >= by_class[1]["retained"] >= by_class[2]["retained"]
+    assert len(by_class) == 3
+    assert by_class[0]["retained_size"] >= by_class[1]["retained_size"] >= by_class[2]["retained_size"]
     text = run_cli("top", dump, "-n", "2")
-    assert text.returncode == 0 and len(text.stdout.splitlines()) == 2
+    assert text.returncode == 0 and len(text.stdout.splitlines()) == 3  # a header and 2 rows
     bad = run_cli("top", "/nonexistent.hprof")
     assert bad.returncode != 0 and bad.stderr.startswith("hprofkit: error:") and "Traceback" not in bad.stderr

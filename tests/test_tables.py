@@ -32,7 +32,7 @@ def test_every_dump_with_a_heap_is_covered():
 
 def test_tables_hold_what_the_api_answers(heap_and_tables):
     heap, tables = heap_and_tables
-    assert set(tables) == {"objects", "references", "classes", "roots"}
+    assert set(tables) == {"objects", "references", "classes", "roots", "class_retained"}
     for table in tables.values():
         table.validate(full=True)
     objects = tables["objects"]
@@ -61,6 +61,11 @@ def test_tables_hold_what_the_api_answers(heap_and_tables):
                         "loader_id": c.loader.id if c.loader is not None else None,
                         "instance_size": c.instance_size} for c in heap.classes]
     assert tables["roots"].to_pylist() == [{"object_id": r.object_id, "kind": r.kind} for r in heap.gc_roots]
+    groups = {g.key: g for g in heap.retained_by("class")}
+    assert tables["class_retained"].to_pylist() == [
+        {"class_id": c.class_id, "objects": c.instance_count,
+         "shallow_size": groups[c].shallow_size if c in groups else 0, "retained_size": c.instances_retained_size}
+        for c in heap.classes]
 
 
 def test_sql_answers_what_the_api_answers(heap_and_tables):
@@ -95,8 +100,13 @@ def test_retained_columns_follow_the_semantics(name):
         assert objects.column("retained_size").to_pylist() == [heap.retained_size(o) for o in heap.objects()]
         doms = [heap.dominator(o) for o in heap.objects()]
         assert objects.column("dominator_id").to_pylist() == [d.id if d is not None else None for d in doms]
-        lean = heap.tables(retained=False)["objects"]
-        assert lean.column("retained_size").null_count == lean.num_rows == objects.num_rows
+        lean = heap.tables(retained=False)
+        assert lean["objects"].column("retained_size").null_count == lean["objects"].num_rows == objects.num_rows
+        # class_retained without the dominators: the same counts, retained_size null.
+        full = heap.tables()["class_retained"]
+        assert lean["class_retained"].column("retained_size").null_count == full.num_rows == len(heap.classes)
+        assert lean["class_retained"].drop(["retained_size"]).equals(full.drop(["retained_size"]))
+        assert full.column("retained_size").to_pylist() == [c.instances_retained_size for c in heap.classes]
 
 
 def test_sql_on_a_heap_and_parameters():
@@ -113,7 +123,7 @@ def test_to_parquet_round_trip_and_atomicity(tmp_path):
         target = tmp_path / "jdk8"
         assert heap.to_parquet(target) == str(target)
         assert sorted(p.name for p in target.iterdir()) == [
-            "classes.parquet", "objects.parquet", "references.parquet", "roots.parquet"]
+            "class_retained.parquet", "classes.parquet", "objects.parquet", "references.parquet", "roots.parquet"]
         for name, table in tables.items():
             assert pq.read_table(target / f"{name}.parquet").to_pylist() == table.to_pylist(), name
         with pytest.raises(FileExistsError):

@@ -9,7 +9,6 @@ hprof-conv.
 from __future__ import annotations
 
 import io
-import json
 import struct
 import subprocess
 from collections import Counter
@@ -232,12 +231,6 @@ class Dump:
                 assert all(e in known for e in obj[4])
         for r in self.roots:
             assert r[1] in known, f"root {r[0]:#x} to unknown object {r[1]:#x}"
-
-
-def run_oracle(path: Path) -> dict:
-    out = subprocess.run(["bash", peer("oracle"), str(path)], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return json.loads(out.stdout)
 
 
 def oracle_counts(result: dict) -> dict:
@@ -710,16 +703,16 @@ def test_sample_is_deterministic(tmp_path):
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
-def test_sample_opens_in_oracle(samples, name):
+def test_sample_opens_in_oracle(samples, name, oracle):
     path, info = samples[name]
-    result = run_oracle(path)
+    result = oracle.run(path)
     assert oracle_counts(result) == info.keyed_histogram()
     assert result["instances"] == info.instances
     assert result["classes"] == len(info.class_ids)
     assert result["gcroots"] == sum(info.roots.values())
 
 
-def test_android_sample_survives_hprof_conv(samples, tmp_path):
+def test_android_sample_survives_hprof_conv(samples, tmp_path, oracle):
     path, info = samples["android"]
     out, app_only = tmp_path / "conv.hprof", tmp_path / "conv-z.hprof"
     for args, dest in (([], out), (["-z"], app_only)):
@@ -730,14 +723,14 @@ def test_android_sample_survives_hprof_conv(samples, tmp_path):
     assert dump.magic == "JAVA PROFILE 1.0.2"
     assert not ANDROID_SUBTAGS & {s[0] for _, subs in dump.heap_records for s in subs}
     assert dict(dump.histogram) == info.histogram
-    assert oracle_counts(run_oracle(out)) == info.keyed_histogram()
+    assert oracle_counts(oracle.run(out)) == info.keyed_histogram()
     # -z drops the image and zygote objects: what is left is exactly the app heap
     app = {f"{n}@{info.class_ids[n]:x}": c for n, c in info.heaps["app"].items()}
-    assert oracle_counts(run_oracle(app_only)) == app
+    assert oracle_counts(oracle.run(app_only)) == app
     assert dict(Dump(app_only.read_bytes()).histogram) == info.heaps["app"]
 
 
-def test_every_root_kind_through_hprof_conv(tmp_path):
+def test_every_root_kind_through_hprof_conv(tmp_path, oracle):
     """A hand-built 1.0.3 dump with every root kind, Android ones included (0x8E has two u4
     after the id): hprof-conv must parse it and VisualVM must see every root afterwards."""
     src, dst = tmp_path / "roots.hprof", tmp_path / "roots-conv.hprof"
@@ -758,6 +751,6 @@ def test_every_root_kind_through_hprof_conv(tmp_path):
     dump = Dump(dst.read_bytes())
     assert len(dump.roots) == len(ROOTS)
     assert Counter(r[0] for r in dump.roots)[0xFF] == 1 + 7   # Android roots become UNKNOWN
-    result = run_oracle(dst)
+    result = oracle.run(dst)
     assert result["gcroots"] == len(ROOTS)
     assert oracle_counts(result) == {"com.example.Leak@200": 16}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _errors, _events, _hprof
 from ._hprof import Parser, Record, SubRecord
-from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, OverrunError,
+from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, NoHeapDumpError, OverrunError,
                       TruncatedError, UnsupportedError)
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from . import match
@@ -32,17 +32,21 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from . import leaks
+    from ._bitmaps import Bitmap, DuplicateBitmaps
     from ._codec import Converter, Decoder, Encoder
     from ._dump import Dump, iter_records, iter_subrecords, open, stats
     from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
     from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
     from ._tables import sql
+    from ._tree import ROOT, Group, MergedPath, MergedPaths
     from .sample import write_sample_dump
     from .writer import HprofWriter
 
 # Imported on first use: `import hprofkit` stays light (at most 60 modules,
 # tests/test_batch.py), and the command line and most scripts need few of them.
 _LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
+         **dict.fromkeys(["ROOT", "Group", "MergedPath", "MergedPaths"], "_tree"),
+         **dict.fromkeys(["Bitmap", "DuplicateBitmaps"], "_bitmaps"),
          **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
          **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
          **dict.fromkeys(["Converter", "Decoder", "Encoder"], "_codec"),
@@ -77,7 +81,8 @@ __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
     "ClassRow", "HeapDump", "UnfinishedDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
-    "OverrunError", "UnsupportedError", "FileChangedError", "open_heap", "Heap", "HeapObject", "HeapClass",
+    "OverrunError", "UnsupportedError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
-    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal",
+    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap", "DuplicateBitmaps",
+    "ROOT", "Group", "MergedPath", "MergedPaths",
 ]

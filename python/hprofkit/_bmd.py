@@ -17,7 +17,7 @@ import tempfile
 import zipfile
 from typing import IO, Any, Callable, ContextManager, Iterable, Iterator
 
-from ._dump import is_buffer
+from ._io import is_buffer
 
 HEAD = 18  # bytes that tell a BMD: version 1, the magic's length, "JAVA PROFILE 1.0"
 CHUNK = 8 << 20

@@ -22,8 +22,10 @@ the same way."""
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 if TYPE_CHECKING:
     from ._heap import Heap
@@ -65,6 +67,9 @@ def whole_number(low: int, high: int | None = None, what: str = "a whole number"
 
 rows = whole_number(1, what="a row count")
 count = whole_number(0, what="a count")
+THREADS_LIMIT = 256
+threads = whole_number(0, THREADS_LIMIT, what="a thread count")
+workers = whole_number(1, THREADS_LIMIT, what="a worker count")
 
 
 def object_id(text: str) -> int:
@@ -73,6 +78,16 @@ def object_id(text: str) -> int:
     if not 0 <= value < ID_LIMIT:
         raise argparse.ArgumentTypeError(f"not an object id: {text!r} (0 to 0x{ID_LIMIT - 1:x})")
     return value
+
+
+def object_or_class(text: str) -> int | str:
+    """An argparse type: an object id (a whole number: decimal or 0x hex), or
+    else a class name."""
+    try:
+        int(text.strip(), 0)
+    except ValueError:
+        return non_empty("a class name")(text)
+    return object_id(text)
 
 
 def heap_dump_number(text: str) -> int:
@@ -117,24 +132,37 @@ def command(sub: Any, name: str, func: Callable[[argparse.Namespace], int], help
     return p
 
 
-HEAP_INPUT_HELP = ("heap dump: HPROF (plain, .gz or .bz2), an hprofkit pack or a Tailor mini (restored first), "
-                   "or - for stdin")
+DUMP_INPUT_HELP = ("the dump: HPROF (plain, .gz or .bz2), an hprofkit pack, a Tailor mini or a Badoo BMD "
+                   "(restored first), or - for stdin")
+
+
+def add_dump_input(p: argparse.ArgumentParser) -> None:
+    """The dump a command that reads records reads (info, stats): FILE and --heap-dump N."""
+    p.add_argument("file", metavar="FILE", help=DUMP_INPUT_HELP)
+    add_heap_dump(p, default=None)
 
 
 def add_heap_input(p: argparse.ArgumentParser, dest: str = "file", metavar: str = "FILE",
-                   help: str = HEAP_INPUT_HELP) -> None:
+                   help: str = DUMP_INPUT_HELP) -> None:
     """The dump a heap command reads (positional), and the options of how it
     is read (add_heap_options)."""
     p.add_argument(dest, metavar=metavar, help=help)
     add_heap_options(p)
 
 
+def add_heap_dump(p: argparse.ArgumentParser, default: int | None = 0) -> None:
+    """--heap-dump N: which heap dump of the file."""
+    p.add_argument("--heap-dump", type=heap_dump_number, default=default, metavar="N",
+                   help="which heap dump of the file (from 0; negative counts from the end; default: the first)")
+
+
 def add_heap_options(p: argparse.ArgumentParser) -> None:
     """--heap-dump and --semantics: which heap dump of the file, and which
     reference graph (for a command that reads its dumps itself, as diff).
-    --mapping (deobfuscation) joins them here once open_heap takes mapping=."""
-    p.add_argument("--heap-dump", type=heap_dump_number, default=0, metavar="N",
-                   help="which heap dump of the file (from 0; negative counts from the end; default: the first)")
+    HOOK: --mapping (deobfuscation) joins them here, and heap_options passes
+    it on as mapping=, once hprofkit.open_heap takes mapping= (the branch
+    `mapping`); until then the flag does not exist."""
+    add_heap_dump(p)
     p.add_argument("--semantics", choices=SEMANTICS, default="hprofkit",
                    help="reference graph of paths and retained sizes: hprofkit (default; Reference referents are "
                         "weak) or visualvm (VisualVM's graph and retained sizes)")
@@ -157,12 +185,57 @@ def read_heap(args: argparse.Namespace, file: str | None = None) -> Heap:
     return open_heap(source(args.file if file is None else file), **heap_options(args))
 
 
-def add_rows(p: argparse.ArgumentParser, default: int | None = ROWS, help: str | None = None) -> None:
-    """-n/--top N: how many rows a listing prints (1 or more)."""
-    p.add_argument("-n", "--top", dest="top", type=rows, default=default, metavar="N",
-                   help=help or f"rows to print (default {default})")
+def add_rows(p: argparse.ArgumentParser, default: int | None = ROWS, help: str | None = None, *,
+             minimum: int = 1, aliases: tuple[str, ...] = ()) -> None:
+    """-n/--top N: how many rows a listing prints (minimum or more); aliases:
+    a command's older spelling of it (show --limit)."""
+    p.add_argument("-n", "--top", *aliases, dest="top", type=rows if minimum == 1 else whole_number(minimum),
+                   default=default, metavar="N", help=help or f"rows to print (default {default})")
+
+
+def add_file_io(p: argparse.ArgumentParser, what_in: str, what_out: str) -> None:
+    """IN [OUT] of a command that writes a file (encode, decode, convert),
+    positional as hprof-conv takes them, with -i/--input and -o/--output as
+    aliases; file_io() resolves them."""
+    p.add_argument("input", nargs="?", metavar="IN", help=f"{what_in}, or - for stdin")
+    p.add_argument("output", nargs="?", metavar="OUT",
+                   help=f"{what_out}, or - for stdout (default: beside IN, named after it; never replacing a file)")
+    p.add_argument("-i", "--input", dest="input_option", metavar="IN", help="IN, as an option")
+    p.add_argument("-o", "--output", dest="output_option", metavar="OUT", help="OUT, as an option")
+
+
+def file_io(args: argparse.Namespace, suffix: str) -> tuple[str, str]:
+    """The input and output add_file_io took: OUT defaults to IN's name with
+    `suffix` (app.hprof.gz -> app.hpk), beside it, and must not exist then."""
+    from .tasks import output_stem
+    names = []
+    for what, positional, option in (("IN", args.input, args.input_option), ("OUT", args.output, args.output_option)):
+        if positional is not None and option is not None:
+            raise UsageError(f"{what} given twice: {positional!r} and {option!r}")
+        names.append(positional if positional is not None else option)
+    given_in, given_out = names
+    if given_in is None:
+        raise UsageError("IN is missing: the file to read, or - for stdin")
+    if given_out is not None:
+        return given_in, given_out
+    if given_in == "-":
+        raise UsageError("name OUT (a file, or - for stdout) when IN is standard input")
+    default = os.path.join(os.path.dirname(given_in), output_stem(given_in) + suffix)
+    if os.path.lexists(default):
+        raise UsageError(f"{default} exists: name OUT to replace it")
+    return given_in, default
 
 
 def add_json(p: argparse.ArgumentParser, what: str = "one JSON object") -> None:
-    """--json: print the result as JSON on standard output."""
+    """--json: print the result as JSON on standard output (print_json).
+    Every command names the same things alike: id (an object's), class (a
+    class name), class_id, kind, instances, shallow_size, retained_size,
+    retained_count; a comparison suffixes them _a, _b and _delta."""
     p.add_argument("--json", action="store_true", help=f"print {what}")
+
+
+def print_json(doc: Any, out: TextIO | None = None) -> None:
+    """doc as indented JSON and a newline, on standard output (or out)."""
+    out = sys.stdout if out is None else out
+    json.dump(doc, out, indent=1, ensure_ascii=False)
+    out.write("\n")

@@ -13,11 +13,11 @@ collection_waste() and large_arrays() (docs/values.md)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._cli_args import add_heap_input, add_json, add_rows, command, read_heap, whole_number
+from ._cli_args import add_heap_input, add_json, add_rows, command, print_json, read_heap, whole_number
+from ._cli_show import ref
 from ._units import human_size, parse_size
 
 if TYPE_CHECKING:
@@ -25,14 +25,8 @@ if TYPE_CHECKING:
     from ._values import AllocationSite, Frame, Thread
 
 
-def _dump_json(value: Any) -> int:
-    json.dump(value, sys.stdout, indent=1, ensure_ascii=False)
-    sys.stdout.write("\n")
-    return 0
-
-
 def _object(obj: HeapObject) -> dict[str, Any]:
-    return {"id": obj.id, "class": obj.class_name, "shallow": obj.shallow_size}
+    return {**ref(obj), "shallow_size": obj.shallow_size}
 
 
 def _maybe(obj: Optional[HeapObject]) -> Optional[dict[str, Any]]:
@@ -40,7 +34,7 @@ def _maybe(obj: Optional[HeapObject]) -> Optional[dict[str, Any]]:
 
 
 def _retained(obj: HeapObject) -> dict[str, Any]:
-    return {**_object(obj), "retained": obj.retained_size}
+    return {**_object(obj), "retained_size": obj.retained_size}
 
 
 def _frame_json(frame: Frame) -> dict[str, Any]:
@@ -70,11 +64,12 @@ def cmd_threads(args: argparse.Namespace) -> int:
     with read_heap(args) as heap:
         threads = heap.threads()[:args.top] if args.top else heap.threads()
         if args.json:
-            return _dump_json([{
+            print_json([{
                 "serial": t.serial, "name": t.name, "daemon": t.daemon, "object": _maybe(t.object),
-                "retained": t.retained_size,
+                "retained_size": t.retained_size,
                 "frames": [{**_frame_json(f), "locals": [_retained(o) for o in f.locals]} for f in t.frames],
                 "held": [_retained(o) for o in t.held]} for t in threads])
+            return 0
         if not threads:
             print("the dump records no threads (no ROOT_THREAD_OBJECT)")
         print("\n\n".join(_thread_text(t) for t in threads))
@@ -93,9 +88,10 @@ def cmd_sites(args: argparse.Namespace) -> int:
         total = sum(s.bytes for s in sites) or 1
         shown = sites[:args.top]
         if args.json:
-            return _dump_json({"total_bytes": sum(s.bytes for s in sites), "buckets": len(sites), "sites": [
+            print_json({"total_bytes": sum(s.bytes for s in sites), "buckets": len(sites), "sites": [
                 {"frames": [_frame_json(f) for f in s.frames], "objects": s.objects, "bytes": s.bytes,
                  "cum_objects": s.cum_objects, "cum_bytes": s.cum_bytes} for s in shown]})
+            return 0
         if len(sites) == 1 and not sites[0].frames:
             print("the dump records no allocation stacks (the hprof agent writes them; HotSpot's and ART's "
                   "dumps do not)")
@@ -123,12 +119,14 @@ def cmd_waste(args: argparse.Namespace) -> int:
         collections = heap.collection_waste()
         arrays = heap.large_arrays(args.min_bytes)
         if args.json:
-            return _dump_json({
-                "duplicate_strings": [{"text": s.text, "count": s.count, "wasted": s.wasted_bytes}
+            print_json({
+                "duplicate_strings": [{"text": s.text, "count": s.count, "wasted_bytes": s.wasted_bytes}
                                       for s in strings[:args.top]],
-                "collections": [{"class": c.class_name, "instances": c.instances, "empty": c.empty,
-                                 "mean_fill": c.mean_fill, "wasted": c.wasted_bytes} for c in collections[:args.top]],
+                "collections": [{"class": c.class_name, "class_id": c.class_.class_id, "instances": c.instances,
+                                 "empty": c.empty, "mean_fill": c.mean_fill, "wasted_bytes": c.wasted_bytes}
+                                for c in collections[:args.top]],
                 "large_arrays": [{**_object(a.array), "dominator": _maybe(a.dominator)} for a in arrays[:args.top]]})
+            return 0
         out = sys.stdout
         out.write(f"Duplicate strings: {len(strings):,} texts held {args.min_count}+ times waste "
                   f"{human_size(sum(s.wasted_bytes for s in strings))}\n")
@@ -171,8 +169,8 @@ def add_commands(sub: Any) -> None:
     add_rows(p)
     add_json(p)
 
-    p = command(sub, "waste", cmd_waste, "duplicate strings, wasteful collections and large primitive arrays "
-                "(MAT's Java Basics and Java Collections queries)",
+    p = command(sub, "waste", cmd_waste, "duplicate strings, wasteful collections, large primitive arrays "
+                "(MAT's Java Basics/Collections)",
                 example="hprofkit waste app.hprof -n 10\nhprofkit waste app.hprof --min-bytes 64KB --json")
     add_heap_input(p)
     add_rows(p, help="rows of each section (default 20)")

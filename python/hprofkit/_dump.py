@@ -9,7 +9,10 @@ What it holds, by source:
    bytes from the current position, spooled into an anonymous temporary file
    which is then mapped, so memory stays bounded whatever the dump's size.
 Compressed inputs (gzip, bzip2; told by their magic bytes, not by names)
-are streamed into an anonymous temporary file the same way."""
+are streamed into an anonymous temporary file the same way, and so are
+hprofkit packs, Tailor minis (zlib, gzip or bare) and Badoo BMDs, restored
+into one:
+whatever the source, the Dump holds a plain HPROF dump."""
 
 from __future__ import annotations
 
@@ -26,14 +29,19 @@ import threading
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from . import _hprof
+from ._bmd import is_bmd
+from ._codec import TAILOR_MAGIC, Decoder, sniff
 from ._compressed import decompressed, detect_compression  # noqa: F401 - detect_compression is re-exported
-from ._errors import FormatError
+from ._errors import FormatError, NoHeapDumpError
+from ._io import is_buffer
+from ._pack import is_pack
 from ._stats import VERSION_NAMES, HeapDump, Stats, heap_dumps_of
 
 if TYPE_CHECKING:
     from ._heap import Heap
 
 _COPY_CHUNK = 1 << 20
+_RESTORE_CHUNK = 8 << 20
 MAGIC_LENGTH = 4  # bytes detect_compression needs
 _FILE_KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO",
                stat.S_IFSOCK: "a socket"}
@@ -124,6 +132,38 @@ def _decompress_to_temp(f: IO[bytes], kind: str, path: str) -> IO[bytes]:
     return tmp
 
 
+def encoded_kind(head: bytes) -> str | None:
+    """'hprofkit pack', 'Tailor mini' or 'Badoo BMD' when head (the first
+    bytes of a dump, decompressed; 18 tell them all) starts one (a mini: zlib,
+    gzip or bare), else None."""
+    if is_pack(head[:8]) and len(head) >= 8:
+        return "hprofkit pack"
+    if is_bmd(head):
+        return "Badoo BMD"
+    if head.startswith(TAILOR_MAGIC) or sniff(head[:2]) == "zlib":
+        return "Tailor mini"
+    return None
+
+
+def _restore(view: memoryview, name: str) -> IO[bytes]:
+    """The pack or mini in view restored into an anonymous temporary file,
+    in bounded pieces (Decoder writes each straight to the file)."""
+    tmp = tempfile.TemporaryFile(prefix="hprofkit-")
+    try:
+        decoder, fd = Decoder(), tmp.fileno()
+        try:
+            for start in range(0, len(view), _RESTORE_CHUNK):
+                decoder.feed(view[start:start + _RESTORE_CHUNK], fd=fd)
+            decoder.flush(fd=fd)
+        except OSError as exc:
+            raise OSError(exc.errno, f"{exc.strerror or exc} while restoring {name} into a temporary file "
+                                     f"in {tempfile.gettempdir()} (set TMPDIR elsewhere?)") from None
+    except BaseException:
+        tmp.close()
+        raise
+    return tmp
+
+
 def _spool(f: Any, kind: str | None, name: str) -> IO[bytes]:
     """The rest of stream f (whose compression is `kind`, named `name` in
     errors) in an anonymous temporary file."""
@@ -154,19 +194,6 @@ def _map_file(f: IO[bytes]) -> mmap.mmap:
     return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def is_buffer(source: Any) -> bool:
-    """Whether source is a bytes-like object (not a path, not a stream)."""
-    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
-        return True
-    if isinstance(source, (str, os.PathLike)) or hasattr(source, "read"):
-        return False
-    try:
-        memoryview(source).release()
-    except TypeError:
-        return False
-    return True
-
-
 class Dump:
     """An HPROF dump held in memory: a path's or a file's mmap, or a buffer
     (see the module's docstring for each kind of source).  Use as a context
@@ -190,7 +217,7 @@ class Dump:
         self._lock = threading.Lock()  # between taking a view of the buffer and close()
         self._heap_dumps: list[HeapDump] | None = None
         try:
-            self._map = self._open(source)
+            self._map = self._restored(self._open(source), source)
             self.size: int = len(memoryview(self._map))
             self.magic, version, self.id_size, self.timestamp, self.header_length = _hprof.parse_header(self._map)
         except BaseException:
@@ -227,6 +254,22 @@ class Dump:
             self._file.close()
         self._file = spooled
         return _map_file(spooled)
+
+    def _restored(self, data: Any, source: Any) -> Any:
+        """data, or when it holds an hprofkit pack or a Tailor mini, the dump
+        restored from it (mapped from an anonymous temporary file)."""
+        with memoryview(data) as raw, raw.cast("B") as view:
+            kind = encoded_kind(bytes(view[:len(TAILOR_MAGIC)]))
+            if kind is None:
+                return data
+            restored = _restore(view, self.path or "the stream")
+        if data is not source and isinstance(data, mmap.mmap):
+            data.close()  # the encoded bytes are read: their mapping and file go
+        if self._file is not None:
+            self._file.close()
+        self._file = restored
+        self.compression = f"{kind}, {self.compression}" if self.compression else kind
+        return _map_file(restored)
 
     @property
     def buffer(self) -> Any:
@@ -266,7 +309,8 @@ class Dump:
         count = len(self.heap_dumps)
         index = heap_dump + count if heap_dump < 0 else heap_dump
         if not 0 <= index < count:
-            raise ValueError(f"no heap dump {heap_dump}: the file holds {count}")
+            raise NoHeapDumpError(f"no heap dump {heap_dump}: the file holds {count}"
+                                  if count else "the file holds no heap dump", self.header_length)
         return index
 
     def records(self) -> Iterator[Any]:

@@ -43,6 +43,12 @@ class UnsupportedError(HprofError):
     """Valid input that the requested output format cannot represent."""
 
 
+class NoHeapDumpError(HprofError, IndexError):
+    """A valid dump without the heap dump asked for: it holds none (only
+    records such as strings and classes), or fewer than the number given.
+    An IndexError too, as a heap dump number out of range is."""
+
+
 class FileChangedError(HprofError):
     """The file changed while it was read: it shrank under its mapping, and
     ``offset`` is the byte that was no longer there."""

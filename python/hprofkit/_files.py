@@ -25,7 +25,8 @@ from ._compressed import decompressed, detect_compression
 from ._output import check_not_same_file, is_path, named, output_file
 from ._pack import is_pack
 from ._stats import UnfinishedDump, unfinished_of
-from ._dump import MAGIC_LENGTH, Readable, Rewound, is_buffer, read_head
+from ._dump import MAGIC_LENGTH, Readable, Rewound, read_head
+from ._io import is_buffer
 
 CHUNK = 8 << 20
 Progress = Callable[[int, int], object]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import os
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Optional, Union
 
 from . import _hprof, _values
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
@@ -26,6 +26,8 @@ from ._values import (AllocationSite, AllocSite, CollectionWaste, DuplicateStrin
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
+    from ._bitmaps import Bitmap, DuplicateBitmaps
+    from ._tree import Group, MergedPaths, _VirtualRoot
     from .leaks import Leak, Report
     from .match import Matcher
 
@@ -175,6 +177,37 @@ class Heap(_hprof.Heap):
         to one never passes through another.  exclude: as path_to_root."""
         return paths_to_root(self, objs, exclude)
 
+    def dominator_of(self, obj: HeapObject, /) -> Union[HeapObject, _VirtualRoot, None]:
+        """obj's immediate dominator: a HeapObject; hprofkit.ROOT when no single object
+        dominates it (a GC root, or held by several roots: a child of the dominator tree's
+        virtual root); None when obj is unreachable.  heap.dominator(obj) gives None for
+        both of the last two."""
+        from ._tree import dominator_of
+        return dominator_of(self, obj)
+
+    def retained_by(self, key: Union[str, Callable[[HeapObject], Hashable]], /) -> list[Group]:
+        """The objects grouped by key, as [Group(key, objects, shallow_size, retained_size)],
+        largest retained size first.  key: "class" (HeapClass; equals cls.instances_retained_size,
+        VisualVM's retained size by class), "package" (Java's package name of the class:
+        'java.util'; a class object counts with the class it is), "loader" (the class
+        loader object, None for the boot loader; class objects likewise), "heap" (Android's
+        heap name, "default" on HotSpot), or a callable obj -> key (called once per object,
+        a Python call each; None leaves the object out).  A group's retained_size is the
+        size of the union of its members' retained sets: no byte counted twice."""
+        from ._tree import retained_by
+        return retained_by(self, key)
+
+    def merged_paths(self, objs: Iterable[HeapObject], /, exclude: Optional[Iterable[Matcher]] = None
+                     ) -> MergedPaths:
+        """MAT's "merge shortest paths to GC roots": the shortest path of each of objs (one
+        search; the path path_to_root gives), folded from the roots down into one tree by
+        (reference, class), with at each node its objects, their retained size (the union
+        of their retained sets) and how many of objs have their path through it.  A
+        hprofkit.MergedPaths: .children, str() prints the tree, .to_dict().  exclude: as
+        path_to_root (None: the defaults; (): none)."""
+        from ._tree import merged_paths
+        return merged_paths(self, objs, exclude)
+
     def find_leaks(self, exclude: Optional[Iterable[Matcher]] = None,
                    finders: Optional[Iterable[Callable[..., Any]]] = None, *,
                    inspectors: Optional[Iterable[Callable[[Report], None]]] = None) -> list[Leak]:
@@ -224,6 +257,20 @@ class Heap(_hprof.Heap):
         LargeArray(array, bytes) whose dominator and path are computed on first access."""
         return _values.large_arrays(self, min_bytes)
 
+    def bitmaps(self) -> list[Bitmap]:
+        """Every android.graphics.Bitmap of the heap as a hprofkit.Bitmap (size, config,
+        pixels, PNG), by object id; [] for a heap without them.  See hprofkit._bitmaps for
+        where each Android version keeps the pixels."""
+        from . import _bitmaps
+        return _bitmaps.bitmaps(self)
+
+    def duplicate_bitmaps(self, bitmaps: Optional[Iterable[Bitmap]] = None, /) -> list[DuplicateBitmaps]:
+        """Groups of bitmaps with identical pixels (Tencent Matrix's check), each a
+        DuplicateBitmaps(digest, bitmaps, wasted_bytes), the largest waste first.  bitmaps:
+        the ones to compare (default: heap.bitmaps()), e.g. those of the app heap only."""
+        from . import _bitmaps
+        return _bitmaps.duplicate_bitmaps(self, bitmaps)
+
     def tables(self, *, retained: bool = True) -> dict[str, _pyarrow.Table]:
         """The heap as Arrow tables (needs pyarrow): {'objects', 'references', 'classes',
         'roots'}, shaped like Perfetto's heap_graph_* tables.  See hprofkit._tables."""
@@ -236,16 +283,20 @@ class Heap(_hprof.Heap):
         return _tables.to_parquet(self, directory)
 
 
-def open_heap(path: str | os.PathLike[str], *, heap_dump: int = 0, size_model: str = "visualvm",
+def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
               semantics: str = "hprofkit") -> Heap:
-    """Opens a dump (plain, .gz or .bz2) and indexes one of its heap dumps.
+    """Opens a dump and indexes one of its heap dumps: the one opener of the
+    package.  source is what hprofkit.open takes (a path, a bytes-like
+    object, an io.BytesIO, a binary file object such as a pipe or
+    sys.stdin.buffer), holding plain HPROF, gzip or bzip2, an hprofkit pack
+    or a Tailor mini (restored first into an anonymous temporary file).
 
-    semantics picks the reference graph of paths and retained sizes (see
-    Dump.heap).
-
-    The dump stays mapped while the Heap or any handle on it lives."""
+    heap_dump picks the heap dump (from 0; negative counts from the end);
+    semantics the reference graph of paths and retained sizes (see
+    Dump.heap).  The dump stays mapped while the Heap or any handle on it
+    lives."""
     from ._dump import Dump
-    dump = Dump(path)
+    dump = Dump(source)
     try:
         heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics)
     finally:

@@ -1,21 +1,14 @@
-"""Opening any file hprofkit reads as a Heap: plain, gzip or bzip2 dumps
-(mapped by open_heap), hprofkit packs and Tailor minis (restored first).
-
-A restored dump goes to a temporary file that is unlinked as soon as the
-heap has mapped it: the mapping keeps the pages, nothing is left behind."""
+"""What a file holds, told from its first bytes without reading it whole
+(the pytest plugin picks the dumps of a directory with it).  Opening any of
+them is hprofkit.open_heap's job: plain, gzip or bzip2 dumps are mapped,
+hprofkit packs and Tailor minis restored first (see _dump.py)."""
 
 from __future__ import annotations
 
 import gzip
 import os
-import tempfile
-from typing import Any
 
-from ._codec import TAILOR_MAGIC, sniff
-from ._dump import _open_regular
-from ._files import decode
-from ._heap import Heap, open_heap
-from ._pack import is_pack
+from ._dump import _open_regular, encoded_kind
 
 HPROF_MAGIC = b"JAVA PROFILE 1.0"
 _HEAD = 32
@@ -38,18 +31,4 @@ def dump_kind(path: str | os.PathLike[str]) -> str | None:
             return "hprof" if head.startswith(HPROF_MAGIC) else "encoded"
     if head.startswith(HPROF_MAGIC) or head.startswith(b"BZh"):
         return "hprof"
-    if len(head) >= 8 and is_pack(head[:8]):
-        return "encoded"
-    if head.startswith(TAILOR_MAGIC) or (len(head) >= 2 and sniff(head[:2]) == "zlib"):
-        return "encoded"
-    return None
-
-
-def open_any(path: str | os.PathLike[str], **options: Any) -> Heap:
-    """The Heap of a dump, a pack or a Tailor mini (options as open_heap)."""
-    if dump_kind(path) != "encoded":
-        return open_heap(path, **options)  # raises FormatError for what is no dump
-    with tempfile.TemporaryDirectory(prefix="hprofkit-") as tmp:
-        restored = os.path.join(tmp, "restored.hprof")
-        decode(path, restored, threads=1)
-        return open_heap(restored, **options)
+    return "encoded" if encoded_kind(head) else None

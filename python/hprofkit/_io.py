@@ -1,12 +1,26 @@
-"""Small helpers shared by the codecs: writing to a descriptor, and an
-ordered thread pool."""
+"""Small helpers shared by the codecs: telling a buffer from a path or a
+stream, writing to a descriptor, and an ordered thread pool."""
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures
+import mmap
 import os
 from typing import Any
+
+
+def is_buffer(source: Any) -> bool:
+    """Whether source is a bytes-like object (not a path, not a stream)."""
+    if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
+        return True
+    if isinstance(source, (str, os.PathLike)) or hasattr(source, "read"):
+        return False
+    try:
+        memoryview(source).release()
+    except TypeError:
+        return False
+    return True
 
 
 def to_fd(data: bytes, fd: int) -> bytes | int:

@@ -145,7 +145,7 @@ class Stats:
             if elem_type not in (0, 2):
                 label, ident = TYPE_NAMES.get(elem_type, f"type{elem_type}") + "[]", None
             elif name is None:
-                label, ident = f"<unknown class 0x{class_id:x}>", class_id
+                label, ident = _hprof.unnamed_class(class_id), class_id
             else:
                 label = labels.get(name) or labels.setdefault(name, _hprof.java_name(name))
                 ident = class_id
@@ -262,9 +262,9 @@ class Stats:
         heap dump (instances, arrays, classes, gc_roots) and its index
         (heap_dump); complete; heap_dumps, one object per heap dump; records
         and subrecords as {NAME: {"count", "bytes"}}; heaps as {NAME:
-        {"instances", "shallow_bytes"}}; histogram (of all heaps, or of `heap`)
-        as [{"class", "class_id", "instances", "shallow_bytes"}], the top
-        `top` rows (all when None)."""
+        {"instances", "shallow_size"}}; histogram (of all heaps, or of `heap`)
+        as [{"class", "class_id", "instances", "shallow_size"}], the top
+        `top` rows (all when None): the command line's one vocabulary."""
         rows = self.rows(heap)
         rows = rows if top is None else rows[:top]
         return {
@@ -284,10 +284,10 @@ class Stats:
                             "complete": d.complete} for d in self.heap_dumps],
             "records": {k: {"count": v.count, "bytes": v.bytes} for k, v in self.records.items()},
             "subrecords": {k: {"count": v.count, "bytes": v.bytes} for k, v in self.subrecords.items()},
-            "heaps": {name: {"instances": t.count, "shallow_bytes": t.bytes} for name, t in self.heap_totals.items()},
+            "heaps": {name: {"instances": t.count, "shallow_size": t.bytes} for name, t in self.heap_totals.items()},
             "heap": heap,
             "histogram": [{"class": r.name, "class_id": r.class_id, "instances": r.instances,
-                           "shallow_bytes": r.shallow_bytes} for r in rows],
+                           "shallow_size": r.shallow_bytes} for r in rows],
         }
 
     def format(self, top: int | None = None, heap: str | None = None) -> str:

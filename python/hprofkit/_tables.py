@@ -19,6 +19,12 @@ The tables follow Perfetto's ``heap_graph_*`` tables:
 - ``classes(id, name, super_id, loader_id, instance_size)``: one row per class (HeapClass);
   ``instance_size`` is null for array classes.
 - ``roots(object_id, kind)``: every GC root in file order (Heap.gc_roots), kind as "JNI_GLOBAL"...
+- ``class_retained(class_id, objects, shallow_size, retained_size)``: one row per class (in the order of
+  ``classes``): its instances and arrays, their shallow bytes, and the bytes they retain together,
+  heap.retained_by("class") (= HeapClass.instances_retained_size, VisualVM's retained size by class).
+  That is the size of the union of their retained sets: summing ``objects.retained_size`` per class
+  counts an object once for each instance of its class that it is under (docs/explore.md);
+  tables(retained=False) leaves retained_size null.
 
 Ids are uint64.  The big columns are filled by the C core into buffers that pyarrow wraps without a
 copy (no Python object per row); names are dictionary-encoded."""
@@ -37,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["tables", "to_parquet", "sql", "TABLE_NAMES"]
 
-TABLE_NAMES = ("objects", "references", "classes", "roots")
+TABLE_NAMES = ("objects", "references", "classes", "roots", "class_retained")
 KINDS = ("instance", "class", "object_array", "primitive_array")  # hp_kind order
 
 
@@ -121,18 +127,46 @@ def _roots(pa, heap: Heap):
     })
 
 
+def _class_retained(pa, heap: Heap, objects, retained: bool):
+    classes = heap.classes
+    ids = pa.array([c.class_id for c in classes], pa.uint64())
+    if retained:
+        groups = {g.key.ordinal: g for g in heap.retained_by("class")}
+        totals = [groups.get(c.ordinal) for c in classes]
+        return pa.table({
+            "class_id": ids,
+            "objects": pa.array([g.objects if g else 0 for g in totals], pa.uint64()),
+            "shallow_size": pa.array([g.shallow_size if g else 0 for g in totals], pa.uint64()),
+            "retained_size": pa.array([g.retained_size if g else 0 for g in totals], pa.int64()),
+        })
+    # Without the dominators: the counts from the objects table (a class object is no instance).
+    import pyarrow.compute as pc
+    instances = objects.filter(pc.not_equal(objects.column("kind").cast(pa.string()), "class"))
+    sums = {row["class_id"]: row for row in instances.group_by("class_id").aggregate(
+        [("id", "count"), ("shallow_size", "sum")]).to_pylist()}
+    rows = [sums.get(c.class_id, {}) for c in classes]
+    return pa.table({
+        "class_id": ids,
+        "objects": pa.array([row.get("id_count", 0) for row in rows], pa.uint64()),
+        "shallow_size": pa.array([row.get("shallow_size_sum", 0) for row in rows], pa.uint64()),
+        "retained_size": pa.nulls(len(classes), pa.int64()),
+    })
+
+
 def tables(heap: Heap, *, retained: bool = True) -> dict[str, _pyarrow.Table]:
-    """heap.tables(): {"objects", "references", "classes", "roots"} as pyarrow Tables (module doc).
-    retained=False leaves retained_size and dominator_id null and skips the dominator tree."""
+    """heap.tables(): {"objects", "references", "classes", "roots", "class_retained"} as pyarrow Tables
+    (module doc).  retained=False leaves the retained sizes and dominator_id null and skips the
+    dominator tree."""
     pa = _pa()
-    return {"objects": _objects(pa, heap, retained), "references": _references(pa, heap), "classes": _classes(pa, heap),
-            "roots": _roots(pa, heap)}
+    objects = _objects(pa, heap, retained)
+    return {"objects": objects, "references": _references(pa, heap), "classes": _classes(pa, heap),
+            "roots": _roots(pa, heap), "class_retained": _class_retained(pa, heap, objects, retained)}
 
 
 def to_parquet(heap: Heap | Mapping[str, _pyarrow.Table], directory: str | os.PathLike[str]) -> str:
-    """heap.to_parquet(dir): writes dir/objects.parquet, references.parquet, classes.parquet and
-    roots.parquet.  Atomic: written into a temporary directory beside `dir`, then renamed, so `dir`
-    either holds all four files or is not created; an existing `dir` is an error (FileExistsError).
+    """heap.to_parquet(dir): writes dir/objects.parquet, references.parquet, classes.parquet,
+    roots.parquet and class_retained.parquet.  Atomic: written into a temporary directory beside
+    `dir`, then renamed, so `dir` either holds all the files or is not created; an existing `dir` is an error (FileExistsError).
     Returns the directory."""
     require("pyarrow", "tables", "to_parquet()")
     parquet = require("pyarrow.parquet", "tables", "to_parquet()")
@@ -145,8 +179,8 @@ def to_parquet(heap: Heap | Mapping[str, _pyarrow.Table], directory: str | os.Pa
 
 
 def sql(heap: Heap | Mapping[str, _pyarrow.Table], query: str, params: Any = None) -> _pyarrow.Table:
-    """Runs DuckDB SQL over a heap's tables (objects, references, classes, roots) and returns the
-    result as a pyarrow Table (``.to_pandas()``, ``.to_pylist()``...).
+    """Runs DuckDB SQL over a heap's tables (objects, references, classes, roots, class_retained) and
+    returns the result as a pyarrow Table (``.to_pandas()``, ``.to_pylist()``...).
 
     Pass ``heap.tables()`` instead of the heap to build the tables once for many queries.  Each call
     uses its own in-memory DuckDB connection, so the result does not depend on anything left open;

@@ -40,11 +40,13 @@ class BatchRow:
 @dataclass(frozen=True)
 class LeakGroup:
     """Leaks of one fingerprint across the batch: how many ``dumps`` show it, their total
-    ``retained_size`` and the ``example`` report of the first dump (in input order) that shows it."""
+    ``retained_size``, the ``example`` report of the first dump (in input order) that shows it and
+    its ``short_description`` (Leak.short_description: the leaking class and the suspect reference)."""
     fingerprint: str
     dumps: int
     retained_size: int
     example: str
+    short_description: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,8 @@ class BatchResult:
             "task": self.task,
             "rows": [{"input": _input_text(r.input), "ok": r.ok, "error": r.error, "value": r.value,
                       "worker": r.worker} for r in self.rows],
-            "histogram": [vars(c) for c in self.histogram],
+            "histogram": [{"class": c.name, "dumps": c.dumps, "instances": c.instances, "shallow_size": c.shallow_bytes}
+                          for c in self.histogram],
             "leak_groups": [vars(g) for g in self.leak_groups],
         }
 
@@ -109,16 +112,17 @@ class BatchResult:
             "worker": pa.array([r.worker for r in self.rows], pa.string()),
         })
         histogram = pa.table({
-            "name": pa.array([c.name for c in self.histogram], pa.string()),
+            "class": pa.array([c.name for c in self.histogram], pa.string()),
             "dumps": pa.array([c.dumps for c in self.histogram], pa.int64()),
             "instances": pa.array([c.instances for c in self.histogram], pa.int64()),
-            "shallow_bytes": pa.array([c.shallow_bytes for c in self.histogram], pa.int64()),
+            "shallow_size": pa.array([c.shallow_bytes for c in self.histogram], pa.int64()),
         })
         groups = pa.table({
             "fingerprint": pa.array([g.fingerprint for g in self.leak_groups], pa.string()),
             "dumps": pa.array([g.dumps for g in self.leak_groups], pa.int64()),
             "retained_size": pa.array([g.retained_size for g in self.leak_groups], pa.int64()),
             "example": pa.array([g.example for g in self.leak_groups], pa.string()),
+            "short_description": pa.array([g.short_description for g in self.leak_groups], pa.string()),
         })
         return {"rows": rows, "histogram": histogram, "leak_groups": groups}
 
@@ -164,7 +168,7 @@ def _histogram(task: str, rows: Sequence[BatchRow]) -> list[ClassTotal]:
         entries = row.value["histogram"] if task == "stats" else row.value
         seen: set[str] = set()
         for entry in entries:
-            name, instances, size = ((entry["class"], entry["instances"], entry["shallow_bytes"])
+            name, instances, size = ((entry["class"], entry["instances"], entry["shallow_size"])
                                      if isinstance(entry, Mapping) else entry)
             total = totals.setdefault(name, [0, 0, 0])
             if name not in seen:  # a name twice in one dump (two loaders) is one dump
@@ -178,13 +182,13 @@ def _histogram(task: str, rows: Sequence[BatchRow]) -> list[ClassTotal]:
 
 
 def _leak_groups(rows: Sequence[BatchRow]) -> list[LeakGroup]:
-    groups: dict[str, list[Any]] = {}  # fingerprint -> [dumps, retained, example]
+    groups: dict[str, list[Any]] = {}  # fingerprint -> [dumps, retained, example, short description]
     for row in rows:
         if not row.ok:
             continue
         seen: set[str] = set()
         for leak in row.value:
-            group = groups.setdefault(leak["fingerprint"], [0, 0, leak["report"]])
+            group = groups.setdefault(leak["fingerprint"], [0, 0, leak["report"], leak.get("short_description", "")])
             if leak["fingerprint"] not in seen:
                 group[0] += 1
                 seen.add(leak["fingerprint"])
@@ -362,21 +366,23 @@ def _failure(future: Any, exc: BaseException, given: Any) -> BatchRow:
 
 def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any = None, *,
           jobs: int | None = None, output_dir: str | os.PathLike[str] | None = None,
-          encode_options: Mapping[str, Any] | None = None,
+          encode_options: Mapping[str, Any] | None = None, heap_options: Mapping[str, Any] | None = None,
           progress: bool | Callable[[int, int], object] | None = None, wait: bool = True) -> Any:
     """Runs `task` over every input and gathers a BatchResult.
 
-    task: "stats" (Stats.to_dict()), "histogram" ([[class, instances, shallow_bytes]]), "leaks"
-      ([{fingerprint, retained_size, report}] from heap.find_leaks()), "encode" / "decode" (writes
-      NAME.hpk / NAME.hprof into output_dir, by default beside the input; value {output, consumed,
-      written, unfinished}: unfinished is None, or Result.unfinished as a dict when the dump was cut
-      short), or any picklable callable taking an input and returning a picklable value.  The named
+    task: "stats" (Stats.to_dict()), "histogram" ([[class, instances, shallow_size]]), "leaks"
+      ([{fingerprint, short_description, retained_size, report}] from heap.find_leaks()), "encode" /
+      "decode" (writes NAME.hpk / NAME.hprof into output_dir, by default beside the input; value
+      {output, consumed, written, unfinished}: unfinished is None, or Result.unfinished as a dict
+      when the dump was cut short), or any picklable callable taking an input and returning a picklable value.  The named
       tasks are the functions of hprofkit.tasks.  Inputs that are not regular files (FIFOs,
       devices) fail at once, as rows.
     inputs: paths (as given in the rows; sent to the workers as absolute paths) or, for a callable,
       anything it takes.  Two inputs never write one output: colliding names are made unique from
       the inputs' paths (a/app.hprof, b/app.hprof -> a-app.hpk, b-app.hpk), or ValueError before
       any work; each row's value names its output.
+    encode_options: hprofkit.encode's options of task "encode".  heap_options: how the heap tasks
+      read each dump: heap_dump (stats, histogram, leaks) and semantics (leaks).
     executor: None for a local pool of `jobs` worker processes (default: one per CPU; a worker that
       dies fails its own input only); a distributed.Client or a scheduler address
       ("tcp://host:8786": a Client is opened for the batch), its tasks keyed
@@ -389,7 +395,11 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
     builtin = isinstance(task, str)
     inputs = list(inputs)
     sent = [_absolute(value, builtin) for value in inputs]
-    options: dict[str, Any] = dict(encode_options or {}) if name == "encode" and builtin else {}
+    options: dict[str, Any] = {}
+    if builtin and name == "encode":
+        options = dict(encode_options or {})
+    elif builtin and name in ("stats", "histogram", "leaks"):
+        options = {k: v for k, v in (heap_options or {}).items() if name == "leaks" or k == "heap_dump"}
     if builtin and name in ("encode", "decode"):
         folder = os.path.abspath(os.fspath(output_dir)) if output_dir is not None else None
         outputs = _plan_outputs(name, sent, folder)  # the tasks make the folder (on a cluster, the workers')

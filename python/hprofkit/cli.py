@@ -1,13 +1,15 @@
-"""Command line: python -m hprofkit info|stats|show|encode|decode|convert|leaks|demo ...
+"""Command line: python -m hprofkit info|stats|encode|decode|convert|show|path|top|diff|leaks|batch|bitmaps|demo ...
 
-Every failure prints one line on stderr and exits with status 1."""
+Every command takes its arguments through one grammar (_cli_args.py).
+Every failure prints one line on stderr and exits with status 1; a usage
+error prints argparse's usage and one line, and exits with status 2."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
-import json
 import os
 import signal
 import sys
@@ -15,9 +17,12 @@ import tempfile
 import threading
 from typing import Iterator, Sequence
 
-from . import __version__, _cli_batch, _cli_diff, _cli_explore, _cli_leaks, _cli_reach
+from . import __version__, _cli_batch, _cli_bitmaps, _cli_diff, _cli_explore, _cli_leaks, _cli_reach, _cli_show
+from . import _cli_tree
+from . import _cli_args as grammar
 from ._cli_args import UsageError
-from ._codec import FORMATS
+from ._codec import FORMATS, encoder_options
+from ._pack import strip_mask
 from ._dump import Dump
 from ._errors import HprofError
 from ._files import Result, convert, decode, encode
@@ -31,7 +36,7 @@ SIGPIPE = 13  # its number on every Unix; signal.SIGPIPE is absent on Windows
 
 def _open(file: str) -> Dump:
     """The dump named on the command line; "-" reads standard input."""
-    return Dump(sys.stdin.buffer if file == "-" else file)
+    return Dump(grammar.source(file))
 
 
 def _stats(dump: Dump, heap_dump: int | None):
@@ -62,8 +67,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                          "compression": dump.compression, "decompressed_size": dump.size, "format": dump.magic,
                          "datetime": dump.datetime.isoformat()}
             doc.update((k, v) for k, v in stats.to_dict().items() if k not in ("size", "heap", "histogram"))
-            json.dump(doc, sys.stdout, indent=1)
-            sys.stdout.write("\n")
+            grammar.print_json(doc)
             return 0
         out = sys.stdout
         out.write(f"file        {args.file}\n")
@@ -92,8 +96,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     with _open(args.file) as dump:
         stats = _stats(dump, args.heap_dump)
     if args.json:
-        json.dump(stats.to_dict(top=args.top, heap=args.heap), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        grammar.print_json(stats.to_dict(top=args.top, heap=args.heap))
     else:
         sys.stdout.write(stats.format(top=args.top, heap=args.heap) + "\n")
     return 0
@@ -115,6 +118,15 @@ def _report(command: str, result: Result, stream) -> None:
 
 
 PROGRESS_LABELS = {"encode": "encoding", "decode": "decoding", "convert": "converting"}
+# OUT when only IN is named: IN's name with this, beside it (app.hprof.gz -> app.hpk).
+OUTPUT_SUFFIXES = {"hprofkit": ".hpk", "tailor": ".mini", "hprof": ".trimmed.hprof", "bmd": ".bmd", "decode": ".hprof",
+                   "convert": ".converted.hprof"}
+
+
+def _result_json(args: argparse.Namespace, result: Result) -> dict:
+    return {"input": args.input, "output": args.output, "consumed": result.consumed, "size": result.size,
+            "written": result.output, "trimmed": result.trimmed, "counter": result.counter, "restored": result.restored,
+            "unfinished": dataclasses.asdict(result.unfinished) if result.unfinished else None}
 
 
 def _run_file_command(args: argparse.Namespace, run) -> int:
@@ -125,7 +137,11 @@ def _run_file_command(args: argparse.Namespace, run) -> int:
     finally:
         progress.close()
     # With the output on stdout, the report goes to stderr.
-    _report(args.command, result, sys.stderr if is_stdout(args.output) else sys.stdout)
+    report = sys.stderr if is_stdout(args.output) else sys.stdout
+    if args.json:
+        grammar.print_json(_result_json(args, result), report)
+    else:
+        _report(args.command, result, report)
     # Name the dump that was cut short: the source, or for decode the dump restored.
     if args.command == "decode":
         _warn_unfinished("<stdout>" if args.output == "-" else args.output, result.unfinished)
@@ -135,96 +151,30 @@ def _run_file_command(args: argparse.Namespace, run) -> int:
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
+    args.input, args.output = grammar.file_io(args, OUTPUT_SUFFIXES[args.format])
     if args.keep_all and args.strip is not None:
-        raise ValueError("--keep-all and --strip say two things: --keep-all is --strip none")
+        raise UsageError("--keep-all and --strip say two things: --keep-all is --strip none")
     strip = "none" if args.keep_all else args.strip
-    # encode() refuses what the format cannot honour (--strip with tailor, --level with hprof...)
+    try:  # what the format cannot honour is a usage error, found before any file is opened
+        encoder_options(args.format, level=args.level, app_only=args.app_only, threads=args.threads, strip=strip,
+                        drop_traces=args.drop_traces)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     return _run_file_command(args, lambda progress: encode(
         args.input, args.output, format=args.format, level=args.level, app_only=args.app_only,
         threads=args.threads, strip=strip, drop_traces=args.drop_traces, progress=progress))
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
+    args.input, args.output = grammar.file_io(args, OUTPUT_SUFFIXES["decode"])
     return _run_file_command(args, lambda progress: decode(args.input, args.output, threads=args.threads,
                                                            strings=args.strings, progress=progress))
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    args.input, args.output = grammar.file_io(args, OUTPUT_SUFFIXES["convert"])
     return _run_file_command(args, lambda progress: convert(args.input, args.output, app_only=args.z,
                                                             progress=progress))
-
-
-SHOW_LIMIT = 50
-
-
-def _value(value) -> str:
-    return repr(value)
-
-
-def _listing(out, title: str, rows: list[str], limit: int) -> None:
-    out.write(f"{title} ({len(rows):,})\n")
-    for row in rows[:limit]:
-        out.write(f"  {row}\n")
-    if len(rows) > limit:
-        out.write(f"  ... {len(rows) - limit:,} more\n")
-
-
-def _show_object(out, obj, limit: int) -> None:
-    out.write(f"{obj!r}\n")
-    out.write(f"  id          0x{obj.id:x} ({obj.id})\n  kind        {obj.kind}\n  class       {obj.class_name}\n")
-    out.write(f"  size        {obj.shallow_size:,} B\n")
-    if obj.heap_name is not None:
-        out.write(f"  heap        {obj.heap_name}\n")
-    if obj.root_kinds:
-        out.write(f"  GC roots    {', '.join(obj.root_kinds)}\n")
-    if obj.kind == "instance":
-        if obj.class_name == "java.lang.String":
-            out.write(f"  text        {obj.as_str()!r}\n")
-        _listing(out, "fields", [f"{f.declaring_class.name}.{f.name}: {f.type} = {_value(f.value)}"
-                                 for f in obj.fields()], limit)
-    elif obj.kind in ("object_array", "primitive_array"):
-        out.write(f"  length      {len(obj):,}\n")
-        _listing(out, "elements", [f"[{i}] {_value(obj[i])}" for i in range(min(len(obj), limit))] +
-                 [""] * max(0, len(obj) - limit), limit)
-    _listing(out, "references", [f"{r.name} -> {_value(r.target) if r.target is not None else f'0x{r.target_id:x} (missing)'}"
-                                 for r in obj.references()], limit)
-    _listing(out, "referrers", [f"{_value(r.source)}.{r.name}" for r in obj.referrers()], limit)
-
-
-def _show_class(out, cls, limit: int) -> None:
-    out.write(f"class {cls.name}\n")
-    out.write(f"  id          0x{cls.class_id:x}\n")
-    out.write(f"  superclass  {cls.superclass.name if cls.superclass is not None else '-'}\n")
-    out.write(f"  loader      {_value(cls.loader)}\n")
-    if cls.instance_size is not None:
-        out.write(f"  instance    {cls.instance_size:,} B\n")
-    out.write(f"  instances   {cls.instance_count:,}\n")
-    out.write(f"  subclasses  {len(cls.subclasses()):,}\n")
-    _listing(out, "fields", [f"{f.name}: {f.type}" for f in cls.fields()], limit)
-    _listing(out, "statics", [f"{f.name}: {f.type} = {_value(f.value)}" for f in cls.statics()], limit)
-    _listing(out, "referrers", [f"{_value(r.source)}.{r.name}" for r in cls.referrers()], limit)
-
-
-def cmd_show(args: argparse.Namespace) -> int:
-    from ._heap import open_heap
-    what = args.what
-    with open_heap(args.file) as heap:
-        try:
-            object_id = int(what, 0)
-        except ValueError:
-            object_id = None
-        if object_id is not None:
-            try:
-                _show_object(sys.stdout, heap.object(object_id), args.limit)
-            except KeyError:
-                raise ValueError(f"no object 0x{object_id:x} in the heap dump") from None
-            return 0
-        classes = heap.classes_named(what)
-        if not classes:
-            raise ValueError(f"no class {what!r} in the heap dump")
-        for cls in classes:
-            _show_class(sys.stdout, cls, args.limit)
-    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -233,91 +183,103 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return demo.run(tmp, sys.stdout)
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an int of 1 or more."""
+def strip_types(text: str) -> str:
+    """argparse type: encode's --strip (a preset or a list of primitive types)."""
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
-    return value
+        strip_mask(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hprofkit", description="Process HPROF heap dumps (HotSpot and Android).")
     parser.add_argument("--version", action="version", version=f"hprofkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    dump_help = "HPROF dump (plain, gzip or bzip2), or - for stdin"
-    heap_dump_help = "which heap dump of the file to describe (from 0; default: the first)"
 
-    p = sub.add_parser("info", help="header, sizes, heap dumps and record counts")
-    p.add_argument("file", help=dump_help)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--heap-dump", type=int, default=None, metavar="N", help=heap_dump_help)
-    p.set_defaults(func=cmd_info)
+    p = grammar.command(sub, "info", cmd_info, "header, sizes, heap dumps and record counts",
+                        example="hprofkit info app.hprof\nadb shell am dumpheap ... | hprofkit info - --json")
+    grammar.add_dump_input(p)
+    grammar.add_json(p)
 
-    p = sub.add_parser("stats", help="record and sub-record tallies and the class histogram")
-    p.add_argument("file", help=dump_help)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--top", type=positive_int, default=None, metavar="N",
-                   help="histogram rows to show (default 20; JSON: all)")
-    p.add_argument("--heap", default=None, metavar="NAME",
+    p = grammar.command(sub, "stats", cmd_stats, "record and sub-record tallies and the class histogram",
+                        example="hprofkit stats app.hprof -n 10 --heap app")
+    grammar.add_dump_input(p)
+    grammar.add_rows(p, None, "histogram rows to print (default 20; JSON: all)")
+    p.add_argument("--heap", type=grammar.non_empty("a heap name"), default=None, metavar="NAME",
                    help="the histogram of one heap (Android: app, zygote, image; else default)")
-    p.add_argument("--heap-dump", type=int, default=None, metavar="N", help=heap_dump_help)
-    p.set_defaults(func=cmd_stats)
+    grammar.add_json(p)
 
-    p = sub.add_parser("encode", help="trim and compress a dump (hprofkit's format, Tailor's or Badoo's BMD)")
-    p.add_argument("-i", "--input", required=True, help="source dump, or - for stdin")
-    p.add_argument("-o", "--output", required=True, help="destination, or - for stdout")
+    p = grammar.command(sub, "encode", cmd_encode,
+                        "trim and compress a dump (hprofkit's format, Tailor's or Badoo's BMD)",
+                        example="hprofkit encode app.hprof                       # app.hpk beside it\n"
+                                "hprofkit encode app.hprof app.mini --format tailor")
+    grammar.add_file_io(p, "the dump to encode", "the encoded file")
     p.add_argument("--format", choices=FORMATS, default="hprofkit",
-                   help="hprofkit (default: compact, any dump, lossless where asked), tailor (Tailor's mini, "
-                        "for Tailor's decode.py), hprof (plain HPROF, e.g. with --app-only), bmd (Badoo's BMD, "
-                        "what its cruncher writes: names hashed, primitive values dropped)")
+                   help="hprofkit (default: compact, any dump, lossless where asked; OUT app.hpk), tailor (Tailor's "
+                        "mini, for Tailor's decode.py; app.mini), hprof (plain HPROF, e.g. with --app-only; "
+                        "app.trimmed.hprof), bmd (Badoo's BMD, what its cruncher writes: names hashed, primitive "
+                        "values dropped; app.bmd)")
     p.add_argument("--level", type=int, default=None, choices=range(0, 10), metavar="N",
                    help="zlib level 0-9 (default 6, as encode.py; 0 = uncompressed); not for --format hprof")
     p.add_argument("--app-only", action="store_true", help="drop the zygote and image heaps' objects")
-    p.add_argument("--strip", default=None, metavar="TYPES",
+    p.add_argument("--strip", type=strip_types, default=None, metavar="TYPES",
                    help="primitive array contents to drop: default (char,byte as Tailor), all, none, or a list "
                         "such as int,long; with --format hprof they are zeroed, lengths kept (default none there), "
                         "so the dump can be shared and opened anywhere")
     p.add_argument("--keep-all", action="store_true",
                    help="hprofkit format: drop nothing (--strip none); decode gives back the dump byte for byte")
     p.add_argument("--drop-traces", action="store_true", help="hprofkit format: drop stack traces and frames")
-    p.add_argument("--threads", type=int, default=0, metavar="N",
+    p.add_argument("--threads", type=grammar.threads, default=0, metavar="N",
                    help="compression threads (default 0: one per core; 1: exactly zlib's bytes, as encode.py)")
-    p.set_defaults(func=cmd_encode)
+    grammar.add_json(p, "what was read and written as one JSON object (on stderr when OUT is stdout)")
 
-    p = sub.add_parser("decode", help="restore an hprofkit pack, a Tailor mini (zlib, gzip or bare) or a Badoo "
-                                      "BMD to HPROF")
-    p.add_argument("-i", "--input", required=True, help="encoded file, or - for stdin")
-    p.add_argument("-o", "--output", required=True, help="restored dump, or - for stdout")
-    p.add_argument("--threads", type=int, default=0, metavar="N", help="inflating threads (default: one per core)")
+    p = grammar.command(sub, "decode", cmd_decode,
+                        "restore an hprofkit pack, a Tailor mini (zlib, gzip or bare) or a Badoo BMD to HPROF",
+                        example="hprofkit decode app.hpk                         # app.hprof beside it\n"
+                                "hprofkit decode app.mini - | hprofkit stats -")
+    grammar.add_file_io(p, "the pack, mini or BMD", "the restored dump")
+    p.add_argument("--threads", type=grammar.threads, default=0, metavar="N",
+                   help="inflating threads (default: one per core)")
     p.add_argument("--strings", action="append", default=None, metavar="FILE",
                    help="BMD: a jar, apk, dex or text file (one name a line) whose class and field names give "
                         "hashed strings back, as Badoo's decruncher does; repeat for more")
-    p.set_defaults(func=cmd_decode)
+    grammar.add_json(p, "what was read and written as one JSON object (on stderr when OUT is stdout)")
 
-    p = sub.add_parser("convert", help="Android HPROF to standard HPROF (hprof-conv)")
-    p.add_argument("-i", "--input", required=True, help="Android dump, or - for stdin")
-    p.add_argument("-o", "--output", required=True, help="standard dump, or - for stdout")
+    p = grammar.command(sub, "convert", cmd_convert, "Android HPROF to standard HPROF (hprof-conv)",
+                        example="hprofkit convert -z app.hprof app.converted.hprof    # as hprof-conv -z IN OUT")
+    grammar.add_file_io(p, "the Android dump", "the standard dump")
     p.add_argument("-z", action="store_true", help="exclude the zygote and image heaps' objects")
-    p.set_defaults(func=cmd_convert)
+    grammar.add_json(p, "what was read and written as one JSON object (on stderr when OUT is stdout)")
 
-    p = sub.add_parser("show", help="an object (by id) or a class (by name): fields, references, referrers")
-    p.add_argument("file", help="HPROF dump (.hprof, .gz or .bz2)")
-    p.add_argument("what", metavar="ID|CLASS", help="object id (decimal or 0x hex) or class name (java.lang.String)")
-    p.add_argument("--limit", type=int, default=SHOW_LIMIT, metavar="N", help="rows per list (default 50)")
-    p.set_defaults(func=cmd_show)
-
-    p = sub.add_parser("demo", help="write a sample dump and run the workflow on it")
-    p.set_defaults(func=cmd_demo)
+    _cli_show.add_commands(sub)
     _cli_reach.add_commands(sub)
+    _cli_tree.add_commands(sub)
     _cli_diff.add_commands(sub)
     _cli_leaks.add_commands(sub)
     _cli_batch.add_commands(sub)
     _cli_explore.add_commands(sub)
+    _cli_bitmaps.add_commands(sub)
+    grammar.command(sub, "demo", cmd_demo, "write a sample dump and run the workflow on it", example="hprofkit demo")
+    for command in sub.choices.values():
+        command.set_defaults(parser=command)  # UsageError: reported with the command's own usage
     return parser
+
+
+def command_table(width: int = 110) -> str:
+    """The README's table of commands, made from the parsers (tests/test_cli_grammar.py
+    checks the README holds it): each command's usage, then what it does."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {choice.dest: choice.help for choice in sub._choices_actions}
+    lines = []
+    for name, p in sub.choices.items():
+        formatter = argparse.HelpFormatter(prog=p.prog, width=width)
+        actions = [a for a in p._actions if not isinstance(a, argparse._HelpAction)]
+        formatter.add_usage(None, actions, p._mutually_exclusive_groups, prefix="")
+        lines.append(formatter.format_help().rstrip())
+        lines.append(f"    # {helps[name]}")
+    return "\n".join(lines)
 
 
 def _quiet_stdout() -> None:

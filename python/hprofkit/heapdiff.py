@@ -23,10 +23,10 @@ import html
 import itertools
 import os
 from collections import Counter, deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from ._heap import Heap, HeapClass, HeapObject, Referrer
+from ._heap import Heap, HeapClass, HeapObject, Referrer, open_heap
 from ._reach import Hop
 from ._units import human_size
 from .match import Matcher
@@ -65,8 +65,13 @@ class DiffRow:
         return self.retained_b - self.retained_a
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "count_delta": self.count_delta, "shallow_delta": self.shallow_delta,
-                "retained_delta": self.retained_delta}
+        """The row as JSON-ready data, in the command line's vocabulary: class,
+        instances, shallow_size and retained_size, each _a, _b and _delta."""
+        return {"class": self.name, "instances_a": self.count_a, "instances_b": self.count_b,
+                "instances_delta": self.count_delta, "shallow_size_a": self.shallow_a,
+                "shallow_size_b": self.shallow_b, "shallow_size_delta": self.shallow_delta,
+                "retained_size_a": self.retained_a, "retained_size_b": self.retained_b,
+                "retained_size_delta": self.retained_delta}
 
 
 @dataclass(frozen=True)
@@ -88,8 +93,8 @@ class PathGrowth:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "path": list(self.path), "count_a": self.count_a, "count_b": self.count_b,
-                "count_delta": self.count_delta}
+        return {"class": self.name, "path": list(self.path), "instances_a": self.count_a,
+                "instances_b": self.count_b, "instances_delta": self.count_delta}
 
 
 def class_histogram(heap: Heap) -> dict[str, tuple[int, int]]:
@@ -303,13 +308,14 @@ class HeapDiff:
                    if paths else "") + "</div>")
 
     def to_pandas(self) -> Any:
-        """The rows as a pandas DataFrame (deltas included), one row per class."""
+        """The rows as a pandas DataFrame (deltas included), one row per class;
+        its columns are DiffRow.to_dict's."""
         try:
             import pandas
         except ImportError:
             raise ImportError("HeapDiff.to_pandas() needs pandas: pip install pandas") from None
-        columns = ["name", "count_a", "count_b", "count_delta", "shallow_a", "shallow_b", "shallow_delta",
-                   "retained_a", "retained_b", "retained_delta"]
+        columns = ["class", "instances_a", "instances_b", "instances_delta", "shallow_size_a", "shallow_size_b",
+                   "shallow_size_delta", "retained_size_a", "retained_size_b", "retained_size_delta"]
         return pandas.DataFrame([r.to_dict() for r in self.rows], columns=columns)
 
 
@@ -322,8 +328,7 @@ def _signed_size(n: int | None) -> str:
 def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap]) -> tuple[Heap, str]:
     if isinstance(source, Heap):
         return source, repr(source)
-    from ._heapfile import open_any  # here: the file codecs load when a path is diffed
-    heap = open_any(source)
+    heap = open_heap(source)
     opened.append(heap)
     return heap, os.fspath(source)
 

@@ -613,6 +613,19 @@ class Leak:
         """The library matcher's description, "" for an application leak."""
         return self.pattern.description if self.pattern is not None else ""
 
+    @property
+    def short_description(self) -> str:
+        """The leak in one line, as LeakCanary's shortDescription names a group of
+        them: the leaking object's class and the first suspect reference
+        ("com.example.MainActivity via static Leaks.sActivity")."""
+        leaking = self.nodes[-1].class_name
+        suspect = next((node for node in self.nodes[:-1] if node.suspect), None)
+        if suspect is None or suspect.reference is None or suspect.owner is None:
+            return leaking
+        static = "static " if suspect.reference.ref_type == "STATIC_FIELD" else ""
+        dot = "" if suspect.reference.ref_type == "LOCAL" else "."
+        return f"{leaking} via {static}{suspect.owner.rsplit('.', 1)[-1]}{dot}{suspect.reference_display}"
+
     def __repr__(self) -> str:
         kind = "library leak" if self.library else "leak"
         return f"<{kind} {self.object!r} {self.fingerprint[:12]}>"

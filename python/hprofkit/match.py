@@ -68,9 +68,11 @@ def _matcher(pattern: str, class_name, name, kind: str, description: str, sdk: S
              manufacturer: Optional[str] = None) -> Matcher:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    # What each pattern names: checked now, not when a search first uses the matcher.
+    wanted = {"class name": pattern != "thread_local", "name": pattern != "root_class"}
     for label, value in (("class name", class_name), ("name", name)):
-        if value is not None and (not isinstance(value, str) or not value):
-            raise TypeError(f"the {label} must be a non-empty str, not {value!r}")
+        if wanted[label] and (not isinstance(value, str) or not value):
+            raise TypeError(f"{pattern}: the {label} must be a non-empty str, not {value!r}")
     if not isinstance(description, str):
         raise TypeError(f"description must be a str, not {type(description).__name__}")
     if sdk is not None and (not isinstance(sdk, tuple) or len(sdk) != 2

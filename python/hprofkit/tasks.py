@@ -26,26 +26,27 @@ def _task(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @_task
-def stats(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """hprofkit.stats(path).to_dict(): record tallies, heap dumps and the class histogram."""
+def stats(path: str | os.PathLike[str], *, heap_dump: int | None = None) -> dict[str, Any]:
+    """hprofkit.stats(path, heap_dump=...).to_dict(): record tallies, heap dumps and the class histogram."""
     from ._dump import stats as read_stats
-    return read_stats(path).to_dict()
+    return read_stats(path, heap_dump=heap_dump).to_dict()
 
 
 @_task
-def histogram(path: str | os.PathLike[str]) -> list[list[Any]]:
-    """The class histogram: [[class name, instances, shallow bytes]], heaviest first."""
+def histogram(path: str | os.PathLike[str], *, heap_dump: int | None = None) -> list[list[Any]]:
+    """The class histogram: [[class name, instances, shallow size]], heaviest first."""
     from ._dump import stats as read_stats
-    return [[row.name, row.instances, row.shallow_bytes] for row in read_stats(path).histogram]
+    return [[row.name, row.instances, row.shallow_bytes] for row in read_stats(path, heap_dump=heap_dump).histogram]
 
 
 @_task
-def leaks(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """heap.find_leaks() as [{fingerprint, retained_size, report}]."""
+def leaks(path: str | os.PathLike[str], *, heap_dump: int = 0, semantics: str = "hprofkit") -> list[dict[str, Any]]:
+    """heap.find_leaks() as [{fingerprint, short_description, retained_size, report}] (the heap as
+    open_heap reads it: a dump, a pack or a Tailor mini)."""
     from ._heap import open_heap
-    with open_heap(path) as heap:
-        return [{"fingerprint": leak.fingerprint, "retained_size": leak.retained_size, "report": str(leak)}
-                for leak in heap.find_leaks()]
+    with open_heap(path, heap_dump=heap_dump, semantics=semantics) as heap:
+        return [{"fingerprint": leak.fingerprint, "short_description": leak.short_description,
+                 "retained_size": leak.retained_size, "report": str(leak)} for leak in heap.find_leaks()]
 
 
 @_task
@@ -75,7 +76,7 @@ def decode(path: str | os.PathLike[str], output: str | os.PathLike[str] | None =
 
 # ---- helpers -------------------------------------------------------------------------------------
 
-_DUMP_SUFFIXES = (".gz", ".bz2", ".hprof", ".hpk", ".mini")
+_DUMP_SUFFIXES = (".gz", ".bz2", ".hprof", ".hpk", ".mini", ".bmd")
 
 
 def output_stem(path: str | os.PathLike[str]) -> str:

@@ -34,17 +34,16 @@ from typing import Any, Callable, Iterable, Iterator, NoReturn, Protocol, Sequen
 
 from . import _baseline, match
 from ._dump import Dump
-from ._errors import HprofError, UnsupportedError
+from ._errors import HprofError, NoHeapDumpError, UnsupportedError
 from ._files import decode, encode
 from ._output import check_not_same_file, check_replaceable, output_file
-from ._heap import Heap, HeapObject
-from ._heapfile import open_any
+from ._heap import Heap, HeapObject, open_heap
 from ._units import human_size, parse_size
 from .leaks import Leak, default_exclude
 from .heapdiff import DiffRow, HeapDiff, class_histogram, diff, growth_paths, retained_by_class
 
 __all__ = ["HeapCheckFailed", "assert_no_leaks", "assert_max_instances", "assert_retained_below",
-           "assert_no_growth", "assert_roundtrip", "Baseline", "CheckSettings", "check_dump", "open_any"]
+           "assert_no_growth", "assert_roundtrip", "Baseline", "CheckSettings", "check_dump"]
 
 SECTION = "hprofkit"
 _SHOWN = 5  # offending objects listed in a report, with their paths for the first _SHOWN_PATHS
@@ -85,7 +84,7 @@ def _heap(source: Heap | str | os.PathLike[str]) -> Iterator[Heap]:
     if isinstance(source, Heap):
         yield source
         return
-    with open_any(source) as heap:
+    with open_heap(source) as heap:
         yield heap
 
 
@@ -556,8 +555,8 @@ def check_dump(path: str | os.PathLike[str], settings: CheckSettings) -> None:
     every failing check (a summary line each, and their reports)."""
     failures: list[HeapCheckFailed] = []
     try:
-        opened = open_any(path)
-    except IndexError as exc:  # open_heap's word for a file without a heap dump
+        opened = open_heap(path)
+    except NoHeapDumpError as exc:
         raise HprofError(f"{exc}: nothing to check", 0) from None
     with opened as heap:
         checks: list[Callable[[], None]] = []

@@ -260,3 +260,15 @@ size_t hp_mutf8_to_utf8(const uint8_t *in, size_t len, uint8_t *out)
     }
     return n;
 }
+
+size_t hp_unnamed(char *buf, hp_unnamed_kind kind, uint64_t id)
+{
+    int n;
+    switch (kind) {
+    case HP_UNNAMED_CLASS: n = snprintf(buf, HP_UNNAMED_MAX, "<unnamed class 0x%llx>", (unsigned long long)id); break;
+    case HP_UNNAMED_FIELD: n = snprintf(buf, HP_UNNAMED_MAX, "<unnamed field #%llu>", (unsigned long long)id); break;
+    case HP_UNNAMED_STATIC: n = snprintf(buf, HP_UNNAMED_MAX, "<unnamed static #%llu>", (unsigned long long)id); break;
+    default: n = snprintf(buf, HP_UNNAMED_MAX, "<unnamed method>"); break;
+    }
+    return n < 0 ? 0 : (size_t)n;
+}

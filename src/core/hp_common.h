@@ -17,7 +17,8 @@ typedef enum hp_code {
     HP_E_NOMEM,       /* an allocation failed */
     HP_E_USAGE,       /* the caller broke an API contract (feed after finish...) */
     HP_E_LIMIT,       /* the input is valid HPROF but beyond what an output format can hold */
-    HP_E_ABORTED      /* a caller's callback (checkpoint, edge or size source) asked to stop */
+    HP_E_ABORTED,     /* a caller's callback (checkpoint, edge or size source) asked to stop */
+    HP_E_NO_DUMP      /* valid HPROF without the heap dump asked for (or without any) */
 } hp_code;
 
 /* Where the error is: `offset` is the absolute byte offset of the unit that
@@ -145,6 +146,17 @@ int hp_java_name_equals(const uint8_t *name, size_t len, const char *want, size_
  * bytes written. */
 #define HP_JAVA_NAME_MAX(len) (2 * (size_t)(len) + 8)
 size_t hp_java_name(const uint8_t *name, size_t len, uint8_t *out);
+
+/* Names a dump lacks: a class without LOAD_CLASS (or whose LOAD_CLASS names
+ * a STRING the dump lacks), a field, a static or a method whose name STRING
+ * is missing.  Every reader shows the one placeholder this writes:
+ * "<unnamed class 0x1a2b>" (id: the class object's id), "<unnamed field #3>"
+ * and "<unnamed static #3>" (id: its place among its class's own instance
+ * fields, or among its statics, from 0), "<unnamed method>" (id unused).
+ * buf holds HP_UNNAMED_MAX bytes; returns the length written. */
+typedef enum hp_unnamed_kind { HP_UNNAMED_CLASS, HP_UNNAMED_FIELD, HP_UNNAMED_STATIC, HP_UNNAMED_METHOD } hp_unnamed_kind;
+#define HP_UNNAMED_MAX 48
+size_t hp_unnamed(char *buf, hp_unnamed_kind kind, uint64_t id);
 
 /* Java's modified UTF-8 (HPROF's names and strings) rewritten as UTF-8, for
  * a decoder that replaces what is still invalid: C0 80 becomes NUL, a

@@ -125,8 +125,9 @@ typedef struct hp_class_info {
 void hp_heap_class(const hp_heap *h, uint32_t ord, hp_class_info *out);
 /* The class of the given id, or HP_NONE. */
 uint32_t hp_heap_find_class_id(const hp_heap *h, uint64_t class_id);
-/* The first class whose Java name ("java.lang.String", "byte[]", "a.B$C")
- * equals `name`, from `start` on; HP_NONE if none. */
+/* The first class whose Java name ("java.lang.String", "byte[]", "a.B$C",
+ * or the placeholder of a class without one, hp_unnamed) equals `name`,
+ * from `start` on; HP_NONE if none. */
 uint32_t hp_heap_find_class_name(const hp_heap *h, const char *name, size_t len, uint32_t start);
 /* java.lang.Class, or HP_NONE. */
 uint32_t hp_heap_class_class(const hp_heap *h);
@@ -136,10 +137,19 @@ uint32_t hp_heap_class_class(const hp_heap *h);
 typedef struct hp_field {
     uint64_t name_sid;
     int type;               /* HP_T_* */
+    int is_static;
     uint32_t declaring;     /* class ordinal */
     uint32_t offset;        /* instance fields: offset of the value in the instance data */
+    uint32_t number;        /* its place among the declaring class's own instance fields, or statics */
     const uint8_t *value;   /* statics: the value in the mapping; instance fields via hp_field_value */
 } hp_field;
+
+/* The name of field f (from the iterators below): 1 and its STRING's text
+ * (in the mapping); 0 when the dump lacks that STRING, and the placeholder
+ * every reader shows for it (hp_unnamed), written into buf (HP_UNNAMED_MAX
+ * bytes).  Look-ups by name find a field by its placeholder too. */
+int hp_heap_field_name(const hp_heap *h, const hp_field *f, char *buf, const uint8_t **name, size_t *len);
+int hp_heap_field_is(const hp_heap *h, const hp_field *f, const char *name, size_t len);
 
 /* All instance fields of an instance of class `ord`, the class's own first,
  * then its superclass's (the order of the instance data), with offsets in

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hp_dumps.h"
 #include "hp_header.h"
 #include "hp_heap_sort.h"
 #include "hp_idmap.h"
@@ -106,15 +107,6 @@ static int cmp_load(const void *x, const void *y)
     return a->class_id < b->class_id ? -1 : a->class_id > b->class_id;
 }
 
-/* Heap dumps as VisualVM numbers them: each HEAP_DUMP record when the file
- * has any; else each run of HEAP_DUMP_SEGMENTs (closed by HEAP_DUMP_END, or
- * by the end of the file). */
-typedef struct dump_picker {
-    int has_plain;      /* the file has HEAP_DUMP records */
-    uint32_t plain_seen, runs_seen;
-    int in_run;
-} dump_picker;
-
 static hp_code add_record_span(builder *b, uint64_t offset, uint64_t length)
 {
     if (reserve(&b->h->alloc, (void **)&b->records, &b->cap_records, b->n_records, sizeof *b->records) < 0)
@@ -132,21 +124,19 @@ static hp_code scan_records(builder *b, uint64_t start)
     const uint8_t *buf = h->buf;
     const int id = h->id_size;
     size_t cap_strings = 0, cap_loads = 0, cap_frames = 0, cap_traces = 0;
-    dump_picker pick = { 0, 0, 0, 0 };
+    hp_dump_track dumps;
     uint64_t pos;
 
-    /* Two walks: the first only learns whether HEAP_DUMP records exist
-     * (they take precedence, as in VisualVM); it is cheap (record heads). */
-    for (pos = start; pos + 9 <= h->len;) {
-        uint64_t length = hp_be32(buf + pos + 5);
-        if (buf[pos] == HP_TAG_HEAP_DUMP)
-            pick.has_plain = 1;
-        pos += 9 + length;
-    }
+    /* Which heap dump a record belongs to is hp_dumps.h's one rule, as for
+     * the parser (stats, dump.heap_dumps) and the pack decoder: a HEAP_DUMP
+     * is one, so is a run of segments up to its HEAP_DUMP_END (or up to a
+     * HEAP_DUMP that cuts it short). */
+    memset(&dumps, 0, sizeof dumps);
     for (pos = start; pos < h->len;) {
         uint8_t tag;
         uint64_t length;
         const uint8_t *body;
+        uint32_t dump;
         hp_code rc;
         if (h->len - pos < 9)
             return hp_fail(b->err, HP_E_TRUNCATED, pos, buf[pos], 0, 9, h->len - pos, NULL);
@@ -157,6 +147,7 @@ static hp_code scan_records(builder *b, uint64_t start)
         body = buf + pos + 9;
         if ((rc = checkpoint(b, pos)) != HP_OK)
             return rc;
+        dump = hp_dump_track_record(&dumps, tag, pos); /* every record is told: an END closes its run */
         switch (tag) {
         case HP_TAG_UTF8:
             if (length >= (uint64_t)id) {
@@ -199,31 +190,21 @@ static hp_code scan_records(builder *b, uint64_t start)
             }
             break;
         case HP_TAG_HEAP_DUMP:
-            if (pick.plain_seen++ == b->opt->heap_dump && (rc = add_record_span(b, pos, length)) != HP_OK)
-                return rc;
-            break;
         case HP_TAG_HEAP_DUMP_SEGMENT:
-            if (pick.has_plain)
-                break;
-            if (!pick.in_run) {
-                pick.in_run = 1;
-                pick.runs_seen++;
-            }
-            if (pick.runs_seen - 1 == b->opt->heap_dump && (rc = add_record_span(b, pos, length)) != HP_OK)
+            if (dump == b->opt->heap_dump && (rc = add_record_span(b, pos, length)) != HP_OK)
                 return rc;
-            break;
-        case HP_TAG_HEAP_DUMP_END:
-            pick.in_run = 0;
             break;
         default:
             break;
         }
         pos += 9 + length;
     }
-    h->n_dumps = pick.has_plain ? pick.plain_seen : pick.runs_seen;
+    h->n_dumps = dumps.dumps;
+    if (h->n_dumps == 0)
+        return hp_failf(b->err, HP_E_NO_DUMP, start, -1, 0, "the file holds no heap dump");
     if (b->opt->heap_dump >= h->n_dumps)
-        return hp_fail(b->err, HP_E_USAGE, start, -1, 0, 0, 0,
-                       h->n_dumps ? "the file has no heap dump of that number" : "the file holds no heap dump");
+        return hp_failf(b->err, HP_E_NO_DUMP, start, -1, 0, "no heap dump %lu: the file holds %lu",
+                        (unsigned long)b->opt->heap_dump, (unsigned long)h->n_dumps);
     if (h->n_strings)
         qsort(h->strings, h->n_strings, sizeof *h->strings, cmp_sid);
     if (h->n_frames)

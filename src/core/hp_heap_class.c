@@ -53,8 +53,9 @@ uint32_t hp_heap_find_class_name(const hp_heap *h, const char *name, size_t len,
     for (i = start; i < h->n_classes; i++) {
         const uint8_t *text;
         size_t text_len;
-        if (hp_heap_utf8(h, h->classes[i].name_sid, &text, &text_len) &&
-            hp_java_name_equals(text, text_len, name, len))
+        char unnamed[HP_UNNAMED_MAX];
+        if (hp_heap_utf8(h, h->classes[i].name_sid, &text, &text_len) ? hp_java_name_equals(text, text_len, name, len)
+            : hp_unnamed(unnamed, HP_UNNAMED_CLASS, h->classes[i].id) == len && memcmp(unnamed, name, len) == 0)
             return i;
     }
     return HP_NONE;
@@ -112,7 +113,9 @@ int hp_static_next(hp_static_iter *it, hp_field *out)
     /* Entries are (id name, u1 type, value); the CLASS_DUMP was checked whole. */
     out->name_sid = hp_read_id(p, h->id_size);
     out->type = p[h->id_size];
+    out->is_static = 1;
     out->declaring = it->cls;
+    out->number = it->k;
     out->offset = it->k++;
     out->value = p + h->id_size + 1;
     it->p = p + h->id_size + 1 + hp_type_size(out->type, h->id_size);
@@ -143,8 +146,10 @@ int hp_field_next(hp_field_iter *it, hp_field *out)
     q = h->buf + h->classes[it->cls].offset + h->classes[it->cls].fields_off + 2 + (size_t)it->k * (h->id_size + 1);
     out->name_sid = hp_read_id(q, h->id_size);
     out->type = q[h->id_size];
+    out->is_static = 0;
     out->declaring = it->cls;
     out->offset = it->base + it->own;
+    out->number = it->k;
     out->value = NULL;
     it->own += (uint32_t)hp_type_size(out->type, h->id_size);
     it->k++;
@@ -163,6 +168,24 @@ void hp_heap_ref_field(const hp_heap *h, uint32_t ord, uint32_t slot, hp_field *
     out->declaring = HP_NONE;
 }
 
+int hp_heap_field_name(const hp_heap *h, const hp_field *f, char *buf, const uint8_t **name, size_t *len)
+{
+    if (hp_heap_utf8(h, f->name_sid, name, len))
+        return 1;
+    *len = hp_unnamed(buf, f->is_static ? HP_UNNAMED_STATIC : HP_UNNAMED_FIELD, f->number);
+    *name = (const uint8_t *)buf;
+    return 0;
+}
+
+int hp_heap_field_is(const hp_heap *h, const hp_field *f, const char *name, size_t len)
+{
+    char buf[HP_UNNAMED_MAX];
+    const uint8_t *text;
+    size_t n;
+    hp_heap_field_name(h, f, buf, &text, &n);
+    return n == len && memcmp(text, name, len) == 0;
+}
+
 int heap_sid_is(const hp_heap *h, uint64_t sid, const char *want)
 {
     const uint8_t *text;
@@ -175,11 +198,10 @@ int heap_field_named(const hp_heap *h, uint32_t ord, const char *name, hp_field 
     hp_field_iter it;
     hp_field_iter_init(&it, h, ord);
     while (hp_field_next(&it, out))
-        if (heap_sid_is(h, out->name_sid, name))
+        if (hp_heap_field_is(h, out, name, strlen(name)))
             return 1;
     return 0;
 }
-
 
 int heap_classes_supers_first(hp_heap *h, void (*fn)(hp_heap *h, uint32_t ord, void *ctx), void *ctx)
 {

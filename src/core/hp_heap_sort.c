@@ -100,22 +100,25 @@ int hp_sort_u64_nearly(uint64_t *a, size_t n, int bits, const hp_alloc *alloc)
     return 0;
 }
 
-/* Heapsort of perm by (keys[perm], perm): ties keep file order. */
-static int before(const uint64_t *keys, uint32_t x, uint32_t y)
+/* Heapsorts of perm by (keys[perm], perm), keys ascending or descending;
+ * ties by increasing perm value (file order). */
+static int before(const uint64_t *keys, uint32_t x, uint32_t y, int descending)
 {
-    return keys[x] < keys[y] || (keys[x] == keys[y] && x < y);
+    if (keys[x] != keys[y])
+        return descending ? keys[x] > keys[y] : keys[x] < keys[y];
+    return x < y;
 }
 
-static void sift(uint32_t *perm, const uint64_t *keys, size_t root, size_t n)
+static void sift(uint32_t *perm, const uint64_t *keys, size_t root, size_t n, int descending)
 {
     for (;;) {
         size_t child = 2 * root + 1;
         uint32_t t;
         if (child >= n)
             return;
-        if (child + 1 < n && before(keys, perm[child], perm[child + 1]))
+        if (child + 1 < n && before(keys, perm[child], perm[child + 1], descending))
             child++;
-        if (!before(keys, perm[root], perm[child]))
+        if (!before(keys, perm[root], perm[child], descending))
             return;
         t = perm[root];
         perm[root] = perm[child];
@@ -124,17 +127,31 @@ static void sift(uint32_t *perm, const uint64_t *keys, size_t root, size_t n)
     }
 }
 
-void hp_sort_perm_by_keys(uint32_t *perm, size_t n, const uint64_t *keys)
+static void sort_perm(uint32_t *perm, size_t n, const uint64_t *keys, int descending)
 {
     size_t i;
     if (n < 2)
         return;
+    if (n <= 16) { /* most rows of a tree are short: insertion */
+        for (i = 1; i < n; i++) {
+            uint32_t x = perm[i];
+            size_t j = i;
+            for (; j > 0 && before(keys, x, perm[j - 1], descending); j--)
+                perm[j] = perm[j - 1];
+            perm[j] = x;
+        }
+        return;
+    }
     for (i = n / 2; i-- > 0;)
-        sift(perm, keys, i, n);
+        sift(perm, keys, i, n, descending);
     for (i = n - 1; i > 0; i--) {
         uint32_t t = perm[0];
         perm[0] = perm[i];
         perm[i] = t;
-        sift(perm, keys, 0, i);
+        sift(perm, keys, 0, i, descending);
     }
 }
+
+void hp_sort_perm_by_keys(uint32_t *perm, size_t n, const uint64_t *keys) { sort_perm(perm, n, keys, 0); }
+
+void hp_sort_perm_by_keys_desc(uint32_t *perm, size_t n, const uint64_t *keys) { sort_perm(perm, n, keys, 1); }

@@ -1,5 +1,6 @@
 /* In-place sorts used to put heap objects in id order (no extra buffers:
- * the index must stay within its memory budget while it sorts). */
+ * the index must stay within its memory budget while it sorts), and the
+ * rows of the dominator tree by retained size. */
 #ifndef HP_HEAP_SORT_H
 #define HP_HEAP_SORT_H
 
@@ -16,7 +17,10 @@ void hp_sort_u64(uint64_t *a, size_t n, int bits);
  * the array.  -1 when out of memory. */
 int hp_sort_u64_nearly(uint64_t *a, size_t n, int bits, const hp_alloc *alloc);
 
-/* Sorts the permutation perm[0..n) by keys[perm[i]], ties by perm value. */
+/* Sorts the permutation perm[0..n) by keys[perm[i]], ties by perm value;
+ * _desc: largest key first, ties still by increasing perm value.  In place,
+ * O(n log n). */
 void hp_sort_perm_by_keys(uint32_t *perm, size_t n, const uint64_t *keys);
+void hp_sort_perm_by_keys_desc(uint32_t *perm, size_t n, const uint64_t *keys);
 
 #endif

@@ -124,12 +124,9 @@ static uint32_t field_slot(const hp_heap *h, uint32_t cls, uint32_t declaring, c
     uint32_t slot = 0;
     hp_field_iter_init(&it, h, cls);
     while (hp_field_next(&it, &f)) {
-        const uint8_t *text;
-        size_t n;
         if (f.type != HP_T_OBJECT)
             continue;
-        if (f.declaring == declaring && hp_heap_utf8(h, f.name_sid, &text, &n) && n == len &&
-            memcmp(text, name, len) == 0)
+        if (f.declaring == declaring && hp_heap_field_is(h, &f, name, len))
             return slot;
         slot++;
     }
@@ -310,6 +307,7 @@ void hp_reach_free(hp_reach *r)
         hp_graph_free(&r->graph);
     if (r->dom.alloc.free_fn)
         hp_dominators_free(&r->dom);
+    hp_domtree_free(&r->children);
     r->alloc.free_fn(r->roots);
     r->alloc.free_fn(r->root_records);
     r->alloc.free_fn(r->threads);
@@ -499,88 +497,61 @@ static void add_by_class(hp_reach *r, uint32_t v, uint32_t cls, const uint32_t *
     by_class[r->nclasses + cls] += hp_reach_retained_count(r, v);
 }
 
+/* The walk's state: on_path counts the classes of the vertex entered last
+ * and its dominators. */
+typedef struct class_walk {
+    hp_reach *r;
+    int accumulate;
+    uint64_t *by_class;
+    uint32_t *on_path;
+    const uint8_t *checked;
+} class_walk;
+
+static void class_enter(void *ctx, uint32_t v)
+{
+    class_walk *w = ctx;
+    uint32_t cls = hp_heap_object_class(w->r->heap, v);
+    if (cls != HP_NONE)
+        w->on_path[cls]++;
+}
+
+static void class_leave(void *ctx, uint32_t v)
+{
+    class_walk *w = ctx;
+    uint32_t cls = hp_heap_object_class(w->r->heap, v);
+    if (w->accumulate)
+        reach_vv_accumulate(w->r, v);
+    if (w->by_class)
+        add_by_class(w->r, v, cls, w->on_path, w->checked, w->by_class);
+    if (cls != HP_NONE)
+        w->on_path[cls]--;
+}
+
 static hp_code walk_dominator_tree(hp_reach *r, int accumulate, uint64_t *by_class, const hp_checkpoint *cp,
                                    hp_error *err)
 {
-    const uint32_t n = r->n, *idom = r->dom.idom;
-    uint32_t *start = hp_array_new(&r->alloc, (uint64_t)n + 2, 4);
-    uint32_t *kids = hp_array_new(&r->alloc, n ? n : 1, 4);
-    uint32_t *on_path = hp_array_new(&r->alloc, r->nclasses + 1, 4);
+    uint32_t *on_path = hp_array_new(&r->alloc, r->nclasses + 1, 4), c;
     uint8_t *checked = hp_array_new(&r->alloc, r->nclasses + 1, 1);
-    uint64_t *entered = hp_bits_new(&r->alloc, n);
-    uint32_t *stack = NULL, v, c, x, cls;
-    size_t top = 0, cap = 1024;
-    hp_pacer pacer = { cp, 0 };
-    hp_code rc = HP_OK;
-    stack = hp_array_new(&r->alloc, cap, 4);
-    if (!start || !kids || !on_path || !checked || !entered || !stack) {
-        rc = hp_graph_stop(err, HP_E_NOMEM);
-        goto done;
+    class_walk w = { r, accumulate, by_class, on_path, checked };
+    hp_domtree_visitor visitor = { class_enter, class_leave, &w };
+    hp_domtree tree;
+    hp_code rc;
+    if (!on_path || !checked) {
+        r->alloc.free_fn(on_path);
+        r->alloc.free_fn(checked);
+        return hp_graph_stop(err, HP_E_NOMEM);
     }
-    memset(start, 0, ((size_t)n + 2) * 4);
     memset(on_path, 0, ((size_t)r->nclasses + 1) * 4);
     if (by_class)
         memset(by_class, 0, (size_t)r->nclasses * 16);
     for (c = 0; c < r->nclasses; c++)
         checked[c] = (uint8_t)(r->semantics == HP_REACH_VISUALVM && can_contain_itself(r->heap, c));
-    /* Children of each vertex (slot n: the virtual root's) as CSR: count,
-     * prefix, fill moving each start to its end, shift back. */
-    for (v = 0; v < n; v++)
-        if (idom[v] != HP_NONE)
-            start[(idom[v] == HP_DOM_VIRTUAL ? n : idom[v]) + 1]++;
-    for (v = 0; v <= n; v++)
-        start[v + 1] += start[v];
-    for (v = 0; v < n; v++)
-        if (idom[v] != HP_NONE)
-            kids[start[idom[v] == HP_DOM_VIRTUAL ? n : idom[v]]++] = v;
-    for (v = n + 1; v > 0; v--)
-        start[v] = start[v - 1];
-    start[0] = 0;
-    x = n; /* the virtual root: only its children are pushed */
-    for (;;) {
-        uint32_t k, width = start[x + 1] - start[x];
-        if (top + width > cap) {
-            size_t want = cap * 2 > top + width ? cap * 2 : top + width;
-            uint32_t *bigger = r->alloc.realloc_fn(stack, want * 4);
-            if (!bigger) {
-                rc = hp_graph_stop(err, HP_E_NOMEM);
-                goto done;
-            }
-            stack = bigger;
-            cap = want;
-        }
-        for (k = start[x]; k < start[x + 1]; k++)
-            stack[top++] = kids[k];
-        if (hp_pace(&pacer, 1 + width)) {
-            rc = hp_graph_stop(err, HP_E_ABORTED);
-            goto done;
-        }
-        /* Leave every vertex on top whose children are done; enter the next. */
-        for (;;) {
-            if (top == 0)
-                goto done;
-            x = stack[top - 1];
-            cls = hp_heap_object_class(r->heap, x);
-            if (!hp_bit(entered, x))
-                break;
-            top--;
-            if (accumulate)
-                reach_vv_accumulate(r, x);
-            if (by_class)
-                add_by_class(r, x, cls, on_path, checked, by_class);
-            if (cls != HP_NONE)
-                on_path[cls]--;
-        }
-        hp_bit_set(entered, x);
-        if (cls != HP_NONE)
-            on_path[cls]++;
-    }
-done:
-    r->alloc.free_fn(start);
-    r->alloc.free_fn(kids);
+    /* Children in any order: every vertex is left after all it dominates. */
+    rc = hp_domtree_build(&tree, r->dom.idom, r->n, NULL, &r->alloc, cp, err);
+    if (rc == HP_OK)
+        rc = hp_domtree_walk(&tree, &visitor, cp, err);
+    hp_domtree_free(&tree);
     r->alloc.free_fn(on_path);
     r->alloc.free_fn(checked);
-    r->alloc.free_fn(entered);
-    r->alloc.free_fn(stack);
     return rc;
 }

@@ -3,6 +3,7 @@
 #ifndef HP_REACH_IMPL_H
 #define HP_REACH_IMPL_H
 
+#include "hp_domtree.h"
 #include "hp_reach.h"
 
 struct hp_reach {
@@ -37,6 +38,7 @@ struct hp_reach {
     uint64_t *minus_one;      /* visualvm: bit set: VisualVM reports -1 */
     uint64_t *tree;           /* visualvm: bit set: tree objects (retained final before dominators) */
     uint64_t *class_retained; /* per class, once computed: sizes, then counts */
+    hp_domtree children;      /* the dominator tree's rows, once asked (hp_reach_tree.c) */
 };
 
 /* Walks the strong edges of one vertex in row order: the references the

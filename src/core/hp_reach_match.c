@@ -17,13 +17,6 @@ struct hp_reach_matcher {
     reach_cursor cursor;     /* the edge named last: the search asks in row order */
 };
 
-static int name_is(const hp_heap *h, uint64_t sid, const char *name, size_t len)
-{
-    const uint8_t *text;
-    size_t n;
-    return hp_heap_utf8(h, sid, &text, &n) && n == len && memcmp(text, name, len) == 0;
-}
-
 /* (slot, rule) pairs for the instance-field rules, class by class. */
 static hp_code compile_fields(hp_reach_matcher *m)
 {
@@ -47,7 +40,7 @@ static hp_code compile_fields(hp_reach_matcher *m)
             for (k = 0; k < m->nrules; k++) {
                 const hp_reach_rule *rule = &m->rules[k];
                 if (rule->pattern != HP_RULE_FIELD || rule->cls != f.declaring ||
-                    !name_is(h, f.name_sid, rule->name, rule->name_len))
+                    !hp_heap_field_is(h, &f, rule->name, rule->name_len))
                     continue;
                 if (used + 2 > cap) {
                     uint32_t *bigger = r->alloc.realloc_fn(m->field_pairs, cap * 2 * 4);
@@ -82,7 +75,7 @@ static hp_code compile_statics(hp_reach_matcher *m)
             continue;
         hp_static_iter_init(&it, r->heap, rule->cls);
         while (hp_static_next(&it, &f))
-            if (f.type == HP_T_OBJECT && name_is(r->heap, f.name_sid, rule->name, rule->name_len)) {
+            if (f.type == HP_T_OBJECT && hp_heap_field_is(r->heap, &f, rule->name, rule->name_len)) {
                 m->static_rules[3 * m->nstatic] = r->class_object[rule->cls];
                 m->static_rules[3 * m->nstatic + 1] = f.offset;
                 m->static_rules[3 * m->nstatic++ + 2] = (uint32_t)k;

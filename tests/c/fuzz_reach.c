@@ -1,9 +1,12 @@
 /* libFuzzer harness for reachability (hp_reach): the input is a whole
  * HPROF file; when its index builds, the graph, dominators, retained sizes
- * (by object and by class) and paths with rules are computed under both
- * semantics and checked for consistency: every path is made of edges that
- * name the next vertex, a dominator retains at least what it dominates, a
- * reachable object retains itself.  Sanitizers catch the rest.
+ * (by object and by class), the dominator tree's rows, group totals and
+ * paths with rules are computed under both semantics and checked for
+ * consistency: every path is made of edges that name the next vertex, a
+ * dominator retains at least what it dominates, a reachable object retains
+ * itself, each row lists what its object immediately dominates, largest
+ * first, and a group's total is the union rule's.  Sanitizers catch the
+ * rest.
  *
  * Built with -DHP_FUZZ_SEEDGEN it writes the seeds instead (`seedgen
  * OUTDIR DATADIR MAXLEN`): dumps shaped as small graphs (reachkit.h) with
@@ -20,6 +23,7 @@
 #include "reachkit.h"
 #include "hp_heap.h"
 #include "hp_reach.h"
+#include "hp_reach_tree.h"
 
 static void die(const char *what)
 {
@@ -46,6 +50,59 @@ static void check_paths(const hp_reach *r, const hp_bfs *b, uint32_t n)
     }
 }
 
+/* The rows against hp_reach_tree_parent, and group totals (groups from the
+ * input's bytes, a few shadows) against the union rule checked naively. */
+static void check_tree(hp_reach *r, const hp_heap *h, const uint8_t *data, size_t size)
+{
+    const uint32_t n = hp_heap_object_count(h), ngroups = 1 + (size > 4 ? data[size - 4] % 5 : 0);
+    uint32_t v, k, count, seen = 0, *group = malloc(((size_t)n + 1) * 4);
+    uint64_t objects[6], shallow[6], retained[6], want[6] = { 0 };
+    const hp_domtree *tree;
+    hp_error err;
+    if (!group)
+        die("out of memory");
+    if (hp_reach_tree(r, NULL, &tree, &err) != HP_OK)
+        die("the tree did not build");
+    for (v = 0; v <= n; v++) {
+        uint32_t row = v == n ? HP_DOM_VIRTUAL : v;
+        const uint32_t *kids = hp_domtree_children(tree, row, &count);
+        for (k = 0; k < count; k++) {
+            if (kids[k] >= n || hp_reach_tree_parent(r, kids[k]) != row)
+                die("a row lists what its object does not immediately dominate");
+            if (k > 0 && hp_reach_retained(r, kids[k - 1]) < hp_reach_retained(r, kids[k]) &&
+                hp_reach_retained(r, kids[k - 1]) >= 0)
+                die("a row is not largest retained first");
+        }
+        seen += count;
+    }
+    for (v = 0; v < n; v++) {
+        uint8_t b = size ? data[v % size] : 0;
+        group[v] = b % 4 == 0 ? HP_NONE : b % ngroups;
+        if (group[v] != HP_NONE && b % 7 == 0)
+            group[v] |= HP_GROUP_SHADOW;
+        seen -= hp_reach_tree_parent(r, v) != HP_NONE;
+    }
+    if (seen != 0)
+        die("the rows do not hold every object of the tree once");
+    if (hp_reach_group_totals(r, group, ngroups, objects, shallow, retained, NULL, &err) != HP_OK)
+        die("the group totals failed");
+    for (v = 0; v < n && n <= 4096; v++) {
+        uint32_t g = group[v], d;
+        int64_t size_v = hp_reach_retained(r, v);
+        if (g == HP_NONE || (g & HP_GROUP_SHADOW) || hp_reach_tree_parent(r, v) == HP_NONE)
+            continue;
+        for (d = hp_reach_tree_parent(r, v); d != HP_DOM_VIRTUAL; d = hp_reach_tree_parent(r, d))
+            if (group[d] != HP_NONE && (group[d] & ~HP_GROUP_SHADOW) == g)
+                break;
+        if (d == HP_DOM_VIRTUAL && size_v > 0)
+            want[g] += (uint64_t)size_v;
+    }
+    for (k = 0; k < ngroups && n <= 4096; k++)
+        if (retained[k] != want[k])
+            die("a group's retained size is not the union rule's");
+    free(group);
+}
+
 static void run(const hp_heap *h, int semantics, const uint8_t *data, size_t size)
 {
     const uint32_t n = hp_heap_object_count(h);
@@ -62,6 +119,7 @@ static void run(const hp_heap *h, int semantics, const uint8_t *data, size_t siz
         die("the dominators failed");
     if (hp_reach_class_retained(r, NULL, &by_class, &err) != HP_OK)
         die("the retained sizes by class failed");
+    check_tree(r, h, data, size);
     for (v = 0; v < n; v++) {
         uint32_t d = hp_reach_idom(r, v);
         int64_t size_v = hp_reach_retained(r, v);

@@ -59,6 +59,45 @@ static inline void rk_class_dump(bb *b, uint64_t id, uint64_t super, uint32_t si
     }
 }
 
+/* A random graph of up to RK_SPEC_MAX nodes, with the arrays it points to. */
+enum { RK_SPEC_MAX = 48 };
+
+typedef struct rk_spec {
+    int next[RK_SPEC_MAX], other[RK_SPEC_MAX], items[8];
+    rk_root roots[8];
+    rk_graph g;
+} rk_spec;
+
+static inline void rk_random_spec(rk_spec *s, uint32_t *seed)
+{
+    int k, n = 1 + (int)(xorshift(seed) % (RK_SPEC_MAX - 1));
+    memset(s, 0, sizeof *s);
+    for (k = 0; k < n; k++) {
+        uint32_t r = xorshift(seed);
+        /* Mostly forward edges (a heap's shape), some back edges, self
+         * references, nulls and missing targets. */
+        s->next[k] = r % 7 == 0 ? RK_NULL : r % 13 == 0 ? k : (int)((k + 1 + r % 3) % (uint32_t)n);
+        r = xorshift(seed);
+        s->other[k] = r % 3 == 0 ? RK_NULL : r % 17 == 0 ? RK_MISSING : (int)(r % (uint32_t)n);
+    }
+    for (k = 0; k < 8; k++)
+        s->items[k] = xorshift(seed) % 3 == 0 ? RK_NULL : (int)(xorshift(seed) % (uint32_t)n);
+    s->g.nroots = 1 + (int)(xorshift(seed) % 6);
+    for (k = 0; k < s->g.nroots; k++) {
+        uint32_t r = xorshift(seed);
+        s->roots[k].kind = r % 5 == 0 ? HP_SUB_ROOT_MONITOR_USED : HP_SUB_ROOT_JNI_GLOBAL;
+        s->roots[k].node = r % 11 == 0 ? RK_MISSING : r % 7 == 0 ? RK_ROOT_ARRAY : r % 9 == 0 ? RK_ROOT_WEAK
+                                                                                            : (int)(r % (uint32_t)n);
+    }
+    s->g.n = n;
+    s->g.next = s->next;
+    s->g.other = s->other;
+    s->g.referent = (int)(xorshift(seed) % (uint32_t)n);
+    s->g.items = s->items;
+    s->g.nitems = 8;
+    s->g.roots = s->roots;
+}
+
 static inline uint64_t rk_root_id(int node)
 {
     return node == RK_ROOT_WEAK ? RK_WEAK : node == RK_ROOT_ARRAY ? RK_ARRAY : rk_node_id(node);

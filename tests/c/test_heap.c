@@ -6,6 +6,9 @@
  *  - dumps that lie: duplicate ids (first kept), cyclic superclasses (an
  *    error), an instance shorter than its layout (fields read as absent);
  *  - offsets beyond 4 GiB, from a sparse file;
+ *  - placeholders of names the dump lacks (classes, fields, statics);
+ *  - heap dumps numbered by the parser's rule (hp_dumps.h) in files that
+ *    mix HEAP_DUMP records and runs of segments, with or without END;
  *  - every dump of the shared data: each object found again by its id,
  *    references and referrers consistent, sizes present; a build stopped at
  *    each of its interrupt checks fails cleanly (nothing leaked). */
@@ -346,7 +349,7 @@ static void test_shared_dumps(void)
         CHECK(len == cap);
         h = build(buf, len, HP_SIZES_VISUALVM, &rc, &err);
         if (e->subs[HP_SUB_INSTANCE_DUMP] == 0) {
-            CHECK(rc == HP_E_USAGE && h == NULL); /* no heap dump */
+            CHECK(rc == HP_E_NO_DUMP && h == NULL); /* no heap dump */
             free(buf);
             continue;
         }
@@ -382,6 +385,145 @@ static void test_shared_dumps(void)
     free(inv);
 }
 
+/* Heap dumps are numbered by hp_dumps.h's one rule, as the parser numbers
+ * them (stats, dump.heap_dumps): a HEAP_DUMP is one heap dump; a run of
+ * segments is one, closed by its HEAP_DUMP_END or cut short by a HEAP_DUMP.
+ * Each pattern below ('S' segment, 'D' HEAP_DUMP, 'E' HEAP_DUMP_END, 'L' a
+ * LOAD_CLASS between them) is written with one byte[] per heap record; the
+ * heap of dump N must hold exactly the arrays of the records numbered N by
+ * the rule, modelled here on its own.  VisualVM's rule (HEAP_DUMP records
+ * only, when a file has any) saw "SSD" as 1 heap dump and "SDSD" as 2. */
+static void test_dump_numbering(void)
+{
+    static const char *const patterns[] = { "SSD", "SDSD", "SSE", "SESE", "SSESD", "DD", "DSSE", "DSS",
+                                            "SLSE", "SELSE", "DEDE", "ESSE", "SSDSSE", "D", "S", "E", "L", "" };
+    size_t p;
+    for (p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+        const char *pattern = patterns[p];
+        uint8_t header[HP_HEADER_MAX];
+        uint32_t of_record[16], expected = 0, n, k;
+        int open = 0;
+        size_t i, len = strlen(pattern);
+        bb b;
+        memset(&b, 0, sizeof b);
+        b.id = 4;
+        bb_raw(&b, header, hp_header_write(header, 2, 4, 1700000000000ULL));
+        for (i = 0; i < len; i++) {
+            char c = pattern[i];
+            of_record[i] = UINT32_MAX;
+            if (c == 'D' || (c == 'S' && !open)) {
+                of_record[i] = expected++;
+                open = c == 'S';
+            } else if (c == 'S') {
+                of_record[i] = expected - 1;
+            } else if (c == 'E') {
+                open = 0;
+            }
+            if (c == 'L') {
+                hk_load(&b, (uint32_t)i, 0x50, 1);
+                continue;
+            }
+            bb_rec_begin(&b, c == 'D' ? HP_TAG_HEAP_DUMP : c == 'S' ? HP_TAG_HEAP_DUMP_SEGMENT : HP_TAG_HEAP_DUMP_END);
+            if (c != 'E') {
+                bb_u1(&b, HP_SUB_PRIM_ARRAY_DUMP); /* byte[1], its id telling its record */
+                bb_id(&b, 0x1000 + 8 * i);
+                bb_u4(&b, 1);
+                bb_u4(&b, 1);
+                bb_u1(&b, HP_T_BYTE);
+                bb_u1(&b, (unsigned)i);
+            }
+            bb_rec_end(&b);
+        }
+        for (n = 0; n <= expected; n++) {
+            hp_heap_options opt;
+            hp_heap *h = NULL;
+            hp_error err;
+            hp_code rc;
+            uint32_t held = 0;
+            memset(&opt, 0, sizeof opt);
+            opt.heap_dump = n;
+            rc = hp_heap_build(b.d, b.len, &opt, &h, &err);
+            if (n == expected) { /* one past the last: no such heap dump */
+                CHECK(rc == HP_E_NO_DUMP && h == NULL);
+                CHECK(strstr(err.text, expected ? "no heap dump" : "holds no heap dump") != NULL);
+                continue;
+            }
+            CHECK(rc == HP_OK && h != NULL);
+            if (!h)
+                continue;
+            CHECK(hp_heap_dump_count(h) == expected);
+            for (i = 0; i < len; i++) {
+                int here = hp_heap_find(h, 0x1000 + 8 * i) != HP_NONE;
+                CHECK(here == (of_record[i] == n));
+                held += (uint32_t)here;
+            }
+            for (k = 0; k < hp_heap_object_count(h); k++)
+                CHECK(hp_heap_object_id(h, k) >= 0x1000); /* nothing but the arrays */
+            CHECK(hp_heap_object_count(h) == held);
+            hp_heap_free(h);
+        }
+        free(b.d);
+    }
+}
+
+/* Names the dump lacks get hp_unnamed's placeholders: class HK_A (its
+ * LOAD_CLASS dropped) is "<unnamed class 0x110>", and a class whose static
+ * and second field are named by a STRING the dump lacks has "<unnamed static
+ * #0>" and "<unnamed field #1>"; look-ups by name find them by those. */
+static void test_unnamed(void)
+{
+    static const uint64_t names[2] = { 3, 0x4242 };
+    static const int types[2] = { HP_T_INT, HP_T_OBJECT };
+    uint8_t header[HP_HEADER_MAX];
+    char buf[HP_UNNAMED_MAX];
+    const uint8_t *text;
+    size_t len;
+    hp_static_iter si;
+    hp_field_iter fi;
+    hp_field f;
+    hp_error err;
+    hp_code rc;
+    hp_heap *h;
+    uint32_t ord;
+    bb b;
+    CHECK(hp_unnamed(buf, HP_UNNAMED_CLASS, 0x1a2b) == 22 && strcmp(buf, "<unnamed class 0x1a2b>") == 0);
+    CHECK(hp_unnamed(buf, HP_UNNAMED_FIELD, 3) == 18 && strcmp(buf, "<unnamed field #3>") == 0);
+    CHECK(hp_unnamed(buf, HP_UNNAMED_STATIC, 0) == 19 && strcmp(buf, "<unnamed static #0>") == 0);
+    CHECK(hp_unnamed(buf, HP_UNNAMED_METHOD, 0) == 16 && strcmp(buf, "<unnamed method>") == 0);
+    CHECK(hp_unnamed(buf, HP_UNNAMED_CLASS, UINT64_MAX) < HP_UNNAMED_MAX);
+    memset(&b, 0, sizeof b);
+    b.id = 4;
+    bb_raw(&b, header, hp_header_write(header, 2, 4, 1700000000000ULL));
+    hk_string(&b, 1, "java/lang/Object");
+    hk_string(&b, 3, "x");
+    hk_load(&b, 1, HK_OBJECT, 1);
+    hk_load(&b, 2, HK_B, 0x4343); /* a STRING the dump lacks */
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+    hk_class(&b, HK_OBJECT, 0, 0, 0, 0, NULL, NULL, 0);
+    hk_class(&b, HK_A, HK_OBJECT, 0, 8, 2, names, types, 0); /* its static: sid 9, missing too */
+    hk_class(&b, HK_B, HK_OBJECT, 0, 0, 0, NULL, NULL, 0);
+    bb_rec_end(&b);
+    h = build(b.d, b.len, HP_SIZES_VISUALVM, &rc, &err);
+    CHECK(rc == HP_OK && h != NULL);
+    if (h) {
+        ord = hp_heap_find_class_name(h, "<unnamed class 0x110>", 21, 0);
+        CHECK(ord != HP_NONE && ord == hp_heap_find_class_id(h, HK_A));
+        CHECK(hp_heap_find_class_name(h, "<unnamed class 0x118>", 21, 0) == hp_heap_find_class_id(h, HK_B));
+        hp_static_iter_init(&si, h, ord);
+        CHECK(hp_static_next(&si, &f) && f.is_static && f.number == 0);
+        CHECK(hp_heap_field_name(h, &f, buf, &text, &len) == 0 && len == 19 && !memcmp(text, "<unnamed static #0>", 19));
+        CHECK(hp_heap_field_is(h, &f, "<unnamed static #0>", 19) && !hp_heap_field_is(h, &f, "<unnamed field #0>", 18));
+        hp_field_iter_init(&fi, h, ord);
+        CHECK(hp_field_next(&fi, &f) && !f.is_static && f.number == 0);
+        CHECK(hp_heap_field_name(h, &f, buf, &text, &len) == 1 && len == 1 && text[0] == 'x');
+        CHECK(hp_field_next(&fi, &f) && f.number == 1 && f.type == HP_T_OBJECT);
+        CHECK(hp_heap_field_name(h, &f, buf, &text, &len) == 0 && len == 18 && !memcmp(text, "<unnamed field #1>", 18));
+        CHECK(hp_heap_field_is(h, &f, "<unnamed field #1>", 18));
+        hp_heap_free(h);
+    }
+    free(b.d);
+}
+
 int main(void)
 {
     int id, flags;
@@ -393,6 +535,8 @@ int main(void)
     test_cycle(8);
     test_truncations();
     test_large_offsets();
+    test_dump_numbering();
+    test_unnamed();
     test_shared_dumps();
     return check_report("test_heap");
 }

@@ -256,56 +256,18 @@ static void check_paths(const fixture *f, const model *m, const model *without_o
 
 /* ---- graphs ---- */
 
-enum { MAXN = 48 };
-
-typedef struct spec {
-    int next[MAXN], other[MAXN], items[8];
-    rk_root roots[8];
-    rk_graph g;
-} spec;
-
-static void random_spec(spec *s, uint32_t *seed)
-{
-    int k, n = 1 + (int)(xorshift(seed) % (MAXN - 1));
-    memset(s, 0, sizeof *s);
-    for (k = 0; k < n; k++) {
-        uint32_t r = xorshift(seed);
-        /* Mostly forward edges (a heap's shape), some back edges, self
-         * references, nulls and missing targets. */
-        s->next[k] = r % 7 == 0 ? RK_NULL : r % 13 == 0 ? k : (int)((k + 1 + r % 3) % (uint32_t)n);
-        r = xorshift(seed);
-        s->other[k] = r % 3 == 0 ? RK_NULL : r % 17 == 0 ? RK_MISSING : (int)(r % (uint32_t)n);
-    }
-    for (k = 0; k < 8; k++)
-        s->items[k] = xorshift(seed) % 3 == 0 ? RK_NULL : (int)(xorshift(seed) % (uint32_t)n);
-    s->g.nroots = 1 + (int)(xorshift(seed) % 6);
-    for (k = 0; k < s->g.nroots; k++) {
-        uint32_t r = xorshift(seed);
-        s->roots[k].kind = r % 5 == 0 ? HP_SUB_ROOT_MONITOR_USED : HP_SUB_ROOT_JNI_GLOBAL;
-        s->roots[k].node = r % 11 == 0 ? RK_MISSING : r % 7 == 0 ? RK_ROOT_ARRAY : r % 9 == 0 ? RK_ROOT_WEAK
-                                                                                            : (int)(r % (uint32_t)n);
-    }
-    s->g.n = n;
-    s->g.next = s->next;
-    s->g.other = s->other;
-    s->g.referent = (int)(xorshift(seed) % (uint32_t)n);
-    s->g.items = s->items;
-    s->g.nitems = 8;
-    s->g.roots = s->roots;
-}
-
 static void test_random_graphs(void)
 {
     uint32_t seed = 12345;
     int round;
     for (round = 0; round < 300; round++) {
-        spec s;
+        rk_spec s;
         fixture f;
         model m, plain;
         hp_reach_rule rule;
         hp_reach_matcher *rules;
         hp_error err;
-        random_spec(&s, &seed);
+        rk_random_spec(&s, &seed);
         if (!fixture_open(&f, &s.g, HP_REACH_HPROFKIT)) {
             CHECK(0);
             continue;

@@ -1,0 +1,125 @@
+"""Issue #19, wrong results: names a dump lacks get one stable placeholder
+everywhere (hp_unnamed): a class without LOAD_CLASS, or whose LOAD_CLASS
+names a missing STRING, is "<unnamed class 0x1a2b>" (its id); a field or a
+static whose name STRING is missing is "<unnamed field #N>" / "<unnamed
+static #N>" (its place among its class's own); a stack frame's missing
+method is "<unnamed method>".  Class names printed the literal "<unknown
+class 0x%llx>" on Python 3.10 and 3.11; a static without a name made
+find_leaks fail with AssertionError, Field.name was None and show printed
+"Holder.None"."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import hprofkit
+from hprofkit import match
+from hprofkit.writer import HprofWriter
+from leaky_heap import android_app, watch
+
+OBJECT, NAMELESS, MISSING_STRING, FRAME_ID = 0x100, 0x1a2b, 0x1a40, 0x300
+MISSING_SID = 0x7777  # a STRING id no record of the dump has
+
+
+def classes_without_names(path) -> None:
+    """Class 0x1a2b has no LOAD_CLASS, class 0x1a40's LOAD_CLASS names a
+    STRING the dump lacks; an instance of each; a thread whose frame's
+    method name is missing too."""
+    with HprofWriter(str(path), version="1.0.2", id_size=4) as w:
+        w.load_class(OBJECT, "java/lang/Object")
+        w.load_class(MISSING_STRING, MISSING_SID)
+        w.stack_frame(FRAME_ID, MISSING_SID, "()V", "Main.java", w.class_serial(OBJECT), line=7)
+        w.stack_trace(1, 1, [FRAME_ID])
+        with w.heap_dump() as h:
+            h.class_dump(OBJECT)
+            h.class_dump(NAMELESS, super_id=OBJECT, fields=[("n", "int")])
+            h.class_dump(MISSING_STRING, super_id=OBJECT, fields=[("n", "int")])
+            h.instance(0x2000, NAMELESS, values=[1])
+            h.instance(0x2008, MISSING_STRING, values=[2])
+            h.root_thread_object(0x2008, 1, 1)
+            h.root_java_frame(0x2000, 1, 0)
+        w.heap_dump_end()
+
+
+def fields_without_names(path) -> dict[str, int]:
+    """A destroyed activity, watched, held by a static of com.example.Holder
+    whose name STRING is missing; Holder has an instance field without a
+    name too, holding a second activity."""
+    heap = android_app()
+    watches: list[int] = []
+    ids = {"static": heap.new("com.example.MainActivity", mDestroyed=True),
+           "field": heap.new("com.example.MainActivity", mDestroyed=True)}
+    heap.cls("com.example.Holder", statics={"sNamed": ("object", None), MISSING_SID: ("object", ids["static"])},
+             fields=[("named", "int"), (MISSING_SID + 1, "object")])
+    ids["holder"] = heap.new("com.example.Holder")
+    heap.objects[-1][3][MISSING_SID + 1] = ids["field"]  # the value of the field without a name
+    heap.set_static("com.example.Leaks", "sActivity", "object", ids["holder"])
+    watch(heap, watches, ids["static"], "k-static")
+    heap.set_static("com.example.Leaks", "sWatches", "object", heap.array(watches))
+    heap.write(path)
+    return ids
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hprofkit", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_a_class_without_a_name(tmp_path):
+    path = tmp_path / "classes.hprof"
+    classes_without_names(path)
+    names = {NAMELESS: "<unnamed class 0x1a2b>", MISSING_STRING: "<unnamed class 0x1a40>"}
+    with hprofkit.open_heap(path) as heap:
+        for class_id, name in names.items():
+            cls = heap.find_class(name)
+            assert cls is not None and cls.class_id == class_id and cls.name == name
+            assert [obj.class_name for obj in cls.instances()] == [name]
+        frame = next(r for r in heap.gc_roots if r.kind == "JAVA_FRAME").frame
+        assert (frame.class_name, frame.method, frame.line) == ("java.lang.Object", "<unnamed method>", 7)
+        assert set(heap.tables(retained=False)["classes"].column("name").to_pylist()) >= set(names.values())
+    histogram = {row.class_id: row.name for row in hprofkit.stats(path).histogram}
+    assert {histogram[class_id] for class_id in names} == set(names.values())
+    proc = run("stats", str(path))
+    assert proc.returncode == 0 and "<unnamed class 0x1a2b>" in proc.stdout and "%llx" not in proc.stdout
+    proc = run("top", str(path))
+    assert proc.returncode == 0 and "<unnamed class 0x1a2b>" in proc.stdout and "%llx" not in proc.stdout
+    proc = run("show", str(path), "<unnamed class 0x1a40>")
+    assert proc.returncode == 0 and proc.stdout.startswith("class <unnamed class 0x1a40>\n")
+
+
+def test_fields_without_names(tmp_path):
+    path = tmp_path / "fields.hprof"
+    ids = fields_without_names(path)
+    with hprofkit.open_heap(path) as heap:
+        holder = heap.find_class("com.example.Holder")
+        assert [f.name for f in holder.statics()] == ["sNamed", "<unnamed static #1>"]
+        assert [f.name for f in holder.fields()] == ["named", "<unnamed field #1>"]
+        instance = heap.object(ids["holder"])
+        assert [f.name for f in instance.fields()] == ["named", "<unnamed field #1>"]
+        assert instance["<unnamed field #1>"].id == ids["field"]       # looked up by its placeholder
+        assert holder["<unnamed static #1>"].id == ids["static"]
+        assert {r.name for r in instance.references()} == {"<unnamed field #1>"}
+        assert {r.name for r in heap.object(ids["static"]).referrers()} >= {"<unnamed static #1>"}
+        path_to = heap.path_to_root(heap.object(ids["field"]))
+        assert "Holder.<unnamed field #1>" in str(path_to) and "None" not in str(path_to)
+        names = set(heap.tables(retained=False)["references"].column("name").to_pylist())
+        assert {"<unnamed static #1>", "<unnamed field #1>"} <= names and None not in names
+        # find_leaks failed with AssertionError (a hop named None).
+        leaks = {leak.object.id: str(leak) for leak in heap.find_leaks()}  # both activities are destroyed
+        assert set(leaks) == {ids["static"], ids["field"]}
+        assert "static Holder.<unnamed static #1>" in leaks[ids["static"]]
+        assert "Holder.<unnamed field #1>" in leaks[ids["field"]]
+        # A matcher names the field by its placeholder.
+        unwatched = heap.path_to_root(heap.object(ids["static"]),
+                                      exclude=[match.static_field("com.example.Holder", "<unnamed static #1>")])
+        assert unwatched is None or "<unnamed static #1>" not in str(unwatched)
+    proc = run("show", str(path), "com.example.Holder")
+    assert proc.returncode == 0 and "<unnamed static #1>: object = " in proc.stdout and "None:" not in proc.stdout
+    proc = run("path", str(path), hex(ids["field"]))
+    assert proc.returncode == 0 and "Holder.<unnamed field #1>" in proc.stdout and ".None" not in proc.stdout
+    proc = run("leaks", str(path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    last_hops = {leak["object"]["id"]: [node["reference"]["name"] for node in leak["trace"] if "reference" in node][-1]
+                 for leak in json.loads(proc.stdout)["leaks"]}
+    assert last_hops == {ids["static"]: "<unnamed static #1>", ids["field"]: "<unnamed field #1>"}

@@ -1,0 +1,159 @@
+"""VisualVM's heap library as the tests' independent parser (the oracle of
+../shared/tools/oracle): HeapOracle.java (run.sh: totals and a histogram)
+and HeapGraphOracle.java (graph.sh: one JSON line per object, class or GC
+root), run as those scripts run them but compiled once: `java SOURCE.java`
+compiles the source again at every call (5 s a call, 0.8 s compiled).
+
+Answers are kept for the session by the dump's content; those on the fixed
+shared dumps also on disk (cache_dir()), keyed by the dump's sha256 and by
+the oracle's own (its sources and VisualVM's jar): a changed dump or oracle
+is asked again."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+VISUALVM_JAR = Path("/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar")
+SOURCES = ("HeapOracle.java", "HeapGraphOracle.java")
+PRIMITIVE_ARRAYS = {p + "[]" for p in ("boolean", "char", "float", "double", "byte", "short", "int", "long")}
+
+
+def cache_dir() -> Path:
+    """Where the tests keep what outlives a session: $HPROFKIT_TEST_CACHE,
+    else the user's cache directory; never the repository."""
+    if os.environ.get("HPROFKIT_TEST_CACHE"):
+        return Path(os.environ["HPROFKIT_TEST_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hprofkit-tests"
+
+
+def sha256_of(*paths: Path) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Sessions may fill the same cache at once: an entry appears whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as f:
+        f.write(data)
+    os.replace(f.name, path)
+
+
+class OracleRunner:
+    """Runs the oracle's programs; `keep(path)` says which dumps' answers
+    are kept on disk (the fixed shared ones: fresh dumps would only grow the cache)."""
+
+    def __init__(self, oracle_dir: Path, java: str, keep: Callable[[Path], bool]) -> None:
+        self.sources = [oracle_dir / name for name in SOURCES]
+        self.java = java
+        self.keep = keep
+        self.key = sha256_of(*self.sources, VISUALVM_JAR)
+        self.answers: dict[tuple, str] = {}
+        self.digests: dict[tuple, str] = {}
+        self.classes = self._compile()
+
+    def _compile(self) -> Path:
+        """The compiled classes, per oracle and JDK (compiled at most once)."""
+        jdk = Path(os.path.realpath(self.java)).parent
+        target = cache_dir() / "oracle-classes" / hashlib.sha256(f"{self.key} {jdk}".encode()).hexdigest()[:32]
+        if (target / "HeapGraphOracle.class").is_file():
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        build = Path(tempfile.mkdtemp(dir=target.parent, prefix=".tmp-"))
+        javac = shutil.which("javac", path=str(jdk)) or "javac"
+        proc = subprocess.run([javac, "-nowarn", "-cp", str(VISUALVM_JAR), "-d", str(build), *map(str, self.sources)],
+                              capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            shutil.rmtree(build, ignore_errors=True)
+            raise RuntimeError(f"javac of the oracle failed: {proc.stderr[-2000:]}")
+        try:
+            os.rename(build, target)
+        except OSError:  # another session compiled it first
+            shutil.rmtree(build, ignore_errors=True)
+        return target
+
+    def digest(self, path: Path) -> str:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        if key not in self.digests:
+            self.digests[key] = sha256_of(path)
+        return self.digests[key]
+
+    def output(self, main: str, path: Path, *args: str) -> str:
+        """What `java MAIN DUMP ARGS...` prints."""
+        key = (self.digest(path), main, args)
+        if key in self.answers:
+            return self.answers[key]
+        entry = None
+        if self.keep(path):
+            name = hashlib.sha256(repr((self.key,) + key).encode()).hexdigest()
+            entry = cache_dir() / "oracle-answers" / f"{name}.gz"
+            if entry.is_file():
+                self.answers[key] = gzip.decompress(entry.read_bytes()).decode()
+                return self.answers[key]
+        with tempfile.TemporaryDirectory() as tmp:
+            # VisualVM writes index caches next to the dump: a link in a temp dir takes them.
+            link = Path(tmp) / "dump.hprof"
+            link.symlink_to(path.resolve())
+            cmd = [self.java, "-Xmx8g", "-cp", f"{VISUALVM_JAR}{os.pathsep}{self.classes}", main, str(link), *args]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            raise RuntimeError(f"oracle {main} failed on {path}: {proc.stderr[-2000:]}")
+        if entry is not None:
+            write_atomically(entry, gzip.compress(proc.stdout.encode(), 6))
+        self.answers[key] = proc.stdout
+        return proc.stdout
+
+
+class GraphOracle:
+    """graph.sh: JSON lines per object, class or GC root."""
+
+    def __init__(self, runner: OracleRunner) -> None:
+        self.runner = runner
+
+    def run(self, path: Path, mode: str, *args: str, retained: bool = False) -> list[dict]:
+        """retained=True: with retained sizes (slower), an answer of its own."""
+        text = self.runner.output("HeapGraphOracle", path, mode, *args, *([] if retained else ["--no-retained"]))
+        # split("\n"), not splitlines(): String texts may hold U+2028, \x1c...
+        return [json.loads(line) for line in text.split("\n") if line.strip()]
+
+
+class Oracle:
+    """run.sh's summary of a dump (totals, histogram); its histogram per class
+    is read from graph.sh's class lines (the same counts and bytes), so one
+    JVM run serves these and test_heap_oracle's classes."""
+
+    def __init__(self, runner: OracleRunner) -> None:
+        self.runner = runner
+        self.graph = GraphOracle(runner)
+
+    def run(self, path: Path, retained: bool = False) -> dict:
+        return json.loads(self.runner.output("HeapOracle", path, *(["--retained"] if retained else [])))
+
+    def retained_by_class(self, path: Path) -> dict[str, tuple[int, int]]:
+        """{"name@hexid": (instances, retained bytes)}: retained sizes follow every
+        reference of the dump, so equal ones mean the same object graph."""
+        return {f"{c['name']}@{c['id']:x}": (c["instances"], c["retained"])
+                for c in self.graph.run(path, "classes", retained=True) if c["instances"]}
+
+    def counts_by_class(self, path: Path) -> dict[tuple[str, int | None], tuple[int, int]]:
+        """{(class name, class id or None for primitive arrays): (instances, bytes)}."""
+        out: dict[tuple[str, int | None], tuple[int, int]] = {}
+        for c in self.graph.run(path, "classes"):
+            if c["instances"]:
+                key = (c["name"], None if c["name"] in PRIMITIVE_ARRAYS else c["id"])
+                count, size = out.get(key, (0, 0))
+                out[key] = (count + c["instances"], size + c["bytes"])
+        return out
