@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import hprofkit
-from conftest import SHARED_TOOLS, peer
+from conftest import SHARED_TOOLS, dump_path, peer
 from leaky_heap import LeakyHeap
 from vvvalues import VV, run_peer, walk, wasted
 
@@ -220,8 +220,7 @@ def test_value_reads_boxes_strings_and_enums_as_visualvm(name, plain_path):
 
 def test_handles_are_true_classes_have_no_length_arrays_iterate():
     """Regression (issue #24): bool(cls) raised "only arrays have a length"."""
-    heap = hprofkit.open_heap(Path(__file__).resolve().parents[2] / "shared" / "data" / "hprof" /
-                              "mat__oracle_jdk8_05_x64.hprof")
+    heap = hprofkit.open_heap(dump_path("mat__oracle_jdk8_05_x64.hprof"))
     cls = heap.find_class("java.util.HashMap")
     assert bool(cls) is True
     assert (cls or None) is cls

@@ -18,6 +18,7 @@ from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, N
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from . import match
 from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
+from ._values import AllocationSite, AllocSite, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
 
 # Python stands on C: the package hands its classes down to the C module
 # once, here, and the module never imports the package (docs/architecture.md).
@@ -84,5 +85,8 @@ __all__ = [
     "OverrunError", "UnsupportedError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap", "DuplicateBitmaps",
-    "ROOT", "Group", "MergedPath", "MergedPaths",
+    "ROOT", "Group", "MergedPath", "MergedPaths", "AllocationSite", "AllocSite", "CollectionWaste", "DuplicateString",
+    "LargeArray",
 ]
+# hprofkit.Thread and hprofkit.Frame (heap.threads()'s rows) are left out of __all__: `from
+# hprofkit import *` must not put them over threading.Thread or a notebook's Frame.
