@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import hprofkit
+from hprofkit.writer import HprofWriter
 from conftest import SHARED_TOOLS, dump_path, peer
 from leaky_heap import LeakyHeap
 from vvvalues import VV, run_peer, walk, wasted
@@ -238,6 +239,119 @@ def test_handles_are_true_classes_have_no_length_arrays_iterate():
     assert bool(instance)
     with pytest.raises(TypeError, match="only arrays"):
         list(instance)
+
+
+# ---- androidx: no shared dump holds its collections -------------------------------------------
+
+# Fields of androidx.collection's classes: its Java releases (1.0-1.2) and its Kotlin ones
+# (1.3+, where DELETED is a static of the file's class, SparseArrayCompatKt).
+ANDROIDX = {
+    "java": {"map": ("mHashes", "mArray", "mSize"), "set": ("mHashes", "mArray", "mSize"),
+             "sparse": ("mGarbage", "mKeys", "mValues", "mSize"), "deleted_in": ""},
+    "kotlin": {"map": ("hashes", "keysAndValues", "_size"), "set": ("hashes", "array", "_size"),
+               "sparse": ("garbage", "keys", "values", "size"), "deleted_in": "Kt"},
+}
+
+
+def _androidx_dump(path: Path, flavour: str) -> dict[str, list]:
+    """A dump of androidx collections as `flavour` lays them out, with DELETED slots, and
+    what each one holds: {class name: [(key, value id) or element id]}."""
+    spec = ANDROIDX[flavour]
+    ids = iter(range(0x1000, 0x100000, 0x10))
+    classes: dict[str, tuple[int, str | None, list, list]] = {}
+
+    def cls(name, fields=(), statics=(), sup="java.lang.Object"):
+        classes[name] = (next(ids), sup, list(fields), list(statics))
+
+    cls("java.lang.Object", sup=None)
+    cls("java.lang.Object[]")
+    cls("java.lang.String", [("value", "object"), ("hash", "int")])
+    objects: list = []
+    obj = lambda: objects.append(("instance", next(ids), "java.lang.Object", {})) or objects[-1][1]  # noqa: E731
+
+    def string(text):
+        chars = next(ids)
+        objects.append(("chars", chars, text))
+        objects.append(("instance", next(ids), "java.lang.String", {"value": chars}))
+        return objects[-1][1]
+
+    def array(kind, items):
+        objects.append((kind, next(ids), items))
+        return objects[-1][1]
+
+    want: dict[str, list] = {}
+    deleted = {name: obj() for name in ("SparseArrayCompat", "LongSparseArray")}
+    for name, holder in deleted.items():
+        statics = [("DELETED", "object", holder)]
+        if spec["deleted_in"]:
+            cls(f"androidx.collection.{name}{spec['deleted_in']}", statics=statics)
+            statics = []
+        cls(f"androidx.collection.{name}", [(f, t) for f, t in zip(spec["sparse"], ("boolean", "object", "object",
+                                                                                    "int"))], statics)
+    hashes, pairs, size = spec["map"]
+    cls("androidx.collection.SimpleArrayMap", [(hashes, "object"), (pairs, "object"), (size, "int")])
+    cls("androidx.collection.ArrayMap", sup="androidx.collection.SimpleArrayMap")  # walked as its superclass
+    hashes_s, elems, size_s = spec["set"]
+    cls("androidx.collection.ArraySet", [(hashes_s, "object"), (elems, "object"), (size_s, "int")])
+
+    def new(name, **values):
+        objects.append(("instance", next(ids), name, values))
+        return objects[-1][1]
+
+    for name in ("androidx.collection.SimpleArrayMap", "androidx.collection.ArrayMap"):
+        k1, v1, k2, v2 = string("a"), obj(), string("b"), obj()
+        new(name, **{hashes: array("int", [1, 2, 0, 0]), pairs: array("object", [k1, v1, k2, v2, 0, 0, 0, 0]),
+                     size: 2})
+        want[name] = [(k1, v1), (k2, v2)]
+    e1, e2 = string("x"), string("y")
+    new("androidx.collection.ArraySet", **{hashes_s: array("int", [5, 6, 0]), elems: array("object", [e1, e2, 0]),
+                                           size_s: 2})
+    want["androidx.collection.ArraySet"] = [e1, e2]
+    garbage, keys, values, size_p = spec["sparse"]
+    for name, kind in (("SparseArrayCompat", "int"), ("LongSparseArray", "long")):
+        v1, v3 = obj(), obj()
+        new(f"androidx.collection.{name}", **{garbage: True, keys: array(kind, [1, 2, 3 << 40 if kind == "long" else 3, 0]),
+                                              values: array("object", [v1, deleted[name], v3, 0]), size_p: 3})
+        want[f"androidx.collection.{name}"] = [(1, v1), (3 << 40 if kind == "long" else 3, v3)]
+
+    with HprofWriter(str(path), version="1.0.3", id_size=4) as w:
+        for name, (cid, _sup, _fields, _statics) in classes.items():
+            w.load_class(cid, name)
+        with w.heap_dump() as h:
+            for name, (cid, sup, fields, statics) in classes.items():
+                h.class_dump(cid, super_id=classes[sup][0] if sup else 0, instance_size=4 * len(fields),
+                             statics=statics, fields=fields)
+                h.root_sticky_class(cid)
+            for kind, oid, *rest in objects:
+                if kind == "instance":
+                    name, values_of = rest
+                    layout, c = [], name
+                    while c is not None:
+                        layout += classes[c][2]
+                        c = classes[c][1]
+                    h.instance(oid, classes[name][0], field_types=[t for _, t in layout],
+                               values=[values_of.get(f, False if t == "boolean" else 0) for f, t in layout])
+                elif kind == "object":
+                    h.object_array(oid, classes["java.lang.Object[]"][0], [e or None for e in rest[0]])
+                else:
+                    h.primitive_array(oid, "char" if kind == "chars" else kind, rest[0])
+        w.heap_dump_end()
+    return want
+
+
+@pytest.mark.parametrize("flavour", sorted(ANDROIDX))
+def test_androidx_collections_of_java_and_kotlin_releases(tmp_path, flavour):
+    """Regression: the Kotlin releases keep DELETED in SparseArrayCompatKt, and a removed
+    entry of a SparseArrayCompat or LongSparseArray came out as an entry."""
+    path = tmp_path / f"androidx-{flavour}.hprof"
+    want = _androidx_dump(path, flavour)
+    heap = hprofkit.open_heap(path)
+    for name, items in want.items():
+        (coll,) = heap.find_class(name).instances()
+        got = coll.elements() if name.endswith("ArraySet") else coll.entries()
+        assert [ours(x) if not isinstance(x, tuple) else tuple(ours(y) for y in x) for x in got] == items, name
+    (amap,) = heap.find_class("androidx.collection.SimpleArrayMap").instances()
+    assert amap.fill_ratio == 0.5  # 2 entries in mArray's room for 4
 
 
 # ---- bad input -----------------------------------------------------------------------------

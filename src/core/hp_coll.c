@@ -85,6 +85,32 @@ static uint64_t static_ref(const hp_heap *h, uint32_t ord, const char *names)
     return hp_read_id(s.found.value, hp_heap_id_size(h));
 }
 
+typedef struct {
+    const hp_heap *h;
+    const char *statics;
+    uint64_t marker;
+} marker_search;
+
+static int try_marker_class(void *ctx, const char *name, size_t len)
+{
+    marker_search *s = ctx;
+    s->marker = static_ref(s->h, hp_heap_find_class_name(s->h, name, len, 0), s->statics);
+    return s->marker != 0;
+}
+
+/* The object static `statics` holds in the first of `classes` ('|'
+ * alternatives: androidx's Java classes keep DELETED in the class, its
+ * Kotlin ones in the file's class, SparseArrayCompatKt) that has it, or 0. */
+static uint64_t marker_of(const hp_heap *h, const char *classes, const char *statics)
+{
+    marker_search s;
+    s.h = h;
+    s.statics = statics;
+    s.marker = 0;
+    each_name(classes, try_marker_class, &s);
+    return s.marker;
+}
+
 /* ---- resolving the layouts ---- */
 
 static int is_int(int type) { return type == HP_T_INT || type == HP_T_LONG; }
@@ -119,10 +145,8 @@ static int resolve(const hp_heap *h, const coll_spec *spec, uint32_t ord, uint32
         return 0;
     out->marker = 0;
     if (spec->marker) {
-        uint32_t holder = named;
-        if (spec->marker_class)
-            holder = hp_heap_find_class_name(h, spec->marker_class, strlen(spec->marker_class), 0);
-        out->marker = static_ref(h, holder, spec->marker);
+        out->marker = spec->marker_class ? marker_of(h, spec->marker_class, spec->marker)
+                                         : static_ref(h, named, spec->marker);
         if (!out->marker && (spec->flags & COLL_NEEDS_MARKER))
             return 0;
     }

@@ -63,7 +63,7 @@ typedef struct coll_spec {
                                 table) */
     const char *marker;      /* a static whose object stands for null (NULL_KEY), a deleted entry (DELETED)
                                 or no element (EMPTY) */
-    const char *marker_class; /* the class declaring `marker` (NULL: this one) */
+    const char *marker_class; /* the class declaring `marker`, '|' alternatives (NULL: this one) */
 } coll_spec;
 
 extern const coll_spec coll_specs[];
