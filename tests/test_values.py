@@ -308,11 +308,11 @@ def _androidx_dump(path: Path, flavour: str) -> dict[str, list]:
                                            size_s: 2})
     want["androidx.collection.ArraySet"] = [e1, e2]
     garbage, keys, values, size_p = spec["sparse"]
-    for name, kind in (("SparseArrayCompat", "int"), ("LongSparseArray", "long")):
+    for name, kind, big in (("SparseArrayCompat", "int", 3), ("LongSparseArray", "long", 3 << 40)):
         v1, v3 = obj(), obj()
-        new(f"androidx.collection.{name}", **{garbage: True, keys: array(kind, [1, 2, 3 << 40 if kind == "long" else 3, 0]),
+        new(f"androidx.collection.{name}", **{garbage: True, keys: array(kind, [1, 2, big, 0]),
                                               values: array("object", [v1, deleted[name], v3, 0]), size_p: 3})
-        want[f"androidx.collection.{name}"] = [(1, v1), (3 << 40 if kind == "long" else 3, v3)]
+        want[f"androidx.collection.{name}"] = [(1, v1), (big, v3)]
 
     with HprofWriter(str(path), version="1.0.3", id_size=4) as w:
         for name, (cid, _sup, _fields, _statics) in classes.items():
