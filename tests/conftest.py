@@ -17,6 +17,8 @@ from hypothesis import HealthCheck, settings
 
 from visualvm import VISUALVM_JAR, GraphOracle, Oracle, OracleRunner
 
+import chromium
+
 ROOT = Path(__file__).resolve().parents[1]
 # .ci/run tests the wheel it built in a venv of its own: the tests must use
 # that install (HPROFKIT_TEST_INSTALLED names its site-packages), not the source tree.
@@ -49,11 +51,12 @@ PEERS = {
     "oracle": lambda: shutil.which("java") and shutil.which("javac") and VISUALVM_JAR.is_file() and
     ORACLE_SCRIPT.is_file() and str(ORACLE_SCRIPT),
     "strace": lambda: shutil.which("strace"),
+    "chromium": lambda: chromium.usable(),  # with chromedriver and selenium (tests/chromium.py)
 }
 
 
 def peer(name: str) -> str:
-    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace).
+    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace, chromium).
     A test that needs a missing one is skipped on a developer's machine and
     fails under CI=true, where .ci/run installs every peer."""
     path = PEERS[name]()

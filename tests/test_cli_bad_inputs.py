@@ -95,6 +95,7 @@ COMMANDS = {
     "diff": lambda src, dst: ["diff", src, src],
     "dominators": lambda src, dst: ["dominators", src],
     "dominators --group-by": lambda src, dst: ["dominators", "--group-by", "package", "--json", src],
+    "report": lambda src, dst: ["report", src, "-o", dst],
 }
 
 

@@ -42,11 +42,13 @@ if TYPE_CHECKING:
     from ._tree import ROOT, Group, MergedPath, MergedPaths
     from .sample import write_sample_dump
     from .writer import HprofWriter
+    from ._report import report
 
 # Imported on first use: `import hprofkit` stays light (at most 60 modules,
 # tests/test_batch.py), and the command line and most scripts need few of them.
 _LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks", "sql": "_tables",
          **dict.fromkeys(["ROOT", "Group", "MergedPath", "MergedPaths"], "_tree"),
+         "report": "_report",
          **dict.fromkeys(["Bitmap", "DuplicateBitmaps"], "_bitmaps"),
          **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
          **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
@@ -84,9 +86,9 @@ __all__ = [
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
-    "DiffRow", "sql", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap", "DuplicateBitmaps",
-    "ROOT", "Group", "MergedPath", "MergedPaths", "AllocationSite", "AllocSite", "CollectionWaste", "DuplicateString",
-    "LargeArray",
+    "DiffRow", "sql", "report", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap",
+    "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths", "AllocationSite", "AllocSite", "CollectionWaste",
+    "DuplicateString", "LargeArray",
 ]
 # hprofkit.Thread and hprofkit.Frame (heap.threads()'s rows) are left out of __all__: `from
 # hprofkit import *` must not put them over threading.Thread or a notebook's Frame.

@@ -24,7 +24,7 @@ import itertools
 import os
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ._heap import Heap, HeapClass, HeapObject, Referrer, open_heap
 from ._reach import Hop
@@ -97,17 +97,22 @@ class PathGrowth:
                 "instances_b": self.count_b, "instances_delta": self.count_delta}
 
 
-def class_histogram(heap: Heap) -> dict[str, tuple[int, int]]:
-    """{class name: (instances, shallow bytes)} of a heap, classes of the same
-    name summed; class objects are not instances of java.lang.Class here, as
-    in VisualVM's histogram.  Classes without instances are left out."""
-    out: dict[str, tuple[int, int]] = {}
+def class_counts(heap: Heap) -> Iterator[tuple[HeapClass, int, int]]:
+    """(class, instances, shallow bytes) of each class with instances; class
+    objects are not instances of java.lang.Class here, as in VisualVM's
+    histogram.  An array class's arrays are summed one by one (in Python)."""
     for cls in heap.classes:
         count = cls.instance_count
-        if not count:
-            continue
-        size = cls.instance_size
-        shallow = count * size if size is not None else sum(obj.shallow_size for obj in cls.instances())
+        if count:
+            size = cls.instance_size
+            yield cls, count, count * size if size is not None else sum(obj.shallow_size for obj in cls.instances())
+
+
+def class_histogram(heap: Heap) -> dict[str, tuple[int, int]]:
+    """{class name: (instances, shallow bytes)} of a heap, classes of the same
+    name summed (class_counts)."""
+    out: dict[str, tuple[int, int]] = {}
+    for cls, count, shallow in class_counts(heap):
         prev = out.get(cls.name, (0, 0))
         out[cls.name] = (prev[0] + count, prev[1] + shallow)
     return out

@@ -1,0 +1,262 @@
+"""The report's sections as JSON-ready data, one function each.
+
+Each takes the Source (source.py), the shared ObjectTable (objects.py) and
+the Limits, and returns a dict the page's view of that name draws
+(report.js).  Every list is cut at its limit and says what it left out
+("rest": rows, and their sums), so the page stays small whatever the heap."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, Optional
+
+from .dominators import BIG_DROP_RATIO, Ranking, accumulation_chain
+from .objects import ObjectTable, cut_ends
+
+if TYPE_CHECKING:
+    from .._heap import Heap, HeapObject
+    from ..heapdiff import HeapDiff
+    from ..leaks import Leak
+    from .source import Source
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much each view lists; beyond, the page shows a summary line.
+    page_bytes: the page's size at most; a page above it is made again with
+    every list halved (report() does), and says so."""
+    dominators: int = 20        # the overview's chart of the biggest objects
+    histogram: int = 5000       # class rows
+    leak_groups: int = 200      # leak fingerprints
+    leak_objects: int = 20      # leaking objects listed per fingerprint
+    diff_rows: int = 2000
+    diff_paths: int = 50
+    diff_path_classes: int = 10  # the classes that grew most, whose growth paths are searched
+    bitmaps: int = 48           # Android bitmaps shown, with a thumbnail each
+    bitmap_groups: int = 20     # groups of duplicate bitmaps
+    page_bytes: int = 10 << 20
+
+    def halved(self) -> "Limits":
+        """Every list's limit halved (at least 1); the page's size kept."""
+        return replace(self, **{f.name: max(1, getattr(self, f.name) // 2) for f in fields(self)
+                                if f.name != "page_bytes"})
+
+
+# Classes the overview's composition bar shows (the rest is one part).
+COMPOSITION = 8
+# MAT's leak suspect: a dominator holding more than this share of the heap.
+SUSPECT_SHARE = 0.10
+
+
+def suspect_threshold(total: int) -> int:
+    """The retained bytes a suspect holds more than."""
+    return int(total * SUSPECT_SHARE)
+
+
+def heap_totals(src: Source, histogram: list[list[Any]]) -> tuple[int, int, Optional[list[list[Any]]]]:
+    """(objects, bytes, [[heap name, objects, bytes]...] or None) of the heap dump."""
+    if src.stats is not None:
+        totals = src.stats.heap_totals
+        heaps: list[list[Any]] = [[name, t.count, t.bytes] for name, t in totals.items()]
+        return sum(t.count for t in totals.values()), sum(t.bytes for t in totals.values()), heaps
+    return sum(r[2] for r in histogram), sum(r[3] for r in histogram), None
+
+
+def overview(src: Source, table: ObjectTable, limits: Limits, histogram: list[list[Any]],
+             biggest: list[tuple[HeapObject, int]]) -> dict[str, Any]:
+    heap = src.heap
+    objects, total, heaps = heap_totals(src, histogram)
+    out: dict[str, Any] = {
+        "label": src.label, "objects": heap.object_count, "classes": heap.class_count,
+        "gc_roots": len(heap.gc_roots), "id_size": heap.id_size, "semantics": heap.semantics,
+        "heap_dumps": heap.heap_dump_count, "instances_and_arrays": objects, "total": total, "heaps": heaps,
+        "dominators": {"rows": [[table.row(obj), size] for obj, size in biggest],
+                       "rest": max(total - sum(size for _, size in biggest), 0)},
+        # What the bytes are: the classes of most shallow bytes ([name, instances, shallow]).
+        "composition": [[r[0], r[2], r[3]] for r in sorted(histogram, key=lambda r: (-r[3], r[0]))[:COMPOSITION]],
+    }
+    stats = src.stats
+    if src.file is not None and stats is not None:
+        f = src.file
+        out["file"] = {"name": f.name, "size": f.size, "compression": f.compression, "format": f.magic,
+                       "id_size": f.id_size, "timestamp_ms": f.timestamp_ms,
+                       "heap_dump": stats.heap_dump or 0, "heap_dumps": len(stats.heap_dumps),
+                       "complete": stats.complete}
+    if stats is not None:
+        out["instances"] = stats.instances
+        out["arrays"] = stats.arrays
+    return out
+
+
+# ---- histogram ---------------------------------------------------------------
+
+HISTOGRAM_COLUMNS = ("class", "class_id", "instances", "shallow_size", "retained_size")
+
+
+def histogram_rows(src: Source) -> list[list[Any]]:
+    """[class name, class id (hex) or None, instances, shallow bytes,
+    retained bytes] per class with objects, largest retained first.
+    Retained is VisualVM's by class (HeapClass.instances_retained_size).  With several
+    heaps (Android), a sixth item splits instances and shallow bytes by heap:
+    [[instances, shallow] or 0 per heap of heap_names(src)]."""
+    heap = src.heap
+    by_id = {cls.class_id: cls for cls in heap.classes}
+    rows: list[list[Any]] = []
+    if src.stats is not None:
+        names = heap_names(src)
+        per_heap = [{(r.name, r.class_id): [r.instances, r.shallow_bytes] for r in src.stats.heaps[name]}
+                    for name in names]
+        for row in src.stats.histogram:
+            if row.class_id is not None:
+                cls = by_id.get(row.class_id)
+                classes = [cls] if cls is not None else []
+            else:  # a primitive array type: the dump's class of that name
+                classes = heap.classes_named(row.name)
+            retained = sum(c.instances_retained_size for c in classes)
+            one = classes[0] if len(classes) == 1 else None
+            ident = one.class_id if one is not None else row.class_id
+            # The heap's name of the class (with a mapping, its clear name), else the histogram's.
+            rows.append([one.name if one is not None else row.name, None if ident is None else f"{ident:x}",
+                         row.instances, row.shallow_bytes, retained])
+            if per_heap:
+                rows[-1].append([split.get((row.name, row.class_id), 0) for split in per_heap])
+    else:
+        from ..heapdiff import class_counts
+        rows = [[cls.name, f"{cls.class_id:x}", count, shallow, cls.instances_retained_size]
+                for cls, count, shallow in class_counts(heap)]
+    rows.sort(key=lambda r: (-r[4], -r[3], r[0]))
+    return rows
+
+
+def heap_names(src: Source) -> list[str]:
+    """The heaps a histogram row splits its objects over: Android's (app,
+    zygote, image) when the dump has several, else none."""
+    names = list(src.stats.heaps) if src.stats is not None else []
+    return names if len(names) > 1 else []
+
+
+def histogram(src: Source, rows: list[list[Any]], limits: Limits) -> dict[str, Any]:
+    kept, rest = rows[:limits.histogram], rows[limits.histogram:]
+    return {"columns": list(HISTOGRAM_COLUMNS), "heaps": heap_names(src), "rows": kept, "total_rows": len(rows),
+            "rest": {"rows": len(rest), "instances": sum(r[2] for r in rest), "shallow_size": sum(r[3] for r in rest)}}
+
+
+# ---- leak suspects (MAT) -----------------------------------------------------
+
+def suspects(table: ObjectTable, ranking: Ranking, biggest: list[tuple[HeapObject, int]], paths: dict[str, Any],
+             total: int) -> dict[str, Any]:
+    """MAT's problem suspects: the top-level dominators holding more than
+    SUSPECT_SHARE of the heap (`biggest` holds them all, and `paths` their
+    paths from GC roots), each with the dominator chain down to its
+    accumulation point."""
+    threshold = suspect_threshold(total)
+    items = []
+    for obj, size in biggest:
+        if size <= threshold:
+            continue
+        chain, stopped = accumulation_chain(ranking, obj, size)
+        items.append({"object": table.row(obj), "retained": size, "path": paths[str(table.row(obj))],
+                      "chain": cut_ends([[table.row(o), s] for o, s in chain]), "chain_stopped": stopped})
+    return {"share": SUSPECT_SHARE, "drop_ratio": BIG_DROP_RATIO, "total": total, "threshold": threshold,
+            "items": items}
+
+
+# ---- leak traces (LeakCanary) ------------------------------------------------
+
+def _trace(table: ObjectTable, leak: Leak) -> list[Any]:
+    """The trace's nodes, a long one cut at its ends (see cut_ends)."""
+    out: list[Any] = []
+    for node in cut_ends(leak.nodes):
+        if isinstance(node, int):
+            out.append(node)
+            continue
+        entry: dict[str, Any] = {"object": table.row(node.object), "status": node.status, "reason": node.reason,
+                                 "labels": list(node.labels)}
+        if node.reference is not None:
+            entry["reference"] = {"type": node.reference.ref_type, "owner": node.owner,
+                                  "name": node.reference_display, "suspect": node.suspect}
+        out.append(entry)
+    return out
+
+
+def leaks(src: Source, table: ObjectTable, limits: Limits) -> dict[str, Any]:
+    """The leak traces of heap.find_leaks(), folded by fingerprint: one
+    trace per fingerprint (its first leak's), the leaks' count, the retained
+    bytes they hold together, the leaking objects (the largest first)."""
+    found = src.heap.find_leaks()
+    groups: dict[str, list[Leak]] = {}
+    for leak in found:
+        groups.setdefault(leak.fingerprint, []).append(leak)
+
+    def held(group: list[Leak]) -> int:
+        # The sum is the union of their retained sets: no leaking object dominates another (each one's
+        # path avoids the others, so one reached only through another would have none: no leak).
+        return sum(leak.retained_size or 0 for leak in group)
+
+    ranked = sorted(groups.values(), key=lambda g: (g[0].library, -held(g), -len(g), g[0].fingerprint))
+    items = []
+    for group in ranked[:limits.leak_groups]:
+        first = group[0]
+        largest = sorted(group, key=lambda leak: -(leak.retained_size or 0))
+        keys = [leak.key for leak in group if leak.key is not None]
+        items.append({
+            "fingerprint": first.fingerprint, "count": len(group), "retained": held(group),
+            "library": first.library, "description": first.description,
+            "pattern": None if first.pattern is None else _matcher_text(first.pattern),
+            "root": first.root_kind, "trace": _trace(table, first),
+            "objects": [[table.row(leak.object), leak.retained_size, leak.key] for leak in largest[:limits.leak_objects]],
+            "more": max(len(group) - limits.leak_objects, 0), "keys": len(keys),
+        })
+    library = sum(leak.library for leak in found)
+    rest = ranked[limits.leak_groups:]
+    return {"total": len(found), "application": len(found) - library, "library": library,
+            "fingerprints": len(groups), "groups": items,
+            "rest": {"groups": len(rest), "leaks": sum(len(g) for g in rest)}}
+
+
+def _matcher_text(matcher: Any) -> str:
+    where = ".".join(p for p in (matcher.class_name, matcher.name) if p)
+    return f"{matcher.pattern} {where}".strip()
+
+
+# ---- diff against a baseline -------------------------------------------------
+
+DIFF_COLUMNS = ("class", "instances_a", "instances_b", "shallow_size_a", "shallow_size_b", "retained_size_a",
+                "retained_size_b")
+
+
+def name_histogram(rows: list[list[Any]]) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
+    """{name: (instances, shallow)} and {name: retained} of histogram rows,
+    classes of the same name summed (as hprofkit.diff counts them)."""
+    counts: dict[str, tuple[int, int]] = {}
+    retained: dict[str, int] = {}
+    for name, _, count, shallow, kept, *_ in rows:
+        prev = counts.get(name, (0, 0))
+        counts[name] = (prev[0] + count, prev[1] + shallow)
+        retained[name] = retained.get(name, 0) + kept
+    return counts, retained
+
+
+def diff(base: Source, base_rows: list[list[Any]], src: Source, rows: list[list[Any]], limits: Limits
+         ) -> dict[str, Any]:
+    """hprofkit.diff(baseline, heap, retained=True, paths=True), from the
+    histograms the report counted already: the delta histogram and where the
+    objects of the classes that grew most hang."""
+    from ..heapdiff import HeapDiff, growth_paths
+    hist_a, ret_a = name_histogram(base_rows)
+    hist_b, ret_b = name_histogram(rows)
+    result: HeapDiff = HeapDiff.from_histograms(hist_a, hist_b, ret_a, ret_b, a=base.label, b=src.label)
+    grown = [r.name for r in sorted(result.rows, key=lambda r: -r.count_delta)[:limits.diff_path_classes]
+             if r.count_delta > 0]
+    paths, sampled = growth_paths(base.heap, src.heap, grown)
+    kept = result.rows[:limits.diff_rows]
+    rest = result.rows[limits.diff_rows:]
+    return {"a": result.a, "b": result.b, "columns": list(DIFF_COLUMNS),
+            "rows": [[r.name, r.count_a, r.count_b, r.shallow_a, r.shallow_b, r.retained_a, r.retained_b]
+                     for r in kept],
+            "total_rows": len(result.rows),
+            "rest": {"rows": len(rest), "instances_delta": sum(r.count_delta for r in rest),
+                     "shallow_size_delta": sum(r.shallow_delta for r in rest)},
+            "paths": [{"class": p.name, "path": cut_ends(p.path), "instances_a": p.count_a, "instances_b": p.count_b}
+                      for p in paths[:limits.diff_paths]],
+            "more_paths": max(len(paths) - limits.diff_paths, 0), "paths_sampled": sampled}

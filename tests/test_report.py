@@ -1,0 +1,462 @@
+"""hprofkit.report() and `python -m hprofkit report`: the data the page
+carries equals what the API says of the same heap, lists are cut with what
+they leave out summed, the embedded JSON is inert whatever the dump's
+strings hold, the page fetches nothing, and the file goes through the one
+output path.  (What a person sees in a browser: test_report_browser.py.)"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+import hprofkit
+from conftest import HPROF_DIR
+from hprofkit._report import Limits, collect
+from hprofkit._report.objects import DECODE_CHARS
+from hprofkit._report.page import script_json, view_html
+from hprofkit._report.source import opened
+from hprofkit.heapdiff import class_histogram
+from leaky_heap import android_app
+from report_dumps import HOSTILE_TEXT, hostile_app
+
+SERVICE_BINDER = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
+DIALER = HPROF_DIR / "platform_tools_base__dialer.android-hprof"
+JDK8 = HPROF_DIR / "mat__oracle_jdk8_05_x64.hprof"
+JDK11_GZ = HPROF_DIR / "mat__openjdk_jdk11_04_x64.hprof.gz"
+TWO_HEAP_DUMPS = HPROF_DIR / "mat__oracle_jdk7_21_hprofagent.hprof"
+
+
+class _Page(HTMLParser):
+    """The elements of a page with their attributes, and the text of each script and style."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.texts: dict[str, list[str]] = {"script": [], "style": []}
+        self._open: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._open = tag if tag in self.texts else None
+        if self._open:
+            self.texts[tag].append("")
+
+    def handle_endtag(self, tag):
+        self._open = None
+
+    def handle_data(self, data):
+        if self._open:
+            self.texts[self._open][-1] += data
+
+
+def parse(page: bytes) -> _Page:
+    parser = _Page()
+    parser.feed(page.decode("utf-8"))
+    return parser
+
+
+def page_data(path: Path) -> dict:
+    """The JSON document a report page embeds."""
+    parsed = parse(path.read_bytes())
+    (index,) = [i for i, (tag, attrs) in enumerate(t for t in parsed.tags if t[0] == "script")
+                if attrs.get("type") == "application/json"]
+    return json.loads(parsed.texts["script"][index])
+
+
+@pytest.fixture(scope="module")
+def hostile_dumps(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("report")
+    ids = hostile_app(folder / "app.hprof", activities=3)
+    hostile_app(folder / "base.hprof", activities=1)
+    return folder / "app.hprof", folder / "base.hprof", ids
+
+
+def top_level(heap, n):
+    """The n largest retainers that no object dominates, from top_retainers of the whole heap."""
+    ranked = heap.top_retainers(heap.object_count)
+    return [(obj.id, size) for obj, size in ranked if size > 0 and heap.dominator(obj) is None][:n]
+
+
+# ---- the embedded JSON --------------------------------------------------------
+
+def test_script_json_is_inert_ascii_and_round_trips():
+    data = {"text": HOSTILE_TEXT, "keys": ["</SCRIPT >", "<!--", "-->", "\u2028\u2029", "\udfff\ud800x", "a&b>c"],
+            "n": [0, -1, 2 ** 62]}
+    out = script_json(data)
+    assert out.isascii()
+    assert not set("<>&") & set(out)  # no tag, comment or entity can start in it
+    assert json.loads(out) == data
+
+
+def test_the_script_never_parses_markup_or_code():
+    """Dump strings reach the page through textContent and text nodes only."""
+    from hprofkit._report.page import asset
+    script = asset("report.js")
+    assert not re.findall(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|"
+                          r"setAttribute\(\s*[\"']on|\.src\s*=|\.href\s*=", script)
+
+
+def test_the_page_is_one_file_that_fetches_nothing(hostile_dumps, tmp_path):
+    app, _, _ = hostile_dumps
+    out = tmp_path / "report.html"
+    hprofkit.report(app, out)
+    page = parse(out.read_bytes())
+    for tag, attrs in page.tags:
+        assert "src" not in attrs, tag
+        if tag == "link":
+            assert attrs["href"].startswith("data:"), attrs
+    (policy,) = [a["content"] for t, a in page.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
+    assert "default-src 'none'" in policy
+    # The policy's hashes are those of the page's one script and one style: nothing else may run or style it.
+    code = [text for text, (t, a) in zip(page.texts["script"], [x for x in page.tags if x[0] == "script"])
+            if a.get("type") is None]
+    assert len(code) == 1 and len(page.texts["style"]) == 1
+
+    def sha(text):
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+    assert f"script-src {sha(code[0])};" in policy and f"style-src {sha(page.texts['style'][0])};" in policy
+    # Everything from the dump is in the JSON, none of it in the markup.
+    raw = out.read_bytes()
+    assert raw.count(b"</script") == 2 and b"<img" not in raw and b"<!--" not in raw
+    assert page_data(out)["sections"]["leaks"]["groups"]
+
+
+# ---- figures equal to the API's ------------------------------------------------------
+
+@pytest.mark.parametrize("dump", [SERVICE_BINDER, DIALER, JDK8, JDK11_GZ], ids=lambda p: p.name)
+def test_report_figures_equal_the_api(dump, tmp_path):
+    data = page_data(Path(hprofkit.report(dump, tmp_path / "r.html")))
+    objects = data["objects"]["rows"]
+    sections = data["sections"]
+    with hprofkit.open(dump) as d:
+        stats = d.stats()
+    with hprofkit.open_heap(dump) as heap:
+        ov = sections["overview"]
+        assert (ov["objects"], ov["classes"], ov["gc_roots"]) == (heap.object_count, heap.class_count,
+                                                                   len(heap.gc_roots))
+        assert ov["heaps"] == [[name, t.count, t.bytes] for name, t in stats.heap_totals.items()]
+        assert ov["total"] == sum(t.bytes for t in stats.heap_totals.values())
+        assert ov["file"]["format"] == d.magic and ov["file"]["timestamp_ms"] == d.timestamp
+        # The biggest objects: the top-level dominators, largest first, with their retained sizes.
+        shown = [(int(objects[row][0], 16), size) for row, size in ov["dominators"]["rows"]]
+        assert shown == top_level(heap, Limits().dominators)
+        assert ov["dominators"]["rest"] == ov["total"] - sum(size for _, size in shown)
+        for row in objects:
+            obj = heap.object(int(row[0], 16))
+            assert row[1:6] == [obj.class_name if obj.kind != "class" else "java.lang.Class", obj.kind,
+                                obj.shallow_size, heap.retained_size(obj), heap.retained_count(obj)]
+        # The histogram: one row per class, retained as HeapClass.instances_retained_size; summed by name,
+        # the counts of hprofkit.diff's class_histogram.
+        hist = sections["histogram"]
+        assert hist["total_rows"] == len(hist["rows"]) and hist["rest"]["rows"] == 0
+        by_name: dict[str, list[int]] = {}
+        heaps = list(stats.heaps) if len(stats.heaps) > 1 else []
+        assert hist["heaps"] == heaps
+        for name, class_id, count, shallow, retained, *split in hist["rows"]:
+            cls = heap.object(int(class_id, 16))
+            assert (cls.name, cls.instance_count, cls.instances_retained_size) == (name, count, retained)
+            # Android: instances and shallow bytes split by heap, as stats().heaps counts them.
+            assert split == ([[next(([r.instances, r.shallow_bytes] for r in stats.heaps[h] if r.class_id == cls.class_id
+                                     or (r.class_id is None and r.name == name)), 0) for h in heaps]] if heaps else [])
+            sums = by_name.setdefault(name, [0, 0])
+            sums[0] += count
+            sums[1] += shallow
+        assert {k: tuple(v) for k, v in by_name.items()} == class_histogram(heap)
+        assert [r[4] for r in hist["rows"]] == sorted((r[4] for r in hist["rows"]), reverse=True)
+        # Leak traces, folded by fingerprint.
+        leaks = heap.find_leaks()
+        groups = Counter(leak.fingerprint for leak in leaks)
+        got = sections["leaks"]
+        assert got["total"] == len(leaks) and got["fingerprints"] == len(groups)
+        assert {g["fingerprint"]: g["count"] for g in got["groups"]} == groups
+        for group in got["groups"]:
+            first = next(leak for leak in leaks if leak.fingerprint == group["fingerprint"])
+            assert [(int(objects[n["object"]][0], 16), n["status"]) for n in group["trace"]] == \
+                [(node.object.id, node.status) for node in first.nodes]
+
+
+def test_suspects_are_the_dominators_over_a_tenth_of_the_heap(hostile_dumps, tmp_path):
+    app, _, ids = hostile_dumps
+    data = page_data(Path(hprofkit.report(app, tmp_path / "r.html")))
+    suspects = data["sections"]["suspects"]
+    objects = data["objects"]["rows"]
+    with hprofkit.open_heap(app) as heap:
+        string = heap.object(ids["hostile_string"])
+        assert suspects["total"] == data["sections"]["overview"]["total"]
+        assert suspects["threshold"] == suspects["total"] // 10
+        [item] = suspects["items"]  # the big String; the rest is far below 10%
+        assert int(objects[item["object"]][0], 16) == string.id and item["retained"] == heap.retained_size(string)
+        path = heap.path_to_root(string, exclude=())
+        assert [(h[0], h[1], int(objects[h[2]][0], 16)) for h in item["path"]] == \
+            [(hop.ref_type, hop.name or "", hop.target.id) for hop in path.hops]
+        assert objects[item["object"]][6].startswith('"' + HOSTILE_TEXT[:50])
+        # Its memory accumulates in its char[]: MAT's walk down the biggest dominated child.
+        chars = string["value"]
+        assert [(int(objects[row][0], 16), size) for row, size in item["chain"]] == \
+            [(string.id, heap.retained_size(string)), (chars.id, heap.retained_size(chars))]
+    # Nothing over 10%: no suspect.
+    data = page_data(Path(hprofkit.report(JDK8, tmp_path / "jdk8.html")))
+    biggest = data["sections"]["overview"]["dominators"]["rows"][0][1]
+    assert (biggest > data["sections"]["suspects"]["threshold"]) == bool(data["sections"]["suspects"]["items"])
+
+
+def children_by_dominator(heap) -> dict[int, list[tuple[int, int]]]:
+    """{object id: [(child id, retained)] largest first}: the dominator tree, from heap.dominator()."""
+    children: dict[int, list[tuple[int, int]]] = {}
+    for obj in heap.objects():
+        parent = heap.dominator(obj)
+        if parent is not None:
+            children.setdefault(parent.id, []).append((obj.id, heap.retained_size(obj)))
+    for kids in children.values():
+        kids.sort(key=lambda kid: (-kid[1], kid[0]))
+    return children
+
+
+@pytest.mark.parametrize("dump", [SERVICE_BINDER, DIALER], ids=lambda p: p.name)
+def test_accumulation_points_follow_the_biggest_dominated_child(dump, tmp_path):
+    data = page_data(Path(hprofkit.report(dump, tmp_path / "r.html")))
+    objects = data["objects"]["rows"]
+    suspects = data["sections"]["suspects"]
+    assert suspects["items"]
+    with hprofkit.open_heap(dump) as heap:
+        children = children_by_dominator(heap)
+        for item in suspects["items"]:
+            chain = [(int(objects[row][0], 16), size) for row, size in item["chain"]]
+            expected = [(int(objects[item["object"]][0], 16), item["retained"])]
+            while children.get(expected[-1][0]) and children[expected[-1][0]][0][1] >= 0.7 * expected[-1][1]:
+                expected.append(children[expected[-1][0]][0])
+            assert chain == expected and not item["chain_stopped"]
+            # A suspect's path is its own shortest, searched alone.
+            obj = heap.object(expected[0][0])
+            path = heap.path_to_root(obj, exclude=())
+            assert [int(objects[hop[2]][0], 16) for hop in item["path"]] == [hop.target.id for hop in path.hops]
+
+
+def test_a_heap_gives_the_report_a_path_gives(tmp_path):
+    with opened(DIALER) as from_path:
+        by_path = collect(from_path)
+    with hprofkit.open_heap(DIALER) as heap, opened(heap) as from_heap:
+        by_heap = collect(from_heap)
+    for name in ("suspects", "leaks"):
+        assert by_heap["sections"][name] == by_path["sections"][name], name
+    # The same rows; only a file's stats split them by heap (Android).
+    hist_heap, hist_path = by_heap["sections"]["histogram"], by_path["sections"]["histogram"]
+    assert hist_heap["rows"] == [row[:5] for row in hist_path["rows"]] and hist_heap["rest"] == hist_path["rest"]
+    assert hist_heap["heaps"] == [] and hist_path["heaps"] == ["zygote", "app"]
+    assert by_heap["objects"] == by_path["objects"]
+    assert by_heap["sections"]["overview"]["dominators"] == by_path["sections"]["overview"]["dominators"]
+    assert "file" not in by_heap["sections"]["overview"] and by_heap["sections"]["overview"]["heaps"] is None
+
+
+def test_limits_cut_each_list_and_sum_what_they_leave_out(hostile_dumps):
+    app, _, _ = hostile_dumps
+    limits = Limits(dominators=2, histogram=3, leak_groups=1, leak_objects=1)
+    with opened(app) as src:
+        full_data, cut_data = collect(src), collect(src, limits=limits)
+    full, cut = full_data["sections"], cut_data["sections"]
+    rows = full["histogram"]["rows"]
+    assert cut["histogram"]["rows"] == rows[:3] and cut["histogram"]["total_rows"] == len(rows)
+    assert cut["histogram"]["rest"] == {"rows": len(rows) - 3, "instances": sum(r[2] for r in rows[3:]),
+                                        "shallow_size": sum(r[3] for r in rows[3:])}
+    assert len(cut["overview"]["dominators"]["rows"]) == 2
+    assert cut["overview"]["dominators"]["rest"] == cut["overview"]["total"] - sum(
+        size for _, size in cut["overview"]["dominators"]["rows"])
+    groups, [first] = full["leaks"]["groups"], cut["leaks"]["groups"]
+    assert len(groups) == 2 and first["fingerprint"] == groups[0]["fingerprint"]
+    assert (first["count"], first["more"], len(first["objects"])) == (groups[0]["count"], groups[0]["count"] - 1, 1)
+
+    def ids(data, group):  # the leaking objects by id (row numbers depend on what else the report lists)
+        return [(data["objects"]["rows"][row][0], size, key) for row, size, key in group["objects"]]
+    assert ids(cut_data, first) == ids(full_data, groups[0])[:1]
+    assert cut["leaks"]["rest"] == {"groups": 1, "leaks": groups[1]["count"]}
+
+
+def test_long_strings_traces_and_pages_are_cut(tmp_path):
+    heap = android_app()
+    long_name = "com.example." + "Very" * 1500
+    heap.cls(long_name, statics={"sHead": ("object", None)})
+    # A destroyed activity at the end of a 100-node chain hanging from that class.
+    node = heap.new("com.example.MainActivity", mDestroyed=True)
+    for _ in range(100):
+        node = heap.new("com.example.Node", next=node)
+    heap.set_static(long_name, "sHead", "object", node)
+    for i in range(300):  # classes enough for the histogram to be cut
+        heap.roots.append(("jni_global", heap.new(heap.cls(f"com.example.K{i}"))))
+    huge = heap.string("x" * (DECODE_CHARS + 1))  # the biggest object: its text is not even decoded
+    heap.roots.append(("jni_global", huge))
+    heap.write(tmp_path / "long.hprof")
+    data = page_data(Path(hprofkit.report(tmp_path / "long.hprof", tmp_path / "r.html")))
+    [row, _] = data["sections"]["overview"]["dominators"]["rows"][0]
+    assert data["objects"]["rows"][row][0] == f"{huge:x}"
+    assert data["objects"]["rows"][row][6] == f"({DECODE_CHARS + 1:,}-long text, not shown)"
+    [group] = data["sections"]["leaks"]["groups"]
+    trace = group["trace"]
+    # The root's class (named by its cut name), 12 nodes, the count left out, the 12 last.
+    assert len(trace) == 25 and trace[12] == 102 - 24
+    assert data["objects"]["rows"][trace[0]["object"]][6] == long_name[:300] + "…"
+    assert data["objects"]["rows"][trace[-1]["object"]][1] == "com.example.MainActivity"
+    # A page over its size limit is made again with every list halved, and says so.
+    full = Path(hprofkit.report(tmp_path / "long.hprof", tmp_path / "full.html"))
+    limit = os.path.getsize(full) - 1
+    small = Path(hprofkit.report(tmp_path / "long.hprof", tmp_path / "small.html",
+                                 limits=Limits(histogram=400, page_bytes=limit)))  # halved: 200 of the 304 rows
+    assert os.path.getsize(small) <= limit
+    shortened = page_data(small)
+    assert shortened["shortened"] is True and "shortened" not in page_data(full)
+    assert len(page_data(full)["sections"]["histogram"]["rows"]) == 304
+    assert len(shortened["sections"]["histogram"]["rows"]) <= 200
+    assert shortened["sections"]["histogram"]["total_rows"] == page_data(full)["sections"]["histogram"]["total_rows"]
+
+
+@pytest.mark.parametrize("dump", [SERVICE_BINDER, DIALER], ids=lambda p: p.name)
+def test_bitmaps_are_the_heaps_with_their_thumbnails_and_duplicates(dump, tmp_path):
+    data = page_data(Path(hprofkit.report(dump, tmp_path / "r.html")))
+    section, objects = data["sections"]["bitmaps"], data["objects"]["rows"]
+    with hprofkit.open_heap(dump) as heap:
+        found = heap.bitmaps()
+        ranked = sorted(found, key=lambda b: (-(b.byte_size or 0), b.object.id))
+        assert (section["count"], section["bytes"], section["with_pixels"]) == \
+            (len(found), sum(b.byte_size or 0 for b in found), sum(b.has_pixels for b in found)) and found
+        assert [(int(objects[i[0]][0], 16), i[1], i[2], i[3], i[4]) for i in section["items"]] == \
+            [(b.object.id, b.width, b.height, b.config or b.format, b.byte_size) for b in ranked[:Limits().bitmaps]]
+        for item, bmp in zip(section["items"], ranked):
+            uri = data["images"].get(str(item[0]))
+            if bmp.has_pixels:  # the thumbnail is the API's PNG at 96 pixels a side
+                assert uri == "data:image/png;base64," + base64.b64encode(bmp.png_bytes(max_side=96)).decode()
+                assert item[5] is None
+            else:
+                assert uri is None and item[5] == bmp.no_pixels_reason
+        groups = heap.duplicate_bitmaps(found)
+        assert [(g["count"], g["wasted"], g["digest"], [int(objects[r][0], 16) for r in g["bitmaps"]])
+                for g in section["duplicates"]] == [(len(g.bitmaps), g.wasted_bytes, g.digest,
+                                                     [b.object.id for b in g.bitmaps]) for g in groups]
+    # A HotSpot heap has no such section.
+    assert "bitmaps" not in page_data(Path(hprofkit.report(JDK8, tmp_path / "jdk8.html")))["sections"]
+
+
+def test_diff_against_a_baseline_is_hprofkit_diff(hostile_dumps, tmp_path):
+    app, base, _ = hostile_dumps
+    data = page_data(Path(hprofkit.report(app, tmp_path / "r.html", baseline=base)))
+    got = data["sections"]["diff"]
+    expected = hprofkit.diff(base, app, retained=True, paths=True)
+    assert (got["a"], got["b"]) == ("base.hprof", "app.hprof")
+    assert got["rows"] == [[r.name, r.count_a, r.count_b, r.shallow_a, r.shallow_b, r.retained_a, r.retained_b]
+                           for r in expected.rows]
+    assert [(p["class"], tuple(p["path"]), p["instances_a"], p["instances_b"]) for p in got["paths"]] == \
+        [(p.name, p.path, p.count_a, p.count_b) for p in expected.paths]
+    assert got["rows"][0][:3] == ["com.example.MainActivity", 1, 3]
+    assert "diff" not in page_data(Path(hprofkit.report(app, tmp_path / "alone.html")))["sections"]
+
+
+def test_packs_minis_and_other_heap_dumps(tmp_path):
+    plain = page_data(Path(hprofkit.report(SERVICE_BINDER, tmp_path / "plain.html")))
+    hprofkit.encode(SERVICE_BINDER, tmp_path / "app.hpk", strip="none")
+    packed = page_data(Path(hprofkit.report(tmp_path / "app.hpk", tmp_path / "pack.html")))
+    with hprofkit.open(tmp_path / "app.hpk") as dump:
+        assert packed["sections"]["overview"]["file"]["compression"] == dump.compression == "hprofkit pack"
+    assert packed["sections"]["histogram"] == plain["sections"]["histogram"]
+    assert packed["sections"]["leaks"] == plain["sections"]["leaks"]
+    second = page_data(Path(hprofkit.report(TWO_HEAP_DUMPS, tmp_path / "second.html", heap_dump=1)))
+    with hprofkit.open_heap(TWO_HEAP_DUMPS, heap_dump=1) as heap:
+        assert second["sections"]["overview"]["objects"] == heap.object_count
+    assert second["sections"]["overview"]["file"]["heap_dump"] == 1
+    visualvm = page_data(Path(hprofkit.report(JDK8, tmp_path / "vv.html", semantics="visualvm")))
+    assert visualvm["sections"]["overview"]["semantics"] == "visualvm"
+
+
+def test_the_report_never_writes_over_its_input(hostile_dumps, tmp_path):
+    app, base, _ = hostile_dumps
+    copy = tmp_path / "app.hprof"
+    copy.write_bytes(app.read_bytes())
+    link = tmp_path / "link.html"
+    link.symlink_to(copy)
+    for out, baseline in ((copy, None), (link, None), (tmp_path / "b.hprof", None)):
+        if out.name == "b.hprof":
+            out.write_bytes(base.read_bytes())
+            with pytest.raises(ValueError, match="is the input file"):
+                hprofkit.report(copy, out, baseline=out)
+        else:
+            with pytest.raises(ValueError, match="is the input file"):
+                hprofkit.report(copy, out, baseline=baseline)
+    assert copy.read_bytes() == app.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.hprof", "b.hprof", "link.html"]
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "hprofkit", "report", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, timeout=600)
+
+
+def test_cli_writes_the_report_and_fails_in_one_line(hostile_dumps, tmp_path):
+    app, base, _ = hostile_dumps
+    proc = _cli(app, "--baseline", base, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert re.fullmatch(r"wrote report\.html \([\d.]+ KiB\)\n", proc.stdout), proc.stdout
+    assert page_data(tmp_path / "report.html")["sections"]["diff"]["rows"]
+    proc = _cli(app, "-o", "-")
+    assert proc.returncode == 0 and proc.stdout.startswith("<!DOCTYPE html>")
+    assert proc.stderr == "wrote the report to standard output\n"
+    for args, message in (((tmp_path / "missing.hprof",), "No such file"),
+                          ((tmp_path / "report.html", "-o", "other.html"), "not an HPROF file"),
+                          ((app, "--heap-dump", "3"), "heap dump"),
+                          ((app, "-o", app), "is the input file")):
+        proc = _cli(*args, cwd=tmp_path)
+        assert proc.returncode == 1 and proc.stdout == "", args
+        assert proc.stderr.startswith("hprofkit: error: ") and message in proc.stderr, proc.stderr
+        assert proc.stderr.count("\n") == 1, proc.stderr
+    proc = _cli(app, "-o", "j.html", "--json", cwd=tmp_path)
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {
+        "output": "j.html", "size": (tmp_path / "j.html").stat().st_size, "shortened": False,
+        "sections": ["overview", "suspects", "leaks", "histogram"]}
+    # A bad value is a usage error (exit 2, the usage line), as in every command.
+    proc = _cli(app, "--heap-dump", "first", cwd=tmp_path)
+    assert proc.returncode == 2 and "usage: hprofkit report" in proc.stderr and "--heap-dump" in proc.stderr
+    # Standard input, the last heap dump counted from the end.
+    with open(app, "rb") as f:
+        proc = subprocess.run([sys.executable, "-m", "hprofkit", "report", "-", "-o", "stdin.html", "--heap-dump", "-1"],
+                              stdin=f, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    from_stdin = page_data(tmp_path / "stdin.html")
+    assert from_stdin["title"] == "<stdin>" and from_stdin["sections"]["overview"]["file"]["size"] == app.stat().st_size
+    assert from_stdin["sections"]["histogram"] == page_data(tmp_path / "report.html")["sections"]["histogram"]
+
+
+def test_a_view_embeds_alone_for_notebooks():
+    data = {"columns": ["class"], "rows": [[HOSTILE_TEXT, None, 1, 16, 16]], "total_rows": 1,
+            "rest": {"rows": 0, "instances": 0, "shallow_size": 0}}
+    one, two = view_html("histogram", data), view_html("histogram", data)
+    target = re.search(r'<div id="(hk-[0-9a-f]+)"', one).group(1)
+    assert target not in two  # each output its own element
+    page = parse(one.encode())
+    script = [a for t, a in page.tags if t == "script" and a.get("type") == "application/json"][0]
+    assert script["data-hprofkit-view"] == "histogram" and script["data-hprofkit-target"] == target
+    assert json.loads(page.texts["script"][0]) == data and "<img" not in one
+
+
+def test_the_default_limits_bound_a_heap_with_more_than_they_list(tmp_path):
+    heap = android_app()
+    classes, leaks = Limits().histogram + 100, Limits().leak_groups + 30
+    for i in range(classes):
+        name = heap.cls(f"com.example.C{i}", statics={"sSelf": ("object", None)})
+        heap.set_static(name, "sSelf", "object", heap.new(name))
+        if i < leaks:  # a destroyed activity kept by its own class: a fingerprint of its own
+            heap.set_static(name, "sKept", "object", heap.new("com.example.MainActivity", mDestroyed=True))
+    heap.write(tmp_path / "many.hprof")
+    out = Path(hprofkit.report(tmp_path / "many.hprof", tmp_path / "r.html"))
+    sections = page_data(out)["sections"]
+    hist = sections["histogram"]
+    assert len(hist["rows"]) == Limits().histogram and hist["rest"]["rows"] == hist["total_rows"] - Limits().histogram
+    assert hist["total_rows"] > classes  # the app's own classes besides
+    assert sections["leaks"]["fingerprints"] == leaks and len(sections["leaks"]["groups"]) == Limits().leak_groups
+    assert sections["leaks"]["rest"] == {"groups": 30, "leaks": 30}
+    assert os.path.getsize(out) < 10 << 20

@@ -1,0 +1,317 @@
+"""The report as a person sees it, in headless Chromium (tests/chromium.py):
+every section drawn with the figures the API gives, the biggest objects'
+paths one click away, the histogram's sorting and filter, hostile strings
+shown as text, the diff, views embedded in a notebook-like page, and no
+console error anywhere.  Screenshots go to $HPROFKIT_ARTIFACTS/report-screenshots
+(or a temporary folder), named on the terminal.
+
+Marked `browser`: skipped where Chromium, chromium-driver or selenium is
+missing, except under CI=true, where .ci/run installs them (conftest.peer)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import chromium
+import hprofkit
+from conftest import HPROF_DIR, peer
+from hprofkit._report.page import view_html
+from leaky_heap import android_app
+from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
+
+pytestmark = pytest.mark.browser
+
+SERVICE_BINDER = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
+JDK8 = HPROF_DIR / "mat__oracle_jdk8_05_x64.hprof"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    peer("chromium")
+    driver = chromium.start()
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="session")
+def shots(tmp_path_factory, pytestconfig):
+    """The folder screenshots go to, named on the terminal (past pytest's capture)."""
+    artifacts = os.environ.get("HPROFKIT_ARTIFACTS")
+    folder = Path(artifacts) / "report-screenshots" if artifacts else tmp_path_factory.mktemp("report-screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        print(f"\nreport screenshots: {folder}", flush=True)
+    return folder
+
+
+def show(browser, page: Path) -> None:
+    """Opens the page, waits for report.js's ready mark, and clears the console."""
+    chromium.open_page(browser, page)
+    errors = chromium.console_errors(browser)
+    assert not errors, errors
+
+
+def no_console_errors(browser) -> None:
+    errors = chromium.console_errors(browser)
+    assert not errors, errors
+
+
+def js(browser, script: str, *args):
+    return browser.execute_script(script, *args)
+
+
+def click(browser, element) -> None:
+    """A real click, on the element brought to the middle of the window (not under the sticky top bar)."""
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    element.click()
+
+
+def section_names(browser) -> list[str]:
+    return js(browser, "return [...document.querySelectorAll('section[data-section]')].map(s => s.dataset.section)")
+
+
+def top_level(heap, n):
+    ranked = heap.top_retainers(heap.object_count)
+    return [(obj, size) for obj, size in ranked if size > 0 and heap.dominator(obj) is None][:n]
+
+
+def table_rows(browser, name: str) -> list[list]:
+    """The visible rows of a table: per cell, its data-value as a number, else its text."""
+    return js(browser, """
+        const table = document.querySelector(`table[data-table='${arguments[0]}']`);
+        return [...table.querySelectorAll('tr.hk-row')].map(tr => [...tr.cells].map(td => {
+            const v = td.dataset.value !== undefined ? td : td.querySelector('[data-value]');
+            return v ? Number(v.dataset.value) : td.textContent; }));""", name)
+
+
+@pytest.mark.parametrize("dump", [SERVICE_BINDER, JDK8], ids=lambda p: p.stem)
+def test_every_section_shows_the_apis_figures(browser, shots, tmp_path, dump):
+    page = Path(hprofkit.report(dump, tmp_path / "report.html"))
+    show(browser, page)
+    with hprofkit.open(dump) as d:
+        stats = d.stats()
+    with hprofkit.open_heap(dump) as heap:
+        android = heap.find_class("android.graphics.Bitmap") is not None
+        assert section_names(browser) == ["overview", "suspects", "leaks", "histogram"] + ["bitmaps"] * android
+        figures = js(browser, """return Object.fromEntries([...document.querySelectorAll('[data-figure]')].map(
+            t => [t.dataset.figure, Number(t.querySelector('[data-value]').dataset.value)]))""")
+        assert figures == {"objects": heap.object_count, "classes": heap.class_count, "gc_roots": len(heap.gc_roots),
+                           "total": sum(t.bytes for t in stats.heap_totals.values())}
+        def legend(kind):
+            return js(browser, f"return [...document.querySelectorAll(\".hk-legend[data-kind='{kind}'] li\")].map("
+                               "li => [li.dataset.part, Number(li.querySelector('.hk-legend-value').dataset.value)])")
+        heaps = [[name, t.bytes] for name, t in stats.heap_totals.items()]
+        assert legend("heap") == (heaps if len(heaps) > 1 else [])
+        # The composition: the classes of most shallow bytes, then the rest.
+        by_shallow = sorted(stats.histogram, key=lambda r: (-r.shallow_bytes, r.name))[:8]
+        total = figures["total"]
+        assert legend("class") == [[r.name, r.shallow_bytes] for r in by_shallow] + \
+            [["other classes", total - sum(r.shallow_bytes for r in by_shallow)]]
+        # The chart of the biggest objects: the top-level dominators, each bar its retained size.
+        bars = js(browser, "return [...document.querySelectorAll('button.hk-bar')].map(b => "
+                           "[b.querySelector('[data-id]').dataset.id, Number(b.dataset.value)])")
+        assert bars == [[f"{obj.id:x}", size] for obj, size in top_level(heap, 20)]
+        # The histogram's first rows (largest retained first): each class's count and sizes.
+        rows = table_rows(browser, "histogram")
+        assert len(rows) == min(100, len(stats.histogram))
+        for name_cell, instances, shallow, retained in rows:
+            name, class_id = re.fullmatch(r"(.+) @0x([0-9a-f]+)", name_cell).groups()
+            cls = heap.object(int(class_id, 16))
+            assert (cls.name, cls.instance_count, cls.instances_retained_size) == (name, instances, retained)
+        assert [r[3] for r in rows] == sorted((r[3] for r in rows), reverse=True)
+        # Leak traces: one card per fingerprint, with its count of leaks.
+        leaks = heap.find_leaks()
+        cards = js(browser, "return [...document.querySelectorAll('article.hk-leak')].map(a => "
+                            "[a.dataset.fingerprint, Number(a.dataset.count), a.querySelectorAll('.hk-trace-node').length])")
+        assert sorted(c[:2] for c in cards) == sorted([fp, sum(lk.fingerprint == fp for lk in leaks)]
+                                                      for fp in {lk.fingerprint for lk in leaks})
+        for fingerprint, _, nodes in cards:
+            assert nodes == len(next(lk for lk in leaks if lk.fingerprint == fingerprint).nodes)
+    chromium.screenshot(browser, shots / f"report-{dump.stem}.png")
+    no_console_errors(browser)
+
+
+def test_a_biggest_object_shows_its_path_from_a_gc_root_on_click(browser, shots, tmp_path):
+    show(browser, Path(hprofkit.report(SERVICE_BINDER, tmp_path / "report.html")))
+    with hprofkit.open_heap(SERVICE_BINDER) as heap:
+        # A suspect's path is its own shortest; the others' come from one search for them all.
+        ranked = top_level(heap, 20)
+        total = sum(t.bytes for t in hprofkit.stats(SERVICE_BINDER).heap_totals.values())
+        suspects = [obj for obj, size in ranked if size > total // 10]
+        others = [obj for obj, _ in ranked if obj not in suspects]
+        expected = dict(zip(others, heap.paths_to_root(others, exclude=())))
+        expected.update((obj, heap.path_to_root(obj, exclude=())) for obj in suspects)
+        assert suspects and suspects[0] == ranked[0][0]
+        for obj, _ in ranked[:3]:
+            path = expected[obj]
+            button = browser.find_element("css selector", f"button.hk-bar:has([data-id='{obj.id:x}'])")
+            click(browser, button)
+            hops = js(browser, "return [...document.querySelectorAll('.hk-chart-details .hk-hop')].map(li => "
+                               "[li.querySelector('.hk-via').textContent, li.querySelector('[data-id]').dataset.id])")
+            assert [target for _, target in hops] == [f"{hop.target.id:x}" for hop in path.hops]
+            assert hops[0][0] == f"GC root {path.hops[0].name}"
+            assert js(browser, "return document.querySelector('.hk-chart-details .hk-details-head [data-id]')"
+                               ".dataset.id") == f"{obj.id:x}"
+        chromium.screenshot(browser, shots / "report-path-on-click.png")
+        click(browser, button)  # a second click closes it
+        assert js(browser, "return document.querySelector('.hk-chart-details').children.length") == 0
+    no_console_errors(browser)
+
+
+def test_the_histogram_sorts_filters_and_shows_more(browser, tmp_path):
+    show(browser, Path(hprofkit.report(SERVICE_BINDER, tmp_path / "report.html")))
+    with hprofkit.open(SERVICE_BINDER) as d:
+        histogram = d.stats().histogram
+    table = "table[data-table='histogram']"
+    header = {name: browser.find_element("css selector", f"{table} th[data-col='{i}']")
+              for i, name in enumerate(("class", "instances", "shallow", "retained"))}
+    click(browser, header["instances"])
+    counts = [row[1] for row in table_rows(browser, "histogram")]
+    assert counts == sorted((r.instances for r in histogram), reverse=True)[:100]
+    click(browser, header["instances"])
+    assert [row[1] for row in table_rows(browser, "histogram")] == sorted(r.instances for r in histogram)[:100]
+    click(browser, header["class"])
+    names = [row[0].split(" @0x")[0] for row in table_rows(browser, "histogram")]
+    assert names == sorted(r.name for r in histogram)[:100]
+    click(browser, browser.find_element("css selector", "section[data-section='histogram'] button.hk-more"))
+    assert len(table_rows(browser, "histogram")) == min(200, len(histogram))
+    # The filter: text or a regular expression, case ignored.
+    browser.find_element("css selector", "section[data-section='histogram'] .hk-filter").send_keys("string$")
+    names = [row[0].split(" @0x")[0] for row in table_rows(browser, "histogram")]
+    assert sorted(names) == sorted(r.name for r in histogram if re.search("string$", r.name, re.I))
+    status = js(browser, "return document.querySelector(\"section[data-section='histogram'] .hk-table-status\").textContent")
+    assert status == f"Showing {len(names)} of {len(names)} {'class' if len(names) == 1 else 'classes'} matching"
+    no_console_errors(browser)
+
+
+def test_the_histogram_shows_one_android_heap_on_demand(browser, tmp_path):
+    dialer = HPROF_DIR / "platform_tools_base__dialer.android-hprof"
+    show(browser, Path(hprofkit.report(dialer, tmp_path / "report.html")))
+    with hprofkit.open(dialer) as d:
+        heaps = d.stats().heaps
+    choice = browser.find_element("css selector", "section[data-section='histogram'] select.hk-heap-choice")
+    assert [o.text for o in choice.find_elements("css selector", "option")] == \
+        ["All heaps"] + [f"Heap: {name}" for name in heaps]
+    from selenium.webdriver.support.ui import Select
+    Select(choice).select_by_visible_text("Heap: app")
+    choice = browser.find_element("css selector", "section[data-section='histogram'] select.hk-heap-choice")
+    assert Select(choice).first_selected_option.text == "Heap: app"
+    click(browser, browser.find_element("css selector", "table[data-table='histogram'] th[data-col='2']"))
+    more = browser.find_element("css selector", "section[data-section='histogram'] button.hk-more")
+    while more.is_displayed():
+        click(browser, more)
+    rows = table_rows(browser, "histogram")
+    assert [r[2] for r in rows] == sorted((r.shallow_bytes for r in heaps["app"]), reverse=True)
+    assert sorted((r[0].split(" @0x")[0], r[1], r[2]) for r in rows) == \
+        sorted((r.name, r.instances, r.shallow_bytes) for r in heaps["app"])
+    header = js(browser, "return document.querySelector(\"table[data-table='histogram'] th[data-col='3']\").textContent")
+    assert header == "Retained (all heaps)"
+    no_console_errors(browser)
+
+
+def test_bitmaps_show_as_images(browser, shots, tmp_path):
+    show(browser, Path(hprofkit.report(SERVICE_BINDER, tmp_path / "report.html")))
+    with hprofkit.open_heap(SERVICE_BINDER) as heap:
+        found = sorted(heap.bitmaps(), key=lambda b: (-(b.byte_size or 0), b.object.id))
+        # Each thumbnail loaded (the policy allows data: images) at the bitmap's proportions.
+        shown = js(browser, "return [...document.querySelectorAll('figure.hk-bitmap')].map(f => { const i = "
+                            "f.querySelector('img'); return [f.dataset.id, i && i.complete ? [i.naturalWidth, "
+                            "i.naturalHeight] : null]; })")
+        assert [obj_id for obj_id, _ in shown] == [f"{b.object.id:x}" for b in found]
+        for (_, size), bmp in zip(shown, found):
+            step = -(-max(bmp.width, bmp.height) // 96)
+            assert size == ([-(-bmp.width // step), -(-bmp.height // step)] if bmp.has_pixels else None)
+        dups = js(browser, "return [...document.querySelectorAll('.hk-duplicates')].map(d => Number(d.dataset.count))")
+        assert dups == [len(g.bitmaps) for g in heap.duplicate_bitmaps()]
+    section = browser.find_element("css selector", "section[data-section='bitmaps']")
+    browser.execute_script("arguments[0].scrollIntoView()", section)
+    chromium.screenshot(browser, shots / "report-bitmaps.png")
+    no_console_errors(browser)
+
+
+def test_hostile_strings_render_as_text(browser, shots, tmp_path):
+    hostile_app(tmp_path / "app.hprof", activities=2)
+    show(browser, Path(hprofkit.report(tmp_path / "app.hprof", tmp_path / "report.html")))
+    assert js(browser, "return window.__pwned === undefined && document.images.length === 0 && "
+                       "document.querySelectorAll('script').length === 2")
+    # The String's text, the class name and the watch key are on the page, as text (toWellFormed:
+    # WebDriver cannot carry the text's lone surrogate back).
+    before_surrogate = HOSTILE_TEXT.split("\ud800")[0]
+    texts = js(browser, "return [...document.querySelectorAll('.hk-str')].map(e => e.textContent.toWellFormed())")
+    assert any(t.startswith('"' + before_surrogate) for t in texts), texts
+    titles = js(browser, "return [...document.querySelectorAll('.hk-class')].map(e => e.title)")
+    assert HOSTILE_CLASS in titles
+    labels = js(browser, "return [...document.querySelectorAll('.hk-labels li')].map(e => e.textContent.toWellFormed())")
+    assert any(label.startswith("key = " + before_surrogate) for label in labels), labels
+    chromium.screenshot(browser, shots / "report-hostile.png")
+    no_console_errors(browser)
+
+
+def test_leak_cards_come_a_page_at_a_time_with_their_objects_on_demand(browser, tmp_path):
+    heap = android_app()
+    for i in range(60):  # 60 fingerprints: each activity kept by a class of its own
+        name = heap.cls(f"com.example.Holder{i}", statics={"sKept": ("object", None)})
+        heap.set_static(name, "sKept", "object", heap.new("com.example.MainActivity", mDestroyed=True))
+    heap.write(tmp_path / "app.hprof")
+    show(browser, Path(hprofkit.report(tmp_path / "app.hprof", tmp_path / "report.html")))
+    cards = "return document.querySelectorAll('article.hk-leak').length"
+    more = browser.find_element("css selector", "section[data-section='leaks'] > div > button.hk-more")
+    assert js(browser, cards) == 25 and more.text == "Show 25 more fingerprints"
+    click(browser, more)
+    assert js(browser, cards) == 50 and more.text == "Show 10 more fingerprints"
+    click(browser, more)
+    assert js(browser, cards) == 60 and not more.is_displayed()
+    # A fingerprint of one leak shows its objects' table once opened.
+    first = browser.find_element("css selector", "article.hk-leak")
+    assert not first.find_elements("css selector", "table")
+    click(browser, first.find_element("css selector", "summary"))
+    rows = first.find_elements("css selector", "table[data-table='leak-objects'] tr.hk-row")
+    assert len(rows) == 1 and "MainActivity" in rows[0].text
+    no_console_errors(browser)
+
+
+def test_the_diff_shows_hprofkit_diff(browser, shots, tmp_path):
+    hostile_app(tmp_path / "base.hprof", activities=1)
+    hostile_app(tmp_path / "app.hprof", activities=4)
+    show(browser, Path(hprofkit.report(tmp_path / "app.hprof", tmp_path / "report.html",
+                                       baseline=tmp_path / "base.hprof")))
+    assert section_names(browser) == ["overview", "suspects", "leaks", "histogram", "diff"]
+    expected = hprofkit.diff(tmp_path / "base.hprof", tmp_path / "app.hprof", retained=True, paths=True)
+    rows = table_rows(browser, "diff")
+    assert sorted((r[0], r[1], r[2], r[3]) for r in rows) == sorted(
+        (r.name, r.count_delta, r.shallow_delta, r.retained_delta) for r in expected.rows)
+    paths = js(browser, "return [...document.querySelectorAll('.hk-growth > li')].map(li => "
+                        "[...li.querySelectorAll('.hk-growth-path code')].map(c => c.textContent))")
+    assert paths == [list(p.path) for p in expected.paths]
+    chromium.screenshot(browser, shots / "report-diff.png")
+    no_console_errors(browser)
+
+
+def test_views_embed_in_a_notebook_like_page(browser, shots, tmp_path):
+    """Two outputs, each with the bundle (as two notebook cells would
+    render): both drawn, the bundle defined once."""
+    hostile_app(tmp_path / "app.hprof", activities=2)
+    from hprofkit._report import collect
+    from hprofkit._report.source import opened
+    with opened(tmp_path / "app.hprof") as src:
+        data = collect(src)
+    context = {"objects": data["objects"], "paths": data["paths"]}
+    cells = [view_html("histogram", data["sections"]["histogram"]),
+             view_html("leaks", dict(data["sections"]["leaks"], **context))]
+    page = tmp_path / "notebook.html"
+    page.write_text("<!DOCTYPE html><meta charset=utf-8><title>cells</title><body>"
+                    + "".join(f"<div class='cell'>{cell}</div>" for cell in cells) + "</body>")
+    show(browser, page)
+    assert js(browser, "return window.hprofkit.version") == 1
+    assert js(browser, "return [...document.querySelectorAll('.hk-embed')].map(e => e.children.length > 0)") == [True, True]
+    assert len(table_rows(browser, "histogram")) == len(data["sections"]["histogram"]["rows"])
+    assert js(browser, "return document.querySelectorAll('article.hk-leak').length") == 2
+    assert js(browser, "return window.__pwned === undefined && document.images.length === 0")
+    chromium.screenshot(browser, shots / "notebook-views.png")
+    no_console_errors(browser)
