@@ -153,10 +153,13 @@ def threads(heap: Heap) -> list[Thread]:
             locals_at.setdefault((root.thread_serial, root.frame.depth), []).append(root.object)
         else:
             held.setdefault(root.thread_serial, []).append(root.object)
+    depths: dict[int, list[int]] = {}
+    for serial, depth in sorted(locals_at):
+        depths.setdefault(serial, []).append(depth)
     out = []
     for serial, obj, _object_id, _trace, frames in heap._threads():
-        extra = [o for (s, depth), objs in sorted(locals_at.items(), key=lambda kv: kv[0])
-                 if s == serial and depth >= len(frames) for o in objs]
+        # roots deeper than the stack the dump recorded: held by the thread, at no frame
+        extra = [o for depth in depths.get(serial, ()) if depth >= len(frames) for o in locals_at[serial, depth]]
         stack = [_frame(raw, tuple(locals_at.get((serial, depth), ()))) for depth, raw in enumerate(frames)]
         name = daemon = None
         if obj is not None and obj.kind == "instance":
