@@ -7,6 +7,7 @@
  *    not a hang), a deque whose head lies outside its array, an
  *    ALLOC_SITES record shorter than its sites (HP_E_TRUNCATED);
  *  - 300,000 distinct texts, each twice: hash collisions are told apart;
+ *  - JDK 6 substrings sharing one char[] with a String of another text;
  *  - every dump of the shared data: every collection walked and measured,
  *    the waste per class, duplicate strings, allocation counts adding up. */
 #include "valueskit.h"
@@ -223,6 +224,89 @@ static void test_many_texts(void)
     free(b.d);
 }
 
+/* A char[] of JDK 6 (or old Android) Strings, written UTF-16 big-endian. */
+static void chars(bb *b, uint64_t id, const char *text)
+{
+    size_t k, n = strlen(text);
+    bb_u1(b, HP_SUB_PRIM_ARRAY_DUMP);
+    bb_id(b, id);
+    bb_u4(b, 0);
+    bb_u4(b, (uint32_t)n);
+    bb_u1(b, HP_T_CHAR);
+    for (k = 0; k < n; k++)
+        bb_u2(b, (unsigned char)text[k]);
+}
+
+/* JDK 6 substrings share one char[]: an array a String of another text
+ * also holds is not freed with the duplicates, and does not count as
+ * wasted; one only the duplicates hold counts once. */
+static void test_substrings_share_arrays(void)
+{
+    enum { N_OFFSET = 100, N_COUNT };
+    enum { KEPT = 0x100, KEPT_V = 0x108, DUP_BIG = 0x110, WHOLE = 0x118, BIG = 0x120, DUP1 = 0x128, DUP2 = 0x130,
+           OWN = 0x138 };
+    static const int str_f[3] = { N_VALUE, N_OFFSET, N_COUNT }, str_t[3] = { HP_T_OBJECT, HP_T_INT, HP_T_INT };
+    static const uint64_t kept[3] = { KEPT_V, 0, 2 }, dup_big[3] = { BIG, 3, 2 }, whole[3] = { BIG, 0, 5 },
+                          dup[3] = { OWN, 0, 2 };
+    uint8_t header[HP_HEADER_MAX];
+    bb b;
+    hp_heap_options opt;
+    hp_heap *h = NULL;
+    hp_error err;
+    hp_dup_string *dups = NULL;
+    size_t n = 0, k;
+    uint64_t want = 0;
+    memset(&b, 0, sizeof b);
+    b.id = 4;
+    bb_raw(&b, header, hp_header_write(header, 2, 4, 0));
+    for (k = 1; k < sizeof vk_names / sizeof vk_names[0]; k++) {
+        bb_rec_begin(&b, HP_TAG_UTF8);
+        bb_id(&b, k);
+        bb_raw(&b, vk_names[k], strlen(vk_names[k]));
+        bb_rec_end(&b);
+    }
+    bb_rec_begin(&b, HP_TAG_UTF8);
+    bb_id(&b, N_OFFSET);
+    bb_raw(&b, "offset", 6);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_UTF8);
+    bb_id(&b, N_COUNT);
+    bb_raw(&b, "count", 5);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_LOAD_CLASS);
+    bb_u4(&b, 1);
+    bb_id(&b, C_STRING);
+    bb_u4(&b, 0);
+    bb_id(&b, N_STRING);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+    vk_class(&b, C_STRING, 0, 3, str_f, str_t);
+    vk_instance(&b, KEPT, 0, C_STRING, 3, kept, str_t);
+    chars(&b, KEPT_V, "ab");
+    vk_instance(&b, DUP_BIG, 0, C_STRING, 3, dup_big, str_t); /* "ab" out of "abcab" */
+    vk_instance(&b, WHOLE, 0, C_STRING, 3, whole, str_t);     /* "abcab": holds BIG too */
+    chars(&b, BIG, "abcab");
+    vk_instance(&b, DUP1, 0, C_STRING, 3, dup, str_t);
+    vk_instance(&b, DUP2, 0, C_STRING, 3, dup, str_t);
+    chars(&b, OWN, "ab");
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(&b);
+    memset(&opt, 0, sizeof opt);
+    CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
+    CHECK(hp_duplicate_strings(h, NULL, 2, &dups, &n, NULL, NULL, &err) == HP_OK);
+    CHECK_EQ_U64(n, 1);
+    want = hp_heap_shallow_size(h, hp_heap_find(h, DUP_BIG)) + hp_heap_shallow_size(h, hp_heap_find(h, DUP1)) +
+           hp_heap_shallow_size(h, hp_heap_find(h, DUP2)) + hp_heap_shallow_size(h, hp_heap_find(h, OWN));
+    if (n == 1) {
+        CHECK(dups[0].first == hp_heap_find(h, KEPT) && dups[0].count == 4);
+        CHECK_EQ_U64(dups[0].wasted, want); /* not BIG's: WHOLE keeps it */
+    }
+    free(dups);
+    hp_heap_free(h);
+    free(b.d);
+}
+
 static void test_shared_dumps(void)
 {
     size_t n_inv = 0, k, walked_total = 0;
@@ -295,6 +379,7 @@ int main(void)
     test_crafted(4);
     test_crafted(8);
     test_many_texts();
+    test_substrings_share_arrays();
     test_shared_dumps();
     return check_report("test_values");
 }
