@@ -296,7 +296,7 @@ PyObject *values_alloc_sites(HeapIndex *heap, PyObject *unused);
     { "_site_counts", (PyCFunction)values_site_counts, METH_NOARGS, \
       "_site_counts($self, /)\n--\n\nObjects and bytes by allocation trace (internal: allocation_sites())." }, \
     { "_alloc_sites", (PyCFunction)values_alloc_sites, METH_NOARGS, \
-      "_alloc_sites($self, /)\n--\n\nThe sites of the ALLOC_SITES records (internal: alloc_sites_records())." },
+      "_alloc_sites($self, /)\n--\n\nThe sites of the ALLOC_SITES records (internal: alloc_sites())." },
 
 /* ---- the dominator tree (_hprof_tree.c) ---- */
 
