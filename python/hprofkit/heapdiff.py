@@ -349,17 +349,17 @@ def _signed_size(n: int | None) -> str:
     return ("+" if n > 0 else "-" if n < 0 else "") + human_size(abs(n))
 
 
-def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap]) -> tuple[Heap, str]:
+def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap], mapping: Any = None) -> tuple[Heap, str]:
     if isinstance(source, Heap):
         return source, repr(source)
-    heap = open_heap(source)
+    heap = open_heap(source, mapping=mapping)
     opened.append(heap)
     return heap, os.fspath(source)
 
 
 def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, retained: bool = False,
-         paths: bool | Sequence[str] = False, exclude: Iterable[Matcher] | None = None, top_paths: int = 10
-         ) -> HeapDiff:
+         paths: bool | Sequence[str] = False, exclude: Iterable[Matcher] | None = None, top_paths: int = 10,
+         mapping: Any = None) -> HeapDiff:
     """The per-class changes from heap (or dump path) `a` to `b`.
 
     retained: also compare each class's retained size (computes the
@@ -367,11 +367,15 @@ def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, 
     grown classes' objects hang (True: the `top_paths` classes that grew
     most in instances; or a list of class names), with `exclude` matchers
     as heap.path_to_root takes them (None: each heap's defaults; (): none).  Paths given are opened (dumps, packs,
-    Tailor minis) and closed again; heaps given stay open."""
+    Tailor minis) and closed again; heaps given stay open.  mapping: the
+    ProGuard/R8 mapping (a hprofkit.Mapping or a mapping.txt path) of the
+    dumps given as paths, or a pair (A's, B's) for two releases whose
+    names differ: classes then compare by their clear names."""
+    mapping_a, mapping_b = mapping if isinstance(mapping, tuple) else (mapping, mapping)
     opened: list[Heap] = []
     try:
-        heap_a, label_a = _as_heap(a, opened)
-        heap_b, label_b = _as_heap(b, opened)
+        heap_a, label_a = _as_heap(a, opened, mapping_a)
+        heap_b, label_b = _as_heap(b, opened, mapping_b)
         ret_a = retained_by_class(heap_a) if retained else None
         ret_b = retained_by_class(heap_b) if retained else None
         result = HeapDiff.from_histograms(class_histogram(heap_a), class_histogram(heap_b), ret_a, ret_b,

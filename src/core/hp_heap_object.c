@@ -20,6 +20,8 @@ uint64_t hp_heap_memory(const hp_heap *h)
     total += (uint64_t)h->n_roots * (sizeof *h->roots + 4);
     if (h->rev_start)
         total += (n + 1) * 4 + (uint64_t)h->rev_start[n] * 4;
+    total += h->names.text_cap + h->names.cap_strings * sizeof *h->names.strings +
+             h->names.cap_fields * 8 + h->names.cap_frames * sizeof *h->names.frames;
     return total;
 }
 

@@ -51,13 +51,20 @@ int hp_heap_trace_frame(const hp_heap *h, uint32_t serial, uint32_t depth, hp_fr
     const int id = h->id_size;
     const serial_entry *t = trace_of(h, serial);
     const sid_entry *frame;
+    const hp_frame *renamed;
     const uint8_t *body;
+    uint64_t frame_id;
     if (!t)
         return 0;
     body = h->buf + t->offset + 9;
     if (depth >= frames_held(h, body))
         return 0;
-    frame = heap_sid_find(h->frames, h->n_frames, hp_read_id(body + 12 + (size_t)depth * id, id));
+    frame_id = hp_read_id(body + 12 + (size_t)depth * id, id);
+    if ((renamed = heap_renamed_frame(h, frame_id)) != NULL) { /* a mapping gave it clear names */
+        *out = *renamed;
+        return 1;
+    }
+    frame = heap_sid_find(h->frames, h->n_frames, frame_id);
     if (!frame)
         return 0;
     /* STACK_FRAME records were listed only when 4 ids + 8 bytes long. */
