@@ -458,6 +458,7 @@ static PyMethodDef heap_methods[] = {
     HEAP_REACH_METHODS
     HEAP_TREE_METHODS
     HEAP_TABLE_METHODS
+    HEAP_VALUES_METHODS
     HEAP_NAMES_METHODS
     { "close", (PyCFunction)heap_close, METH_NOARGS,
       "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },

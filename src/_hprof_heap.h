@@ -3,8 +3,8 @@
  * one way (tests/test_layout.py checks them; docs/architecture.md):
  *
  *   the types: _hprof_heap.c (Heap), _hprof_heap_object.c (HeapObject, HeapClass)
- *     -> _hprof_heap_pixels.c -> _hprof_heap_tables.c -> _hprof_tree.c
- *     -> _hprof_reach.c -> _hprof_routes.c -> _hprof_heap_iter.c
+ *     -> _hprof_values.c -> _hprof_heap_pixels.c -> _hprof_heap_tables.c
+ *     -> _hprof_tree.c -> _hprof_reach.c -> _hprof_routes.c -> _hprof_heap_iter.c
  *     -> _hprof_heap_base.c -> _hprof_heap_read.c -> _hprof_glue.c
  *
  * each file calling only files to its right (the two type files never call
@@ -18,6 +18,7 @@
 
 #include <pythread.h>
 
+#include "core/hp_coll.h"
 #include "core/hp_heap.h"
 #include "core/hp_reach.h"
 
@@ -43,6 +44,7 @@ typedef struct HeapIndex_ {
     int semantics;            /* HP_REACH_*: the graph behind paths and retained sizes */
     hp_reach *reach;          /* built on first use, under the lock (_hprof_reach.c) */
     int reach_level;          /* how far `reach` is computed (written under the lock) */
+    hp_coll *coll;            /* collection layouts, resolved on first use under the lock (_hprof_values.c) */
     hprof_state *st;
     PyObject *module;
     PyObject *mapping;        /* the hprofkit.Mapping whose clear names the index has, or NULL */
@@ -146,6 +148,15 @@ int heap_elements(HeapIndex *heap, uint32_t index, hp_object *obj, heap_copy *da
  * class below it; NULL with an exception set. */
 uint8_t *heap_descendants(HeapIndex *heap, uint32_t ord, int with_self);
 
+/* STACK_TRACE `serial` read under the guard: found, its thread serial and
+ * frame count (hp_heap_trace). */
+typedef struct heap_trace_read {
+    uint32_t serial;
+    int found;
+    uint32_t thread_serial, frames;
+} heap_trace_read;
+int heap_read_trace(HeapIndex *heap, heap_trace_read *call);
+
 /* A STRING record's text, decoded with replacement, or None (a new reference). */
 PyObject *heap_utf8(HeapIndex *heap, uint64_t sid);
 /* The name of field f, or the placeholder of a name the dump lacks
@@ -219,6 +230,9 @@ const char *heap_root_kind_name(int tag);
 PyObject *heap_root_kind(int tag);
 /* The StackFrame of a JAVA_FRAME / JNI_LOCAL root, or None. */
 PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r);
+/* The StackFrame at `depth` of STACK_TRACE `serial` (its fields None when
+ * the dump lacks the frame). */
+PyObject *heap_trace_frame(HeapIndex *heap, uint32_t serial, uint32_t depth);
 
 /* ---- clear names through a mapping (_hprof_heap_names.c) ---- */
 
@@ -308,6 +322,40 @@ PyObject *reach_compute(HeapIndex *heap, PyObject *unused);
 PyObject *reach_object_retained(HeapHandle *o, int count);
 /* cls.instances_retained_size (count = 0) or cls.instances_retained_count (count = 1). */
 PyObject *reach_class_retained(HeapHandle *c, int count);
+
+/* ---- values (_hprof_values.c): collections, strings, arrays, threads, sites ---- */
+
+PyObject *values_walk(HeapHandle *o, PyObject *entries);
+PyObject *values_measure(HeapHandle *o, PyObject *unused);
+#define OBJ_VALUES_METHODS \
+    { "_walk", (PyCFunction)values_walk, METH_O, \
+      "_walk($self, entries, /)\n--\n\nA collection's entries or elements, raw (internal: entries(), elements())." }, \
+    { "_measure", (PyCFunction)values_measure, METH_NOARGS, \
+      "_measure($self, /)\n--\n\nA collection's shape, size, capacity, wasted bytes and inner collection\n" \
+      "(internal: fill_ratio)." },
+
+PyObject *values_collection_waste(HeapIndex *heap, PyObject *unused);
+PyObject *values_duplicate_strings(HeapIndex *heap, PyObject *min_count);
+PyObject *values_large_arrays(HeapIndex *heap, PyObject *min_bytes);
+PyObject *values_threads(HeapIndex *heap, PyObject *unused);
+PyObject *values_trace(HeapIndex *heap, PyObject *serial);
+PyObject *values_site_counts(HeapIndex *heap, PyObject *unused);
+PyObject *values_alloc_sites(HeapIndex *heap, PyObject *unused);
+#define HEAP_VALUES_METHODS \
+    { "_collection_waste", (PyCFunction)values_collection_waste, METH_NOARGS, \
+      "_collection_waste($self, /)\n--\n\nPer collection class, raw (internal: collection_waste())." }, \
+    { "_duplicate_strings", (PyCFunction)values_duplicate_strings, METH_O, \
+      "_duplicate_strings($self, min_count, /)\n--\n\nRaw groups (internal: duplicate_strings())." }, \
+    { "_large_arrays", (PyCFunction)values_large_arrays, METH_O, \
+      "_large_arrays($self, min_bytes, /)\n--\n\nRaw rows in id order (internal: large_arrays())." }, \
+    { "_threads", (PyCFunction)values_threads, METH_NOARGS, \
+      "_threads($self, /)\n--\n\nRaw thread rows (internal: threads())." }, \
+    { "_trace", (PyCFunction)values_trace, METH_O, \
+      "_trace($self, serial, /)\n--\n\nA STACK_TRACE's thread serial and frames, or None (internal)." }, \
+    { "_site_counts", (PyCFunction)values_site_counts, METH_NOARGS, \
+      "_site_counts($self, /)\n--\n\nObjects and bytes by allocation trace (internal: allocation_sites())." }, \
+    { "_alloc_sites", (PyCFunction)values_alloc_sites, METH_NOARGS, \
+      "_alloc_sites($self, /)\n--\n\nThe sites of the ALLOC_SITES records (internal: alloc_sites())." },
 
 /* ---- the dominator tree (_hprof_tree.c) ---- */
 

@@ -22,6 +22,8 @@ const hp_heap *heap_index(HeapIndex *heap)
 
 void heap_release(HeapIndex *heap)
 {
+    hp_coll_free(heap->coll);
+    heap->coll = NULL;
     hp_reach_free(heap->reach);
     heap->reach = NULL;
     heap->reach_level = 0;
@@ -479,7 +481,9 @@ PyObject *heap_root_kind(int tag) { return PyUnicode_FromString(heap_root_kind_n
 
 typedef struct {
     const hp_heap *h;
-    const hp_root *root;
+    uint32_t thread_serial, serial; /* by thread (a root's frame), else by trace */
+    int32_t depth;
+    int by_thread;
     hp_frame frame;
     int found;
 } frame_call;
@@ -487,7 +491,8 @@ typedef struct {
 static void find_frame(void *ctx)
 {
     frame_call *c = ctx;
-    c->found = hp_heap_thread_frame(c->h, c->root->thread_serial, c->root->frame, &c->frame);
+    c->found = c->by_thread ? hp_heap_thread_frame(c->h, c->thread_serial, c->depth, &c->frame)
+                            : hp_heap_trace_frame(c->h, c->serial, (uint32_t)c->depth, &c->frame);
 }
 
 /* A frame's method: the dump's name, or the placeholder of one it lacks. */
@@ -501,24 +506,23 @@ static PyObject *heap_method_name(HeapIndex *heap, uint64_t sid)
     return PyUnicode_FromStringAndSize(unnamed, (Py_ssize_t)hp_unnamed(unnamed, HP_UNNAMED_METHOD, 0));
 }
 
-PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r)
+/* The StackFrame a frame_call found (its fields None when it found none). */
+static PyObject *stack_frame(HeapIndex *heap, frame_call *call)
 {
     const hp_heap *index = heap->index;
-    frame_call call = { index, r, { 0, 0, 0, 0, 0 }, 0 };
     hp_frame f;
     PyObject *item;
     uint32_t cls;
     int k;
-    if (r->frame < 0)
-        Py_RETURN_NONE;
-    if (heap_guard(heap, find_frame, &call) < 0)
+    call->h = index;
+    if (heap_guard(heap, find_frame, call) < 0)
         return NULL;
-    f = call.frame;
+    f = call->frame;
     item = PyStructSequence_New(heap->st->stack_frame_type);
     if (!item)
         return NULL;
-    PyStructSequence_SET_ITEM(item, 0, PyLong_FromLong(r->frame));
-    if (!call.found) {
+    PyStructSequence_SET_ITEM(item, 0, PyLong_FromLong(call->depth));
+    if (!call->found) {
         for (k = 1; k < 6; k++)
             PyStructSequence_SET_ITEM(item, k, Py_NewRef(Py_None));
         return item;
@@ -535,4 +539,25 @@ PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r)
             return NULL;
         }
     return item;
+}
+
+PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r)
+{
+    frame_call call;
+    if (r->frame < 0)
+        Py_RETURN_NONE;
+    memset(&call, 0, sizeof call);
+    call.by_thread = 1;
+    call.thread_serial = r->thread_serial;
+    call.depth = r->frame;
+    return stack_frame(heap, &call);
+}
+
+PyObject *heap_trace_frame(HeapIndex *heap, uint32_t serial, uint32_t depth)
+{
+    frame_call call;
+    memset(&call, 0, sizeof call);
+    call.serial = serial;
+    call.depth = (int32_t)depth;
+    return stack_frame(heap, &call);
 }

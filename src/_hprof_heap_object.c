@@ -346,9 +346,18 @@ static int array_of(HeapHandle *o, hp_object *obj, const char *what, int primiti
 static Py_ssize_t obj_length(HeapHandle *o)
 {
     hp_object obj;
-    if (array_of(o, &obj, "only arrays have a length", 0) < 0)
+    if (array_of(o, &obj, "only arrays have a length (a collection's: len(obj.elements()) or len(obj.entries()))",
+                 0) < 0)
         return -1;
     return (Py_ssize_t)obj.length;
+}
+
+/* A handle is an object, not a container: always true, even an empty
+ * array's (test `is None` for a null reference). */
+static int obj_bool(HeapHandle *o)
+{
+    (void)o;
+    return 1;
 }
 
 static PyObject *obj_as_str(HeapHandle *o, PyObject *unused)
@@ -724,6 +733,7 @@ static PyMethodDef obj_methods[] = {
       "Python reads it unguarded: a file shrunk under it kills the process (tolist() copies guarded)." },
     { "tolist", (PyCFunction)obj_tolist, METH_NOARGS,
       "tolist($self, /)\n--\n\nAn array's elements as a list of Python values." },
+    OBJ_VALUES_METHODS
     HEAP_PIXEL_METHODS
     { NULL, NULL, 0, NULL },
 };
@@ -737,6 +747,7 @@ static PyType_Slot obj_slots[] = {
     { Py_tp_richcompare, obj_richcompare },
     { Py_mp_subscript, obj_getitem },
     { Py_mp_length, obj_length },
+    { Py_nb_bool, obj_bool },
     { Py_bf_getbuffer, obj_getbuffer },
     { Py_bf_releasebuffer, obj_releasebuffer },
     { Py_tp_dealloc, obj_dealloc },

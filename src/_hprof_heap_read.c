@@ -491,6 +491,26 @@ uint8_t *heap_descendants(HeapIndex *heap, uint32_t ord, int with_self)
     return call.mark;
 }
 
+/* ---- stack traces ---- */
+
+typedef struct {
+    const hp_heap *h;
+    heap_trace_read *out;
+} trace_call;
+
+static void read_trace(void *ctx)
+{
+    trace_call *c = ctx;
+    c->out->found = hp_heap_trace(c->h, c->out->serial, &c->out->thread_serial, &c->out->frames);
+}
+
+int heap_read_trace(HeapIndex *heap, heap_trace_read *call)
+{
+    trace_call c = { heap->index, call };
+    call->found = 0;
+    return heap_guard(heap, read_trace, &c);
+}
+
 /* ---- text ---- */
 
 /* Text of the mapping found by find(call) under the guard, by STRING id or

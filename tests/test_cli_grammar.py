@@ -105,8 +105,10 @@ def options(p: argparse.ArgumentParser) -> set[str]:
     return {s for a in p._actions for s in a.option_strings}
 
 
-HEAP_COMMANDS = ["show", "path", "top", "diff", "leaks", "batch", "bitmaps", "dominators", "report"]  # read a heap graph
-LISTINGS = ["stats", "show", "top", "diff", "leaks", "batch", "bitmaps", "dominators"]       # print rows
+HEAP_COMMANDS = ["show", "path", "top", "diff", "leaks", "batch", "bitmaps", "dominators", "report",  # read a heap
+                 "threads", "sites", "waste"]                                                           # graph
+LISTINGS = ["stats", "show", "top", "diff", "leaks", "batch", "bitmaps", "dominators",       # print rows
+            "threads", "sites", "waste"]
 
 
 def test_the_command_list_is_known():
@@ -203,6 +205,9 @@ JSON_COMMANDS = {
     "leaks": ["leaks", LEAKCANARY],
     "dominators": ["dominators", LEAKCANARY, "-n", "3", "--depth", "2"],
     "dominators by class": ["dominators", LEAKCANARY, "-n", "3", "--group-by", "class"],
+    "threads": ["threads", LEAKCANARY, "-n", "3"],
+    "sites": ["sites", str(dump_path("platform_art__RI.hprof")), "-n", "3"],
+    "waste": ["waste", LEAKCANARY, "-n", "3", "--min-bytes", "4096"],
 }
 
 
@@ -212,7 +217,7 @@ def test_one_vocabulary_of_json_keys(command, capsys):
     assert not keys_of(doc) & OLD_KEYS
     rows = {"stats": lambda d: d["histogram"], "top": lambda d: d, "top by class": lambda d: d,
             "diff": lambda d: d["rows"], "show class": lambda d: d["classes"], "dominators": lambda d: d["roots"],
-            "dominators by class": lambda d: d["groups"]}.get(command)
+            "dominators by class": lambda d: d["groups"], "waste": lambda d: d["collections"]}.get(command)
     if rows is not None:
         assert rows(doc) and all(isinstance(row["class"], str) for row in rows(doc))
     if command == "top":

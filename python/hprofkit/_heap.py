@@ -18,10 +18,11 @@ import os
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Optional, Union
 
-from . import _hprof
+from . import _hprof, _values
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
 from ._reach import HeapPath, NoPath, path_to_root, paths_to_root
 from ._views import SequenceView
+from ._values import AllocationSite, AllocSite, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
 
 if TYPE_CHECKING:
     from ._mapping import Mapping
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
     from .match import Matcher
 
 __all__ = ["Heap", "HeapObject", "HeapClass", "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame",
-           "open_heap", "SIZE_MODELS", "SEMANTICS"]
+           "open_heap", "SIZE_MODELS", "SEMANTICS", "Frame", "Thread", "AllocationSite", "AllocSite",
+           "DuplicateString", "CollectionWaste", "LargeArray"]
 
 SIZE_MODELS = ("visualvm", "uncompressed")
 SEMANTICS = ("hprofkit", "visualvm")
@@ -46,10 +48,49 @@ SEMANTICS = ("hprofkit", "visualvm")
 # (_hprof._register); isinstance(x, HeapObject) holds for every handle.
 
 class HeapObject(_hprof.HeapObject):
-    """A handle on one object of a Heap (light: the heap and an index)."""
+    """A handle on one object of a Heap (light: the heap and an index).
+
+    A handle is always true (test `is None` for a null reference); len() and iter() are an
+    array's length and elements."""
 
     __slots__ = ()
     __module__ = "hprofkit"
+
+    def entries(self) -> list[tuple[Any, Any]]:
+        """A map's entries as [(key, value)], in its iteration order (hprofkit/_values.py):
+        java.util maps (HashMap, LinkedHashMap, Hashtable, WeakHashMap, IdentityHashMap,
+        TreeMap, ConcurrentHashMap, ImmutableCollections, Collections' wrappers...) and
+        Android's (ArrayMap, SparseArray, LongSparseArray, SparseIntArray, androidx copies)
+        of every JDK 5-25 and Android layout; subclasses as their nearest known superclass.
+        Keys and values are HeapObjects, None (null or absent from the dump), or Python values
+        (a SparseIntArray's ints).  TypeError for a list or set (use elements()) or anything
+        else."""
+        return self._walk(True)
+
+    def elements(self) -> list[Any]:
+        """A list's, set's or queue's elements in iteration order (a HashSet's keys...), or an
+        array's (as tolist()).  TypeError for a map (use entries()) or anything else."""
+        return _values.elements_of(self)
+
+    @property
+    def fill_ratio(self) -> Optional[float]:
+        """MAT's fill ratio: size / capacity of an array-backed collection (an ArrayList's
+        size over its elementData's length, a HashMap's over its table's, an ArrayMap's
+        entries over its mArray's pairs); of an object array, its non-null elements over its
+        length.  None when there is no backing array (a LinkedList, an empty HashMap whose
+        table is not allocated); TypeError for an object that is neither."""
+        return _values.fill_ratio_of(self)
+
+    @property
+    def value(self) -> Any:
+        """A boxed primitive as bool, int, float or 1-char str; a String as str (None when the
+        dump lacks its characters); an enum constant as its name (str).  TypeError for any
+        other object."""
+        return _values.value_of(self)
+
+    def __iter__(self) -> Iterator[Any]:
+        """An array's elements (as tolist()); TypeError for other objects."""
+        return iter(self.tolist())
 
 
 class _DeclaredFields(list[Field]):
@@ -109,6 +150,12 @@ class HeapClass(_hprof.HeapClass, HeapObject):
     def _repr_html_(self) -> str:
         """The class, its counts, declared fields and statics as HTML (Jupyter)."""
         return class_html(self)
+
+    def __len__(self) -> int:
+        raise TypeError(f"a class has no length: {self.name}.instance_count counts its instances")
+
+    def __iter__(self) -> Iterator[Any]:
+        raise TypeError(f"a class is not iterable: iterate {self.name}.instances()")
 
 
 class GcRoots(SequenceView[GcRoot]):
@@ -232,6 +279,45 @@ class Heap(_hprof.Heap):
         from . import leaks  # a third of the package's import time: on first use
         return leaks.find_leaks(self, exclude, leaks.DEFAULT_FINDERS if finders is None else finders,
                                 inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors)
+
+    def threads(self) -> list[Thread]:
+        """Every thread of its ROOT_THREAD_OBJECT records, in file order: Thread(object, name,
+        daemon, frames, retained_size, serial, held).  frames: the thread's stack (STACK_TRACE
+        and STACK_FRAME records), top first, as Frame(class_name, method, signature, source,
+        line, locals), locals the objects a ROOT_JAVA_FRAME or ROOT_JNI_LOCAL holds at that
+        depth.  The first call computes the dominator tree (retained_size)."""
+        return _values.threads(self)
+
+    def allocation_sites(self, depth: Optional[int] = None) -> list[AllocationSite]:
+        """Objects and bytes by allocation stack, as gperftools buckets: the stack trace serial
+        each object record carries (written by the hprof agent; HotSpot's and ART's dumps name
+        none), stacks cut to their `depth` top frames (None: whole).  Largest flat bytes first;
+        see AllocationSite for flat and cum."""
+        return _values.allocation_sites(self, depth)
+
+    def alloc_sites(self) -> list[AllocSite]:
+        """The sites of the file's ALLOC_SITES records (the hprof agent's allocation report),
+        in file order; [] when it has none."""
+        return _values.alloc_sites(self)
+
+    def duplicate_strings(self, min_count: int = 2) -> list[DuplicateString]:
+        """Texts that min_count or more java.lang.String objects hold, as
+        DuplicateString(text, count, wasted_bytes), largest waste first (MAT's Duplicate
+        Strings).  wasted_bytes: what keeping one String for the text would free, the others'
+        shallow sizes and the value arrays only they hold."""
+        return _values.duplicate_strings(self, min_count)
+
+    def collection_waste(self) -> list[CollectionWaste]:
+        """Per collection class (MAT's Java Collections queries): instances, empty ones, mean
+        fill ratio and the bytes their backing arrays waste (unused slots; an empty
+        collection's whole arrays), largest waste first.  A set's backing map counts under the
+        set.  See docs/values.md."""
+        return _values.collection_waste(self)
+
+    def large_arrays(self, min_bytes: int) -> list[LargeArray]:
+        """Primitive arrays of min_bytes (shallow size) or more, largest first, each a
+        LargeArray(array, bytes) whose dominator and path are computed on first access."""
+        return _values.large_arrays(self, min_bytes)
 
     def bitmaps(self) -> list[Bitmap]:
         """Every android.graphics.Bitmap of the heap as a hprofkit.Bitmap (size, config,

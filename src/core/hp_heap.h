@@ -87,6 +87,11 @@ typedef struct hp_object {
 
 /* Describes object `index` (< object count). */
 void hp_heap_object(const hp_heap *h, uint32_t index, hp_object *out);
+/* Hints that object `index` will be described soon: a walk that knows its
+ * next objects asks for their index entries a few steps ahead, then for
+ * their records (which needs the entries), so the memory reads overlap. */
+void hp_heap_prefetch_entry(const hp_heap *h, uint32_t index);
+void hp_heap_prefetch_record(const hp_heap *h, uint32_t index);
 uint64_t hp_heap_object_id(const hp_heap *h, uint32_t index);
 hp_kind hp_heap_object_kind(const hp_heap *h, uint32_t index);
 /* The class ordinal of object `index` as hp_object.class_ord, cheaply. */
@@ -253,6 +258,55 @@ int hp_heap_thread_frame(const hp_heap *h, uint32_t thread_serial, int32_t depth
 /* The class named by LOAD_CLASS serial `serial`, or HP_NONE. */
 uint32_t hp_heap_class_by_serial(const hp_heap *h, uint32_t serial);
 
+/* ---- stack traces and allocation sites (hp_heap_trace.c) ---- */
+
+/* The STACK_TRACE records, in serial order: hp_heap_trace_count of them,
+ * the k-th of serial hp_heap_trace_serial(h, k). */
+size_t hp_heap_trace_count(const hp_heap *h);
+uint32_t hp_heap_trace_serial(const hp_heap *h, size_t k);
+/* STACK_TRACE `serial`: 1 with its thread serial and frame count (those
+ * the record holds whole), or 0 when the dump has none of that serial. */
+int hp_heap_trace(const hp_heap *h, uint32_t serial, uint32_t *thread_serial, uint32_t *frames);
+/* Frame `depth` of trace `serial` (0 = top): 1, or 0 when there is none or
+ * its STACK_FRAME record is missing. */
+int hp_heap_trace_frame(const hp_heap *h, uint32_t serial, uint32_t depth, hp_frame *out);
+/* The trace serial of thread `thread_serial`'s ROOT_THREAD_OBJECT, or 0. */
+uint32_t hp_heap_thread_trace(const hp_heap *h, uint32_t thread_serial);
+
+/* The stack trace serial an object's record carries (the allocation site
+ * the old hprof agent wrote; 0 when there is none, and for class objects). */
+uint32_t hp_heap_object_trace(const hp_heap *h, uint32_t index);
+/* Objects and bytes (shallow sizes) by allocation trace: for k <
+ * hp_heap_trace_count, objects[k] and bytes[k] are those of the instances
+ * and arrays whose record names the k-th trace; objects[count] and
+ * bytes[count] those naming no trace of the dump (serial 0 or unknown).
+ * The arrays hold count + 1 entries, zeroed by the caller.  interrupt (may
+ * be NULL) is called every few thousand objects: non-zero stops with
+ * HP_E_ABORTED. */
+hp_code hp_heap_site_counts(const hp_heap *h, uint64_t *objects, uint64_t *bytes, int (*interrupt)(void *ctx),
+                            void *ctx, hp_error *err);
+
+/* One ALLOC_SITES record (the hprof agent's allocation sites), its head... */
+typedef struct hp_alloc_sites {
+    uint64_t offset;           /* of the record */
+    uint16_t flags;            /* 0x1 incremental, 0x2 sorted by allocation, 0x4 forced GC */
+    uint32_t cutoff_bits;      /* the cutoff ratio, a float's bits */
+    uint32_t live_bytes, live_instances;
+    uint64_t bytes_allocated, instances_allocated;
+    uint32_t count;            /* sites */
+} hp_alloc_sites;
+/* ...and each of its sites. */
+typedef struct hp_alloc_site {
+    uint8_t array_type;        /* 0 an instance, 2 an object array, 4..11 a primitive array of that type */
+    uint32_t class_serial, trace_serial;
+    uint32_t live_bytes, live_instances, bytes_allocated, instances_allocated;
+} hp_alloc_site;
+/* Calls fn for each site of each ALLOC_SITES record of the file (with the
+ * record's head), in file order; a non-zero return stops with HP_E_ABORTED.
+ * A record shorter than its sites gives HP_E_TRUNCATED at its offset. */
+hp_code hp_heap_alloc_sites(const hp_heap *h, int (*fn)(void *ctx, const hp_alloc_sites *record,
+                                                        const hp_alloc_site *site), void *ctx, hp_error *err);
+
 /* ---- clear names: an obfuscated dump read through its mapping (hp_heap_names.c) ---- */
 
 struct hp_mapping;
@@ -307,5 +361,8 @@ typedef struct hp_text {
  * O), byte[] value with coder (JDK 9+: LATIN1, or UTF-16 little-endian as
  * x86 HotSpot writes it) and Android O+ compressed byte[] values. */
 int hp_heap_string(const hp_heap *h, uint32_t index, hp_text *out);
+/* The array holding String `index`'s characters, or HP_NONE (not a String,
+ * or its characters are not in the dump). */
+uint32_t hp_heap_string_array(const hp_heap *h, uint32_t index);
 
 #endif

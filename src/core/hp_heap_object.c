@@ -1,5 +1,5 @@
 /* Objects of the heap index: id look-up, description, shallow size, GC
- * roots and stack frames. */
+ * roots. */
 #include "hp_heap_impl.h"
 
 #include <string.h>
@@ -149,6 +149,17 @@ void hp_heap_object(const hp_heap *h, uint32_t index, hp_object *out)
     }
 }
 
+void hp_heap_prefetch_entry(const hp_heap *h, uint32_t index)
+{
+    HP_PREFETCH(&h->off_lo[index]);
+    if (h->ord2)
+        HP_PREFETCH(&h->ord2[index]);
+    else
+        HP_PREFETCH(&h->ord4[index]);
+}
+
+void hp_heap_prefetch_record(const hp_heap *h, uint32_t index) { HP_PREFETCH(h->buf + obj_offset(h, index)); }
+
 uint64_t hp_heap_shallow_size(const hp_heap *h, uint32_t index)
 {
     const int id = h->id_size;
@@ -199,53 +210,4 @@ uint32_t hp_heap_object_roots(const hp_heap *h, uint32_t index, uint32_t *first)
         lo++;
     *first = start;
     return lo - start;
-}
-
-int hp_heap_thread_frame(const hp_heap *h, uint32_t thread_serial, int32_t depth, hp_frame *out)
-{
-    const int id = h->id_size;
-    size_t i, lo = 0, hi = h->n_traces;
-    uint32_t trace = 0;
-    int found = 0;
-    const uint8_t *body;
-    uint64_t length, n_frames, frame_id;
-    const sid_entry *frame;
-    const hp_frame *renamed;
-    for (i = 0; i < h->n_threads; i++)
-        if (h->threads[i].thread_serial == thread_serial) {
-            trace = h->threads[i].trace_serial;
-            found = 1;
-            break;
-        }
-    if (!found || depth < 0)
-        return 0;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (h->traces[mid].serial < trace)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo >= h->n_traces || h->traces[lo].serial != trace)
-        return 0;
-    body = h->buf + h->traces[lo].offset + 9;
-    length = hp_be32(body - 4);
-    n_frames = hp_be32(body + 8);
-    if ((uint64_t)depth >= n_frames || 12 + ((uint64_t)depth + 1) * id > length)
-        return 0;
-    frame_id = hp_read_id(body + 12 + (size_t)depth * id, id);
-    if ((renamed = heap_renamed_frame(h, frame_id)) != NULL) {
-        *out = *renamed;
-        return 1;
-    }
-    frame = heap_sid_find(h->frames, h->n_frames, frame_id);
-    if (!frame)
-        return 0;
-    body = h->buf + frame->offset + 9;
-    out->method_sid = hp_read_id(body + id, id);
-    out->signature_sid = hp_read_id(body + 2 * id, id);
-    out->source_sid = hp_read_id(body + 3 * id, id);
-    out->class_serial = hp_be32(body + 4 * id);
-    out->line = (int32_t)hp_be32(body + 4 * id + 4);
-    return 1;
 }

@@ -25,20 +25,32 @@ static const uint8_t *at(const hp_object *o, int64_t off, int size)
     return off >= 0 && (uint64_t)off + (uint64_t)size <= o->data_len ? o->data + off : NULL;
 }
 
-int hp_heap_string(const hp_heap *h, uint32_t index, hp_text *out)
+uint32_t hp_heap_string_array(const hp_heap *h, uint32_t index)
 {
-    hp_object s, v;
-    const uint8_t *value, *p;
+    hp_object s;
+    const uint8_t *value;
     uint32_t target;
     if (h->string_class == HP_NONE || obj_ord(h, index) != h->string_class)
-        return 0;
+        return HP_NONE;
     hp_heap_object(h, index, &s);
     value = at(&s, h->str_value, h->id_size);
     if (!value)
-        return -1;
+        return HP_NONE;
     target = hp_heap_find(h, hp_read_id(value, h->id_size));
-    if (target == HP_NONE || hp_heap_object_kind(h, target) != HP_KIND_PRIM_ARRAY)
+    return target != HP_NONE && hp_heap_object_kind(h, target) == HP_KIND_PRIM_ARRAY ? target : HP_NONE;
+}
+
+int hp_heap_string(const hp_heap *h, uint32_t index, hp_text *out)
+{
+    hp_object s, v;
+    const uint8_t *p;
+    uint32_t target;
+    if (h->string_class == HP_NONE || obj_ord(h, index) != h->string_class)
+        return 0;
+    target = hp_heap_string_array(h, index);
+    if (target == HP_NONE)
         return -1;
+    hp_heap_object(h, index, &s);
     hp_heap_object(h, target, &v);
     out->data = v.data;
     if (v.elem_type == HP_T_CHAR) {

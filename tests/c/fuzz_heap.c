@@ -5,8 +5,11 @@
  * reference, and so must the references table (hp_heap_tables.h, filled by
  * tableskit.h).  On every other input the index is first given clear names
  * (hp_heap_apply_mapping) by a mapping made from the dump's own names, and
- * the renamed classes must be found by their new names.  Any inconsistency
- * aborts (a crash for libFuzzer); sanitizers catch reads outside the input.
+ * the renamed classes must be found by their new names.  Every collection is
+ * walked and measured (hp_coll.h), the waste per class, duplicate strings,
+ * allocation counts (which must add up to the instances and arrays), stack
+ * traces and ALLOC_SITES records read.  Any inconsistency aborts (a crash for
+ * libFuzzer); sanitizers catch reads outside the input.
  *
  * Built with -DHP_FUZZ_SEEDGEN (a C compiler, no libFuzzer) it is the seed
  * generator instead: `seedgen OUTDIR DATADIR MAXLEN` writes the crafted
@@ -21,7 +24,10 @@
 #include <string.h>
 
 #include "heapkit.h"
+#include "valueskit.h"
+#include "hp_coll.h"
 #include "hp_heap.h"
+#include "hp_strdup.h"
 #include "hp_mapping.h"
 #include "tableskit.h"
 
@@ -75,6 +81,96 @@ static void read_object(const hp_heap *h, uint32_t i, uint64_t *present_refs)
         volatile uint8_t sink = bytes ? t.data[bytes - 1] : 0;
         (void)sink;
     }
+}
+
+typedef struct {
+    const hp_heap *h;
+    uint64_t items;
+} item_count;
+
+/* A key or value: a type, and for an object the index of its id (or none). */
+static void check_value(const hp_heap *h, const hp_coll_value *v)
+{
+    if (v->type != 0 && v->type != HP_T_OBJECT && (v->type < HP_T_BOOLEAN || v->type > HP_T_LONG))
+        die("a collection gave a value of no type");
+    if (v->type == HP_T_OBJECT && v->index != HP_NONE && hp_heap_object_id(h, v->index) != v->id)
+        die("a collection's value resolves to another object");
+}
+
+static int count_item(void *ctx, const hp_coll_value *key, const hp_coll_value *value)
+{
+    item_count *c = ctx;
+    check_value(c->h, key);
+    check_value(c->h, value);
+    c->items++;
+    return 0;
+}
+
+static int count_site(void *ctx, const hp_alloc_sites *record, const hp_alloc_site *site)
+{
+    (void)site;
+    if (record->count == 0)
+        die("a site of a record of no sites");
+    ++*(uint64_t *)ctx;
+    return 0;
+}
+
+/* Collections, strings, allocation sites and traces: each call must hold to
+ * its promises on whatever the input is. */
+static void read_values(const hp_heap *h)
+{
+    hp_coll *c = NULL;
+    hp_error err;
+    uint32_t n = hp_heap_object_count(h), i;
+    size_t traces = hp_heap_trace_count(h), k;
+    uint64_t *objects, *bytes, total = 0, instances = 0, sites = 0;
+    hp_dup_string *dups = NULL;
+    size_t n_dups = 0;
+    if (hp_coll_new(h, NULL, &c, &err) != HP_OK)
+        die("the collection layouts failed to resolve");
+    for (i = 0; i < n; i++) {
+        hp_coll_measure m;
+        item_count items = { h, 0 };
+        hp_code rc;
+        hp_coll_measure_of(c, i, &m);
+        rc = hp_coll_walk(c, i, count_item, &items, &err);
+        if (m.shape == HP_COLL_NONE ? rc != HP_E_USAGE : rc != HP_OK && rc != HP_E_CORRUPT)
+            die("a collection walk failed otherwise than as corrupt");
+    }
+    {
+        hp_coll_class_waste *rows = calloc(hp_heap_class_count(h) + 1, sizeof *rows);
+        if (!rows || hp_coll_waste(c, rows, NULL, NULL, &err) != HP_OK)
+            die("the waste per class failed");
+        free(rows);
+    }
+    hp_coll_free(c);
+    if (hp_duplicate_strings(h, NULL, 2, &dups, &n_dups, NULL, NULL, &err) != HP_OK)
+        die("duplicate strings failed");
+    for (k = 0; k < n_dups; k++)
+        if (dups[k].count < 2 || hp_heap_string_array(h, dups[k].first) == HP_NONE)
+            die("a duplicate string group is wrong");
+    free(dups);
+    objects = calloc(traces + 1, 8);
+    bytes = calloc(traces + 1, 8);
+    if (!objects || !bytes || hp_heap_site_counts(h, objects, bytes, NULL, NULL, &err) != HP_OK)
+        die("the allocation counts failed");
+    for (k = 0; k <= traces; k++)
+        total += objects[k];
+    for (i = 0; i < n; i++)
+        instances += hp_heap_object_kind(h, i) != HP_KIND_CLASS;
+    if (total != instances)
+        die("the allocation counts do not add up to the instances and arrays");
+    free(objects);
+    free(bytes);
+    for (k = 0; k < traces; k++) {
+        uint32_t serial = hp_heap_trace_serial(h, k), thread, frames, d;
+        hp_frame f;
+        if (!hp_heap_trace(h, serial, &thread, &frames))
+            die("a listed trace is not found");
+        for (d = 0; d <= frames && d < 64; d++)
+            (void)hp_heap_trace_frame(h, serial, d, &f);
+    }
+    (void)hp_heap_alloc_sites(h, count_site, &sites, &err);
 }
 
 /* Whether a dump's name can stand in a mapping line as it is. */
@@ -193,6 +289,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             die("objects out of id order");
         read_object(h, i, &present);
     }
+    read_values(h);
     for (k = 0; k < hp_heap_class_count(h); k++) {
         hp_class_info c;
         hp_heap_class(h, k, &c);
@@ -249,6 +346,19 @@ int main(int argc, char **argv)
                 fclose(f);
             free(b.d);
         }
+    for (id = 4; id <= 8; id += 4) { /* collections, Strings, traces, ALLOC_SITES (valueskit.h) */
+        bb b;
+        char path[4096];
+        FILE *f;
+        vk_dump(&b, id, 0);
+        snprintf(path, sizeof path, "%s/values-id%d", out, id);
+        f = fopen(path, "wb");
+        if (f && fwrite(b.d, 1, b.len < max ? b.len : max, f) > 0)
+            n_seeds++;
+        if (f)
+            fclose(f);
+        free(b.d);
+    }
     printf("seedgen: %zu seeds in %s\n", n_seeds, out);
     return n_seeds ? 0 : 1;
 }

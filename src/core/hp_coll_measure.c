@@ -1,0 +1,234 @@
+/* Measures of collections: size, capacity and wasted bytes of one
+ * (hp_coll_measure_of), and per class over the heap (hp_coll_waste). */
+#include "hp_coll_impl.h"
+
+#include <string.h>
+
+
+typedef struct backing {
+    uint32_t index[64];
+    uint64_t stride[64];
+    unsigned n;
+} backing;
+
+static void add_backing(const hp_heap *h, backing *b, const hp_object *owner, const coll_field *f, uint64_t stride)
+{
+    uint64_t id = coll_ref_at(h, owner, f);
+    uint32_t i = id ? hp_heap_find(h, id) : HP_NONE;
+    if (i != HP_NONE && b->n < 64) {
+        hp_kind kind = hp_heap_object_kind(h, i);
+        if (kind == HP_KIND_OBJ_ARRAY || kind == HP_KIND_PRIM_ARRAY) {
+            b->index[b->n] = i;
+            b->stride[b->n++] = stride;
+        }
+    }
+}
+
+/* wasted bytes of the backing arrays: hp_coll.h states the rule. */
+static uint64_t wasted_of(const hp_heap *h, const backing *b, int64_t size)
+{
+    uint64_t total = 0;
+    unsigned k;
+    if (size < 0)
+        return 0;
+    for (k = 0; k < b->n; k++) {
+        hp_object arr;
+        uint64_t used, elem;
+        hp_heap_object(h, b->index[k], &arr);
+        if (size == 0) {
+            total += hp_heap_shallow_size(h, b->index[k]);
+            continue;
+        }
+        used = (uint64_t)size * b->stride[k];
+        elem = arr.elem_type == HP_T_OBJECT ? (uint64_t)hp_heap_size_model(h)->oop_size
+                                            : (uint64_t)hp_type_size(arr.elem_type, hp_heap_id_size(h));
+        if (used < arr.length)
+            total += (arr.length - used) * elem;
+    }
+    return total;
+}
+
+/* baseCount plus the values of counterCells (ConcurrentHashMap's sumCount). */
+static int64_t counted_size(const hp_heap *h, const hp_object *o, int64_t base)
+{
+    coll_field f, value;
+    hp_object cells, cell;
+    int id_size = hp_heap_id_size(h);
+    uint32_t k;
+    if (!coll_find_field(h, o->class_ord, "counterCells", &f) || !coll_array_at(h, o, &f, &cells) ||
+        cells.elem_type != HP_T_OBJECT)
+        return base;
+    for (k = 0; k < cells.length; k++)
+        if (coll_object_of(h, hp_read_id(cells.data + (uint64_t)k * id_size, id_size), NULL, &cell) &&
+            cell.kind == HP_KIND_INSTANCE && coll_find_field(h, cell.class_ord, "value", &value))
+            base += coll_int_at(h, &cell, &value, 0);
+    return base;
+}
+
+static void measure(const hp_coll *c, uint32_t index, hp_coll_measure *out, int depth)
+{
+    const hp_heap *h = c->h;
+    const coll_layout *L = coll_layout_of(c, index);
+    const coll_spec *spec;
+    hp_object o, arr;
+    backing b;
+    memset(out, 0, sizeof *out);
+    out->size = out->capacity = -1;
+    out->inner = HP_NONE;
+    if (!L || depth >= WRAP_DEPTH)
+        return;
+    spec = L->spec;
+    out->shape = spec->shape;
+    b.n = 0;
+    hp_heap_object(h, index, &o);
+    switch (spec->kind) {
+    case COLL_EMPTY: out->size = 0; break;
+    case COLL_ARRAY: {
+        uint64_t stride = spec->shape == HP_COLL_MAP ? 2 : 1;
+        int has = coll_array_at(h, &o, &L->f[F_STORAGE], &arr);
+        out->capacity = has ? (int64_t)(arr.length / stride) : 0;
+        out->size = L->f[F_SIZE].offset >= 0 ? coll_int_at(h, &o, &L->f[F_SIZE], -1) : out->capacity;
+        add_backing(h, &b, &o, &L->f[F_STORAGE], stride);
+        add_backing(h, &b, &o, &L->f[F_STORAGE2], 1);
+        break;
+    }
+    case COLL_PARALLEL:
+        out->capacity = coll_array_at(h, &o, &L->f[F_STORAGE], &arr) ? (int64_t)arr.length : 0;
+        out->size = coll_int_at(h, &o, &L->f[F_SIZE], -1);
+        add_backing(h, &b, &o, &L->f[F_STORAGE], 1);
+        add_backing(h, &b, &o, &L->f[F_STORAGE2], 1);
+        break;
+    case COLL_CIRCULAR: {
+        int64_t head = coll_int_at(h, &o, &L->f[F_HEAD], -1), end = coll_int_at(h, &o, &L->f[F_SIZE], -1);
+        out->capacity = coll_array_at(h, &o, &L->f[F_STORAGE], &arr) ? (int64_t)arr.length : 0;
+        out->size = out->capacity ? coll_circular_count(L, head, end, out->capacity) : 0;
+        add_backing(h, &b, &o, &L->f[F_STORAGE], 1);
+        break;
+    }
+    case COLL_HASH:
+        out->capacity = coll_array_at(h, &o, &L->f[F_STORAGE], &arr) ? (int64_t)arr.length : 0;
+        out->size = coll_int_at(h, &o, &L->f[F_SIZE], -1);
+        if ((spec->flags & COLL_SIZE_CELLS) && out->size >= 0)
+            out->size = counted_size(h, &o, out->size);
+        add_backing(h, &b, &o, &L->f[F_STORAGE], 1);
+        break;
+    case COLL_SEGMENTS: {
+        hp_object segs, seg;
+        uint32_t k;
+        int id_size = hp_heap_id_size(h);
+        out->size = out->capacity = 0;
+        if (!coll_array_at(h, &o, &L->f[F_STORAGE], &segs) || segs.elem_type != HP_T_OBJECT)
+            break;
+        for (k = 0; k < segs.length; k++) {
+            coll_field table, count;
+            if (!coll_object_of(h, hp_read_id(segs.data + (uint64_t)k * id_size, id_size), NULL, &seg) ||
+                seg.kind != HP_KIND_INSTANCE)
+                continue;
+            if (coll_find_field(h, seg.class_ord, spec->size, &count))
+                out->size += coll_int_at(h, &seg, &count, 0);
+            if (coll_find_field(h, seg.class_ord, spec->storage2, &table) && coll_array_at(h, &seg, &table, &arr)) {
+                out->capacity += arr.length;
+                add_backing(h, &b, &seg, &table, 1);
+            }
+        }
+        break;
+    }
+    case COLL_LINKED:
+    case COLL_TREE:
+        out->size = coll_int_at(h, &o, &L->f[F_SIZE], -1);
+        if (L->f[F_CAPACITY].offset >= 0) { /* a LinkedHashMap's table */
+            out->capacity = coll_array_at(h, &o, &L->f[F_CAPACITY], &arr) ? (int64_t)arr.length : 0;
+            add_backing(h, &b, &o, &L->f[F_CAPACITY], 1);
+        }
+        break;
+    case COLL_FIELDS: {
+        uint64_t first = coll_ref_at(h, &o, &L->f[F_STORAGE]), second = coll_ref_at(h, &o, &L->f[F_STORAGE2]);
+        if (spec->shape == HP_COLL_MAP)
+            out->size = 1;
+        else
+            out->size = (first && first != L->marker) + (second && second != L->marker);
+        break;
+    }
+    case COLL_WRAPPER: {
+        uint64_t inner = coll_ref_at(h, &o, &L->f[F_STORAGE]);
+        uint32_t i = inner ? hp_heap_find(h, inner) : HP_NONE;
+        int owns = (spec->flags & COLL_OWNS) != 0;
+        if (i == HP_NONE) {
+            out->size = 0;
+            out->shape = spec->shape ? spec->shape : HP_COLL_LIST;
+            return;
+        }
+        measure(c, i, out, depth + 1);
+        if (spec->shape)
+            out->shape = spec->shape;
+        out->inner = i;
+        out->owns_inner = owns;
+        if (!owns) { /* a view: the storage is its inner collection's */
+            out->capacity = -1;
+            out->wasted = 0;
+        }
+        return;
+    }
+    default: break;
+    }
+    out->wasted = out->capacity >= 0 ? wasted_of(h, &b, out->size) : 0;
+}
+
+void hp_coll_measure_of(const hp_coll *c, uint32_t index, hp_coll_measure *out)
+{
+    measure(c, index, out, 0);
+    if (out->shape == 0 && coll_layout_of(c, index))
+        out->shape = hp_coll_shape(c, index, NULL);
+}
+
+hp_code hp_coll_waste(const hp_coll *c, hp_coll_class_waste *rows, int (*interrupt)(void *ctx), void *ctx,
+                      hp_error *err)
+{
+    const hp_heap *h = c->h;
+    uint32_t n = hp_heap_object_count(h), i;
+    uint8_t *owned = c->alloc.malloc_fn((size_t)n / 8 + 1);
+    if (!owned)
+        return hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the collection measures");
+    memset(owned, 0, (size_t)n / 8 + 1);
+    /* First the collections wrappers own (a HashSet's map): they count under the wrapper. */
+    for (i = 0; i < n; i++) {
+        const coll_layout *L = coll_layout_of(c, i);
+        if ((i & 4095) == 0 && interrupt && interrupt(ctx)) {
+            c->alloc.free_fn(owned);
+            return hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted");
+        }
+        if (L && L->spec->kind == COLL_WRAPPER && (L->spec->flags & COLL_OWNS)) {
+            hp_object o;
+            uint64_t inner;
+            uint32_t k;
+            hp_heap_object(h, i, &o);
+            inner = coll_ref_at(h, &o, &L->f[F_STORAGE]);
+            k = inner ? hp_heap_find(h, inner) : HP_NONE;
+            if (k != HP_NONE)
+                owned[k >> 3] |= (uint8_t)(1u << (k & 7));
+        }
+    }
+    for (i = 0; i < n; i++) {
+        hp_coll_measure m;
+        hp_coll_class_waste *row;
+        if ((i & 4095) == 0 && interrupt && interrupt(ctx)) {
+            c->alloc.free_fn(owned);
+            return hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted");
+        }
+        if (!coll_layout_of(c, i) || (owned[i >> 3] & (1u << (i & 7))))
+            continue;
+        measure(c, i, &m, 0);
+        if (m.shape == HP_COLL_NONE)
+            continue; /* a view of something that is no collection (a map's key set) */
+        row = &rows[hp_heap_object_class(h, i)];
+        row->instances++;
+        row->empty += m.size == 0;
+        if (m.capacity > 0 && m.size >= 0) {
+            row->filled++;
+            row->fill_sum += (double)m.size / (double)m.capacity;
+        }
+        row->wasted += m.wasted;
+    }
+    c->alloc.free_fn(owned);
+    return HP_OK;
+}

@@ -1,0 +1,385 @@
+/* Tests of the heap's values (hp_coll, hp_strdup, hp_heap_trace):
+ *  - a crafted dump in both id sizes: a HashMap with a chain and a null
+ *    key, an ArrayList and a subclass of it, an ArrayDeque wrapped around,
+ *    Strings of one text in LATIN1 and UTF-16 (one sharing another's
+ *    array), stack traces, objects naming them, an ALLOC_SITES record;
+ *  - dumps that lie: a HashMap whose node is its own next (HP_E_CORRUPT,
+ *    not a hang), a deque whose head lies outside its array, an
+ *    ALLOC_SITES record shorter than its sites (HP_E_TRUNCATED);
+ *  - 300,000 distinct texts, each twice: hash collisions are told apart;
+ *  - JDK 6 substrings sharing one char[] with a String of another text;
+ *  - every dump of the shared data: every collection walked and measured,
+ *    the waste per class, duplicate strings, allocation counts adding up. */
+#include "valueskit.h"
+
+#include "hp_coll.h"
+#include "hp_heap.h"
+#include "hp_strdup.h"
+
+/* ---- walks collected ---- */
+
+typedef struct {
+    uint64_t keys[64], values[64];
+    int types[64];
+    int n;
+} items;
+
+static int collect(void *ctx, const hp_coll_value *key, const hp_coll_value *value)
+{
+    items *it = ctx;
+    if (it->n == 64)
+        return 1;
+    it->keys[it->n] = key->id;
+    it->values[it->n] = value->type == HP_T_OBJECT ? value->id : (uint64_t)-1;
+    it->types[it->n++] = value->type;
+    return 0;
+}
+
+static hp_code walk(const hp_coll *c, const hp_heap *h, uint64_t id, items *it, hp_error *err)
+{
+    memset(it, 0, sizeof *it);
+    return hp_coll_walk(c, hp_heap_find(h, id), collect, it, err);
+}
+
+static int count_only(void *ctx, const hp_coll_value *key, const hp_coll_value *value)
+{
+    (void)key;
+    (void)value;
+    ++*(uint64_t *)ctx;
+    return 0;
+}
+
+typedef struct {
+    int sites;
+    uint32_t trace, live;
+} sites_seen;
+
+static int site(void *ctx, const hp_alloc_sites *record, const hp_alloc_site *s)
+{
+    sites_seen *seen = ctx;
+    CHECK(record->count == 2 && record->cutoff_bits == 0x3f000000 && record->bytes_allocated == 1000);
+    seen->trace = s->trace_serial;
+    seen->live += s->live_bytes;
+    seen->sites++;
+    return 0;
+}
+
+static void test_crafted(int id_size)
+{
+    bb b;
+    hp_heap_options opt;
+    hp_heap *h = NULL;
+    hp_coll *c = NULL;
+    hp_error err;
+    items it;
+    hp_coll_measure m;
+    const char *known = NULL;
+    uint64_t oop;
+    vk_dump(&b, id_size, 0);
+    memset(&opt, 0, sizeof opt);
+    CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
+    CHECK(hp_coll_new(h, NULL, &c, &err) == HP_OK);
+    oop = (uint64_t)hp_heap_size_model(h)->oop_size;
+
+    CHECK(hp_coll_shape(c, hp_heap_find(h, MAP), &known) == HP_COLL_MAP && strcmp(known, "java.util.HashMap") == 0);
+    CHECK(walk(c, h, MAP, &it, &err) == HP_OK && it.n == 3);
+    CHECK(it.keys[0] == K1 && it.values[0] == V1 && it.keys[1] == K2 && it.values[1] == 0);
+    CHECK(it.keys[2] == 0 && it.values[2] == V3);
+    hp_coll_measure_of(c, hp_heap_find(h, MAP), &m);
+    CHECK(m.size == 3 && m.capacity == 4 && m.wasted == oop);
+
+    CHECK(walk(c, h, LOOP, &it, &err) == HP_E_CORRUPT && err.tag == HP_SUB_INSTANCE_DUMP);
+    CHECK(err.detail && strstr(err.detail, "loop"));
+
+    CHECK(walk(c, h, LIST, &it, &err) == HP_OK && it.n == 3);
+    CHECK(it.keys[0] == K1 && it.keys[1] == 0 && it.keys[2] == K2 && it.types[0] == 0);
+    hp_coll_measure_of(c, hp_heap_find(h, LIST), &m);
+    CHECK(m.shape == HP_COLL_LIST && m.size == 3 && m.capacity == 5 && m.wasted == 2 * oop);
+    CHECK(hp_coll_shape(c, hp_heap_find(h, MYLIST), &known) == HP_COLL_LIST);
+    CHECK(strcmp(known, "java.util.ArrayList") == 0); /* a subclass, walked as its superclass */
+    CHECK(walk(c, h, MYLIST, &it, &err) == HP_OK && it.n == 2);
+    hp_coll_measure_of(c, hp_heap_find(h, EMPTY), &m);
+    CHECK(m.size == 0 && m.wasted == hp_heap_shallow_size(h, hp_heap_find(h, EMPTY_ELEMS)));
+
+    CHECK(walk(c, h, DEQUE, &it, &err) == HP_OK && it.n == 2 && it.keys[0] == V1 && it.keys[1] == K1);
+    CHECK(walk(c, h, BAD_DEQUE, &it, &err) == HP_E_CORRUPT);
+    CHECK(walk(c, h, S1, &it, &err) == HP_E_USAGE && hp_coll_shape(c, hp_heap_find(h, S1), NULL) == HP_COLL_NONE);
+
+    {
+        hp_coll_class_waste *rows = calloc(hp_heap_class_count(h), sizeof *rows);
+        uint32_t list_class = hp_heap_find_class_id(h, C_LIST);
+        CHECK(rows && hp_coll_waste(c, rows, NULL, NULL, &err) == HP_OK);
+        CHECK(rows[list_class].instances == 2 && rows[list_class].empty == 1);
+        CHECK(rows[list_class].wasted == 2 * oop + hp_heap_shallow_size(h, hp_heap_find(h, EMPTY_ELEMS)));
+        CHECK(rows[hp_heap_find_class_id(h, C_MAP)].instances == 2);
+        free(rows);
+    }
+    {
+        hp_dup_string *dups = NULL;
+        size_t n = 0;
+        uint64_t want = hp_heap_shallow_size(h, hp_heap_find(h, S2)) + hp_heap_shallow_size(h, hp_heap_find(h, S3)) +
+                        hp_heap_shallow_size(h, hp_heap_find(h, S2_V));
+        CHECK(hp_duplicate_strings(h, NULL, 2, &dups, &n, NULL, NULL, &err) == HP_OK && n == 1);
+        CHECK(dups[0].first == hp_heap_find(h, S1) && dups[0].count == 3 && dups[0].wasted == want);
+        free(dups);
+        CHECK(hp_duplicate_strings(h, NULL, 1, &dups, &n, NULL, NULL, &err) == HP_OK && n == 2);
+        free(dups);
+    }
+    {
+        size_t traces = hp_heap_trace_count(h), k;
+        uint64_t *objects = calloc(traces + 1, 8), *sizes = calloc(traces + 1, 8), total = 0;
+        uint32_t thread, frames;
+        hp_frame f;
+        CHECK(traces == 1 && hp_heap_trace_serial(h, 0) == 100);
+        CHECK(hp_heap_trace(h, 100, &thread, &frames) == 1 && thread == 1 && frames == 2);
+        CHECK(hp_heap_trace_frame(h, 100, 1, &f) == 1 && f.line == 20 && f.class_serial == 4);
+        CHECK(hp_heap_trace_frame(h, 100, 2, &f) == 0 && hp_heap_trace(h, 7, &thread, &frames) == 0);
+        CHECK(hp_heap_object_trace(h, hp_heap_find(h, K1)) == 100);
+        CHECK(hp_heap_site_counts(h, objects, sizes, NULL, NULL, &err) == HP_OK);
+        CHECK(objects[0] == 2 && sizes[0] == hp_heap_shallow_size(h, hp_heap_find(h, K1)) * 2);
+        for (k = 0; k <= traces; k++)
+            total += objects[k];
+        CHECK_EQ_U64(total, hp_heap_object_count(h) - hp_heap_class_count(h)); /* every instance and array once */
+        free(objects);
+        free(sizes);
+    }
+    {
+        sites_seen seen = { 0, 0, 0 };
+        CHECK(hp_heap_alloc_sites(h, site, &seen, &err) == HP_OK);
+        CHECK(seen.sites == 2 && seen.trace == 100 && seen.live == 81);
+    }
+    hp_coll_free(c);
+    hp_heap_free(h);
+    free(b.d);
+
+    vk_dump(&b, id_size, 1); /* ALLOC_SITES claims two sites, holds one */
+    h = NULL;
+    CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
+    {
+        sites_seen seen = { 0, 0, 0 };
+        CHECK(hp_heap_alloc_sites(h, site, &seen, &err) == HP_E_TRUNCATED && err.tag == HP_TAG_ALLOC_SITES);
+    }
+    hp_heap_free(h);
+    free(b.d);
+}
+
+/* 300,000 texts, each held by two Strings: with 32-bit hashes some texts
+ * collide, and must stay apart. */
+static void test_many_texts(void)
+{
+    enum { N = 300000 };
+    static const int str_f[2] = { N_VALUE, N_CODER };
+    uint8_t header[HP_HEADER_MAX];
+    bb b;
+    hp_heap_options opt;
+    hp_heap *h = NULL;
+    hp_error err;
+    hp_dup_string *dups = NULL;
+    size_t n = 0, k;
+    uint32_t i;
+    memset(&b, 0, sizeof b);
+    b.id = 4;
+    bb_raw(&b, header, hp_header_write(header, 2, 4, 0));
+    for (k = 1; k < sizeof vk_names / sizeof vk_names[0]; k++) {
+        bb_rec_begin(&b, HP_TAG_UTF8);
+        bb_id(&b, k);
+        bb_raw(&b, vk_names[k], strlen(vk_names[k]));
+        bb_rec_end(&b);
+    }
+    bb_rec_begin(&b, HP_TAG_LOAD_CLASS);
+    bb_u4(&b, 1);
+    bb_id(&b, C_STRING);
+    bb_u4(&b, 0);
+    bb_id(&b, N_STRING);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+    vk_class(&b, C_STRING, 0, 2, str_f, T_STR);
+    for (i = 0; i < N; i++) {
+        char text[16];
+        uint32_t len = (uint32_t)snprintf(text, sizeof text, "t%u", i);
+        uint64_t base = 0x100000 + (uint64_t)i * 32;
+        const uint64_t one[2] = { base + 8, 0 }, two[2] = { base + 24, 0 };
+        vk_instance(&b, base, 0, C_STRING, 2, one, T_STR);
+        vk_bytes(&b, base + 8, text, len);
+        vk_instance(&b, base + 16, 0, C_STRING, 2, two, T_STR);
+        vk_bytes(&b, base + 24, text, len);
+    }
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(&b);
+    memset(&opt, 0, sizeof opt);
+    CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
+    CHECK(hp_duplicate_strings(h, NULL, 2, &dups, &n, NULL, NULL, &err) == HP_OK);
+    CHECK_EQ_U64(n, N);
+    for (k = 0; k < n; k++) {
+        hp_text a, c;
+        CHECK(dups[k].count == 2);
+        CHECK(hp_heap_string(h, dups[k].first, &a) == 1 && hp_heap_string(h, dups[k].first + 2, &c) == 1);
+        CHECK(a.units == c.units && memcmp(a.data, c.data, a.units) == 0); /* its pair: the same text */
+    }
+    free(dups);
+    CHECK(hp_duplicate_strings(h, NULL, 3, &dups, &n, NULL, NULL, &err) == HP_OK && n == 0);
+    free(dups);
+    hp_heap_free(h);
+    free(b.d);
+}
+
+/* A char[] of JDK 6 (or old Android) Strings, written UTF-16 big-endian. */
+static void chars(bb *b, uint64_t id, const char *text)
+{
+    size_t k, n = strlen(text);
+    bb_u1(b, HP_SUB_PRIM_ARRAY_DUMP);
+    bb_id(b, id);
+    bb_u4(b, 0);
+    bb_u4(b, (uint32_t)n);
+    bb_u1(b, HP_T_CHAR);
+    for (k = 0; k < n; k++)
+        bb_u2(b, (unsigned char)text[k]);
+}
+
+/* JDK 6 substrings share one char[]: an array a String of another text
+ * also holds is not freed with the duplicates, and does not count as
+ * wasted; one only the duplicates hold counts once. */
+static void test_substrings_share_arrays(void)
+{
+    enum { N_OFFSET = 100, N_COUNT };
+    enum { KEPT = 0x100, KEPT_V = 0x108, DUP_BIG = 0x110, WHOLE = 0x118, BIG = 0x120, DUP1 = 0x128, DUP2 = 0x130,
+           OWN = 0x138 };
+    static const int str_f[3] = { N_VALUE, N_OFFSET, N_COUNT }, str_t[3] = { HP_T_OBJECT, HP_T_INT, HP_T_INT };
+    static const uint64_t kept[3] = { KEPT_V, 0, 2 }, dup_big[3] = { BIG, 3, 2 }, whole[3] = { BIG, 0, 5 },
+                          dup[3] = { OWN, 0, 2 };
+    uint8_t header[HP_HEADER_MAX];
+    bb b;
+    hp_heap_options opt;
+    hp_heap *h = NULL;
+    hp_error err;
+    hp_dup_string *dups = NULL;
+    size_t n = 0, k;
+    uint64_t want = 0;
+    memset(&b, 0, sizeof b);
+    b.id = 4;
+    bb_raw(&b, header, hp_header_write(header, 2, 4, 0));
+    for (k = 1; k < sizeof vk_names / sizeof vk_names[0]; k++) {
+        bb_rec_begin(&b, HP_TAG_UTF8);
+        bb_id(&b, k);
+        bb_raw(&b, vk_names[k], strlen(vk_names[k]));
+        bb_rec_end(&b);
+    }
+    bb_rec_begin(&b, HP_TAG_UTF8);
+    bb_id(&b, N_OFFSET);
+    bb_raw(&b, "offset", 6);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_UTF8);
+    bb_id(&b, N_COUNT);
+    bb_raw(&b, "count", 5);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_LOAD_CLASS);
+    bb_u4(&b, 1);
+    bb_id(&b, C_STRING);
+    bb_u4(&b, 0);
+    bb_id(&b, N_STRING);
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+    vk_class(&b, C_STRING, 0, 3, str_f, str_t);
+    vk_instance(&b, KEPT, 0, C_STRING, 3, kept, str_t);
+    chars(&b, KEPT_V, "ab");
+    vk_instance(&b, DUP_BIG, 0, C_STRING, 3, dup_big, str_t); /* "ab" out of "abcab" */
+    vk_instance(&b, WHOLE, 0, C_STRING, 3, whole, str_t);     /* "abcab": holds BIG too */
+    chars(&b, BIG, "abcab");
+    vk_instance(&b, DUP1, 0, C_STRING, 3, dup, str_t);
+    vk_instance(&b, DUP2, 0, C_STRING, 3, dup, str_t);
+    chars(&b, OWN, "ab");
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(&b);
+    memset(&opt, 0, sizeof opt);
+    CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
+    CHECK(hp_duplicate_strings(h, NULL, 2, &dups, &n, NULL, NULL, &err) == HP_OK);
+    CHECK_EQ_U64(n, 1);
+    want = hp_heap_shallow_size(h, hp_heap_find(h, DUP_BIG)) + hp_heap_shallow_size(h, hp_heap_find(h, DUP1)) +
+           hp_heap_shallow_size(h, hp_heap_find(h, DUP2)) + hp_heap_shallow_size(h, hp_heap_find(h, OWN));
+    if (n == 1) {
+        CHECK(dups[0].first == hp_heap_find(h, KEPT) && dups[0].count == 4);
+        CHECK_EQ_U64(dups[0].wasted, want); /* not BIG's: WHOLE keeps it */
+    }
+    free(dups);
+    hp_heap_free(h);
+    free(b.d);
+}
+
+static void test_shared_dumps(void)
+{
+    size_t n_inv = 0, k, walked_total = 0;
+    inv_entry *inv = read_inventory(&n_inv);
+    CHECK(inv != NULL && n_inv > 10);
+    for (k = 0; k < n_inv; k++) {
+        const inv_entry *e = &inv[k];
+        char rel[4352];
+        uint8_t *buf;
+        size_t len = 0, walked = 0;
+        hp_heap_options opt;
+        hp_heap *h = NULL;
+        hp_coll *c = NULL;
+        hp_error err;
+        hp_coll_class_waste *rows;
+        hp_dup_string *dups = NULL;
+        size_t n_dups = 0, traces;
+        uint64_t *objects, *sizes, total = 0, instances = 0;
+        uint32_t i, n;
+        if (strstr(e->file, ".bz2") || e->subs[HP_SUB_INSTANCE_DUMP] == 0)
+            continue;
+        snprintf(rel, sizeof rel, "hprof/%s", e->file);
+        buf = load_dump(rel, &len);
+        CHECK(buf != NULL);
+        if (!buf)
+            continue;
+        memset(&opt, 0, sizeof opt);
+        CHECK(hp_heap_build(buf, len, &opt, &h, &err) == HP_OK);
+        CHECK(hp_coll_new(h, NULL, &c, &err) == HP_OK);
+        n = hp_heap_object_count(h);
+        for (i = 0; i < n; i++) {
+            hp_coll_measure m;
+            uint64_t count = 0;
+            hp_code rc;
+            hp_coll_measure_of(c, i, &m);
+            if (m.shape == HP_COLL_NONE)
+                continue;
+            rc = hp_coll_walk(c, i, count_only, &count, &err);
+            show_error(e->file, rc, &err);
+            CHECK(rc == HP_OK);
+            walked++;
+        }
+        walked_total += walked;
+        rows = calloc(hp_heap_class_count(h) + 1, sizeof *rows);
+        CHECK(rows && hp_coll_waste(c, rows, NULL, NULL, &err) == HP_OK);
+        free(rows);
+        CHECK(hp_duplicate_strings(h, NULL, 2, &dups, &n_dups, NULL, NULL, &err) == HP_OK);
+        free(dups);
+        traces = hp_heap_trace_count(h);
+        objects = calloc(traces + 1, 8);
+        sizes = calloc(traces + 1, 8);
+        CHECK(hp_heap_site_counts(h, objects, sizes, NULL, NULL, &err) == HP_OK);
+        for (i = 0; i <= traces; i++)
+            total += objects[i];
+        for (i = 0; i < n; i++)
+            instances += hp_heap_object_kind(h, i) != HP_KIND_CLASS;
+        CHECK_EQ_U64(total, instances);
+        free(objects);
+        free(sizes);
+        hp_coll_free(c);
+        hp_heap_free(h);
+        free(buf);
+    }
+    CHECK(walked_total > 5000);
+    free(inv);
+}
+
+int main(void)
+{
+    test_crafted(4);
+    test_crafted(8);
+    test_many_texts();
+    test_substrings_share_arrays();
+    test_shared_dumps();
+    return check_report("test_values");
+}
