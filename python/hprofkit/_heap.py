@@ -13,7 +13,6 @@ roots; values are read from the dump's mapping on demand.  Handles
 
 from __future__ import annotations
 
-import html
 import os
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Optional, Union
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from .leaks import Leak, Report
     from .match import Matcher
 
-__all__ = ["Heap", "HeapObject", "HeapClass", "Reference", "Referrer", "Field", "GcRoot", "StackFrame",
+__all__ = ["Heap", "HeapObject", "HeapClass", "ObjectTable", "Reference", "Referrer", "Field", "GcRoot", "StackFrame",
            "open_heap", "SIZE_MODELS", "SEMANTICS"]
 
 SIZE_MODELS = ("visualvm", "uncompressed")
@@ -43,11 +42,35 @@ SEMANTICS = ("hprofkit", "visualvm")
 # classes itself, once hprofkit/__init__.py has registered them
 # (_hprof._register); isinstance(x, HeapObject) holds for every handle.
 
+class ObjectTable(list):  # type: ignore[type-arg]
+    """A list of objects, or of (object, bytes) pairs, that a notebook shows as a
+    table with bars (top_retainers(), dominated(), dominator_roots()).  It is the
+    list it was: index, slice, compare and json.dumps it as one."""
+
+    __slots__ = ()
+    __module__ = "hprofkit"
+
+    def _repr_html_(self) -> str:
+        from ._html import fragment, object_table
+        pairs = [item if isinstance(item, tuple) else (item, item.retained_size) for item in self]
+        return fragment(object_table(pairs))
+
+
 class HeapObject(_hprof.HeapObject):
     """A handle on one object of a Heap (light: the heap and an index)."""
 
     __slots__ = ()
     __module__ = "hprofkit"
+
+    def dominated(self, n: Optional[int] = None) -> ObjectTable:
+        """The objects this one immediately dominates, largest retained size first
+        (the first n): an ObjectTable (a list)."""
+        return ObjectTable(_hprof.HeapObject.dominated(self, n))
+
+    def _repr_html_(self) -> str:
+        """What the object is and keeps, its fields or elements, its referrers (Jupyter)."""
+        from ._html import heap_object
+        return heap_object(self)
 
 
 class _DeclaredFields(list[Field]):
@@ -106,7 +129,8 @@ class HeapClass(_hprof.HeapClass, HeapObject):
 
     def _repr_html_(self) -> str:
         """The class, its counts, declared fields and statics as HTML (Jupyter)."""
-        return class_html(self)
+        from ._html import heap_class
+        return heap_class(self)
 
 
 class Heap(_hprof.Heap):
@@ -117,6 +141,21 @@ class Heap(_hprof.Heap):
 
     __slots__ = ()
     __module__ = "hprofkit"
+
+    def top_retainers(self, n: int = 20) -> ObjectTable:
+        """The n objects of largest retained size as (object, bytes), largest first:
+        an ObjectTable (a list)."""
+        return ObjectTable(_hprof.Heap.top_retainers(self, n))
+
+    def dominator_roots(self, n: Optional[int] = None) -> ObjectTable:
+        """The children of the dominator tree's virtual root, largest retained size
+        first (the first n): an ObjectTable (a list)."""
+        return ObjectTable(_hprof.Heap.dominator_roots(self, n))
+
+    def _repr_html_(self) -> str:
+        """The overview (Jupyter): counts, GC roots by kind, classes by instances."""
+        from ._html import heap
+        return heap(self)
 
     def path_to_root(self, obj: HeapObject, /, exclude: Optional[Iterable[Matcher]] = None) -> Optional[HeapPath]:
         """The shortest path from a GC root to obj as a hprofkit.HeapPath, or None if no
@@ -218,26 +257,3 @@ def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
         # leaves the mapping to it (unmapped when the heap goes).
         dump.close()
     return heap
-
-
-def _cell(value: Any) -> str:
-    return html.escape(f"{value:,}" if isinstance(value, int) else str(value))
-
-
-def class_html(cls: HeapClass) -> str:
-    """HeapClass._repr_html_: the class, its counts and its declared fields."""
-    fields = cls.fields()
-    rows = "".join(f"<tr><td>{_cell(f.name)}</td><td>{_cell(f.type)}</td></tr>" for f in fields)
-    statics = cls.statics()
-    static_rows = "".join(
-        f"<tr><td>{_cell(f.name)}</td><td>{_cell(f.type)}</td><td>{_cell(repr(f.value))}</td></tr>" for f in statics)
-    superclass = cls.superclass.name if cls.superclass is not None else "—"
-    size = cls.instance_size
-    return (f"<div><b>{_cell(cls.name)}</b> <code>@0x{cls.class_id:x}</code><br>"
-            f"extends {_cell(superclass)}; {_cell(cls.instance_count)} instances"
-            + (f" of {_cell(size)} B" if size is not None else "")
-            + (f"<details open><summary>{len(fields)} fields</summary><table><tr><th>name</th><th>type</th></tr>"
-               f"{rows}</table></details>" if rows else "")
-            + (f"<details><summary>{len(statics)} statics</summary><table><tr><th>name</th><th>type</th>"
-               f"<th>value</th></tr>{static_rows}</table></details>" if static_rows else "")
-            + "</div>")

@@ -86,6 +86,10 @@ class HeapPath:
     def __repr__(self) -> str:
         return f"<hprofkit.HeapPath {len(self.hops)} hops from {self.hops[0].name} to {_describe(self.target)}>"
 
+    def _repr_html_(self) -> str:
+        from ._html import heap_path
+        return heap_path(self)
+
     def __str__(self) -> str:
         lines = ["┬───", f"│ GC Root: {self.hops[0].name}"]
         if self.library_matcher is not None:

@@ -84,6 +84,11 @@ class BatchResult:
         """The rows that failed; each names its error and the worker it failed on."""
         return [row for row in self.rows if not row.ok]
 
+    def _repr_html_(self) -> str:
+        """The inputs, failures and leak groups or histogram (Jupyter)."""
+        from ._html import batch_result
+        return batch_result(self)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "task": self.task,

@@ -630,6 +630,11 @@ class Leak:
         kind = "library leak" if self.library else "leak"
         return f"<{kind} {self.object!r} {self.fingerprint[:12]}>"
 
+    def _repr_html_(self) -> str:
+        """The trace, statuses coloured and suspect references underlined (Jupyter)."""
+        from ._html import leak
+        return leak(self)
+
     def _node_lines(self, node: TraceNode, first: str, rest: str) -> list[str]:
         lines = [f"{first}{node.class_name} {_type_name(node.object)}"]
         status = {LEAKING: "YES", NOT_LEAKING: "NO"}.get(node.status, "UNKNOWN")

@@ -1,0 +1,303 @@
+"""HTML for notebooks: what every _repr_html_ of the package is built of.
+
+Everything a dump says (class names, String values, field names, thread
+names, watch keys) is untrusted: it enters the markup only through text()
+(html.escape, quotes included), never as markup.  Figures are formatted
+here too, so that a table shows what the API returns.  The fragments carry
+their own small stylesheet, scoped to .hkn, and no script: the interactive
+views (flame graph, dominator tree) are report.js's, embedded by
+_report.page.view_html."""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Iterable, Optional, Sequence
+
+from ._units import human_size
+
+# Rows a table shows before it says how many it left out: a repr must stay small whatever the heap.
+ROWS = 25
+
+STYLE = """<style>
+.hkn{font:13px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2430;max-width:1100px}
+.hkn code,.hkn .hkn-mono{font:12.5px/1.4 ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace}
+.hkn .hkn-head{font-size:14px;margin:2px 0 6px}
+.hkn .hkn-muted{color:#6b7385}
+.hkn .hkn-str{color:#a33d12;overflow-wrap:anywhere}
+.hkn table{border-collapse:collapse;margin:4px 0 8px}
+.hkn th{font-weight:600;color:#4a5264;border-bottom:1px solid #d5d9e2;padding:3px 10px;text-align:left}
+.hkn td{padding:2px 10px;border-bottom:1px solid #eef0f4;vertical-align:top;text-align:left}
+.hkn td.hkn-num,.hkn th.hkn-num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.hkn .hkn-bar{display:inline-block;width:120px;height:9px;background:#eef0f4;border-radius:2px;vertical-align:middle}
+.hkn .hkn-bar>span{display:block;height:9px;background:#3b6fd8;border-radius:2px}
+.hkn dl{display:grid;grid-template-columns:max-content auto;gap:1px 14px;margin:4px 0 8px}
+.hkn dt{color:#6b7385}.hkn dd{margin:0}
+.hkn ol.hkn-trace{list-style:none;margin:4px 0;padding:0 0 0 4px}
+.hkn ol.hkn-trace>li{border-left:3px solid #d5d9e2;padding:2px 0 4px 10px;margin:0}
+.hkn .hkn-ref{color:#6b7385;padding-left:14px}
+.hkn .hkn-suspect{text-decoration:underline wavy #c2410c;text-underline-offset:3px}
+.hkn .hkn-status{display:inline-block;font-size:11px;font-weight:700;border-radius:3px;padding:0 5px;margin-left:6px}
+.hkn .hkn-LEAKING{background:#fde2e1;color:#b42318}.hkn li.hkn-LEAKING{border-left-color:#e5484d}
+.hkn .hkn-NOT_LEAKING{background:#dcf5e3;color:#1b7a3d}.hkn li.hkn-NOT_LEAKING{border-left-color:#30a46c}
+.hkn .hkn-UNKNOWN{background:#eef0f4;color:#4a5264}
+.hkn .hkn-fail{color:#b42318}
+.hkn details>summary{cursor:pointer;color:#4a5264;font-weight:600;margin-top:4px}
+</style>"""
+
+
+def text(value: Any) -> str:
+    """Any value as escaped text: the only way dump data enters markup.  A lone
+    surrogate (a String in a dump may hold one) shows as its \\udxxx escape: it
+    cannot be encoded, and a notebook's output is UTF-8."""
+    return html.escape(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), quote=True)
+
+
+def count(n: Optional[int]) -> str:
+    return "—" if n is None else f"{n:,}"
+
+
+def size(n: Optional[int]) -> str:
+    """Bytes as '12,345 B (12.1 KiB)': the exact figure first, then a readable one."""
+    if n is None:
+        return "—"
+    return f"{n:,} B" if n < 1024 else f"{n:,} B <span class='hkn-muted'>({text(human_size(n))})</span>"
+
+
+def fragment(*parts: str) -> str:
+    """The outer element of every repr: the scoped stylesheet and the parts."""
+    return f"<div class='hkn'>{STYLE}{''.join(parts)}</div>"
+
+
+def head(html_text: str) -> str:
+    return f"<div class='hkn-head'>{html_text}</div>"
+
+
+def facts(pairs: Iterable[tuple[str, str]]) -> str:
+    """A definition list of (label, markup) pairs; labels are the package's own words."""
+    return "<dl>" + "".join(f"<dt>{text(k)}</dt><dd>{v}</dd>" for k, v in pairs) + "</dl>"
+
+
+def bar(value: int, largest: int) -> str:
+    width = 100.0 * value / largest if largest > 0 else 0.0
+    return f"<span class='hkn-bar'><span style='width:{width:.1f}%'></span></span>"
+
+
+def table(columns: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[bool] = (),
+          total: Optional[int] = None, shown: int = ROWS) -> str:
+    """A table of markup cells (each already escaped or formatted here); numeric
+    columns right-aligned.  At most `shown` rows; `total` rows exist in all."""
+    def cell(tag: str, i: int, content: str) -> str:
+        cls = " class='hkn-num'" if i < len(numeric) and numeric[i] else ""
+        return f"<{tag}{cls}>{content}</{tag}>"
+    body = []
+    for n, row in enumerate(rows):
+        if n == shown:
+            break
+        body.append("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>")
+    more = ""
+    if total is not None and total > len(body):
+        more = f"<div class='hkn-muted'>{total - len(body):,} more not shown</div>"
+    header = "<tr>" + "".join(cell("th", i, text(c)) for i, c in enumerate(columns)) + "</tr>"
+    return f"<table>{header}{''.join(body)}</table>{more}"
+
+
+def details(summary: str, body: str, open_: bool = False) -> str:
+    return f"<details{' open' if open_ else ''}><summary>{summary}</summary>{body}</details>"
+
+
+# ---- objects --------------------------------------------------------------------------------
+
+def object_label(obj: Any) -> str:
+    """'java.lang.String@0x1f2' (a class: 'class Foo@0x…'), escaped, with a String's text."""
+    if obj is None:
+        return "<span class='hkn-muted'>null</span>"
+    if obj.kind == "class":
+        return f"<code>class {text(obj.name)}</code> <span class='hkn-muted'>@0x{obj.id:x}</span>"
+    label = f"<code>{text(obj.class_name)}</code> <span class='hkn-muted'>@0x{obj.id:x}</span>"
+    if obj.class_name == "java.lang.String":
+        value = obj.as_str()
+        if value is not None:
+            label += f" <span class='hkn-str'>{text(_short_repr(value))}</span>"
+    return label
+
+
+def _short_repr(value: str, limit: int = 80) -> str:
+    return repr(value if len(value) <= limit else value[:limit] + "…")
+
+
+def value(v: Any) -> str:
+    """A field's value: an object's label, or the primitive's repr."""
+    from ._heap import HeapObject
+    if isinstance(v, HeapObject):
+        return object_label(v)
+    if v is None:
+        return object_label(None)
+    return f"<code>{text(repr(v))}</code>"
+
+
+def object_table(pairs: Sequence[tuple[Any, int]], total: Optional[int] = None, what: str = "retained") -> str:
+    """(object, bytes) rows with bars against the largest: top_retainers(), dominated()."""
+    largest = max((n for _, n in pairs), default=0)
+    rows = ([count(i + 1), object_label(obj), size(n), bar(n, largest)] for i, (obj, n) in enumerate(pairs))
+    return table(["#", "object", what, ""], rows, numeric=[True, False, True, False],
+                 total=len(pairs) if total is None else total)
+
+
+def heap_object(obj: Any) -> str:
+    """HeapObject._repr_html_: what it is, what it keeps, its fields or elements,
+    who refers to it and its path from a GC root."""
+    pairs = [("kind", text(obj.kind)), ("shallow size", size(obj.shallow_size)),
+             ("retained size", size(obj.retained_size) + f" in {obj.retained_count:,} objects")]
+    if obj.heap_name:
+        pairs.append(("heap", text(obj.heap_name)))
+    if obj.root_kinds:
+        pairs.append(("GC root", text(", ".join(obj.root_kinds))))
+    parts = [head(object_label(obj)), facts(pairs)]
+    if obj.kind == "instance":
+        fields = obj.fields()
+        parts.append(details(f"{len(fields):,} fields", table(
+            ["field", "type", "value"],
+            ([text(f.name), text(f.type), value(f.value)] for f in fields), total=len(fields)), open_=True))
+    elif obj.kind in ("object_array", "primitive_array"):
+        n = len(obj)
+        items = [obj[i] for i in range(min(n, ROWS))]
+        parts.append(details(f"{n:,} elements", table(
+            ["index", "value"], ([count(i), value(v)] for i, v in enumerate(items)),
+            numeric=[True, False], total=n), open_=True))
+    referrers = obj.referrers()
+    parts.append(details(f"{len(referrers):,} referrers", table(
+        ["from", "reference"], ([object_label(r.source), f"<code>{text(r.name)}</code>"] for r in referrers),
+        total=len(referrers))))
+    return fragment(*parts)
+
+
+def heap_path(path: Any) -> str:
+    """HeapPath._repr_html_: the hops from the root down, each reference named."""
+    from ._reach import _describe, _reference
+    items = [f"<li><span class='hkn-muted'>GC root</span> <code>{text(path.hops[0].name)}</code></li>"]
+    for i, hop in enumerate(path.hops):
+        ref = "" if i == 0 else f"<div class='hkn-ref'>↓ <code>{text(_reference(hop))}</code></div>"
+        items.append(f"<li>{ref}<code>{text(_describe(hop.target))}</code> "
+                     f"<span class='hkn-muted'>@0x{hop.target.id:x}</span></li>")
+    library = ""
+    if path.library_matcher is not None:
+        m = path.library_matcher
+        library = f"<div class='hkn-muted'>library leak match: {text(m.description or repr(m))}</div>"
+    return fragment(head(f"path of {len(path.hops):,} hops to {object_label(path.target)}"), library,
+                    f"<ol class='hkn-trace'>{''.join(items)}</ol>")
+
+
+def leak(lk: Any) -> str:
+    """Leak._repr_html_: LeakCanary's trace, each node's status coloured, the
+    suspect references underlined."""
+    from .leaks import _ROOT_DESCRIPTIONS, LEAKING, _type_name
+    items = [f"<li><span class='hkn-muted'>GC root</span> "
+             f"<code>{text(_ROOT_DESCRIPTIONS.get(lk.root_kind, lk.root_kind))}</code></li>"]
+    labels = {"LEAKING": "leaking", "NOT_LEAKING": "not leaking", "UNKNOWN": "unknown"}
+    for node in lk.nodes:
+        status = node.status if node.status in labels else "UNKNOWN"
+        why = f" <span class='hkn-muted'>{text(node.reason)}</span>" if node.reason else ""
+        retained = ""
+        size_count = lk._retained.get(node.object.id)
+        if node.status == LEAKING and size_count is not None:
+            retained = f"<div class='hkn-muted'>retaining {size(size_count[0])} in {size_count[1]:,} objects</div>"
+        extra = "".join(f"<div class='hkn-muted'>{text(label)}</div>" for label in node.labels)
+        ref = ""
+        if node.reference is not None and node.owner is not None:
+            static = "static " if node.reference.ref_type == "STATIC_FIELD" else ""
+            dot = "" if node.reference.ref_type == "LOCAL" else "."
+            name = f"<span class='hkn-suspect'>{text(node.reference_display)}</span>" if node.suspect \
+                else text(node.reference_display)
+            ref = f"<div class='hkn-ref'>↓ <code>{text(static + node.owner.rsplit('.', 1)[-1] + dot)}{name}</code></div>"
+        items.append(f"<li class='hkn-{status}'><code>{text(node.class_name)}</code> "
+                     f"<span class='hkn-muted'>{text(_type_name(node.object))} @0x{node.object.id:x}</span>"
+                     f"<span class='hkn-status hkn-{status}'>{labels[status]}</span>{why}{retained}{extra}{ref}</li>")
+    pairs = [("signature", f"<code>{text(lk.fingerprint)}</code>"),
+             ("retained", size(lk.retained_size) + ("" if lk.retained_count is None
+                                                    else f" in {lk.retained_count:,} objects"))]
+    if lk.key is not None:
+        pairs.append(("watch key", text(lk.key)))
+    if lk.library:
+        pairs.append(("library leak", text(lk.description or repr(lk.pattern))))
+    kind = "library leak" if lk.library else "leak"
+    return fragment(head(f"{kind}: {text(lk.short_description)}"), facts(pairs),
+                    f"<ol class='hkn-trace'>{''.join(items)}</ol>")
+
+
+def heap(h: Any) -> str:
+    """Heap._repr_html_: the overview, cheap to make (no dominators computed):
+    counts, GC roots by kind, the classes with most instances."""
+    roots: dict[str, int] = {}
+    for root in h.gc_roots:
+        roots[root.kind] = roots.get(root.kind, 0) + 1
+    pairs = [("objects", count(h.object_count)), ("classes", count(h.class_count)),
+             ("GC roots", count(sum(roots.values()))), ("semantics", text(h.semantics)),
+             ("identifiers", f"{h.id_size} bytes"), ("index memory", size(h.memory))]
+    if h.heap_dump_count > 1:
+        pairs.append(("heap dumps in file", count(h.heap_dump_count)))
+    if h.dangling_count:
+        pairs.append(("dangling references", count(h.dangling_count)))
+    classes = sorted(h.classes, key=lambda c: c.instance_count, reverse=True)
+    most = classes[0].instance_count if classes else 0
+    class_rows = ([f"<code>{text(c.name)}</code>", count(c.instance_count), bar(c.instance_count, most)]
+                  for c in classes)
+    root_rows = ([f"<code>{text(k)}</code>", count(n)] for k, n in sorted(roots.items(), key=lambda kv: -kv[1]))
+    return fragment(head("<b>Heap</b>"), facts(pairs),
+                    details("classes by instance count",
+                            table(["class", "instances", ""], class_rows, numeric=[False, True, False],
+                                  total=len(classes)), open_=True),
+                    details("GC roots by kind", table(["kind", "roots"], root_rows, numeric=[False, True])))
+
+
+def heap_class(cls: Any) -> str:
+    """HeapClass._repr_html_: the class, its counts, declared fields and statics."""
+    fields = cls.fields()
+    statics = cls.statics()
+    superclass = cls.superclass.name if cls.superclass is not None else "—"
+    pairs = [("extends", f"<code>{text(superclass)}</code>"), ("instances", count(cls.instance_count))]
+    if cls.instance_size is not None:
+        pairs.append(("instance size", size(cls.instance_size)))
+    pairs.append(("retained by instances", size(cls.instances_retained_size)
+                  + f" in {cls.instances_retained_count:,} objects"))
+    parts = [head(object_label(cls)), facts(pairs)]
+    if fields:
+        parts.append(details(f"{len(fields)} fields", table(
+            ["name", "type"], ([text(f.name), text(f.type)] for f in fields), total=len(fields)), open_=True))
+    if statics:
+        parts.append(details(f"{len(statics)} statics", table(
+            ["name", "type", "value"], ([text(f.name), text(f.type), value(f.value)] for f in statics),
+            total=len(statics))))
+    return fragment(*parts)
+
+
+def batch_result(result: Any) -> str:
+    """BatchResult._repr_html_: how many inputs ran, the failures, the leak
+    groups or the histogram across dumps."""
+    failed = result.failed
+    parts = [head(f"<b>batch</b> <code>{text(result.task)}</code>: {len(result.rows):,} inputs, "
+                  + (f"<span class='hkn-fail'>{len(failed):,} failed</span>" if failed else "none failed"))]
+    if result.leak_groups:
+        most = max(g.dumps for g in result.leak_groups)
+        rows = ([text(g.short_description or g.fingerprint[:12]), count(g.dumps), bar(g.dumps, most),
+                 size(g.retained_size), f"<code>{text(g.fingerprint[:12])}</code>"] for g in result.leak_groups)
+        parts.append(details(f"{len(result.leak_groups):,} leak groups", table(
+            ["leak", "dumps", "", "retained", "signature"], rows, numeric=[False, True, False, True, False],
+            total=len(result.leak_groups)), open_=True))
+    if result.histogram:
+        most = max(c.shallow_bytes for c in result.histogram)
+        rows = ([f"<code>{text(c.name)}</code>", count(c.dumps), count(c.instances), size(c.shallow_bytes),
+                 bar(c.shallow_bytes, most)] for c in result.histogram)
+        parts.append(details("classes across the dumps", table(
+            ["class", "dumps", "instances", "shallow", ""], rows, numeric=[False, True, True, True, False],
+            total=len(result.histogram)), open_=True))
+    if failed:
+        rows = ([text(_input(r.input)), f"<span class='hkn-fail'>{text(r.error)}</span>", text(r.worker or "")]
+                for r in failed)
+        parts.append(details(f"{len(failed):,} failures", table(["input", "error", "worker"], rows,
+                                                                total=len(failed)), open_=True))
+    return fragment(*parts)
+
+
+def _input(given: Any) -> str:
+    from .batching import _input_text
+    return _input_text(given)

@@ -1,0 +1,136 @@
+"""The package in a real notebook: cells executed by nbconvert in a real
+ipykernel over a shared dump and a hostile one, each rich output checked
+against the API's own figures, and every string from the dump shown as
+text (never as markup)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+
+import hprofkit
+import notebook_run
+from conftest import HPROF_DIR
+from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
+
+SHARED = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
+
+
+def cells(shared, hostile, ids) -> dict[str, str]:
+    return {
+        "open": f"import hprofkit\nheap = hprofkit.open_heap({str(shared)!r})\nheap",
+        "top": "heap.top_retainers(8)",
+        "biggest": "biggest = next(o for o, _ in heap.top_retainers(50) if o.kind == 'instance')\nbiggest",
+        "dominated": "biggest.dominated(6)",
+        "leak": "leaks = heap.find_leaks()\nleaks[0]",
+        "path": "leaks[0].path",
+        "class": "heap.find_class('java.lang.Thread')",
+        "hostile": (f"bad = hprofkit.open_heap({str(hostile)!r})\n"
+                    f"display(bad.object({ids['hostile_string']}), bad.object({ids['hostile_object']}), "
+                    f"bad.find_class({HOSTILE_CLASS!r}))\nbad"),
+        "hostile_leaks": "from IPython.display import display\ndisplay(*bad.find_leaks())",
+        "batch": (f"hprofkit.batch('leaks', [{str(shared)!r}, {str(hostile)!r}, 'missing.hprof'], "
+                  "progress=False, jobs=1)"),
+    }
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    """The notebook, executed once; (notebook, its folder, the hostile dump's ids)."""
+    folder = tmp_path_factory.mktemp("notebook")
+    hostile = folder / "hostile.hprof"
+    ids = hostile_app(hostile, activities=2)
+    nb = notebook_run.execute(notebook_run.build(cells(SHARED, hostile, ids)), folder)
+    return nb, folder, ids
+
+
+@pytest.fixture(scope="module")
+def heap():
+    with hprofkit.open_heap(SHARED) as h:
+        yield h
+
+
+def figures_in_order(page: str, figures: list[str]) -> None:
+    """Each figure appears in the page, after the one before."""
+    at = 0
+    for figure in figures:
+        found = page.find(figure, at)
+        assert found >= 0, f"{figure!r} missing after offset {at}"
+        at = found + len(figure)
+
+
+def test_heap_overview(executed, heap):
+    page = notebook_run.html_of(executed[0], "open")
+    figures_in_order(page, ["objects", f"{heap.object_count:,}", "classes", f"{heap.class_count:,}",
+                            "GC roots", f"{len(heap.gc_roots):,}"])
+    biggest = max(heap.classes, key=lambda c: c.instance_count)
+    assert f"<code>{html.escape(biggest.name)}</code>" in page
+
+
+def test_top_retainers_table_with_bars(executed, heap):
+    top = heap.top_retainers(8)
+    assert isinstance(top, list) and isinstance(top, hprofkit.ObjectTable)
+    assert top == list(top) and top[:2] == [tuple(t) for t in top[:2]]
+    assert json.loads(json.dumps([(o.id, n) for o, n in top])) == [[o.id, n] for o, n in top]
+    page = notebook_run.html_of(executed[0], "top")
+    figures = []
+    for obj, size in top:
+        figures += [f"@0x{obj.id:x}", f"{size:,} B"]
+    figures_in_order(page, figures)
+    widths = [float(w) for w in re.findall(r"<span style='width:([\d.]+)%'>", page)]
+    assert widths == sorted(widths, reverse=True) and widths[0] == 100.0 and len(widths) == len(top)
+
+
+def test_object_dominated_and_class(executed, heap):
+    nb = executed[0]
+    obj = next(o for o, _ in heap.top_retainers(50) if o.kind == "instance")
+    page = notebook_run.html_of(nb, "biggest")
+    figures_in_order(page, [f"@0x{obj.id:x}", f"{obj.shallow_size:,} B", f"{obj.retained_size:,} B",
+                            f"{obj.retained_count:,} objects", f"{len(obj.referrers()):,} referrers"])
+    dominated = obj.dominated(6)
+    assert isinstance(dominated, hprofkit.ObjectTable)
+    figures_in_order(notebook_run.html_of(nb, "dominated"),
+                     [f for d in dominated for f in (f"@0x{d.id:x}", f"{d.retained_size:,} B")])
+    thread = heap.find_class("java.lang.Thread")
+    page = notebook_run.html_of(nb, "class")
+    figures_in_order(page, [f"{thread.instance_count:,}", f"{thread.instances_retained_size:,} B",
+                            f"{len(thread.fields())} fields"])
+
+
+def test_leak_trace_statuses_coloured(executed, heap):
+    nb = executed[0]
+    leak = heap.find_leaks()[0]
+    page = notebook_run.html_of(nb, "leak")
+    assert leak.fingerprint in page and html.escape(leak.short_description) in page
+    statuses = re.findall(r"<li class='hkn-(LEAKING|NOT_LEAKING|UNKNOWN)'>", page)
+    assert statuses == [node.status for node in leak.nodes]
+    assert "leaking</span>" in page and ".hkn .hkn-LEAKING{background:#fde2e1" in page
+    path_page = notebook_run.html_of(nb, "path")
+    figures_in_order(path_page, [f"path of {len(leak.path):,} hops"] + [f"@0x{hop.target.id:x}" for hop in leak.path])
+
+
+def test_hostile_strings_are_text(executed):
+    nb, _, ids = executed
+    page = notebook_run.html_of(nb, "hostile") + notebook_run.html_of(nb, "hostile_leaks")
+    assert "<script>window.__pwned" not in page and "<img src=x" not in page
+    assert html.escape(HOSTILE_CLASS) in page
+    assert html.escape("</script><script>window.__pwned='script'</script>") in page
+    assert f"@0x{ids['hostile_string']:x}" in page and f"@0x{ids['hostile_object']:x}" in page
+    # The watch key, whole: its lone surrogate shown as an escape.
+    key = HOSTILE_TEXT.encode("utf-8", "backslashreplace").decode("utf-8")
+    assert html.escape(key) in page
+    for out in notebook_run.outputs(nb, "hostile"):
+        assert out["output_type"] in ("display_data", "execute_result"), out
+
+
+def test_batch_result(executed):
+    nb, folder, _ = executed
+    page = notebook_run.html_of(nb, "batch")
+    result = hprofkit.batch("leaks", [SHARED, folder / "hostile.hprof", folder / "missing.hprof"],
+                            progress=False, jobs=1)
+    assert f"3 inputs, <span class='hkn-fail'>1 failed</span>" in page
+    figures_in_order(page, [f for g in result.leak_groups for f in (g.fingerprint[:12],)])
+    assert html.escape(result.failed[0].error) in page
