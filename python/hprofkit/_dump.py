@@ -338,7 +338,8 @@ class Dump:
         self._heap_dumps = stats.heap_dumps
         return stats
 
-    def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit") -> Heap:
+    def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit",
+             progress: Any = None) -> Heap:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
         which (0, the first, as VisualVM; negative counts from the end); size_model is 'visualvm' (its
         shallow sizes, compressed oops guessed on 64-bit dumps) or
@@ -347,11 +348,21 @@ class Dump:
         referents are not strong; no instance-to-class edges; see
         docs/reachability.md) or 'visualvm' (VisualVM's graph, roots and
         retained sizes exactly).  The heap keeps the mapping alive: it stays
-        usable after the Dump is closed."""
+        usable after the Dump is closed.  progress: the "index" stage's progress (bytes
+        of the file walked), as open_heap takes it."""
         from ._heap import Heap
+        from ._progress import reporting
         if isinstance(heap_dump, int) and heap_dump < 0:
             heap_dump = self._heap_dump_index(heap_dump)  # counted from the end, as stats() counts
-        return Heap(self.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
+        with reporting(progress) as reporter:
+            if reporter is None:
+                return Heap(self.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
+            size = len(self.buffer)
+            reporter(0, size, "index")
+            heap = Heap(self.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics,
+                        progress=reporter.stage("index"))
+            reporter(size, size, "index")
+            return heap
 
     def close(self) -> None:
         """Closes the dump.  The buffer is released now, or, while records

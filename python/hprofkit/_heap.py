@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, O
 
 from . import _hprof
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
+from ._progress import ProgressArg, reporting, step
 from ._reach import HeapPath, path_to_root, paths_to_root
 
 if TYPE_CHECKING:
@@ -145,12 +146,27 @@ class Heap(_hprof.Heap):
     def top_retainers(self, n: int = 20) -> ObjectTable:
         """The n objects of largest retained size as (object, bytes), largest first:
         an ObjectTable (a list)."""
+        self._dominators_reported()
         return ObjectTable(_hprof.Heap.top_retainers(self, n))
 
     def dominator_roots(self, n: Optional[int] = None) -> ObjectTable:
         """The children of the dominator tree's virtual root, largest retained size
         first (the first n): an ObjectTable (a list)."""
+        self._dominators_reported()
         return ObjectTable(_hprof.Heap.dominator_roots(self, n))
+
+    def _dominators_reported(self) -> None:
+        """Inside a call that reports progress (the command line's, a report()'s),
+        the dominators are computed as a stage of their own."""
+        with reporting(None) as reporter:
+            if reporter is not None:
+                self.compute_retained(progress=reporter)
+
+    def compute_retained(self, *, progress: ProgressArg = None) -> None:
+        """Computes the dominator tree and retained sizes now (the first call that needs
+        them does otherwise); progress: as open_heap takes it (the "dominators" stage)."""
+        with reporting(progress) as reporter, step(reporter, "dominators"):
+            _hprof.Heap.compute_retained(self)
 
     def _repr_html_(self) -> str:
         """The overview (Jupyter): counts, GC roots by kind, classes by instances."""
@@ -202,13 +218,15 @@ class Heap(_hprof.Heap):
 
     def find_leaks(self, exclude: Optional[Iterable[Matcher]] = None,
                    finders: Optional[Iterable[Callable[..., Any]]] = None, *,
-                   inspectors: Optional[Iterable[Callable[[Report], None]]] = None) -> list[Leak]:
+                   inspectors: Optional[Iterable[Callable[[Report], None]]] = None,
+                   progress: ProgressArg = None) -> list[Leak]:
         """The leaks of this heap (a list of hprofkit.leaks.Leak): see hprofkit.leaks.find_leaks;
         exclude as path_to_root (None: the defaults; (): none); finders and inspectors default
-        to its DEFAULT_FINDERS and DEFAULT_INSPECTORS."""
+        to its DEFAULT_FINDERS and DEFAULT_INSPECTORS; progress as open_heap takes it."""
         from . import leaks  # a third of the package's import time: on first use
         return leaks.find_leaks(self, exclude, leaks.DEFAULT_FINDERS if finders is None else finders,
-                                inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors)
+                                inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors,
+                                progress=progress)
 
     def bitmaps(self) -> list[Bitmap]:
         """Every android.graphics.Bitmap of the heap as a hprofkit.Bitmap (size, config,
@@ -224,11 +242,12 @@ class Heap(_hprof.Heap):
         from . import _bitmaps
         return _bitmaps.duplicate_bitmaps(self, bitmaps)
 
-    def tables(self, *, retained: bool = True) -> dict[str, _pyarrow.Table]:
+    def tables(self, *, retained: bool = True, progress: ProgressArg = None) -> dict[str, _pyarrow.Table]:
         """The heap as Arrow tables (needs pyarrow): {'objects', 'references', 'classes',
-        'roots'}, shaped like Perfetto's heap_graph_* tables.  See hprofkit._tables."""
+        'roots'}, shaped like Perfetto's heap_graph_* tables.  See hprofkit._tables.
+        progress: as open_heap takes it (the "tables" stage, one step a table)."""
         from . import _tables
-        return _tables.tables(self, retained=retained)
+        return _tables.tables(self, retained=retained, progress=progress)
 
     def to_parquet(self, directory: str | os.PathLike[str], /) -> str:
         """Writes heap.tables() as directory/<table>.parquet (atomically); returns directory."""
@@ -237,7 +256,7 @@ class Heap(_hprof.Heap):
 
 
 def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
-              semantics: str = "hprofkit") -> Heap:
+              semantics: str = "hprofkit", progress: ProgressArg = None) -> Heap:
     """Opens a dump and indexes one of its heap dumps: the one opener of the
     package.  source is what hprofkit.open takes (a path, a bytes-like
     object, an io.BytesIO, a binary file object such as a pipe or
@@ -247,11 +266,16 @@ def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
     heap_dump picks the heap dump (from 0; negative counts from the end);
     semantics the reference graph of paths and retained sizes (see
     Dump.heap).  The dump stays mapped while the Heap or any handle on it
-    lives."""
+    lives.
+
+    progress: None (the default) shows nothing (unless an outer call
+    reports), True a bar on a terminal's stderr or a line in a notebook, or a
+    callable progress(done, total, stage), here for the "index" stage (bytes
+    of the file walked); False nothing at all."""
     from ._dump import Dump
     dump = Dump(source)
     try:
-        heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics)
+        heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics, progress=progress)
     finally:
         # The heap holds its own export of the mapping: closing the Dump now
         # leaves the mapping to it (unmapped when the heap goes).

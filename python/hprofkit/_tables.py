@@ -153,14 +153,27 @@ def _class_retained(pa, heap: Heap, objects, retained: bool):
     })
 
 
-def tables(heap: Heap, *, retained: bool = True) -> dict[str, _pyarrow.Table]:
+def tables(heap: Heap, *, retained: bool = True, progress: Any = None) -> dict[str, _pyarrow.Table]:
     """heap.tables(): {"objects", "references", "classes", "roots", "class_retained"} as pyarrow Tables
     (module doc).  retained=False leaves the retained sizes and dominator_id null and skips the
-    dominator tree."""
+    dominator tree.  progress: as open_heap takes it (the "tables" stage: one step a table, the
+    dominators first when retained)."""
+    from ._progress import reporting
     pa = _pa()
-    objects = _objects(pa, heap, retained)
-    return {"objects": objects, "references": _references(pa, heap), "classes": _classes(pa, heap),
-            "roots": _roots(pa, heap), "class_retained": _class_retained(pa, heap, objects, retained)}
+    with reporting(progress) as reporter:
+        if retained and reporter is not None:
+            heap.compute_retained(progress=reporter)
+        made: dict[str, Any] = {}
+        builds = {"objects": lambda: _objects(pa, heap, retained), "references": lambda: _references(pa, heap),
+                  "classes": lambda: _classes(pa, heap), "roots": lambda: _roots(pa, heap),
+                  "class_retained": lambda: _class_retained(pa, heap, made["objects"], retained)}
+        for done, (name, build) in enumerate(builds.items()):
+            if reporter is not None:
+                reporter(done, len(builds), "tables")
+            made[name] = build()
+        if reporter is not None:
+            reporter(len(builds), len(builds), "tables")
+    return made
 
 
 def to_parquet(heap: Heap | Mapping[str, _pyarrow.Table], directory: str | os.PathLike[str]) -> str:

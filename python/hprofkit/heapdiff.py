@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
 from ._heap import Heap, HeapClass, HeapObject, Referrer, open_heap
+from ._progress import ProgressArg, reporting, step
 from ._reach import Hop
 from ._units import human_size
 from .match import Matcher
@@ -330,17 +331,17 @@ def _signed_size(n: int | None) -> str:
     return ("+" if n > 0 else "-" if n < 0 else "") + human_size(abs(n))
 
 
-def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap]) -> tuple[Heap, str]:
+def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap], reporter: Any = None) -> tuple[Heap, str]:
     if isinstance(source, Heap):
         return source, repr(source)
-    heap = open_heap(source)
+    heap = open_heap(source, progress=reporter)
     opened.append(heap)
     return heap, os.fspath(source)
 
 
 def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, retained: bool = False,
-         paths: bool | Sequence[str] = False, exclude: Iterable[Matcher] | None = None, top_paths: int = 10
-         ) -> HeapDiff:
+         paths: bool | Sequence[str] = False, exclude: Iterable[Matcher] | None = None, top_paths: int = 10,
+         progress: ProgressArg = None) -> HeapDiff:
     """The per-class changes from heap (or dump path) `a` to `b`.
 
     retained: also compare each class's retained size (computes the
@@ -348,22 +349,35 @@ def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, 
     grown classes' objects hang (True: the `top_paths` classes that grew
     most in instances; or a list of class names), with `exclude` matchers
     as heap.path_to_root takes them (None: each heap's defaults; (): none).  Paths given are opened (dumps, packs,
-    Tailor minis) and closed again; heaps given stay open."""
+    Tailor minis) and closed again; heaps given stay open.  progress: as
+    open_heap takes it (each dump's "index" and "dominators", "histogram",
+    "paths")."""
+    with reporting(progress) as reporter:
+        return _diff(a, b, retained, paths, exclude, top_paths, reporter)
+
+
+def _diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], retained: bool,
+          paths: bool | Sequence[str], exclude: Iterable[Matcher] | None, top_paths: int, reporter: Any) -> HeapDiff:
     opened: list[Heap] = []
     try:
-        heap_a, label_a = _as_heap(a, opened)
-        heap_b, label_b = _as_heap(b, opened)
+        heap_a, label_a = _as_heap(a, opened, reporter)
+        heap_b, label_b = _as_heap(b, opened, reporter)
+        if retained and reporter is not None:
+            heap_a.compute_retained(progress=reporter)
+            heap_b.compute_retained(progress=reporter)
         ret_a = retained_by_class(heap_a) if retained else None
         ret_b = retained_by_class(heap_b) if retained else None
-        result = HeapDiff.from_histograms(class_histogram(heap_a), class_histogram(heap_b), ret_a, ret_b,
-                                          a=label_a, b=label_b)
+        with step(reporter, "histogram"):
+            hist_a, hist_b = class_histogram(heap_a), class_histogram(heap_b)
+        result = HeapDiff.from_histograms(hist_a, hist_b, ret_a, ret_b, a=label_a, b=label_b)
         if paths:
             if paths is True:
                 names = [r.name for r in sorted(result.rows, key=lambda r: -r.count_delta)[:top_paths]
                          if r.count_delta > 0]
             else:
                 names = list(paths)
-            result.paths, result.paths_sampled = growth_paths(heap_a, heap_b, names, exclude=exclude)
+            with step(reporter, "paths"):
+                result.paths, result.paths_sampled = growth_paths(heap_a, heap_b, names, exclude=exclude)
         return result
     finally:
         for heap in opened:

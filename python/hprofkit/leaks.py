@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Prot
 
 from . import match
 from ._heap import Heap, HeapClass, HeapObject
+from ._progress import ProgressArg, Reporter, reporting, step
 from ._reach import Hop, HeapPath, _thread_name, default_exclude
 from ._units import human_size
 
@@ -717,7 +718,8 @@ def _retained(heap: Heap, objects: Iterable[HeapObject]) -> dict[int, tuple[int,
 
 def find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]] = None,
                finders: Iterable[_FinderFunction] = DEFAULT_FINDERS, *,
-               inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS) -> list[Leak]:
+               inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS,
+               progress: ProgressArg = None) -> list[Leak]:
     """The leaks of a heap: each candidate the finders name that is strongly
     reachable, with its shortest path from a GC root, statuses and fingerprint.
 
@@ -727,12 +729,22 @@ def find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]] = None,
     ``finder(heap)`` yielding Candidates or HeapObjects; an object found twice
     is one leak (the first key found wins).  inspectors: callables
     ``inspect(report)`` filling a Report per path node.  Leaks come in the
-    finders' order, each finder's in id order."""
+    finders' order, each finder's in id order.  progress: as open_heap takes
+    it (stages "finders", "paths", "dominators", "leaks": one a leak)."""
+    with reporting(progress) as reporter:
+        return _find_leaks(heap, exclude, finders, inspectors, reporter)
+
+
+def _find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]], finders: Iterable[_FinderFunction],
+                inspectors: Iterable[Callable[[Report], None]], reporter: Optional[Reporter]) -> list[Leak]:
     sdk, manufacturer = android_build(heap)
     matchers = match.applicable(default_exclude(heap) if exclude is None else exclude, sdk, manufacturer)
 
     candidates: dict[int, Candidate] = {}
-    for finder in finders:
+    finders = list(finders)
+    for done, finder in enumerate(finders):
+        if reporter is not None:
+            reporter(done, len(finders), "finders")
         for found in finder(heap):
             candidate = found if isinstance(found, Candidate) else Candidate(found)
             if not isinstance(candidate.object, HeapObject):
@@ -742,21 +754,33 @@ def find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]] = None,
                 candidates[candidate.object.id] = candidate
             elif known.key is None and candidate.key is not None:
                 candidates[candidate.object.id] = known._replace(key=candidate.key)
+    if reporter is not None:
+        reporter(len(finders), len(finders), "finders")
     if not candidates:
         return []
-    paths = heap.paths_to_root([c.object for c in candidates.values()], exclude=matchers)
-    return leaks_of_paths(heap, list(candidates.values()), paths, inspectors)
+    with step(reporter, "paths"):
+        paths = heap.paths_to_root([c.object for c in candidates.values()], exclude=matchers)
+    if reporter is not None:
+        heap.compute_retained(progress=reporter)
+    return leaks_of_paths(heap, list(candidates.values()), paths, inspectors, reporter)
 
 
 def leaks_of_paths(heap: Heap, candidates: list[Candidate], paths: Sequence[Optional[HeapPath]],
-                   inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS) -> list[Leak]:
+                   inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS,
+                   reporter: Optional[Reporter] = None) -> list[Leak]:
     """The Leaks of candidates whose paths (aligned, None for no path) were
     searched already: statuses, suspects, fingerprints, retained sizes."""
     inspectors = tuple(inspectors)
     reached = [(candidate, path) for candidate, path in zip(candidates, paths) if path is not None]
     ancestry = _Ancestry()
     cache: dict[str, Any] = {}
-    traces = [(c, p, _trace_nodes(heap, p, inspectors, ancestry, cache)) for c, p in reached]
+    traces = []
+    for done, (c, p) in enumerate(reached):
+        if reporter is not None:
+            reporter(done, len(reached), "leaks")
+        traces.append((c, p, _trace_nodes(heap, p, inspectors, ancestry, cache)))
+    if reporter is not None:
+        reporter(len(reached), len(reached), "leaks")
     retained = _retained(heap, {n.object.id: n.object for _, _, nodes in traces for n in nodes
                                 if n.status == LEAKING}.values())
     return [Leak(candidate.object, candidate.key, path, nodes, retained) for candidate, path, nodes in traces]
