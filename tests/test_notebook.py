@@ -14,36 +14,16 @@ import pytest
 import hprofkit
 import notebook_run
 from conftest import HPROF_DIR
-from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
+from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT
 
 SHARED = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
 
 
-def cells(shared, hostile, ids) -> dict[str, str]:
-    return {
-        "open": f"import hprofkit\nheap = hprofkit.open_heap({str(shared)!r})\nheap",
-        "top": "heap.top_retainers(8)",
-        "biggest": "biggest = next(o for o, _ in heap.top_retainers(50) if o.kind == 'instance')\nbiggest",
-        "dominated": "biggest.dominated(6)",
-        "leak": "leaks = heap.find_leaks()\nleaks[0]",
-        "path": "leaks[0].path",
-        "class": "heap.find_class('java.lang.Thread')",
-        "hostile": (f"bad = hprofkit.open_heap({str(hostile)!r})\n"
-                    f"display(bad.object({ids['hostile_string']}), bad.object({ids['hostile_object']}), "
-                    f"bad.find_class({HOSTILE_CLASS!r}))\nbad"),
-        "hostile_leaks": "from IPython.display import display\ndisplay(*bad.find_leaks())",
-        "batch": (f"hprofkit.batch('leaks', [{str(shared)!r}, {str(hostile)!r}, 'missing.hprof'], "
-                  "progress=False, jobs=1)"),
-    }
-
-
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    """The notebook, executed once; (notebook, its folder, the hostile dump's ids)."""
+    """The analyst's notebook, executed once: (notebook, its folder, the hostile dump's ids)."""
     folder = tmp_path_factory.mktemp("notebook")
-    hostile = folder / "hostile.hprof"
-    ids = hostile_app(hostile, activities=2)
-    nb = notebook_run.execute(notebook_run.build(cells(SHARED, hostile, ids)), folder)
+    nb, ids = notebook_run.analyst_notebook(folder, SHARED)
     return nb, folder, ids
 
 
@@ -89,7 +69,7 @@ def test_object_dominated_and_class(executed, heap):
     obj = next(o for o, _ in heap.top_retainers(50) if o.kind == "instance")
     page = notebook_run.html_of(nb, "biggest")
     figures_in_order(page, [f"@0x{obj.id:x}", f"{obj.shallow_size:,} B", f"{obj.retained_size:,} B",
-                            f"{obj.retained_count:,} objects", f"{len(obj.referrers()):,} referrers"])
+                            f"{obj.retained_count:,} objects", f"{len(obj.referrers()):,} referrer"])
     dominated = obj.dominated(6)
     assert isinstance(dominated, hprofkit.ObjectTable)
     figures_in_order(notebook_run.html_of(nb, "dominated"),
@@ -97,7 +77,7 @@ def test_object_dominated_and_class(executed, heap):
     thread = heap.find_class("java.lang.Thread")
     page = notebook_run.html_of(nb, "class")
     figures_in_order(page, [f"{thread.instance_count:,}", f"{thread.instances_retained_size:,} B",
-                            f"{len(thread.fields())} fields"])
+                            f"{len(thread.fields())} field"])
 
 
 def test_leak_trace_statuses_coloured(executed, heap):

@@ -19,19 +19,20 @@ from ._units import human_size
 ROWS = 25
 
 STYLE = """<style>
-.hkn{font:13px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2430;max-width:1100px}
-.hkn code,.hkn .hkn-mono{font:12.5px/1.4 ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace}
+.hkn{font:13px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2430;max-width:1100px;text-align:left}
+.hkn code,.hkn .hkn-mono{font:12.5px/1.4 ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;background:none;padding:0}
 .hkn .hkn-head{font-size:14px;margin:2px 0 6px}
 .hkn .hkn-muted{color:#6b7385}
 .hkn .hkn-str{color:#a33d12;overflow-wrap:anywhere}
-.hkn table{border-collapse:collapse;margin:4px 0 8px}
-.hkn th{font-weight:600;color:#4a5264;border-bottom:1px solid #d5d9e2;padding:3px 10px;text-align:left}
-.hkn td{padding:2px 10px;border-bottom:1px solid #eef0f4;vertical-align:top;text-align:left}
-.hkn td.hkn-num,.hkn th.hkn-num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.hkn table.hkn-t{border-collapse:collapse;margin:4px 0 8px;table-layout:auto;width:auto}
+.hkn table.hkn-t th{font-weight:600;color:#4a5264;border:0;border-bottom:1px solid #d5d9e2;padding:3px 10px;text-align:left;background:none}
+.hkn table.hkn-t td{padding:2px 10px;border:0;border-bottom:1px solid #eef0f4;vertical-align:top;text-align:left;background:none}
+.hkn table.hkn-t tr{background:none}
+.hkn table.hkn-t td.hkn-num,.hkn table.hkn-t th.hkn-num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.hkn table.hkn-facts td{border:0;padding:1px 14px 1px 0}
+.hkn table.hkn-facts td:first-child{color:#6b7385;white-space:nowrap}
 .hkn .hkn-bar{display:inline-block;width:120px;height:9px;background:#eef0f4;border-radius:2px;vertical-align:middle}
 .hkn .hkn-bar>span{display:block;height:9px;background:#3b6fd8;border-radius:2px}
-.hkn dl{display:grid;grid-template-columns:max-content auto;gap:1px 14px;margin:4px 0 8px}
-.hkn dt{color:#6b7385}.hkn dd{margin:0}
 .hkn ol.hkn-trace{list-style:none;margin:4px 0;padding:0 0 0 4px}
 .hkn ol.hkn-trace>li{border-left:3px solid #d5d9e2;padding:2px 0 4px 10px;margin:0}
 .hkn .hkn-ref{color:#6b7385;padding-left:14px}
@@ -40,6 +41,7 @@ STYLE = """<style>
 .hkn .hkn-LEAKING{background:#fde2e1;color:#b42318}.hkn li.hkn-LEAKING{border-left-color:#e5484d}
 .hkn .hkn-NOT_LEAKING{background:#dcf5e3;color:#1b7a3d}.hkn li.hkn-NOT_LEAKING{border-left-color:#30a46c}
 .hkn .hkn-UNKNOWN{background:#eef0f4;color:#4a5264}
+.hkn li.hkn-LEAKING,.hkn li.hkn-NOT_LEAKING{background:none}
 .hkn .hkn-fail{color:#b42318}
 .hkn details>summary{cursor:pointer;color:#4a5264;font-weight:600;margin-top:4px}
 </style>"""
@@ -73,8 +75,9 @@ def head(html_text: str) -> str:
 
 
 def facts(pairs: Iterable[tuple[str, str]]) -> str:
-    """A definition list of (label, markup) pairs; labels are the package's own words."""
-    return "<dl>" + "".join(f"<dt>{text(k)}</dt><dd>{v}</dd>" for k, v in pairs) + "</dl>"
+    """Two columns of (label, markup) pairs; labels are the package's own words."""
+    rows = "".join(f"<tr><td>{text(k)}</td><td>{v}</td></tr>" for k, v in pairs)
+    return f"<table class='hkn-t hkn-facts'>{rows}</table>"
 
 
 def bar(value: int, largest: int) -> str:
@@ -98,7 +101,11 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequen
     if total is not None and total > len(body):
         more = f"<div class='hkn-muted'>{total - len(body):,} more not shown</div>"
     header = "<tr>" + "".join(cell("th", i, text(c)) for i, c in enumerate(columns)) + "</tr>"
-    return f"<table>{header}{''.join(body)}</table>{more}"
+    return f"<table class='hkn-t'>{header}{''.join(body)}</table>{more}"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
 def details(summary: str, body: str, open_: bool = False) -> str:
@@ -155,17 +162,17 @@ def heap_object(obj: Any) -> str:
     parts = [head(object_label(obj)), facts(pairs)]
     if obj.kind == "instance":
         fields = obj.fields()
-        parts.append(details(f"{len(fields):,} fields", table(
+        parts.append(details(plural(len(fields), "field"), table(
             ["field", "type", "value"],
             ([text(f.name), text(f.type), value(f.value)] for f in fields), total=len(fields)), open_=True))
     elif obj.kind in ("object_array", "primitive_array"):
         n = len(obj)
         items = [obj[i] for i in range(min(n, ROWS))]
-        parts.append(details(f"{n:,} elements", table(
+        parts.append(details(plural(n, "element"), table(
             ["index", "value"], ([count(i), value(v)] for i, v in enumerate(items)),
             numeric=[True, False], total=n), open_=True))
     referrers = obj.referrers()
-    parts.append(details(f"{len(referrers):,} referrers", table(
+    parts.append(details(plural(len(referrers), "referrer"), table(
         ["from", "reference"], ([object_label(r.source), f"<code>{text(r.name)}</code>"] for r in referrers),
         total=len(referrers))))
     return fragment(*parts)
@@ -237,13 +244,13 @@ def heap(h: Any) -> str:
         pairs.append(("heap dumps in file", count(h.heap_dump_count)))
     if h.dangling_count:
         pairs.append(("dangling references", count(h.dangling_count)))
-    classes = sorted(h.classes, key=lambda c: c.instance_count, reverse=True)
+    classes = sorted((c for c in h.classes if c.instance_count), key=lambda c: c.instance_count, reverse=True)
     most = classes[0].instance_count if classes else 0
     class_rows = ([f"<code>{text(c.name)}</code>", count(c.instance_count), bar(c.instance_count, most)]
                   for c in classes)
     root_rows = ([f"<code>{text(k)}</code>", count(n)] for k, n in sorted(roots.items(), key=lambda kv: -kv[1]))
     return fragment(head("<b>Heap</b>"), facts(pairs),
-                    details("classes by instance count",
+                    details("classes by instance count (those with instances)",
                             table(["class", "instances", ""], class_rows, numeric=[False, True, False],
                                   total=len(classes)), open_=True),
                     details("GC roots by kind", table(["kind", "roots"], root_rows, numeric=[False, True])))
@@ -261,10 +268,10 @@ def heap_class(cls: Any) -> str:
                   + f" in {cls.instances_retained_count:,} objects"))
     parts = [head(object_label(cls)), facts(pairs)]
     if fields:
-        parts.append(details(f"{len(fields)} fields", table(
+        parts.append(details(plural(len(fields), "field"), table(
             ["name", "type"], ([text(f.name), text(f.type)] for f in fields), total=len(fields)), open_=True))
     if statics:
-        parts.append(details(f"{len(statics)} statics", table(
+        parts.append(details(plural(len(statics), "static"), table(
             ["name", "type", "value"], ([text(f.name), text(f.type), value(f.value)] for f in statics),
             total=len(statics))))
     return fragment(*parts)
@@ -280,7 +287,7 @@ def batch_result(result: Any) -> str:
         most = max(g.dumps for g in result.leak_groups)
         rows = ([text(g.short_description or g.fingerprint[:12]), count(g.dumps), bar(g.dumps, most),
                  size(g.retained_size), f"<code>{text(g.fingerprint[:12])}</code>"] for g in result.leak_groups)
-        parts.append(details(f"{len(result.leak_groups):,} leak groups", table(
+        parts.append(details(plural(len(result.leak_groups), "leak group"), table(
             ["leak", "dumps", "", "retained", "signature"], rows, numeric=[False, True, False, True, False],
             total=len(result.leak_groups)), open_=True))
     if result.histogram:
@@ -293,7 +300,7 @@ def batch_result(result: Any) -> str:
     if failed:
         rows = ([text(_input(r.input)), f"<span class='hkn-fail'>{text(r.error)}</span>", text(r.worker or "")]
                 for r in failed)
-        parts.append(details(f"{len(failed):,} failures", table(["input", "error", "worker"], rows,
+        parts.append(details(plural(len(failed), "failure"), table(["input", "error", "worker"], rows,
                                                                 total=len(failed)), open_=True))
     return fragment(*parts)
 
