@@ -53,8 +53,7 @@ def page(tmp_path_factory, browser, shots):
     folder = tmp_path_factory.mktemp("notebook-page")
     nb, ids = notebook_run.analyst_notebook(folder, SHARED)
     path = notebook_run.to_html(nb, folder / "analyst.html")
-    browser.get(path.resolve().as_uri())
-    browser.execute_script("return document.readyState")  # get() returns once the page has loaded
+    chromium.open_page(browser, path)  # waits for report.js's mark: the embedded views are drawn
     chromium.screenshot(browser, shots / "notebook.png")
     return browser, ids
 
@@ -71,7 +70,10 @@ def test_no_console_error_and_nothing_hostile_ran(page):
     assert driver.execute_script("return window.__pwned === undefined")
     # The hostile markup is in no element of the page: no <img> of the dump's, no extra script.
     assert driver.execute_script("return document.querySelectorAll('img[src=x]').length") == 0
-    scripts = driver.execute_script("return [...document.scripts].map(s => s.text).join('\\n')")
+    # Scripts that run (not the views' JSON data, which holds the markup escaped and inert).
+    scripts = driver.execute_script(
+        "return [...document.scripts].filter(s => !s.type || s.type.endsWith('javascript') || s.type === 'module')"
+        ".map(s => s.text).join('\\n')")
     assert "__pwned" not in scripts
     text = cell_text(driver)
     assert HOSTILE_CLASS in text and "</script><script>window.__pwned='script'</script>" in text
@@ -102,3 +104,66 @@ def test_statuses_coloured_and_bars_to_scale(page):
         "return [...cell.querySelectorAll('.hkn-bar > span')].map(s => s.getBoundingClientRect().width)")
     assert widths[0] == pytest.approx(120, abs=1) and widths == sorted(widths, reverse=True)
     assert all(w >= 0 for w in widths) and len(widths) == 8
+
+
+def view(driver, name: str, nth: int = 0):
+    """The element report.js drew the nth `name` view into."""
+    return driver.execute_script(
+        "const data = document.querySelectorAll(`script[data-hprofkit-view='${arguments[0]}']`)[arguments[1]];"
+        "return document.getElementById(data.dataset.hprofkitTarget)", name, nth)
+
+
+def test_dominator_tree_opens_a_node(page, shots):
+    driver, _ = page
+    tree = view(driver, "domtree")
+    with hprofkit.open_heap(SHARED) as heap:
+        roots = heap.dominator_roots()
+        top = tree.find_elements("css selector", ":scope > ul > li.hk-tnode")
+        assert [li.get_attribute("data-id") for li in top] == [f"{o.id:x}" for o in roots[:20]]
+        sizes = [int(e.get_attribute("data-value")) for e in tree.find_elements(
+            "css selector", ":scope > ul > li > .hk-trow .hk-tsize")]
+        assert sizes == [o.retained_size for o in roots[:20]]
+        assert f"and {len(roots) - 20:,} more objects" in tree.text
+        # Open the first node with children: its children, as obj.dominated() gives them.
+        node = next(li for li in top if li.find_element("css selector", ".hk-ttoggle").is_enabled())
+        obj = heap.object(int(node.get_attribute("data-id"), 16))
+        toggle = node.find_element("css selector", ".hk-ttoggle")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", toggle)
+        toggle.click()
+        assert toggle.get_attribute("aria-expanded") == "true"
+        kids = node.find_elements("css selector", ":scope > ul > li.hk-tnode")
+        assert [li.get_attribute("data-id") for li in kids] == [f"{o.id:x}" for o in obj.dominated(20)]
+        assert all(li.is_displayed() for li in kids)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", tree)
+    chromium.screenshot(driver, shots / "dominator-tree.png")
+    toggle.click()
+    assert not kids[0].is_displayed()
+    assert chromium.console_errors(driver) == []
+
+
+def test_flame_graph_zooms_on_click(page, shots):
+    driver, _ = page
+    flame = view(driver, "flame")
+    svg = flame.find_element("css selector", "svg")
+    width = float(svg.get_attribute("width"))
+    with hprofkit.open_heap(SHARED) as heap:
+        biggest = f"{heap.dominator_roots(1)[0].id:x}"
+    frame = flame.find_element("css selector", f"g.hk-fnode[data-id='{biggest}'] rect")
+    before = float(frame.get_attribute("width"))
+    assert 0 < before < width / 2
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", svg)
+    driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", frame)
+    assert flame.get_attribute("data-focus") == biggest
+    frame = flame.find_element("css selector", f"g.hk-fnode[data-id='{biggest}'] rect")
+    assert float(frame.get_attribute("width")) == pytest.approx(width - 1, abs=0.01)
+    chromium.screenshot(driver, shots / "flame-graph-zoomed.png")
+    driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", frame)
+    assert flame.get_attribute("data-focus") == ""
+    assert chromium.console_errors(driver) == []
+
+
+def test_views_show_hostile_names_as_text(page):
+    driver, ids = page
+    tree = view(driver, "domtree", 1)
+    assert HOSTILE_CLASS in tree.text and f"@0x{ids['hostile_object']:x}" in tree.text
+    assert driver.execute_script("return window.__pwned === undefined")

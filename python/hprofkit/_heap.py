@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
     from ._bitmaps import Bitmap, DuplicateBitmaps
+    from ._report.tree import View
     from ._tree import Group, MergedPaths, _VirtualRoot
     from .leaks import Leak, Report
     from .match import Matcher
@@ -154,6 +155,23 @@ class Heap(_hprof.Heap):
         first (the first n): an ObjectTable (a list)."""
         self._dominators_reported()
         return ObjectTable(_hprof.Heap.dominator_roots(self, n))
+
+    def dominator_tree(self, *, depth: int = 3, children: int = 20) -> View:
+        """The dominator tree as an interactive view for a notebook (its _repr_html_):
+        each node with its retained size, opened with a click.  It holds `depth` levels,
+        each node's `children` largest children (the rest counted), at most 3,000 nodes;
+        drawn by the report's script in the page (no kernel needed)."""
+        from ._report.tree import View, tree_data
+        self._dominators_reported()
+        return View("domtree", tree_data(self, depth=depth, children=children))
+
+    def flamegraph(self, *, depth: int = 6, children: int = 12) -> View:
+        """Retained sizes down the dominator tree as a flame graph (an icicle, the roots
+        on top) for a notebook: click a frame to zoom in, again to zoom out.  Bounded as
+        dominator_tree()."""
+        from ._report.tree import View, tree_data
+        self._dominators_reported()
+        return View("flame", tree_data(self, depth=depth, children=children))
 
     def _dominators_reported(self) -> None:
         """Inside a call that reports progress (the command line's, a report()'s),
