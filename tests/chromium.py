@@ -5,6 +5,7 @@ the report's ready mark, read the console, save full-page screenshots."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -81,3 +82,15 @@ def screenshot(driver: Any, path: Path) -> Path:
         "clip": {"x": 0, "y": 0, "width": WIDTH, "height": min(height, 16000), "scale": 1}})
     path.write_bytes(base64.b64decode(shot["data"]))
     return path
+
+
+def screenshot_folder(name: str, tmp_path_factory: Any, pytestconfig: Any) -> Path:
+    """$HPROFKIT_ARTIFACTS/NAME (CI keeps it), or a temporary folder, named on the
+    terminal past pytest's capture."""
+    artifacts = os.environ.get("HPROFKIT_ARTIFACTS")
+    folder = Path(artifacts) / name if artifacts else tmp_path_factory.mktemp(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        print(f"\n{name.replace('-', ' ')}: {folder}", flush=True)
+    return folder

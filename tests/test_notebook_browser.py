@@ -10,10 +10,6 @@ missing, except under CI=true, where .ci/run installs them (conftest.peer)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-from pathlib import Path
-
 import pytest
 
 import chromium
@@ -37,14 +33,8 @@ def browser():
 
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory, pytestconfig):
-    """The folder screenshots go to, named on the terminal (past pytest's capture)."""
-    artifacts = os.environ.get("HPROFKIT_ARTIFACTS")
-    folder = Path(artifacts) / "notebook-screenshots" if artifacts else tmp_path_factory.mktemp("notebook-screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-        print(f"\nnotebook screenshots: {folder}", flush=True)
-    return folder
+    """The folder screenshots go to, named on the terminal."""
+    return chromium.screenshot_folder("notebook-screenshots", tmp_path_factory, pytestconfig)
 
 
 @pytest.fixture(scope="module")

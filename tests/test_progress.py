@@ -54,9 +54,15 @@ class Recorder:
         return runs
 
 
-def test_open_heap_reports_the_index_by_bytes_walked(tmp_path):
-    """A 40 MB HotSpot dump: the C build reports how far its walk is (every 16 MB), then done."""
-    dump = run_heapgen(tmp_path / "heapgen.hprof", 40, 7)
+@pytest.fixture(scope="module")
+def big_dump(tmp_path_factory):
+    """A 40 MB HotSpot dump from HeapGen: its index build checks in every 16 MB."""
+    return run_heapgen(tmp_path_factory.mktemp("heapgen") / "heapgen.hprof", 40, 7)
+
+
+def test_open_heap_reports_the_index_by_bytes_walked(big_dump):
+    """The C build reports how far its walk over the records is, then done."""
+    dump = big_dump
     size = dump.stat().st_size
     seen = Recorder()
     with hprofkit.open_heap(dump, progress=seen) as heap:
@@ -64,6 +70,22 @@ def test_open_heap_reports_the_index_by_bytes_walked(tmp_path):
     runs = seen.check()
     assert seen.stages() == ["index"] and all(t == size for _, _, t in seen.calls)
     assert len(set(runs["index"])) >= 4  # 0, at least two points inside the walk, size
+
+
+class Stop(Exception):
+    pass
+
+
+def test_a_callable_that_raises_stops_the_build(big_dump):
+    """Raised inside the C build (from its checkpoint), the exception ends open_heap as it is."""
+    def stop_inside(done: int, total: int, stage: str) -> None:
+        if 0 < done < total:
+            raise Stop(done)
+    with pytest.raises(Stop) as raised:
+        hprofkit.open_heap(big_dump, progress=stop_inside)
+    assert raised.value.args[0] >= 16 << 20
+    with pytest.raises(TypeError, match="progress must be"):
+        hprofkit.open_heap(SHARED, progress="yes")
 
 
 def test_each_analysis_reports_its_stages(tmp_path):
