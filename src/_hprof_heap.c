@@ -477,8 +477,10 @@ static PyMethodDef heap_methods[] = {
 };
 
 static PyType_Slot heap_slots[] = {
-    { Py_tp_doc, "Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit')\n--\n\n"
-                 "The object graph of one heap dump of the HPROF file in buffer." },
+    { Py_tp_doc, "Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', "
+                 "progress=None)\n--\n\n"
+                 "The object graph of one heap dump of the HPROF file in buffer; progress(done, total) "
+                 "is told how many bytes of it the index build has walked." },
     { Py_tp_new, heap_new },
     { Py_tp_getset, heap_getset },
     { Py_tp_methods, heap_methods },

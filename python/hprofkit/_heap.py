@@ -136,7 +136,7 @@ class HeapClass(_hprof.HeapClass, HeapObject):
 
 
 class Heap(_hprof.Heap):
-    """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit')
+    """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', progress=None)
 
     The object graph of one heap dump of the HPROF file in buffer (hprofkit.open_heap
     and Dump.heap() make one)."""

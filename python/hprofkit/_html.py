@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 from typing import Any, Iterable, Optional, Sequence
 
+from . import _hprof
 from ._units import human_size
 
 # Rows a table shows before it says how many it left out: a repr must stay small whatever the heap.
@@ -134,8 +135,7 @@ def _short_repr(value: str, limit: int = 80) -> str:
 
 def value(v: Any) -> str:
     """A field's value: an object's label, or the primitive's repr."""
-    from ._heap import HeapObject
-    if isinstance(v, HeapObject):
+    if isinstance(v, _hprof.HeapObject):
         return object_label(v)
     if v is None:
         return object_label(None)

@@ -19,7 +19,6 @@ not only which class grew."""
 
 from __future__ import annotations
 
-import html
 import itertools
 import os
 from collections import Counter, deque
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
 from ._heap import Heap, HeapClass, HeapObject, Referrer, open_heap
+from ._html import text as escape
 from ._progress import ProgressArg, reporting, step
 from ._reach import Hop
 from ._units import human_size
@@ -297,18 +297,18 @@ class HeapDiff:
         def cell(value: Any, delta: bool = False) -> str:
             text = "" if value is None else (f"{value:+,}" if delta else f"{value:,}") if isinstance(value, int) else str(value)
             color = "" if not delta or not value else f";color:{'#b00' if value > 0 else '#070'}"
-            return f"<td style='text-align:right{color}'>{html.escape(text)}</td>"
+            return f"<td style='text-align:right{color}'>{escape(text)}</td>"
 
         body = []
         for r in self.rows[:top]:
-            cells = (f"<td style='text-align:left'>{html.escape(r.name)}</td>" + cell(r.count_a) + cell(r.count_b)
+            cells = (f"<td style='text-align:left'>{escape(r.name)}</td>" + cell(r.count_a) + cell(r.count_b)
                      + cell(r.count_delta, True) + cell(r.shallow_a) + cell(r.shallow_b) + cell(r.shallow_delta, True))
             if with_retained:
                 cells += cell(r.retained_a) + cell(r.retained_b) + cell(r.retained_delta, True)
             body.append(f"<tr>{cells}</tr>")
-        paths = "".join(f"<li><b>{p.count_delta:+,}</b> {html.escape(p.name)} ({p.count_a:,} → {p.count_b:,})<br>"
-                        + "<br>".join(html.escape(h) for h in p.path) + "</li>" for p in self.paths[:top])
-        return (f"<div><b>heap diff</b> {html.escape(self.a)} → {html.escape(self.b)}: {len(self.rows):,} classes "
+        paths = "".join(f"<li><b>{p.count_delta:+,}</b> {escape(p.name)} ({p.count_a:,} → {p.count_b:,})<br>"
+                        + "<br>".join(escape(h) for h in p.path) + "</li>" for p in self.paths[:top])
+        return (f"<div><b>heap diff</b> {escape(self.a)} → {escape(self.b)}: {len(self.rows):,} classes "
                 f"changed<table><tr>{''.join(f'<th>{h}</th>' for h in heads)}</tr>{''.join(body)}</table>"
                 + (f"<details><summary>grown along reference paths</summary><ol>{paths}</ol></details>"
                    if paths else "") + "</div>")

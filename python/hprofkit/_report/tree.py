@@ -19,7 +19,8 @@ MAX_NODES = 3000
 
 
 def _label(obj: HeapObject) -> str:
-    return f"class {obj.name}" if obj.kind == "class" else obj.class_name
+    from .._heap import HeapClass
+    return f"class {obj.name}" if isinstance(obj, HeapClass) else obj.class_name
 
 
 def tree_data(heap: Heap, *, depth: int, children: int) -> dict[str, Any]:
