@@ -94,3 +94,16 @@ def screenshot_folder(name: str, tmp_path_factory: Any, pytestconfig: Any) -> Pa
     with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
         print(f"\n{name.replace('-', ' ')}: {folder}", flush=True)
     return folder
+
+
+def element_screenshot(driver: Any, element: Any, path: Path, margin: int = 8) -> Path:
+    """A PNG of one element (and a margin around it), written to path."""
+    x, y, width, height = driver.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height]", element)
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": max(x - margin, 0), "y": max(y - margin, 0), "width": width + 2 * margin,
+                 "height": min(height + 2 * margin, 16000), "scale": 1}})
+    path.write_bytes(base64.b64decode(shot["data"]))
+    return path

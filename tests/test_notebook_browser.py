@@ -124,8 +124,7 @@ def test_dominator_tree_opens_a_node(page, shots):
         kids = node.find_elements("css selector", ":scope > ul > li.hk-tnode")
         assert [li.get_attribute("data-id") for li in kids] == [f"{o.id:x}" for o in obj.dominated(20)]
         assert all(li.is_displayed() for li in kids)
-    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", tree)
-    chromium.screenshot(driver, shots / "dominator-tree.png")
+    chromium.element_screenshot(driver, tree, shots / "dominator-tree.png")
     toggle.click()
     assert not kids[0].is_displayed()
     assert chromium.console_errors(driver) == []
@@ -138,6 +137,7 @@ def test_flame_graph_zooms_on_click(page, shots):
     width = float(svg.get_attribute("width"))
     with hprofkit.open_heap(SHARED) as heap:
         biggest = f"{heap.dominator_roots(1)[0].id:x}"
+    chromium.element_screenshot(driver, flame, shots / "flame-graph.png")
     frame = flame.find_element("css selector", f"g.hk-fnode[data-id='{biggest}'] rect")
     before = float(frame.get_attribute("width"))
     assert 0 < before < width / 2
@@ -146,7 +146,7 @@ def test_flame_graph_zooms_on_click(page, shots):
     assert flame.get_attribute("data-focus") == biggest
     frame = flame.find_element("css selector", f"g.hk-fnode[data-id='{biggest}'] rect")
     assert float(frame.get_attribute("width")) == pytest.approx(width - 1, abs=0.01)
-    chromium.screenshot(driver, shots / "flame-graph-zoomed.png")
+    chromium.element_screenshot(driver, flame, shots / "flame-graph-zoomed.png")
     driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", frame)
     assert flame.get_attribute("data-focus") == ""
     assert chromium.console_errors(driver) == []

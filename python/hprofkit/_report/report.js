@@ -786,10 +786,15 @@
   hk.views.flame = function (el, data) {
     var ROW = 20;
     var roots = treeRoots(data);
-    var all = { label: "all", id: null, retained: data.total, kids: roots, depth: 0, x0: 0 };
+    var all = { label: "all", id: null, retained: data.total, kids: roots, depth: 0, x0: 0,
+                hidden: data.hidden[0], hiddenBytes: data.hidden[1] };
     var flat = [all];
     (function place(n) {
       var x = n.x0;
+      // What the document leaves out, as one grey frame after the children shown.
+      if (n.hidden > 0 && n.hiddenBytes > 0)
+        n.kids = n.kids.concat([{ label: plural(n.hidden, "more object"), id: null, retained: n.hiddenBytes,
+                                  kids: [], rest: true }]);
       n.kids.forEach(function (k) {
         k.x0 = x;
         k.depth = n.depth + 1;
@@ -813,22 +818,24 @@
         var x = above ? 0 : (n.x0 - focus.x0) * scale;
         var w = above ? width : n.retained * scale;
         if (w < 0.5) return;
-        var g = s("g", { "class": "hk-fnode" + (n === focus ? " hk-focus" : ""), "data-id": n.id || "" });
+        var g = s("g", { "class": "hk-fnode" + (n === focus ? " hk-focus" : "") + (n.rest ? " hk-frest" : ""),
+                         "data-id": n.id || "" });
         var rect = s("rect", { x: x, y: n.depth * ROW, width: Math.max(w - 1, 0.5), height: ROW - 1, rx: 2,
-                               fill: n === all ? "#8a94a6" : PALETTE[(n.depth + n.label.length) % PALETTE.length] });
+                               fill: n === all ? "#8a94a6" : n.rest ? "#d5d9e2"
+                                 : PALETTE[(n.depth + n.label.length) % PALETTE.length] });
         var title = s("title");
-        title.textContent = (n === all ? "all" : n.label + " @0x" + n.id) + ": " + bytes(n.retained) +
+        title.textContent = (n === all || n.rest ? n.label : n.label + " @0x" + n.id) + ": " + bytes(n.retained) +
           " (" + percent(n.retained, data.total) + ")";
         g.appendChild(rect);
         g.appendChild(title);
         if (w > 40) {
           var t = s("text", { x: x + 4, y: n.depth * ROW + 14 });
-          var label = n === all ? "all " + bytes(n.retained) : simpleName(n.label) + " " + bytes(n.retained);
+          var label = (n === all || n.rest ? n.label : simpleName(n.label)) + " " + bytes(n.retained);
           var fit = Math.floor((w - 8) / 7);
           t.textContent = label.length > fit ? label.slice(0, Math.max(fit - 1, 1)) + "\u2026" : label;
           g.appendChild(t);
         }
-        g.addEventListener("click", function () { draw(n === focus ? (n.up || all) : n); });
+        if (!n.rest) g.addEventListener("click", function () { draw(n === focus ? (n.up || all) : n); });
         svg.appendChild(g);
       });
       caption.textContent = focus === all ? "Retained sizes down the dominator tree: click a frame to zoom in."
