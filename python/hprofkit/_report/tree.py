@@ -62,7 +62,6 @@ class View:
     kernel needed, and it survives an export to HTML)."""
 
     __slots__ = ("name", "data")
-    __module__ = "hprofkit"
 
     def __init__(self, name: str, data: dict[str, Any]) -> None:
         self.name = name
