@@ -26,6 +26,7 @@ import hprofkit
 import hprofkit.tasks
 from batch_tasks import histogram_or_hang
 from conftest import INVENTORY, dump_path
+from hprofkit._report import write as write_report
 from hprofkit.batching import BatchResult, BatchRow
 
 TESTS = Path(__file__).resolve().parent
@@ -115,6 +116,30 @@ def test_encode_and_decode_batches(tmp_path):
         assert (tmp_path / "one.hpk").read_bytes() == Path(pack.value["output"]).read_bytes()
         assert (tmp_path / "one.hprof").read_bytes() == Path(back.value["output"]).read_bytes()
         assert pack.value["written"] == os.path.getsize(pack.value["output"])
+
+
+def test_report_batches_write_a_page_per_dump(tmp_path, client):
+    """#22: report is a batch task too (hprofkit.tasks.report, the CLI's batch report), on the
+    local pool and on a Dask cluster: a page per dump, named after it, holding what
+    hprofkit.report writes, and the summary's counts are the heap's."""
+    sources = [dump_path(name) for name in ("leakcanary__leak_service_binder.hprof", "mat__oracle_jdk8_05_x64.hprof")]
+    pages = hprofkit.batch("report", sources, client, output_dir=tmp_path / "pages")
+    assert all(row.ok for row in pages.rows), pages.failed
+    for source, row in zip(sources, pages.rows):
+        page = Path(row.value["output"])
+        assert page == tmp_path / "pages" / (hprofkit.tasks.output_stem(source) + ".html")
+        assert row.value["written"] == page.stat().st_size and page.read_text().startswith("<!DOCTYPE html>")
+        with hprofkit.open_heap(source) as heap:
+            assert row.value["leaks"] == len(heap.find_leaks())
+        single = write_report(source, tmp_path / "one.html")  # report(), returning its JSON document
+        assert row.value["suspects"] == len(single["sections"]["suspects"]["items"])
+        assert row.value["leak_groups"] == len(single["sections"]["leaks"]["groups"])
+    assert pages.rows[0].value["leaks"] > 0  # the LeakCanary dump's leak is in its page
+    code, out, err = run_cli_session("batch", "report", *map(str, sources), "--jobs", "1",
+                                     "--output-dir", str(tmp_path / "cli"))
+    assert code == 0, err
+    assert f"{sources[0]} -> {tmp_path}/cli/leakcanary__leak_service_binder.html (" in out
+    assert f" bytes, {pages.rows[0].value['suspects']} suspects, {pages.rows[0].value['leaks']} leaks)" in out
 
 
 def test_result_to_parquet(tmp_path, inputs):

@@ -1,4 +1,4 @@
-"""Command line: python -m hprofkit batch leaks|stats|histogram|encode|decode INPUTS... [--jobs N]
+"""Command line: python -m hprofkit batch leaks|stats|histogram|encode|decode|report INPUTS... [--jobs N]
 [--scheduler ADDR] [--out FILE] [--json] [-n N] [--heap-dump N] [--semantics S].
 
 Prints a summary (--json: the result as JSON; or writes --out: JSON for a .json name or -, else a
@@ -37,10 +37,12 @@ def write_summary(result: BatchResult, seconds: float, out: TextIO, top: int = g
                   f" of {len(result.histogram):,})\n")
         for c in result.histogram[:top]:
             out.write(f"{c.dumps:>6}{c.instances:>14,}{c.shallow_bytes:>18,}  {c.name}\n")
-    elif result.task in ("encode", "decode"):
+    elif result.task in ("encode", "decode", "report"):
         for row in result.rows:
             if row.ok:
-                out.write(f"  {row.input} -> {row.value['output']} ({row.value['written']:,} bytes)\n")
+                found = (f", {row.value['suspects']} suspects, {row.value['leaks']} leaks"
+                         if result.task == "report" else "")
+                out.write(f"  {row.input} -> {row.value['output']} ({row.value['written']:,} bytes{found})\n")
 
 
 def _warn_unfinished(result: BatchResult) -> None:
@@ -99,7 +101,7 @@ def add_commands(sub: Any) -> None:
                         example="hprofkit batch leaks dumps/*.hprof --jobs 4\n"
                                 "hprofkit batch histogram dumps/*.hpk --scheduler tcp://10.0.0.5:8786 --out h.json")
     p.add_argument("task", choices=TASKS, help="leaks (grouped by fingerprint), stats, histogram (totals across "
-                                               "dumps), encode (NAME.hpk), decode (NAME.hprof)")
+                                               "dumps), encode (NAME.hpk), decode (NAME.hprof), report (NAME.html)")
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="dumps (or packs / minis for decode)")
     p.add_argument("--jobs", type=grammar.workers, default=None, metavar="N",
                    help="local worker processes (default: one per CPU)")
@@ -108,7 +110,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--out", default=None, metavar="FILE",
                    help="write the result: FILE.json (or -) as JSON, any other name as a new directory of Parquet files")
     p.add_argument("--output-dir", default=None, metavar="DIR",
-                   help="encode / decode: where outputs go (default: beside each input)")
+                   help="encode / decode / report: where outputs go (default: beside each input)")
     grammar.add_heap_options(p)
     grammar.add_rows(p, help="rows of the summary's table (default 20)")
     grammar.add_json(p, "the result as one JSON object (as --out FILE.json writes it)")

@@ -228,11 +228,11 @@ def _absolute(value: Any, paths: bool) -> Any:
 
 
 def _plan_outputs(task: str, sent: Sequence[Any], output_dir: str | None) -> list[str]:
-    """encode / decode: the output of each input, decided before any work.  Outputs whose names
+    """encode / decode / report: the output of each input, decided before any work.  Outputs whose names
     collide (a/app.hprof and b/app.hprof into one --output-dir) are named after their paths below
     the inputs' common folder (a-app.hpk, b-app.hpk); ValueError when two inputs would still write
     one file, or an output would replace an input of the batch."""
-    suffix = ".hpk" if task == "encode" else ".hprof"
+    suffix = _tasks.OUTPUT_SUFFIX[task]
     sources = [os.fspath(path) for path in sent]
     folders = [output_dir if output_dir is not None else os.path.dirname(path) for path in sources]
     outputs = [os.path.join(folder, _tasks.output_stem(path) + suffix) for folder, path in zip(folders, sources)]
@@ -374,7 +374,8 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
       ([{fingerprint, short_description, retained_size, report}] from heap.find_leaks()), "encode" /
       "decode" (writes NAME.hpk / NAME.hprof into output_dir, by default beside the input; value
       {output, consumed, written, unfinished}: unfinished is None, or Result.unfinished as a dict
-      when the dump was cut short), or any picklable callable taking an input and returning a picklable value.  The named
+      when the dump was cut short), "report" (writes NAME.html, hprofkit.report's page; value
+      {output, written, suspects, leaks, leak_groups}), or any picklable callable taking an input and returning a picklable value.  The named
       tasks are the functions of hprofkit.tasks.  Inputs that are not regular files (FIFOs,
       devices) fail at once, as rows.
     inputs: paths (as given in the rows; sent to the workers as absolute paths) or, for a callable,
@@ -382,7 +383,7 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
       the inputs' paths (a/app.hprof, b/app.hprof -> a-app.hpk, b-app.hpk), or ValueError before
       any work; each row's value names its output.
     encode_options: hprofkit.encode's options of task "encode".  heap_options: how the heap tasks
-      read each dump: heap_dump (stats, histogram, leaks) and semantics (leaks).
+      read each dump: heap_dump (stats, histogram, leaks, report) and semantics (leaks, report).
     executor: None for a local pool of `jobs` worker processes (default: one per CPU; a worker that
       dies fails its own input only); a distributed.Client or a scheduler address
       ("tcp://host:8786": a Client is opened for the batch), its tasks keyed
@@ -398,9 +399,9 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
     options: dict[str, Any] = {}
     if builtin and name == "encode":
         options = dict(encode_options or {})
-    elif builtin and name in ("stats", "histogram", "leaks"):
-        options = {k: v for k, v in (heap_options or {}).items() if name == "leaks" or k == "heap_dump"}
-    if builtin and name in ("encode", "decode"):
+    elif builtin and name in ("stats", "histogram", "leaks", "report"):
+        options = {k: v for k, v in (heap_options or {}).items() if name in ("leaks", "report") or k == "heap_dump"}
+    if builtin and name in _tasks.OUTPUT_SUFFIX:
         folder = os.path.abspath(os.fspath(output_dir)) if output_dir is not None else None
         outputs = _plan_outputs(name, sent, folder)  # the tasks make the folder (on a cluster, the workers')
         per_input = [{**options, "output": output} for output in outputs]

@@ -14,7 +14,7 @@ import os
 from dataclasses import asdict
 from typing import Any, Callable
 
-__all__ = ["stats", "histogram", "leaks", "encode", "decode", "output_path", "BY_NAME"]
+__all__ = ["stats", "histogram", "leaks", "encode", "decode", "report", "output_path", "BY_NAME", "OUTPUT_SUFFIX"]
 
 # The tasks hprofkit.batch knows by name: each function below that is decorated with @_task.
 BY_NAME: dict[str, Callable[..., Any]] = {}
@@ -57,7 +57,7 @@ def encode(path: str | os.PathLike[str], output: str | os.PathLike[str] | None =
     consumed, written, unfinished}: unfinished is None, or Result.unfinished as a dict when the
     dump was cut short."""
     from ._files import encode as encode_file
-    output = _output(path, output, ".hpk", output_dir)
+    output = _output(path, output, OUTPUT_SUFFIX["encode"], output_dir)
     options = {"threads": 1, **encode_options}
     with _regular_file(path) as source:
         return _file_result(encode_file(source, output, **options), output)
@@ -69,12 +69,31 @@ def decode(path: str | os.PathLike[str], output: str | os.PathLike[str] | None =
     """Restores an hprofkit pack or a Tailor mini into `output` (default: output_path(path,
     ".hprof", output_dir)); returns what encode() returns."""
     from ._files import decode as decode_file
-    output = _output(path, output, ".hprof", output_dir)
+    output = _output(path, output, OUTPUT_SUFFIX["decode"], output_dir)
     with _regular_file(path) as source:
         return _file_result(decode_file(source, output, threads=1), output)
 
 
+@_task
+def report(path: str | os.PathLike[str], output: str | os.PathLike[str] | None = None, *,
+           output_dir: str | os.PathLike[str] | None = None, heap_dump: int = 0,
+           semantics: str = "hprofkit") -> dict[str, Any]:
+    """Writes hprofkit.report(path) into `output` (default: output_path(path, ".html", output_dir)).
+    Returns {output, written (the page's bytes), suspects, leaks, leak_groups}: the counts of MAT's
+    leak suspects, of the leaks found and of their fingerprints, so a fleet's summary can say which
+    pages to open first."""
+    from ._report import write
+    output = _output(path, output, OUTPUT_SUFFIX["report"], output_dir)
+    data = write(path, output, heap_dump=heap_dump, semantics=semantics)
+    sections = data["sections"]
+    return {"output": output, "written": os.path.getsize(output), "suspects": len(sections["suspects"]["items"]),
+            "leaks": sections["leaks"]["total"], "leak_groups": len(sections["leaks"]["groups"])}
+
+
 # ---- helpers -------------------------------------------------------------------------------------
+
+# What the tasks that write a file name it after (app.hprof -> app.hpk).
+OUTPUT_SUFFIX = {"encode": ".hpk", "decode": ".hprof", "report": ".html"}
 
 _DUMP_SUFFIXES = (".gz", ".bz2", ".hprof", ".hpk", ".mini", ".bmd")
 
