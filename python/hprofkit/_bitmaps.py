@@ -45,7 +45,6 @@ import zlib
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional, Union
 
 from ._errors import UnsupportedError
-from ._html import text as escape
 from ._output import output_file
 
 if TYPE_CHECKING:
@@ -233,6 +232,7 @@ class Bitmap:
     def _repr_html_(self) -> str:
         """The image (scaled down to HTML_MAX_SIDE) over its description; everything the dump
         says is escaped."""
+        from ._html import text as escape
         caption = f"<figcaption><code>{escape(repr(self))}</code></figcaption>"
         if not self.has_pixels:
             return f"<figure>{caption}</figure>"

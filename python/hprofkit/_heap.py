@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, O
 
 from . import _hprof
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
-from ._progress import ProgressArg, reporting, step
 from ._reach import HeapPath, path_to_root, paths_to_root
 
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
     from ._bitmaps import Bitmap, DuplicateBitmaps
+    from ._progress import ProgressArg
     from ._report.tree import View
     from ._tree import Group, MergedPaths, _VirtualRoot
     from .leaks import Leak, Report
@@ -176,6 +176,7 @@ class Heap(_hprof.Heap):
     def _dominators_reported(self) -> None:
         """Inside a call that reports progress (the command line's, a report()'s),
         the dominators are computed as a stage of their own."""
+        from ._progress import reporting
         with reporting(None) as reporter:
             if reporter is not None:
                 self.compute_retained(progress=reporter)
@@ -183,6 +184,7 @@ class Heap(_hprof.Heap):
     def compute_retained(self, *, progress: ProgressArg = None) -> None:
         """Computes the dominator tree and retained sizes now (the first call that needs
         them does otherwise); progress: as open_heap takes it (the "dominators" stage)."""
+        from ._progress import reporting, step
         with reporting(progress) as reporter, step(reporter, "dominators"):
             _hprof.Heap.compute_retained(self)
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _hprof
-from ._html import text as escape
 from ._types import TYPE_NAMES
 from ._units import human_size
 
@@ -322,6 +321,7 @@ class Stats:
                 f"{'' if self.complete else ' INCOMPLETE'}>")
 
     def _repr_html_(self) -> str:
+        from ._html import text as escape
         cell = "padding:0.1em 0.8em"
 
         def table(title: str, head: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:

@@ -23,14 +23,15 @@ import itertools
 import os
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from ._heap import Heap, HeapClass, HeapObject, Referrer, open_heap
-from ._html import text as escape
-from ._progress import ProgressArg, reporting, step
 from ._reach import Hop
 from ._units import human_size
 from .match import Matcher
+
+if TYPE_CHECKING:
+    from ._progress import ProgressArg
 
 __all__ = ["diff", "HeapDiff", "DiffRow", "PathGrowth", "class_histogram", "retained_by_class", "growth_paths"]
 
@@ -290,6 +291,7 @@ class HeapDiff:
         return self.format()
 
     def _repr_html_(self, top: int = 50) -> str:
+        from ._html import text as escape
         with_retained = any(r.retained_delta is not None for r in self.rows[:top])
         heads = ["class", "count a", "count b", "Δ count", "shallow a", "shallow b", "Δ shallow"]
         heads += ["retained a", "retained b", "Δ retained"] if with_retained else []
@@ -352,12 +354,14 @@ def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, 
     Tailor minis) and closed again; heaps given stay open.  progress: as
     open_heap takes it (each dump's "index" and "dominators", "histogram",
     "paths")."""
+    from ._progress import reporting
     with reporting(progress) as reporter:
         return _diff(a, b, retained, paths, exclude, top_paths, reporter)
 
 
 def _diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], retained: bool,
           paths: bool | Sequence[str], exclude: Iterable[Matcher] | None, top_paths: int, reporter: Any) -> HeapDiff:
+    from ._progress import step
     opened: list[Heap] = []
     try:
         heap_a, label_a = _as_heap(a, opened, reporter)
