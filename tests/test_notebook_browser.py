@@ -15,20 +15,12 @@ import pytest
 import chromium
 import hprofkit
 import notebook_run
-from conftest import HPROF_DIR, peer
+from conftest import HPROF_DIR
 from report_dumps import HOSTILE_CLASS
 
 pytestmark = pytest.mark.browser
 
 SHARED = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    peer("chromium")
-    driver = chromium.start()
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture(scope="module")

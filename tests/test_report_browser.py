@@ -17,7 +17,7 @@ import pytest
 
 import chromium
 import hprofkit
-from conftest import HPROF_DIR, peer
+from conftest import HPROF_DIR
 from hprofkit._report.page import view_html
 from leaky_heap import android_app
 from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
@@ -26,14 +26,6 @@ pytestmark = pytest.mark.browser
 
 SERVICE_BINDER = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
 JDK8 = HPROF_DIR / "mat__oracle_jdk8_05_x64.hprof"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    peer("chromium")
-    driver = chromium.start()
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture(scope="session")
