@@ -139,14 +139,21 @@ def run_cli_on_pty(*args: str) -> tuple[int, bytes, bytes]:
     return proc.wait(), out, seen
 
 
-@pytest.mark.parametrize("command", [["top", "-n", "3"], ["leaks"], ["dominators", "-n", "3"]])
-def test_cli_bar_on_a_terminal_is_drawn_and_cleared(command):
-    status, out, terminal = run_cli_on_pty(command[0], str(SHARED), *command[1:])
+@pytest.mark.parametrize("command, stages", [
+    (["top", "{dump}", "-n", "3"], ["index", "dominators"]),
+    (["leaks", "{dump}"], ["index", "finders", "paths", "dominators", "leaks"]),
+    (["dominators", "{dump}", "-n", "3"], ["index", "dominators"]),
+    (["show", "{dump}", "java.lang.Thread"], ["index"]),
+    (["diff", "{dump}", "{dump}", "--retained"], ["index", "dominators", "histogram"]),
+    (["report", "{dump}", "-o", "{out}"], ["index", "dominators", "report", "leaks"]),
+])
+def test_cli_bar_on_a_terminal_is_drawn_and_cleared(command, stages, tmp_path):
+    args = [a.format(dump=SHARED, out=tmp_path / "report.html") for a in command]
+    status, out, terminal = run_cli_on_pty(*args)
     assert status == 0 and out
     text = terminal.decode()
-    assert "\rhprofkit index      [" in text and "%" in text
-    if command[0] in ("top", "dominators"):
-        assert "hprofkit dominators [" in text
+    for stage in stages:
+        assert f"\rhprofkit {stage:<10} [" in text, stage
     # Each line drawn is blanked again: the terminal ends on an empty line.
     last = text.rsplit("\r", 2)
     assert last[-1] == "" and last[-2].strip() == "", repr(text[-200:])
