@@ -68,8 +68,11 @@ def test_object_dominated_and_class(executed, heap):
     nb = executed[0]
     obj = next(o for o, _ in heap.top_retainers(50) if o.kind == "instance")
     page = notebook_run.html_of(nb, "biggest")
+    path = heap.path_to_root(obj)
     figures_in_order(page, [f"@0x{obj.id:x}", f"{obj.shallow_size:,} B", f"{obj.retained_size:,} B",
-                            f"{obj.retained_count:,} objects", f"{len(obj.referrers()):,} referrer"])
+                            f"{obj.retained_count:,} objects", f"{len(obj.referrers()):,} referrer",
+                            "path from a GC root"] + [f"@0x{hop.target.id:x}" for hop in path])
+    assert obj.heap is heap
     dominated = obj.dominated(6)
     assert isinstance(dominated, hprofkit.ObjectTable)
     figures_in_order(notebook_run.html_of(nb, "dominated"),

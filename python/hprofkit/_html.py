@@ -175,11 +175,15 @@ def heap_object(obj: Any) -> str:
     parts.append(details(plural(len(referrers), "referrer"), table(
         ["from", "reference"], ([object_label(r.source), f"<code>{text(r.name)}</code>"] for r in referrers),
         total=len(referrers))))
+    path = obj.heap.path_to_root(obj)
+    parts.append(details("path from a GC root", _hops(path) if path is not None
+                         else "<div class='hkn-muted'>no strong path: unreachable, or held only by weak references "
+                              "or excluded ones</div>", open_=path is not None and len(path) <= 12))
     return fragment(*parts)
 
 
-def heap_path(path: Any) -> str:
-    """HeapPath._repr_html_: the hops from the root down, each reference named."""
+def _hops(path: Any) -> str:
+    """A path's hops from the root down, each reference named."""
     from ._reach import _describe, _reference
     items = [f"<li><span class='hkn-muted'>GC root</span> <code>{text(path.hops[0].name)}</code></li>"]
     for i, hop in enumerate(path.hops):
@@ -190,8 +194,12 @@ def heap_path(path: Any) -> str:
     if path.library_matcher is not None:
         m = path.library_matcher
         library = f"<div class='hkn-muted'>library leak match: {text(m.description or repr(m))}</div>"
-    return fragment(head(f"path of {len(path.hops):,} hops to {object_label(path.target)}"), library,
-                    f"<ol class='hkn-trace'>{''.join(items)}</ol>")
+    return f"{library}<ol class='hkn-trace'>{''.join(items)}</ol>"
+
+
+def heap_path(path: Any) -> str:
+    """HeapPath._repr_html_: the hops from the root down, each reference named."""
+    return fragment(head(f"path of {len(path.hops):,} hops to {object_label(path.target)}"), _hops(path))
 
 
 def leak(lk: Any) -> str:
