@@ -83,6 +83,15 @@ def test_object_dominated_and_class(executed, heap):
                             f"{len(thread.fields())} field"])
 
 
+def test_retained_by_table(executed, heap):
+    groups = heap.retained_by("package")
+    assert isinstance(groups, hprofkit.GroupTable) and groups == list(groups)
+    page = notebook_run.html_of(executed[0], "packages")
+    figures_in_order(page, [f for g in groups[:25] for f in (f"<code>{g.key}</code>", f"{g.objects:,}",
+                                                             f"{g.retained_size:,} B")])
+    assert f"{len(groups) - 25:,} more not shown" in page
+
+
 def test_leak_trace_statuses_coloured(executed, heap):
     nb = executed[0]
     leak = heap.find_leaks()[0]

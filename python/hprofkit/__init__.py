@@ -17,7 +17,8 @@ from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, N
                       TruncatedError, UnsupportedError)
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from . import match
-from ._heap import Field, GcRoot, Heap, HeapClass, HeapObject, ObjectTable, Reference, Referrer, StackFrame, open_heap
+from ._heap import (Field, GcRoot, GroupTable, Heap, HeapClass, HeapObject, ObjectTable, Reference, Referrer,
+                    StackFrame, open_heap)
 
 # Python stands on C: the package hands its classes down to the C module
 # once, here, and the module never imports the package (docs/architecture.md).
@@ -86,5 +87,5 @@ __all__ = [
     "OverrunError", "UnsupportedError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "report", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap",
-    "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths", "ObjectTable",
+    "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths", "ObjectTable", "GroupTable",
 ]

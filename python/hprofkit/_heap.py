@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .leaks import Leak, Report
     from .match import Matcher
 
-__all__ = ["Heap", "HeapObject", "HeapClass", "ObjectTable", "Reference", "Referrer", "Field", "GcRoot", "StackFrame",
+__all__ = ["Heap", "HeapObject", "HeapClass", "ObjectTable", "GroupTable", "Reference", "Referrer", "Field", "GcRoot", "StackFrame",
            "open_heap", "SIZE_MODELS", "SEMANTICS"]
 
 SIZE_MODELS = ("visualvm", "uncompressed")
@@ -56,6 +56,17 @@ class ObjectTable(list):  # type: ignore[type-arg]
         from ._html import fragment, object_table
         pairs = [item if isinstance(item, tuple) else (item, item.retained_size) for item in self]
         return fragment(object_table(pairs))
+
+
+class GroupTable(list):  # type: ignore[type-arg]
+    """heap.retained_by()'s Groups: a list that a notebook shows as a table with bars."""
+
+    __slots__ = ()
+    __module__ = "hprofkit"
+
+    def _repr_html_(self) -> str:
+        from ._html import fragment, group_table
+        return fragment(group_table(self))
 
 
 class HeapObject(_hprof.HeapObject):
@@ -213,7 +224,7 @@ class Heap(_hprof.Heap):
         from ._tree import dominator_of
         return dominator_of(self, obj)
 
-    def retained_by(self, key: Union[str, Callable[[HeapObject], Hashable]], /) -> list[Group]:
+    def retained_by(self, key: Union[str, Callable[[HeapObject], Hashable]], /) -> GroupTable:
         """The objects grouped by key, as [Group(key, objects, shallow_size, retained_size)],
         largest retained size first.  key: "class" (HeapClass; equals cls.instances_retained_size,
         VisualVM's retained size by class), "package" (Java's package name of the class:
@@ -221,9 +232,11 @@ class Heap(_hprof.Heap):
         loader object, None for the boot loader; class objects likewise), "heap" (Android's
         heap name, "default" on HotSpot), or a callable obj -> key (called once per object,
         a Python call each; None leaves the object out).  A group's retained_size is the
-        size of the union of its members' retained sets: no byte counted twice."""
+        size of the union of its members' retained sets: no byte counted twice.  A
+        GroupTable: a list, shown as a table in a notebook."""
         from ._tree import retained_by
-        return retained_by(self, key)
+        self._dominators_reported()
+        return GroupTable(retained_by(self, key))
 
     def merged_paths(self, objs: Iterable[HeapObject], /, exclude: Optional[Iterable[Matcher]] = None
                      ) -> MergedPaths:

@@ -150,6 +150,20 @@ def object_table(pairs: Sequence[tuple[Any, int]], total: Optional[int] = None, 
                  total=len(pairs) if total is None else total)
 
 
+def group_table(groups: Sequence[Any]) -> str:
+    """heap.retained_by()'s Groups: key, objects, shallow and retained size, a bar."""
+    largest = max((g.retained_size for g in groups), default=0)
+
+    def key(k: Any) -> str:
+        if isinstance(k, _hprof.HeapObject):
+            return object_label(k)
+        return "<span class='hkn-muted'>none</span>" if k is None else f"<code>{text(k)}</code>"
+    rows = ([key(g.key), count(g.objects), size(g.shallow_size), size(g.retained_size), bar(g.retained_size, largest)]
+            for g in groups)
+    return table(["group", "objects", "shallow", "retained", ""], rows, numeric=[False, True, True, True, False],
+                 total=len(groups))
+
+
 def heap_object(obj: Any) -> str:
     """HeapObject._repr_html_: what it is, what it keeps, its fields or elements,
     who refers to it and its path from a GC root."""
