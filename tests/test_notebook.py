@@ -70,7 +70,7 @@ def test_object_dominated_and_class(executed, heap):
     page = notebook_run.html_of(nb, "biggest")
     path = heap.path_to_root(obj)
     figures_in_order(page, [f"@0x{obj.id:x}", f"{obj.shallow_size:,} B", f"{obj.retained_size:,} B",
-                            f"{obj.retained_count:,} objects", f"{len(obj.referrers()):,} referrer",
+                            f"{obj.retained_count:,} object", f"{len(obj.referrers()):,} referrer",
                             "path from a GC root"] + [f"@0x{hop.target.id:x}" for hop in path])
     assert obj.heap is heap
     dominated = obj.dominated(6)
@@ -97,7 +97,7 @@ def test_leak_trace_statuses_coloured(executed, heap):
     leak = heap.find_leaks()[0]
     page = notebook_run.html_of(nb, "leak")
     assert leak.fingerprint in page and html.escape(leak.short_description) in page
-    statuses = re.findall(r"<li class='hkn-(LEAKING|NOT_LEAKING|UNKNOWN)'>", page)
+    statuses = re.findall(r"<li class='hkn-node-(LEAKING|NOT_LEAKING|UNKNOWN)'>", page)
     assert statuses == [node.status for node in leak.nodes]
     assert "leaking</span>" in page and ".hkn .hkn-LEAKING{background:#fde2e1" in page
     path_page = notebook_run.html_of(nb, "path")

@@ -35,14 +35,13 @@ STYLE = """<style>
 .hkn .hkn-bar{display:inline-block;width:120px;height:9px;background:#eef0f4;border-radius:2px;vertical-align:middle}
 .hkn .hkn-bar>span{display:block;height:9px;background:#3b6fd8;border-radius:2px}
 .hkn ol.hkn-trace{list-style:none;margin:4px 0;padding:0 0 0 4px}
-.hkn ol.hkn-trace>li{border-left:3px solid #d5d9e2;padding:2px 0 4px 10px;margin:0}
+.hkn ol.hkn-trace>li{border-left:3px solid #d5d9e2;padding:2px 0 4px 10px;margin:0;overflow-wrap:anywhere;background:none}
 .hkn .hkn-ref{color:#6b7385;padding-left:14px}
 .hkn .hkn-suspect{text-decoration:underline wavy #c2410c;text-underline-offset:3px}
 .hkn .hkn-status{display:inline-block;font-size:11px;font-weight:700;border-radius:3px;padding:0 5px;margin-left:6px}
-.hkn .hkn-LEAKING{background:#fde2e1;color:#b42318}.hkn li.hkn-LEAKING{border-left-color:#e5484d}
-.hkn .hkn-NOT_LEAKING{background:#dcf5e3;color:#1b7a3d}.hkn li.hkn-NOT_LEAKING{border-left-color:#30a46c}
+.hkn .hkn-LEAKING{background:#fde2e1;color:#b42318}.hkn li.hkn-node-LEAKING{border-left-color:#e5484d}
+.hkn .hkn-NOT_LEAKING{background:#dcf5e3;color:#1b7a3d}.hkn li.hkn-node-NOT_LEAKING{border-left-color:#30a46c}
 .hkn .hkn-UNKNOWN{background:#eef0f4;color:#4a5264}
-.hkn li.hkn-LEAKING,.hkn li.hkn-NOT_LEAKING{background:none}
 .hkn .hkn-fail{color:#b42318}
 .hkn details>summary{cursor:pointer;color:#4a5264;font-weight:600;margin-top:4px}
 </style>"""
@@ -168,7 +167,7 @@ def heap_object(obj: Any) -> str:
     """HeapObject._repr_html_: what it is, what it keeps, its fields or elements,
     who refers to it and its path from a GC root."""
     pairs = [("kind", text(obj.kind)), ("shallow size", size(obj.shallow_size)),
-             ("retained size", size(obj.retained_size) + f" in {obj.retained_count:,} objects")]
+             ("retained size", size(obj.retained_size) + f" in {plural(obj.retained_count, 'object')}")]
     if obj.heap_name:
         pairs.append(("heap", text(obj.heap_name)))
     if obj.root_kinds:
@@ -229,7 +228,7 @@ def leak(lk: Any) -> str:
         retained = ""
         size_count = lk._retained.get(node.object.id)
         if node.status == LEAKING and size_count is not None:
-            retained = f"<div class='hkn-muted'>retaining {size(size_count[0])} in {size_count[1]:,} objects</div>"
+            retained = f"<div class='hkn-muted'>retaining {size(size_count[0])} in {plural(size_count[1], 'object')}</div>"
         extra = "".join(f"<div class='hkn-muted'>{text(label)}</div>" for label in node.labels)
         ref = ""
         if node.reference is not None and node.owner is not None:
@@ -238,12 +237,12 @@ def leak(lk: Any) -> str:
             name = f"<span class='hkn-suspect'>{text(node.reference_display)}</span>" if node.suspect \
                 else text(node.reference_display)
             ref = f"<div class='hkn-ref'>↓ <code>{text(static + node.owner.rsplit('.', 1)[-1] + dot)}{name}</code></div>"
-        items.append(f"<li class='hkn-{status}'><code>{text(node.class_name)}</code> "
+        items.append(f"<li class='hkn-node-{status}'><code>{text(node.class_name)}</code> "
                      f"<span class='hkn-muted'>{text(_type_name(node.object))} @0x{node.object.id:x}</span>"
                      f"<span class='hkn-status hkn-{status}'>{labels[status]}</span>{why}{retained}{extra}{ref}</li>")
     pairs = [("signature", f"<code>{text(lk.fingerprint)}</code>"),
              ("retained", size(lk.retained_size) + ("" if lk.retained_count is None
-                                                    else f" in {lk.retained_count:,} objects"))]
+                                                    else f" in {plural(lk.retained_count, 'object')}"))]
     if lk.key is not None:
         pairs.append(("watch key", text(lk.key)))
     if lk.library:
@@ -287,7 +286,7 @@ def heap_class(cls: Any) -> str:
     if cls.instance_size is not None:
         pairs.append(("instance size", size(cls.instance_size)))
     pairs.append(("retained by instances", size(cls.instances_retained_size)
-                  + f" in {cls.instances_retained_count:,} objects"))
+                  + f" in {plural(cls.instances_retained_count, 'object')}"))
     parts = [head(object_label(cls)), facts(pairs)]
     if fields:
         parts.append(details(plural(len(fields), "field"), table(
