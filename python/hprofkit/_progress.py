@@ -59,7 +59,7 @@ class Progress:
 #   False nothing, even inside an outer call that reports;
 #   a callable progress(done, total, stage), called in the caller's thread: for each stage,
 #         done grows from 0 to total (bytes of the file for "index", else steps or objects).
-# The command line reports on a terminal's stderr only (Reporter.for_cli).
+# The command line reports on a terminal's stderr only (cli.main: reporting(stderr.isatty())).
 
 ProgressArg = Union[None, bool, Callable[[int, int, str], object]]
 
@@ -173,11 +173,6 @@ class Reporter:
             return cls([progress])
         raise TypeError(f"progress must be None, True, False or a callable progress(done, total, stage), "
                         f"not {type(progress).__name__}")
-
-    @classmethod
-    def for_cli(cls) -> Optional["Reporter"]:
-        """The command line's: a bar when stderr is a terminal, else none."""
-        return cls([TerminalBar(sys.stderr)]) if sys.stderr.isatty() else None
 
 
 def in_notebook() -> bool:
