@@ -20,6 +20,12 @@ from visualvm import VISUALVM_JAR, GraphOracle, Oracle, OracleRunner
 import chromium
 
 ROOT = Path(__file__).resolve().parents[1]
+# On an xdist worker, PYTEST_XDIST_WORKER & co. would reach the pytest runs the
+# tests start (pytester's, the README's suite), and plugins would take those
+# runs for workers: pytest-benchmark, on a machine that has it, then aborts them
+# with a warning the suite makes an error.  xdist itself reads its workerinput.
+for _name in [name for name in os.environ if name.startswith("PYTEST_XDIST_")]:
+    del os.environ[_name]
 # .ci/run tests the wheel it built in a venv of its own: the tests must use
 # that install (HPROFKIT_TEST_INSTALLED names its site-packages), not the source tree.
 if os.environ.get("HPROFKIT_TEST_INSTALLED"):

@@ -34,6 +34,12 @@ def wait_for(proc: subprocess.Popen, condition: Callable[[], bool], what: str) -
         time.sleep(0.002)
 
 
+def is_stopped(pid: int) -> bool:
+    """The child is stopped (SIGSTOP): its state in /proc/PID/stat is T."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2] in "Tt"
+
+
 def end(proc: subprocess.Popen) -> int:
     """The child's exit status, waiting for it (HANG_GUARD at most)."""
     try:

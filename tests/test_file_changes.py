@@ -18,7 +18,7 @@ import pytest
 import hprofkit
 
 from conftest import raw_bytes
-from procstate import HANG_GUARD, has_mapped, wait_for
+from procstate import HANG_GUARD, has_mapped, is_stopped, wait_for
 
 pytestmark = pytest.mark.sanitize
 
@@ -320,8 +320,13 @@ def test_the_cli_says_the_file_changed_when_truncate_shrinks_it_under_stats(tmp_
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for(proc, lambda: has_mapped(proc.pid, path), "mapped the dump")
-        subprocess.run(["truncate", "-s", "1M", str(path)], check=True)
+        # Stopped while the file shrinks: it cannot end before the truncate,
+        # nor report the change before the check that it was still at work.
+        proc.send_signal(signal.SIGSTOP)
+        wait_for(proc, lambda: is_stopped(proc.pid), "stopped")
         assert proc.poll() is None, "stats ended before the file was truncated: make the dump bigger"
+        subprocess.run(["truncate", "-s", "1M", str(path)], check=True)
+        proc.send_signal(signal.SIGCONT)
         out, err = proc.communicate(timeout=HANG_GUARD)
     finally:
         if proc.poll() is None:
