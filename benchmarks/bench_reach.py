@@ -49,8 +49,8 @@ def main() -> None:
         n = heap.object_count
         print(f"{n:,} objects, {heap.class_count:,} classes, semantics {heap.semantics}")
         # The first search builds the graph; the second is the search alone.
-        first = timed(lambda: heap._paths([], []))
-        search = timed(lambda: heap._paths([], []))
+        first = timed(lambda: heap._routes([], []))
+        search = timed(lambda: heap._routes([], []))
         line("graph build", first - search, n)
         line("shortest paths to every object (one BFS)", search, n)
         dominators = timed(heap.compute_retained)
@@ -66,7 +66,7 @@ def main() -> None:
         vv.close()
 
         base_kb, peak_kb = child_anon_peak(
-            f"heap = hprofkit.open_heap({str(path)!r}); heap._paths([], []); heap.compute_retained()")
+            f"heap = hprofkit.open_heap({str(path)!r}); heap._routes([], []); heap.compute_retained()")
         print(f"{'peak anonymous RSS, index+graph+dominators':<44}{(peak_kb - base_kb) * 1024 / n:>9.2f} B/object"
               f"  ({(peak_kb - base_kb) / 1024:,.0f} MiB)")
 

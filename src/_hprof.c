@@ -10,7 +10,8 @@ static int module_exec(PyObject *module)
 {
     static int (*const parts[])(PyObject *, hprof_state *) = {
         hprof_header_init, hprof_iter_init, hprof_stats_init,
-        hprof_parser_init, hprof_filter_init, hprof_pack_init, hprof_heap_iter_init, hprof_heap_object_init,
+        hprof_parser_init, hprof_filter_init, hprof_pack_init, hprof_heap_iter_init, hprof_routes_init,
+        hprof_heap_object_init,
         hprof_heap_init, hprof_register_init,
     };
     hprof_state *st = hprof_get_state(module);
@@ -42,6 +43,8 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->field_type);
     Py_VISIT(st->gc_root_type);
     Py_VISIT(st->stack_frame_type);
+    Py_VISIT(st->routes_type);
+    Py_VISIT(st->route_type);
     for (i = 0; i <= HP_E_NO_DUMP; i++)
         Py_VISIT(st->errors[i]);
     for (i = 0; i < 4; i++)
@@ -70,6 +73,8 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->field_type);
     Py_CLEAR(st->gc_root_type);
     Py_CLEAR(st->stack_frame_type);
+    Py_CLEAR(st->routes_type);
+    Py_CLEAR(st->route_type);
     for (i = 0; i <= HP_E_NO_DUMP; i++)
         Py_CLEAR(st->errors[i]);
     for (i = 0; i < 4; i++)

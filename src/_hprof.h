@@ -22,6 +22,7 @@ typedef struct {
     PyTypeObject *subrecord_type;
     PyTypeObject *heap_type, *heap_object_type, *heap_class_type, *heap_iter_type;
     PyTypeObject *reference_type, *referrer_type, *field_type, *gc_root_type, *stack_frame_type;
+    PyTypeObject *routes_type, *route_type;
     /* The handle classes C instantiates: hprofkit.HeapObject and
      * hprofkit.HeapClass once registered, until then the base types above. */
     PyTypeObject *object_handle_type, *class_handle_type;

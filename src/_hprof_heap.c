@@ -113,6 +113,7 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         Py_DECREF(heap);
         return PyErr_NoMemory();
     }
+    heap_live_add(heap);
     if (PyObject_GetBuffer(buffer, &heap->view, PyBUF_SIMPLE) < 0) {
         Py_DECREF(heap);
         return NULL;
@@ -155,6 +156,7 @@ static int heap_traverse(HeapIndex *heap, visitproc visit, void *arg)
     Py_VISIT(heap->by_name);
     Py_VISIT(heap->classes);
     Py_VISIT(heap->field_maps);
+    Py_VISIT(heap->slot_names);
     Py_VISIT(heap->module);
     return 0;
 }
@@ -165,6 +167,7 @@ static int heap_clear(HeapIndex *heap)
     Py_CLEAR(heap->by_name);
     Py_CLEAR(heap->classes);
     Py_CLEAR(heap->field_maps);
+    Py_CLEAR(heap->slot_names);
     Py_CLEAR(heap->module);
     return 0;
 }
@@ -175,6 +178,7 @@ static void heap_dealloc(HeapIndex *heap)
     PyObject_GC_UnTrack(heap);
     heap_clear(heap);
     heap_release(heap);
+    heap_live_remove(heap);
     if (heap->lock)
         PyThread_free_lock(heap->lock);
     type->tp_free((PyObject *)heap);
@@ -193,6 +197,10 @@ static int load_by_name(HeapIndex *heap, const hp_heap *index)
         return -1;
     for (i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(names, i), *list = PyDict_GetItemWithError(d, name), *ord;
+        if ((i & 4095) == 4095 && PyErr_CheckSignals() < 0) {
+            Py_DECREF(d);
+            return -1;
+        }
         if (!list) {
             if (PyErr_Occurred() || !(list = PyList_New(0)) || PyDict_SetItem(d, name, list) < 0) {
                 Py_XDECREF(list);
@@ -359,28 +367,39 @@ static PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i)
     return item;
 }
 
-static PyObject *heap_get_gc_roots(HeapIndex *heap, void *closure)
+/* heap._gc_roots(start, stop, kind=None): GcRoots [start, stop) in file
+ * order, only those of `kind` when given; hprofkit.Heap.gc_roots is a
+ * sequence over it, so five million roots are not five million tuples. */
+static PyObject *heap_gc_roots(HeapIndex *heap, PyObject *args)
 {
     const hp_heap *index = heap_index(heap);
+    Py_ssize_t start, stop;
+    const char *kind = NULL;
     uint32_t n, i;
     PyObject *list;
-    (void)closure;
-    if (!index)
+    if (!index || !PyArg_ParseTuple(args, "nn|z:_gc_roots", &start, &stop, &kind))
         return NULL;
     n = hp_heap_root_count(index);
-    list = PyList_New(n);
-    for (i = 0; list && i < n; i++) {
-        PyObject *item = heap_gc_root(heap, index, i);
-        if (!item) {
-            Py_CLEAR(list);
-            break;
+    start = start < 0 ? 0 : start > (Py_ssize_t)n ? (Py_ssize_t)n : start;
+    stop = stop < start ? start : stop > (Py_ssize_t)n ? (Py_ssize_t)n : stop;
+    list = PyList_New(0);
+    for (i = (uint32_t)start; list && i < (uint32_t)stop; i++) {
+        PyObject *item;
+        if (kind) {
+            hp_root r;
+            hp_heap_root(index, i, &r);
+            if (strcmp(heap_root_kind_name(r.kind), kind) != 0)
+                continue;
         }
-        PyList_SET_ITEM(list, i, item);
+        item = heap_gc_root(heap, index, i);
+        if (!item || PyList_Append(list, item) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(item);
     }
     return list;
 }
 
-enum { G_OBJECTS, G_CLASSES_N, G_DUPLICATES, G_DUMPS, G_ID_SIZE, G_MEMORY, G_OOP, G_MODEL, G_CLOSED, G_SEMANTICS };
+enum { G_ROOTS, G_OBJECTS, G_CLASSES_N, G_DUPLICATES, G_DUMPS, G_ID_SIZE, G_MEMORY, G_OOP, G_MODEL, G_CLOSED, G_SEMANTICS };
 
 static PyObject *heap_get(HeapIndex *heap, void *closure)
 {
@@ -394,6 +413,7 @@ static PyObject *heap_get(HeapIndex *heap, void *closure)
         return NULL;
     switch (what) {
     case G_OBJECTS: return PyLong_FromUnsignedLong(hp_heap_object_count(index));
+    case G_ROOTS: return PyLong_FromUnsignedLong(hp_heap_root_count(index));
     case G_CLASSES_N: return PyLong_FromUnsignedLong(hp_heap_class_count(index));
     case G_DUPLICATES: return PyLong_FromUnsignedLongLong(hp_heap_duplicate_count(index));
     case G_DUMPS: return PyLong_FromUnsignedLong(hp_heap_dump_count(index));
@@ -413,6 +433,7 @@ static PyObject *heap_close(HeapIndex *heap, PyObject *unused)
         heap_release(heap);
     Py_CLEAR(heap->classes);
     Py_CLEAR(heap->field_maps);
+    Py_CLEAR(heap->slot_names);
     Py_RETURN_NONE;
 }
 
@@ -447,16 +468,17 @@ static PyGetSetDef heap_getset[] = {
     GET("memory", G_MEMORY, "Bytes of memory the index holds."),
     GET("reference_size", G_OOP, "Bytes of a reference under the size model (4 with compressed oops)."),
     GET("closed", G_CLOSED, "Whether close() was called."),
+    GET("gc_root_count", G_ROOTS, "GC root records of the heap dump: len(heap.gc_roots)."),
     GET("semantics", G_SEMANTICS, "The reference graph of paths and retained sizes: 'hprofkit' or 'visualvm'."),
     { "dangling_count", (getter)heap_get_dangling, NULL,
       "References to ids absent from the dump (counted on first use).", NULL },
     { "classes", (getter)heap_get_classes, NULL, "Every HeapClass, in id order.", NULL },
-    { "gc_roots", (getter)heap_get_gc_roots, NULL,
-      "Every GC root as GcRoot(kind, object_id, object, thread_serial, frame), in file order.", NULL },
     { NULL, NULL, NULL, NULL, NULL },
 };
 
 static PyMethodDef heap_methods[] = {
+    { "_gc_roots", (PyCFunction)heap_gc_roots, METH_VARARGS,
+      "_gc_roots($self, start, stop, kind=None, /)\n--\n\nGcRoots start..stop (of one kind): behind heap.gc_roots." },
     { "find_class", (PyCFunction)heap_find_class, METH_O,
       "find_class($self, name, /)\n--\n\nThe HeapClass named `name` ('java.lang.String', 'int[]'), or None.\n"
       "With several classes of that name (class loaders), the one of lowest id." },
@@ -545,10 +567,31 @@ static PyStructSequence_Field stack_frame_fields[] = {
 static PyStructSequence_Desc stack_frame_desc = { "hprofkit.StackFrame", "A stack frame of a GC root.",
                                                   stack_frame_fields, 6 };
 
+/* Registers heap_after_fork with os.register_at_fork (where there is one). */
+static int register_after_fork(PyObject *module)
+{
+    static PyMethodDef def = { "_heaps_after_fork", heap_after_fork, METH_NOARGS, NULL };
+    PyObject *os = PyImport_ImportModule("os"), *reg = NULL, *fn = NULL, *kwargs = NULL, *empty = NULL, *done = NULL;
+    if (os && !PyObject_HasAttrString(os, "register_at_fork")) {
+        Py_DECREF(os);
+        return 0;
+    }
+    if (os && (reg = PyObject_GetAttrString(os, "register_at_fork")) && (fn = PyCFunction_NewEx(&def, module, NULL)) &&
+        (kwargs = Py_BuildValue("{s:O}", "after_in_child", fn)) && (empty = PyTuple_New(0)))
+        done = PyObject_Call(reg, empty, kwargs);
+    Py_XDECREF(os);
+    Py_XDECREF(reg);
+    Py_XDECREF(fn);
+    Py_XDECREF(kwargs);
+    Py_XDECREF(empty);
+    Py_XDECREF(done);
+    return done ? 0 : -1;
+}
+
 int hprof_heap_init(PyObject *module, hprof_state *st)
 {
-    PyObject *type = PyType_FromModuleAndSpec(module, &heap_spec, NULL);
-    if (!type)
+    PyObject *type;
+    if (register_after_fork(module) < 0 || !(type = PyType_FromModuleAndSpec(module, &heap_spec, NULL)))
         return -1;
     st->heap_type = (PyTypeObject *)type;
     if (PyModule_AddObjectRef(module, "Heap", type) < 0)

@@ -4,8 +4,8 @@
  *
  *   the types: _hprof_heap.c (Heap), _hprof_heap_object.c (HeapObject, HeapClass)
  *     -> _hprof_heap_pixels.c -> _hprof_heap_tables.c -> _hprof_tree.c
- *     -> _hprof_reach.c -> _hprof_heap_iter.c -> _hprof_heap_base.c
- *     -> _hprof_heap_read.c -> _hprof_glue.c
+ *     -> _hprof_reach.c -> _hprof_routes.c -> _hprof_heap_iter.c
+ *     -> _hprof_heap_base.c -> _hprof_heap_read.c -> _hprof_glue.c
  *
  * each file calling only files to its right (the two type files never call
  * each other).  What is written in Python (paths, leaks, tables, HTML) is a
@@ -25,24 +25,27 @@
  * strong reference to it; close() frees the index at once, or, while a
  * call runs without the GIL or a primitive array is exported, when the
  * last of those ends. */
-typedef struct {
+typedef struct HeapIndex_ {
     PyObject_HEAD
     hp_heap *index;           /* NULL once closed */
     Py_buffer view;
     int has_view;
     int closing;
     Py_ssize_t busy;          /* calls running without the GIL, exported arrays */
+    Py_ssize_t running;       /* of those, the calls running without the GIL (gone in a forked child) */
     PyThread_type_lock lock;  /* serialises the lazy builds */
     long long dangling;       /* -1 until counted */
     PyObject *names;          /* list of Java class names by ordinal (None until asked) */
     PyObject *by_name;        /* dict: name -> list of ordinals */
     PyObject *classes;        /* list of HeapClass handles by ordinal */
     PyObject *field_maps;     /* list of per-class field maps by ordinal (None until asked) */
+    PyObject *slot_names;     /* list of per-class tuples of reference-field names (None until asked) */
     int semantics;            /* HP_REACH_*: the graph behind paths and retained sizes */
     hp_reach *reach;          /* built on first use, under the lock (_hprof_reach.c) */
     int reach_level;          /* how far `reach` is computed (written under the lock) */
     hprof_state *st;
     PyObject *module;
+    struct HeapIndex_ *live_prev, *live_next; /* every heap of the process, for a forked child */
 } HeapIndex;
 
 /* A handle: the heap and an object's index.  HeapClass adds the ordinal. */
@@ -98,7 +101,8 @@ enum { FIELDS_ALL, FIELDS_STATIC, FIELDS_DECLARED };
  * to free. */
 int heap_fields(HeapIndex *heap, int what, uint32_t ord, uint32_t index, heap_field **items, size_t *n);
 
-/* The outbound references of an object (when asked) and the fields its
+/* The outbound references of an object (at most max_refs of them, only
+ * those to object `only` unless that is HP_NONE) and the fields its
  * reference slots are (named by heap_field_name): an instance's reference
  * fields in slot order, a class object's statics.  Free with heap_refs_free. */
 typedef struct heap_refs {
@@ -107,8 +111,10 @@ typedef struct heap_refs {
     hp_field *slots;
     size_t n_slots, cap_slots;
 } heap_refs;
-int heap_refs_of(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *out);
+int heap_refs_of(HeapIndex *heap, uint32_t index, size_t max_refs, uint32_t only, heap_refs *out);
 void heap_refs_free(heap_refs *r);
+/* The object's outbound non-null references, counted; -1 with an exception. */
+int heap_ref_count(HeapIndex *heap, uint32_t index, uint64_t *count);
 
 /* One value of object `index`, copied out: its instance field `field`;
  * else, with `name`, the static of that name of class `ord`; else its
@@ -155,6 +161,15 @@ void heap_release(HeapIndex *heap);
 /* Enters / leaves a stretch that may run without the GIL. */
 static inline void heap_enter(HeapIndex *heap) { heap->busy++; }
 void heap_leave(HeapIndex *heap);
+/* Every heap of the process is listed from creation to deallocation, so
+ * that a child forked while other threads were inside a heap's
+ * computations gets heaps that work: heap_after_fork (registered with
+ * os.register_at_fork) gives each a lock no thread holds, forgets the calls
+ * of the threads the child lacks, and drops the reachability a thread was
+ * computing (computed again on demand). */
+void heap_live_add(HeapIndex *heap);
+void heap_live_remove(HeapIndex *heap);
+PyObject *heap_after_fork(PyObject *module, PyObject *unused);
 /* Ctrl-C between slices of a core call running without the GIL. */
 int heap_interrupted(void *ctx);
 /* Runs fn(ctx) over the heap's buffer with the GIL released, under the
@@ -181,9 +196,13 @@ PyObject *heap_class_name(HeapIndex *heap, uint32_t ord);
  * from a copy of its bytes, never from the mapping. */
 PyObject *heap_value(HeapIndex *heap, int type, const uint8_t *copy);
 
-/* The references of object `index` (with_refs) and its slot names in
- * *names; 0, or -1 with an exception set (nothing to free). */
-int heap_refs_named(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *refs, PyObject **names);
+/* The references of object `index` (as heap_refs_of) and its slot names
+ * in *names; 0, or -1 with an exception set (nothing to free). */
+int heap_refs_named(HeapIndex *heap, uint32_t index, size_t max_refs, uint32_t only, heap_refs *refs,
+                    PyObject **names);
+/* The name of reference field `slot` of an instance of class `ord`, from
+ * a per-class tuple of slot names made once (from the superclass's). */
+PyObject *heap_field_slot_name(HeapIndex *heap, uint32_t ord, uint32_t slot);
 /* The name of one reference, given the slot names of its source. */
 PyObject *heap_slot_name(const hp_ref *r, PyObject *names);
 /* The name of reference `ref` of object `source`: the field or static's
@@ -194,9 +213,15 @@ PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref);
  * heap's lock); 0, or -1 with an exception set. */
 int heap_ensure_referrers(HeapIndex *heap);
 /* A GC root kind's name without its ROOT_ prefix ("JNI_GLOBAL"). */
+const char *heap_root_kind_name(int tag);
 PyObject *heap_root_kind(int tag);
 /* The StackFrame of a JAVA_FRAME / JNI_LOCAL root, or None. */
 PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r);
+
+/* ---- the paths of a search (_hprof_routes.c) ---- */
+
+/* A Routes object taking `rt` (freed, even on failure). */
+PyObject *routes_new(HeapIndex *heap, hp_reach_routes *rt);
 
 /* ---- iterators (_hprof_heap_iter.c) ---- */
 
@@ -225,7 +250,7 @@ PyObject *reach_retained_size(HeapIndex *heap, PyObject *obj);
 PyObject *reach_retained_count(HeapIndex *heap, PyObject *obj);
 PyObject *reach_dominator(HeapIndex *heap, PyObject *obj);
 PyObject *reach_top_retainers(HeapIndex *heap, PyObject *args, PyObject *kwargs);
-PyObject *reach_paths(HeapIndex *heap, PyObject *args);
+PyObject *reach_routes(HeapIndex *heap, PyObject *args);
 PyObject *reach_compute(HeapIndex *heap, PyObject *unused);
 /* The Heap's methods in C; path_to_root, paths_to_root and find_leaks are
  * hprofkit.Heap's, in Python, over _paths. */
@@ -243,8 +268,9 @@ PyObject *reach_compute(HeapIndex *heap, PyObject *unused);
       "largest first, ties by id." }, \
     { "compute_retained", (PyCFunction)reach_compute, METH_NOARGS, \
       "compute_retained($self, /)\n--\n\nComputes the dominator tree now (otherwise on first use)." }, \
-    { "_paths", (PyCFunction)reach_paths, METH_VARARGS, \
-      "_paths($self, objs, rules, /)\n--\n\nThe raw shortest paths behind path_to_root (internal)." },
+    { "_routes", (PyCFunction)reach_routes, METH_VARARGS, \
+      "_routes($self, objs, rules, leaves=False, /)\n--\n\nThe shortest paths behind paths_to_root, as a Routes\n" \
+      "object (internal)." },
 /* obj.retained_size (count = 0) or obj.retained_count (count = 1). */
 PyObject *reach_object_retained(HeapHandle *o, int count);
 /* cls.instances_retained_size (count = 0) or cls.instances_retained_count (count = 1). */

@@ -39,6 +39,58 @@ void heap_leave(HeapIndex *heap)
         heap_release(heap);
 }
 
+/* The heaps of the process (GIL held when changed). */
+static HeapIndex *live_heaps;
+
+void heap_live_add(HeapIndex *heap)
+{
+    heap->live_prev = NULL;
+    heap->live_next = live_heaps;
+    if (live_heaps)
+        live_heaps->live_prev = heap;
+    live_heaps = heap;
+}
+
+void heap_live_remove(HeapIndex *heap)
+{
+    if (heap->live_prev)
+        heap->live_prev->live_next = heap->live_next;
+    else if (live_heaps == heap)
+        live_heaps = heap->live_next;
+    if (heap->live_next)
+        heap->live_next->live_prev = heap->live_prev;
+    heap->live_prev = heap->live_next = NULL;
+}
+
+PyObject *heap_after_fork(PyObject *module, PyObject *unused)
+{
+    HeapIndex *heap, *next;
+    (void)module;
+    (void)unused;
+    for (heap = live_heaps; heap; heap = next) {
+        next = heap->live_next;
+        if (PyThread_acquire_lock(heap->lock, NOWAIT_LOCK)) {
+            PyThread_release_lock(heap->lock);
+        } else {
+            /* Held by a thread this process does not have, which was
+             * computing: the lock and what it computed stay as they were
+             * (leaked); the reachability is computed again when asked. */
+            PyThread_type_lock fresh = PyThread_allocate_lock();
+            heap->reach = NULL;
+            heap->reach_level = 0;
+            if (fresh)
+                heap->lock = fresh;
+            else
+                heap->closing = 1;
+        }
+        heap->busy -= heap->running;
+        heap->running = 0;
+        if (heap->busy == 0 && heap->closing)
+            heap_release(heap);
+    }
+    Py_RETURN_NONE;
+}
+
 int heap_interrupted(void *ctx)
 {
     (void)ctx;
@@ -49,6 +101,7 @@ int heap_walk(HeapIndex *heap, void (*fn)(void *ctx), void *ctx, int locked)
 {
     uint64_t fault;
     int rc;
+    heap->running++;
     Py_BEGIN_ALLOW_THREADS
     if (locked)
         PyThread_acquire_lock(heap->lock, WAIT_LOCK);
@@ -56,6 +109,7 @@ int heap_walk(HeapIndex *heap, void (*fn)(void *ctx), void *ctx, int locked)
     if (locked)
         PyThread_release_lock(heap->lock);
     Py_END_ALLOW_THREADS
+    heap->running--;
     if (rc < 0)
         hprof_raise_changed(heap->st, fault);
     return rc;
@@ -174,7 +228,8 @@ PyObject *heap_class_names(HeapIndex *heap)
     n = hp_heap_class_count(index);
     list = PyList_New(n);
     for (i = 0; list && i < n; i++) {
-        PyObject *name = java_name_of(heap, i);
+        /* A million classes take seconds: Ctrl-C stops it (names stay unset). */
+        PyObject *name = (i & 4095) == 4095 && PyErr_CheckSignals() < 0 ? NULL : java_name_of(heap, i);
         if (!name) {
             Py_CLEAR(list);
             break;
@@ -241,9 +296,10 @@ static PyObject *slot_names(HeapIndex *heap, const heap_refs *r)
     return names;
 }
 
-int heap_refs_named(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *refs, PyObject **names)
+int heap_refs_named(HeapIndex *heap, uint32_t index, size_t max_refs, uint32_t only, heap_refs *refs,
+                    PyObject **names)
 {
-    if (heap_refs_of(heap, index, with_refs, refs) < 0)
+    if (heap_refs_of(heap, index, max_refs, only, refs) < 0)
         return -1;
     if (!(*names = slot_names(heap, refs))) {
         heap_refs_free(refs);
@@ -264,11 +320,103 @@ PyObject *heap_slot_name(const hp_ref *r, PyObject *names)
     }
 }
 
+/* A class's reference-field names in slot order: its own, then its
+ * superclass's tuple (a new reference). */
+static PyObject *own_then_super(HeapIndex *heap, uint32_t ord, PyObject *above)
+{
+    heap_field *items;
+    size_t n, k;
+    Py_ssize_t own = 0, j;
+    PyObject *tuple;
+    if (heap_fields(heap, FIELDS_DECLARED, ord, HP_NONE, &items, &n) < 0)
+        return NULL;
+    for (k = 0; k < n; k++)
+        own += items[k].f.type == HP_T_OBJECT;
+    tuple = PyTuple_New(own + PyTuple_GET_SIZE(above));
+    for (k = 0, j = 0; tuple && k < n; k++) {
+        PyObject *name;
+        if (items[k].f.type != HP_T_OBJECT)
+            continue;
+        if (!(name = heap_field_name(heap, &items[k].f))) {
+            Py_CLEAR(tuple);
+            break;
+        }
+        PyTuple_SET_ITEM(tuple, j++, name);
+    }
+    for (k = 0; tuple && (Py_ssize_t)k < PyTuple_GET_SIZE(above); k++)
+        PyTuple_SET_ITEM(tuple, own + (Py_ssize_t)k, Py_NewRef(PyTuple_GET_ITEM(above, k)));
+    PyMem_RawFree(items);
+    return tuple;
+}
+
+/* The slot names of class `ord` (borrowed), made once per class from its
+ * superclass's: O(own fields) a class, however deep the hierarchy. */
+static PyObject *slot_names_of(HeapIndex *heap, uint32_t ord)
+{
+    const hp_heap *h = heap->index;
+    uint32_t C = hp_heap_class_count(h), c, top = 0, *stack;
+    PyObject *list, *empty = NULL;
+    if (!heap->slot_names) {
+        if (!(heap->slot_names = PyList_New(C)))
+            return NULL;
+        for (c = 0; c < C; c++)
+            PyList_SET_ITEM(heap->slot_names, c, Py_NewRef(Py_None));
+    }
+    list = heap->slot_names;
+    if (PyList_GET_ITEM(list, ord) != Py_None)
+        return PyList_GET_ITEM(list, ord);
+    if (!(stack = PyMem_Malloc((size_t)C * 4)))
+        return PyErr_NoMemory();
+    /* Up to a class whose names are known, or whose layout has no reference. */
+    for (c = ord; c < C && top < C && PyList_GET_ITEM(list, c) == Py_None;) {
+        hp_class_info ci;
+        hp_heap_class(h, c, &ci);
+        if (ci.n_refs == 0) {
+            if (!empty && !(empty = PyTuple_New(0)))
+                break;
+            PyList_SetItem(list, c, Py_NewRef(empty));
+            break;
+        }
+        stack[top++] = c;
+        c = ci.super_ord;
+    }
+    Py_XDECREF(empty);
+    while (top > 0 && !PyErr_Occurred()) {
+        hp_class_info ci;
+        PyObject *above, *names;
+        c = stack[--top];
+        hp_heap_class(h, c, &ci);
+        above = ci.super_ord < C && PyList_GET_ITEM(list, ci.super_ord) != Py_None ? PyList_GET_ITEM(list, ci.super_ord)
+                                                                                   : NULL;
+        if (!above && !(above = empty = PyTuple_New(0)))
+            break;
+        names = own_then_super(heap, c, above);
+        Py_CLEAR(empty);
+        if (!names)
+            break;
+        PyList_SetItem(list, c, names); /* steals names */
+    }
+    PyMem_Free(stack);
+    return PyErr_Occurred() ? NULL : PyList_GET_ITEM(list, ord);
+}
+
+PyObject *heap_field_slot_name(HeapIndex *heap, uint32_t ord, uint32_t slot)
+{
+    PyObject *names;
+    if (ord == HP_NONE)
+        return PyUnicode_FromFormat("<field %u>", slot);
+    if (!(names = slot_names_of(heap, ord)))
+        return NULL;
+    if ((Py_ssize_t)slot < PyTuple_GET_SIZE(names))
+        return Py_NewRef(PyTuple_GET_ITEM(names, slot));
+    return PyUnicode_FromFormat("<field %u>", slot);
+}
+
 PyObject *heap_ref_name(HeapIndex *heap, uint32_t source, const hp_ref *ref)
 {
     heap_refs refs;
     PyObject *names, *name;
-    if (heap_refs_named(heap, source, 0, &refs, &names) < 0)
+    if (heap_refs_named(heap, source, 0, HP_NONE, &refs, &names) < 0)
         return NULL;
     heap_refs_free(&refs);
     name = heap_slot_name(ref, names);
@@ -319,7 +467,7 @@ int heap_ensure_referrers(HeapIndex *heap)
 
 /* ---- GC roots and stack frames -------------------------------------------- */
 
-static const char *root_kind_name(int tag)
+const char *heap_root_kind_name(int tag)
 {
     const char *name = hp_subtag_name(tag);
     if (!name)
@@ -327,7 +475,7 @@ static const char *root_kind_name(int tag)
     return strncmp(name, "ROOT_", 5) == 0 ? name + 5 : name;
 }
 
-PyObject *heap_root_kind(int tag) { return PyUnicode_FromString(root_kind_name(tag)); }
+PyObject *heap_root_kind(int tag) { return PyUnicode_FromString(heap_root_kind_name(tag)); }
 
 typedef struct {
     const hp_heap *h;

@@ -18,85 +18,97 @@ static const hp_heap *live(HeapHandle *o) { return heap_index(o->heap); }
 
 /* ---- HeapObject ------------------------------------------------------------ */
 
-static PyObject *obj_references(HeapHandle *o, PyObject *unused)
+/* A `limit` argument: None (every item) or an int >= 0; -1 with an exception. */
+static int parse_limit(PyObject *args, PyObject *kwargs, const char *format, size_t *limit)
+{
+    static char *keywords[] = { "limit", NULL };
+    PyObject *arg = Py_None;
+    Py_ssize_t n;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &arg))
+        return -1;
+    *limit = SIZE_MAX;
+    if (arg == Py_None)
+        return 0;
+    n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "limit must be >= 0 or None");
+        return -1;
+    }
+    *limit = (size_t)n;
+    return 0;
+}
+
+/* Appends Reference or Referrer(name, id, object) to list; -1 on failure. */
+static int append_ref_item(PyObject *list, PyTypeObject *type, PyObject *name, uint64_t id, PyObject *object)
+{
+    PyObject *item = PyStructSequence_New(type), *pid = PyLong_FromUnsignedLongLong(id);
+    int rc = -1;
+    if (item && name && pid && object) {
+        PyStructSequence_SET_ITEM(item, 0, name);
+        PyStructSequence_SET_ITEM(item, 1, pid);
+        PyStructSequence_SET_ITEM(item, 2, object);
+        rc = PyList_Append(list, item);
+        Py_DECREF(item);
+        return rc;
+    }
+    Py_XDECREF(item);
+    Py_XDECREF(name);
+    Py_XDECREF(pid);
+    Py_XDECREF(object);
+    return rc;
+}
+
+static PyObject *obj_references(HeapHandle *o, PyObject *args, PyObject *kwargs)
 {
     PyObject *list, *names;
     heap_refs call;
-    size_t k;
-    (void)unused;
-    if (!live(o) || heap_refs_named(o->heap, o->index, 1, &call, &names) < 0)
+    size_t k, limit;
+    if (parse_limit(args, kwargs, "|O:references", &limit) < 0 || !live(o) ||
+        heap_refs_named(o->heap, o->index, limit, HP_NONE, &call, &names) < 0)
         return NULL;
     list = PyList_New(0);
     for (k = 0; list && k < call.n; k++) {
         const hp_ref *r = &call.refs[k];
-        PyObject *item = PyStructSequence_New(o->heap->st->reference_type);
-        PyObject *name = heap_slot_name(r, names), *id = PyLong_FromUnsignedLongLong(r->target_id);
-        PyObject *target = r->target == HP_NONE ? Py_NewRef(Py_None) : heap_handle(o->heap, r->target);
-        if (!item || !name || !id || !target) {
-            Py_XDECREF(item);
-            Py_XDECREF(name);
-            Py_XDECREF(id);
-            Py_XDECREF(target);
+        if (append_ref_item(list, o->heap->st->reference_type, heap_slot_name(r, names), r->target_id,
+                            r->target == HP_NONE ? Py_NewRef(Py_None) : heap_handle(o->heap, r->target)) < 0)
             Py_CLEAR(list);
-            break;
-        }
-        PyStructSequence_SET_ITEM(item, 0, name);
-        PyStructSequence_SET_ITEM(item, 1, id);
-        PyStructSequence_SET_ITEM(item, 2, target);
-        if (PyList_Append(list, item) < 0)
-            Py_CLEAR(list);
-        Py_DECREF(item);
     }
     heap_refs_free(&call);
     Py_DECREF(names);
     return list;
 }
 
-static PyObject *obj_referrers(HeapHandle *o, PyObject *unused)
+static PyObject *obj_referrers(HeapHandle *o, PyObject *args, PyObject *kwargs)
 {
     const hp_heap *h;
     const uint32_t *src;
     uint32_t n, k;
+    size_t limit;
     PyObject *list;
-    (void)unused;
-    if (!live(o) || heap_ensure_referrers(o->heap) < 0)
+    if (parse_limit(args, kwargs, "|O:referrers", &limit) < 0 || !live(o) || heap_ensure_referrers(o->heap) < 0)
         return NULL;
-    h = o->heap->index;
+    if (!(h = live(o))) /* closed by another thread while the index was built */
+        return NULL;
     src = hp_heap_referrers(h, o->index, &n);
     list = PyList_New(0);
-    for (k = 0; list && k < n; k++) {
+    for (k = 0; list && k < n && (size_t)PyList_GET_SIZE(list) < limit; k++) {
         PyObject *names, *source;
         heap_refs call;
         size_t j;
         if (k > 0 && src[k] == src[k - 1])
             continue; /* one source, several fields: all named below */
-        if (heap_refs_named(o->heap, src[k], 1, &call, &names) < 0) {
+        /* Only this source's references to the object, and no more than are wanted. */
+        if (heap_refs_named(o->heap, src[k], limit - (size_t)PyList_GET_SIZE(list), o->index, &call, &names) < 0) {
             Py_CLEAR(list);
             break;
         }
         source = heap_handle(o->heap, src[k]);
-        for (j = 0; list && source && j < call.n; j++) {
-            const hp_ref *r = &call.refs[j];
-            PyObject *item, *name, *id;
-            if (r->target != o->index)
-                continue;
-            item = PyStructSequence_New(o->heap->st->referrer_type);
-            name = heap_slot_name(r, names);
-            id = PyLong_FromUnsignedLongLong(hp_heap_object_id(h, src[k]));
-            if (!item || !name || !id) {
-                Py_XDECREF(item);
-                Py_XDECREF(name);
-                Py_XDECREF(id);
+        for (j = 0; list && source && j < call.n; j++)
+            if (append_ref_item(list, o->heap->st->referrer_type, heap_slot_name(&call.refs[j], names),
+                                hp_heap_object_id(h, src[k]), Py_NewRef(source)) < 0)
                 Py_CLEAR(list);
-                break;
-            }
-            PyStructSequence_SET_ITEM(item, 0, name);
-            PyStructSequence_SET_ITEM(item, 1, id);
-            PyStructSequence_SET_ITEM(item, 2, Py_NewRef(source));
-            if (PyList_Append(list, item) < 0)
-                Py_CLEAR(list);
-            Py_DECREF(item);
-        }
         if (!source)
             Py_CLEAR(list);
         heap_refs_free(&call);
@@ -433,7 +445,7 @@ static PyObject *obj_values(HeapHandle *o, PyObject *unused)
 }
 
 enum { O_ID, O_KIND, O_CLASS, O_CLASS_NAME, O_SIZE, O_HEAP_NAME, O_ROOTS, O_INDEX, O_RETAINED, O_RETAINED_COUNT,
-       O_HEAP };
+       O_REFERENCE_COUNT, O_REFERRER_COUNT, O_HEAP };
 
 static PyObject *obj_get(HeapHandle *o, void *closure)
 {
@@ -466,20 +478,31 @@ static PyObject *obj_get(HeapHandle *o, void *closure)
         if (heap_describe(o->heap, o->index, &obj) < 0)
             return NULL;
         return heap_android_name(o->heap, obj.heap);
+    case O_REFERENCE_COUNT: {
+        uint64_t count;
+        return heap_ref_count(o->heap, o->index, &count) < 0 ? NULL : PyLong_FromUnsignedLongLong(count);
+    }
+    case O_REFERRER_COUNT:
+        if (heap_ensure_referrers(o->heap) < 0 || !(h = live(o)))
+            return NULL;
+        hp_heap_referrers(h, o->index, &n);
+        return PyLong_FromUnsignedLong(n);
     case O_ROOTS: {
-        PyObject *tuple;
+        PyObject *tuple, *kinds[256]; /* one string per kind (a sub-record tag), however many roots */
+        memset(kinds, 0, sizeof kinds);
         n = hp_heap_object_roots(h, o->index, &first);
         tuple = PyTuple_New(n);
         for (k = 0; tuple && k < n; k++) {
             hp_root r;
-            PyObject *kind;
             hp_heap_root(h, hp_heap_root_by_object(h, first + k), &r);
-            if (!(kind = heap_root_kind(r.kind))) {
+            if (!kinds[r.kind & 0xFF] && !(kinds[r.kind & 0xFF] = heap_root_kind(r.kind))) {
                 Py_CLEAR(tuple);
                 break;
             }
-            PyTuple_SET_ITEM(tuple, k, kind);
+            PyTuple_SET_ITEM(tuple, k, Py_NewRef(kinds[r.kind & 0xFF]));
         }
+        for (k = 0; k < 256; k++)
+            Py_XDECREF(kinds[k]);
         return tuple;
     }
     default: Py_RETURN_NONE;
@@ -677,16 +700,20 @@ static PyGetSetDef obj_getset[] = {
     OGET("retained_count", O_RETAINED_COUNT, "Objects freed with the object, itself included: heap.retained_count(obj)."),
     OGET("heap", O_HEAP, "The Heap the object belongs to."),
     OGET("root_kinds", O_ROOTS, "Kinds of the GC roots holding the object, e.g. ('JNI_GLOBAL',); () if none."),
+    OGET("reference_count", O_REFERENCE_COUNT, "Outbound non-null references: len(obj.references())."),
+    OGET("referrer_count", O_REFERRER_COUNT, "References to the object: len(obj.referrers()) (builds the referrer index)."),
     { NULL, NULL, NULL, NULL, NULL },
 };
 
 static PyMethodDef obj_methods[] = {
     OBJECT_TREE_METHODS
-    { "references", (PyCFunction)obj_references, METH_NOARGS,
-      "references($self, /)\n--\n\nOutbound non-null references as Reference(name, target_id, target)." },
-    { "referrers", (PyCFunction)obj_referrers, METH_NOARGS,
-      "referrers($self, /)\n--\n\nReferences to this object as Referrer(name, source_id, source)\n"
-      "(the first call builds the heap's referrer index)." },
+    { "references", (PyCFunction)(void (*)(void))obj_references, METH_VARARGS | METH_KEYWORDS,
+      "references($self, /, limit=None)\n--\n\nOutbound non-null references as Reference(name, target_id, target);\n"
+      "the first `limit` only, when given (reference_count counts them all)." },
+    { "referrers", (PyCFunction)(void (*)(void))obj_referrers, METH_VARARGS | METH_KEYWORDS,
+      "referrers($self, /, limit=None)\n--\n\nReferences to this object as Referrer(name, source_id, source);\n"
+      "the first `limit` only, when given (referrer_count counts them all).  The first call builds\n"
+      "the heap's referrer index." },
     { "fields", (PyCFunction)obj_fields, METH_NOARGS,
       "fields($self, /)\n--\n\nEvery field of an instance, its class's first, as Field(declaring_class,\n"
       "name, type, value).  A HeapClass's fields() are its declared fields; statics() its statics." },

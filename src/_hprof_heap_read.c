@@ -237,8 +237,10 @@ int heap_fields(HeapIndex *heap, int what, uint32_t ord, uint32_t index, heap_fi
 typedef struct {
     const hp_heap *h;
     uint32_t index;
-    int with_refs;
+    size_t max_refs;
+    uint32_t only;
     heap_refs *out;
+    uint64_t count;
     int nomem;
 } refs_call;
 
@@ -272,11 +274,24 @@ static void collect_refs(void *ctx)
                 if (add_slot(c, &f) < 0)
                     return;
     }
-    if (c->with_refs) {
+    if (c->max_refs) {
         hp_ref_iter it;
+        uint64_t only_id = 0;
+        if (c->only != HP_NONE) {
+            only_id = hp_heap_object_id(c->h, c->only);
+            if (hp_heap_find(c->h, only_id) != c->only)
+                return; /* a later duplicate of an id: references resolve to the first */
+        }
         hp_ref_iter_init(&it, c->h, c->index);
-        while (hp_ref_next(&it, &r)) {
-            hp_ref *item = grow((void **)&c->out->refs, &c->out->n, &c->out->cap, sizeof *item);
+        it.lazy = c->only != HP_NONE; /* compared by id: no look-up of the others */
+        while (c->out->n < c->max_refs && hp_ref_next(&it, &r)) {
+            hp_ref *item;
+            if (c->only != HP_NONE) {
+                if (r.target_id != only_id)
+                    continue;
+                r.target = c->only;
+            }
+            item = grow((void **)&c->out->refs, &c->out->n, &c->out->cap, sizeof *item);
             if (!item) {
                 c->nomem = 1;
                 return;
@@ -292,9 +307,29 @@ void heap_refs_free(heap_refs *r)
     PyMem_RawFree(r->slots);
 }
 
-int heap_refs_of(HeapIndex *heap, uint32_t index, int with_refs, heap_refs *out)
+static void count_refs(void *ctx)
 {
-    refs_call call = { heap->index, index, with_refs, out, 0 };
+    refs_call *c = ctx;
+    hp_ref_iter it;
+    hp_ref r;
+    hp_ref_iter_init(&it, c->h, c->index);
+    it.lazy = 1;
+    while (hp_ref_next(&it, &r))
+        c->count++;
+}
+
+int heap_ref_count(HeapIndex *heap, uint32_t index, uint64_t *count)
+{
+    refs_call call = { heap->index, index, 0, HP_NONE, NULL, 0, 0 };
+    if (heap_guard(heap, count_refs, &call) < 0)
+        return -1;
+    *count = call.count;
+    return 0;
+}
+
+int heap_refs_of(HeapIndex *heap, uint32_t index, size_t max_refs, uint32_t only, heap_refs *out)
+{
+    refs_call call = { heap->index, index, max_refs, only, out, 0, 0 };
     memset(out, 0, sizeof *out);
     if (heap_guard(heap, collect_refs, &call) < 0 || call.nomem) {
         heap_refs_free(out);

@@ -45,9 +45,11 @@ static int run_slices(HeapIndex *heap, uint32_t n, slice_fn fn, void *ctx)
             return -1;
         call.end = n - call.start > SLICE_ROWS ? call.start + SLICE_ROWS : n;
         heap_enter(heap);
+        heap->running++;
         Py_BEGIN_ALLOW_THREADS
         rc = hprof_guard_call(heap->view.buf, (size_t)heap->view.len, run_slice, &call, &fault);
         Py_END_ALLOW_THREADS
+        heap->running--;
         heap_leave(heap);
         if (rc < 0) {
             hprof_raise_changed(heap->st, fault);

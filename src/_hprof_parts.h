@@ -13,6 +13,7 @@ int hprof_parser_init(PyObject *module, hprof_state *st); /* Parser */
 int hprof_filter_init(PyObject *module, hprof_state *st); /* TailorEncoder, TailorDecoder, Converter, Bmd* */
 int hprof_pack_init(PyObject *module, hprof_state *st);   /* PackEncoder, PackDecoder, PACK_* */
 int hprof_heap_iter_init(PyObject *module, hprof_state *st);   /* the iterators over heap objects */
+int hprof_routes_init(PyObject *module, hprof_state *st);      /* Routes, Route: the paths of a search */
 int hprof_heap_object_init(PyObject *module, hprof_state *st); /* HeapObject, HeapClass */
 int hprof_heap_init(PyObject *module, hprof_state *st);   /* Heap, Reference, Referrer, Field, GcRoot... */
 int hprof_register_init(PyObject *module, hprof_state *st); /* _register: the package's classes */

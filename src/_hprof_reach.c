@@ -2,7 +2,7 @@
  * sizes (core/hp_reach.h), computed on first use without the GIL, under
  * the heap's lock so that concurrent first calls compute once, with Ctrl-C
  * checked between slices.  Path objects are made in Python (hprofkit.Heap.
- * path_to_root, hprofkit._reach) from the raw hops heap._paths() gives. */
+ * path_to_root, hprofkit._reach) from the Routes heap._routes() gives. */
 #include "_hprof_heap.h"
 
 #include <string.h>
@@ -39,12 +39,12 @@ static int reach_ready(HeapIndex *heap, int level)
 typedef struct {
     HeapIndex *heap;
     int level;
-    hp_reach_matcher **matcher;   /* paths: */
-    const hp_reach_rule *rules;
+    const hp_reach_rule *rules;   /* routes: */
     size_t nrules;
     const uint32_t *targets;
     size_t ntargets;
-    hp_bfs *bfs;
+    int flags;
+    hp_reach_routes *routes;
     hp_error err;
     hp_code rc;
 } reach_call;
@@ -72,9 +72,8 @@ static void search(void *ctx)
 {
     reach_call *c = ctx;
     hp_checkpoint cp = { heap_interrupted, NULL };
-    c->rc = hp_reach_matcher_new(c->heap->reach, c->rules, c->nrules, c->matcher, &c->err);
-    if (c->rc == HP_OK)
-        c->rc = hp_reach_paths(c->heap->reach, *c->matcher, c->targets, c->ntargets, &cp, c->bfs, &c->err);
+    c->rc = hp_reach_routes_find(c->heap->reach, c->rules, c->nrules, c->targets, c->ntargets, c->flags, &cp,
+                                 c->routes, &c->err);
 }
 
 /* Runs fn(call) without the GIL under the SIGBUS guard (and the heap's lock
@@ -85,6 +84,7 @@ static int run(HeapIndex *heap, void (*fn)(void *ctx), reach_call *call, int loc
     int guard;
     call->heap = heap;
     heap_enter(heap);
+    heap->running++;
     Py_BEGIN_ALLOW_THREADS
     if (locked)
         PyThread_acquire_lock(heap->lock, WAIT_LOCK);
@@ -92,6 +92,7 @@ static int run(HeapIndex *heap, void (*fn)(void *ctx), reach_call *call, int loc
     if (locked)
         PyThread_release_lock(heap->lock);
     Py_END_ALLOW_THREADS
+    heap->running--;
     heap_leave(heap);
     if (guard < 0) {
         hprof_raise_changed(heap->st, fault);
@@ -226,83 +227,6 @@ PyObject *reach_class_retained(HeapHandle *c, int count)
 
 /* ---- paths ---- */
 
-static const char *const ref_types[] = { "INSTANCE_FIELD", "ARRAY_ENTRY", "STATIC_FIELD", "STATIC_FIELD",
-                                         "INSTANCE_FIELD" };
-
-/* One hop (ref_type, holder, name, target) as a tuple; steals the references. */
-static PyObject *make_hop(const char *type, PyObject *holder, PyObject *name, PyObject *target)
-{
-    PyObject *kind = PyUnicode_FromString(type), *t = NULL;
-    if (kind && holder && name && target)
-        t = PyTuple_Pack(4, kind, holder, name, target);
-    Py_XDECREF(kind);
-    Py_XDECREF(holder);
-    Py_XDECREF(name);
-    Py_XDECREF(target);
-    return t;
-}
-
-/* The hops of one path found by the search: a list of tuples, root first. */
-static PyObject *path_hops(HeapIndex *heap, const hp_reach *r, const uint32_t *vertices, const uint32_t *edges,
-                           uint32_t len)
-{
-    const hp_heap *index = heap->index;
-    PyObject *hops = PyList_New(0), *item;
-    hp_root root;
-    uint32_t thread, i;
-    if (!hops)
-        return NULL;
-    hp_heap_root(index, hp_reach_root_record(r, edges[0]), &root);
-    thread = root.kind == HP_SUB_ROOT_JAVA_FRAME || root.kind == HP_SUB_ROOT_JNI_LOCAL
-                 ? hp_reach_thread_object(r, root.thread_serial) : HP_NONE;
-    if (thread != HP_NONE && thread != vertices[0]) {
-        /* A local: the thread holds it, as LeakCanary prints it. */
-        item = make_hop("ROOT", Py_NewRef(Py_None), heap_root_kind(root.kind), heap_handle(heap, thread));
-        if (!item || PyList_Append(hops, item) < 0)
-            goto fail;
-        Py_DECREF(item);
-        item = make_hop("LOCAL", heap_handle(heap, thread), heap_stack_frame(heap, &root),
-                        heap_handle(heap, vertices[0]));
-    } else {
-        item = make_hop("ROOT", Py_NewRef(Py_None), heap_root_kind(root.kind), heap_handle(heap, vertices[0]));
-    }
-    if (!item || PyList_Append(hops, item) < 0)
-        goto fail;
-    Py_DECREF(item);
-    for (i = 1; i < len; i++) {
-        hp_ref ref;
-        PyObject *name;
-        if (!hp_reach_edge(r, vertices[i - 1], edges[i], &ref)) {
-            PyErr_SetString(PyExc_SystemError, "a path edge is missing from the graph");
-            item = NULL;
-            goto fail;
-        }
-        name = ref.kind == HP_REF_CLASS ? PyUnicode_FromString("<class>") : heap_ref_name(heap, vertices[i - 1], &ref);
-        item = make_hop(ref_types[ref.kind], heap_handle(heap, vertices[i - 1]), name, heap_handle(heap, vertices[i]));
-        if (!item || PyList_Append(hops, item) < 0)
-            goto fail;
-        Py_DECREF(item);
-    }
-    return hops;
-fail:
-    Py_XDECREF(item);
-    Py_DECREF(hops);
-    return NULL;
-}
-
-/* The rule a LOW path crosses first, or -1. */
-static int library_rule(hp_reach_matcher *m, const hp_reach_rule *rules, const uint32_t *vertices,
-                        const uint32_t *edges, uint32_t len)
-{
-    uint32_t i;
-    for (i = 0; i < len; i++) {
-        int rule = hp_reach_matcher_rule(m, i == 0 ? HP_MARK : vertices[i - 1], edges[i]);
-        if (rule >= 0 && rules[rule].edge == HP_EDGE_LOW)
-            return rule;
-    }
-    return -1;
-}
-
 /* Rules from tuples (pattern, edge, class ordinal, thread serial, name
  * bytes or None); the names stay owned by `spec`. */
 hp_reach_rule *reach_parse_rules(PyObject *spec, Py_ssize_t *count)
@@ -333,22 +257,21 @@ hp_reach_rule *reach_parse_rules(PyObject *spec, Py_ssize_t *count)
     return rules;
 }
 
-/* heap._paths(objects, rules): [(hops, library rule) or None], aligned with
- * objects; one search for all. */
-PyObject *reach_paths(HeapIndex *heap, PyObject *args)
+/* heap._routes(objects, rules, leaves): the paths of the objects, by one
+ * search (hprofkit/_reach.py makes Path objects of them). */
+PyObject *reach_routes(HeapIndex *heap, PyObject *args)
 {
     PyObject *targets_list, *rules_list, *out = NULL;
-    hp_reach_matcher *m = NULL;
     hp_reach_rule *rules = NULL;
-    uint32_t *targets = NULL, *vertices = NULL, *edges = NULL, cap = 0;
+    uint32_t *targets = NULL;
     Py_ssize_t ntargets, nrules = 0, k;
+    hp_reach_routes routes;
+    int leaves = 0;
     reach_call call;
-    hp_bfs bfs;
-    hp_reach *r;
-    memset(&bfs, 0, sizeof bfs);
-    if (!PyArg_ParseTuple(args, "O!O!:_paths", &PyList_Type, &targets_list, &PyList_Type, &rules_list))
+    memset(&routes, 0, sizeof routes);
+    if (!PyArg_ParseTuple(args, "O!O!|p:_routes", &PyList_Type, &targets_list, &PyList_Type, &rules_list, &leaves))
         return NULL;
-    if (!(r = heap_reach(heap, REACH_GRAPH)) || !(rules = reach_parse_rules(rules_list, &nrules)))
+    if (!heap_reach(heap, REACH_GRAPH) || !(rules = reach_parse_rules(rules_list, &nrules)))
         goto done;
     ntargets = PyList_GET_SIZE(targets_list);
     targets = PyMem_Malloc((size_t)(ntargets ? ntargets : 1) * 4);
@@ -360,53 +283,17 @@ PyObject *reach_paths(HeapIndex *heap, PyObject *args)
         if (object_index(heap, PyList_GET_ITEM(targets_list, k), &targets[k]) < 0)
             goto done;
     memset(&call, 0, sizeof call);
-    call.matcher = &m;
     call.rules = rules;
     call.nrules = (size_t)nrules;
     call.targets = targets;
     call.ntargets = (size_t)ntargets;
-    call.bfs = &bfs;
+    call.flags = leaves ? HP_PATHS_LEAVES : 0;
+    call.routes = &routes;
     if (run(heap, search, &call, 0) < 0)
         goto done;
-    if (!heap_index(heap) || !(out = PyList_New(ntargets)))
-        goto done;
-    for (k = 0; k < ntargets; k++) {
-        uint32_t len = hp_bfs_path(&bfs, targets[k], vertices, edges, cap);
-        PyObject *item, *hops;
-        if (len > cap) {
-            PyMem_Free(vertices);
-            PyMem_Free(edges);
-            cap = len * 2;
-            vertices = PyMem_Malloc((size_t)cap * 4);
-            edges = PyMem_Malloc((size_t)cap * 4);
-            if (!vertices || !edges) {
-                PyErr_NoMemory();
-                Py_CLEAR(out);
-                goto done;
-            }
-            len = hp_bfs_path(&bfs, targets[k], vertices, edges, cap);
-        }
-        if (len == 0) {
-            PyList_SET_ITEM(out, k, Py_NewRef(Py_None));
-            continue;
-        }
-        hops = path_hops(heap, r, vertices, edges, len);
-        item = hops ? Py_BuildValue("(Ni)", hops,
-                                    hp_bit(bfs.low, targets[k]) ? library_rule(m, rules, vertices, edges, len) : -1)
-                    : NULL;
-        if (!item) {
-            Py_CLEAR(out);
-            goto done;
-        }
-        PyList_SET_ITEM(out, k, item);
-    }
+    out = routes_new(heap, &routes); /* takes the routes, even when it fails */
 done:
-    if (bfs.alloc.free_fn) /* the search ran */
-        hp_bfs_free(&bfs);
-    hp_reach_matcher_free(m);
     PyMem_Free(rules);
     PyMem_Free(targets);
-    PyMem_Free(vertices);
-    PyMem_Free(edges);
     return out;
 }

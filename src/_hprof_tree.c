@@ -266,11 +266,11 @@ static void merge_paths(void *ctx)
     hp_reach_matcher *m = NULL;
     hp_bfs bfs;
     memset(&bfs, 0, sizeof bfs);
-    c->rc = hp_reach_matcher_new(c->reach, c->rules, c->nrules, &m, &c->err);
+    c->rc = hp_reach_matcher_new(c->reach, c->rules, c->nrules, &cp, &m, &c->err);
     /* One full search: each target gets the path a search for it alone
-     * would give (a search for the targets would make them leaves). */
+     * gives, and every vertex on the way its parent for the folding. */
     if (c->rc == HP_OK)
-        c->rc = hp_reach_paths(c->reach, m, NULL, 0, &cp, &bfs, &c->err);
+        c->rc = hp_reach_paths(c->reach, m, NULL, 0, 0, &cp, &bfs, &c->err);
     if (c->rc == HP_OK)
         c->rc = hp_reach_merged(c->reach, &bfs, c->targets, c->ntargets, &cp, c->merged, &c->err);
     if (bfs.alloc.free_fn)

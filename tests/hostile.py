@@ -157,3 +157,189 @@ def classes_twice_dump(n: int) -> bytes:
         out.append(record(0x0C, len(body)) + bytes(body))
     out.append(record(0x2C, 0))
     return b"".join(out)
+
+
+# ---- heap graphs (issue 19: graph surfaces) ------------------------------------------
+#
+# HPROF 1.0.2 dumps with 4-byte ids, written sub-record by sub-record into
+# heap dump segments of at most SEGMENT bytes, so that the benchmark can
+# build them at the issue's sizes (10 M objects, 50 M references) in
+# seconds:
+#
+#   class_chain_dump   `depth` classes, each extending the one before, and
+#                      one instance of the deepest, held by a JNI global
+#                      through an Object[]
+#   linked_list_dump   `n` Node{next} instances in a chain from a JNI global
+#   shared_target_dump one Object[] of `n` slots, all holding one object
+#   many_roots_dump    `n` GC roots (JNI global, monitor, unknown in turn)
+#                      on one object
+#   leak_chain_dump    a destroyed android.app.Activity at the end of a
+#                      chain of `n` Node{next} from a JNI global
+#   wide_array_dump    an Object[] of `n` distinct Leaf instances
+#
+# GRAPH_IDS names the objects the tests and the benchmark ask about.
+
+SEGMENT = 32 << 20
+OBJECT_CLASS, NODE_CLASS, ARRAY_CLASS, LEAF_CLASS, ACTIVITY_CLASS = 0x100, 0x108, 0x110, 0x118, 0x120
+CHAIN_CLASS0 = 0x1000_0000     # class k of a chain: CHAIN_CLASS0 + 8 k
+OBJECT0 = 0x4000_0000          # the objects: OBJECT0 + 8 k
+HOLDER = 0x3000_0000           # the Object[] a root holds, or the shared target
+_NAMES = {OBJECT_CLASS: "java/lang/Object", NODE_CLASS: "Node", ARRAY_CLASS: "[Ljava/lang/Object;",
+          LEAF_CLASS: "Leaf", ACTIVITY_CLASS: "android/app/Activity"}
+_FIELD_NAMES = {1: "next", 2: "mDestroyed"}  # string ids of field names (class names use 100 +)
+
+
+def object_id(k: int) -> int:
+    return OBJECT0 + 8 * k
+
+
+def _string(sid: int, text: str) -> bytes:
+    data = text.encode()
+    return record(0x01, 4 + len(data)) + struct.pack(">I", sid) + data
+
+
+def _load_class(serial: int, cid: int, sid: int) -> bytes:
+    return record(0x02, 16) + struct.pack(">IIII", serial, cid, 0, sid)
+
+
+def _class_dump(cid: int, super_id: int, instance_size: int, fields: tuple[tuple[int, int], ...] = ()) -> bytes:
+    body = struct.pack(">BIIIIIIIIIHH", 0x20, cid, 0, super_id, 0, 0, 0, 0, 0, instance_size, 0, 0)
+    return body + struct.pack(">H", len(fields)) + b"".join(struct.pack(">IB", sid, t) for sid, t in fields)
+
+
+def _instance(oid: int, cid: int, data: bytes = b"") -> bytes:
+    return struct.pack(">BIIII", 0x21, oid, 0, cid, len(data)) + data
+
+
+def _object_array_head(oid: int, count: int) -> bytes:
+    return struct.pack(">BIIII", 0x22, oid, 0, count, ARRAY_CLASS)
+
+
+def _jni_global(oid: int) -> bytes:
+    return struct.pack(">BII", 0x01, oid, 0)
+
+
+def _segments(subs: Iterator[bytes]) -> Iterator[bytes]:
+    """Sub-records grouped into HEAP_DUMP_SEGMENT records, then HEAP_DUMP_END.
+    Each item is whole sub-records: a segment never splits one."""
+    pending: list[bytes] = []
+    size = 0
+    for sub in subs:
+        if size + len(sub) > SEGMENT and pending:
+            yield record(0x1C, size)
+            yield from pending
+            pending, size = [], 0
+        pending.append(sub)
+        size += len(sub)
+    if pending:
+        yield record(0x1C, size)
+        yield from pending
+    yield record(0x2C, 0)
+
+
+def _preamble(classes: dict[int, str]) -> Iterator[bytes]:
+    """The header, the field names, and STRING + LOAD_CLASS for each class."""
+    yield hprof_header(2, 4)
+    for sid, name in _FIELD_NAMES.items():
+        yield _string(sid, name)
+    for serial, (cid, name) in enumerate(classes.items(), 1):
+        yield _string(100 + serial, name) + _load_class(serial, cid, 100 + serial)
+
+
+def _base_classes() -> Iterator[bytes]:
+    yield _class_dump(OBJECT_CLASS, 0, 0)
+    yield _class_dump(ARRAY_CLASS, OBJECT_CLASS, 0)
+    yield _class_dump(NODE_CLASS, OBJECT_CLASS, 4, ((1, 2),))
+    yield _class_dump(LEAF_CLASS, OBJECT_CLASS, 0)
+    yield _class_dump(ACTIVITY_CLASS, OBJECT_CLASS, 1, ((2, 4),))
+
+
+def class_chain_dump(depth: int) -> Iterator[bytes]:
+    chain = {CHAIN_CLASS0 + 8 * k: f"C{k}" for k in range(depth)}
+    yield from _preamble({**_NAMES, **chain})
+
+    def subs() -> Iterator[bytes]:
+        yield _jni_global(HOLDER)
+        yield from _base_classes()
+        for k in range(depth):
+            yield _class_dump(CHAIN_CLASS0 + 8 * k, CHAIN_CLASS0 + 8 * (k - 1) if k else OBJECT_CLASS, 0)
+        yield _object_array_head(HOLDER, 1) + struct.pack(">I", object_id(0))
+        yield _instance(object_id(0), CHAIN_CLASS0 + 8 * (depth - 1))
+    yield from _segments(subs())
+
+
+def _chain(n: int, last: int) -> Iterator[bytes]:
+    """Nodes 0..n-1, each holding the next; the last holds `last`."""
+    node = struct.Struct(">BIIIII")
+    for start in range(0, n, 4096):
+        yield b"".join(node.pack(0x21, object_id(k), 0, NODE_CLASS, 4, object_id(k + 1) if k + 1 < n else last)
+                       for k in range(start, min(n, start + 4096)))
+
+
+def linked_list_dump(n: int) -> Iterator[bytes]:
+    yield from _preamble(_NAMES)
+
+    def subs() -> Iterator[bytes]:
+        yield _jni_global(object_id(0))
+        yield from _base_classes()
+        yield from _chain(n, 0)
+    yield from _segments(subs())
+
+
+def leak_chain_dump(n: int) -> Iterator[bytes]:
+    """The Activity is object n."""
+    yield from _preamble(_NAMES)
+
+    def subs() -> Iterator[bytes]:
+        yield _jni_global(object_id(0))
+        yield from _base_classes()
+        yield from _chain(n, object_id(n))
+        yield _instance(object_id(n), ACTIVITY_CLASS, b"\x01")
+    yield from _segments(subs())
+
+
+def shared_target_dump(n: int) -> Iterator[bytes]:
+    """The Object[] is HOLDER, the target object 0."""
+    yield from _preamble(_NAMES)
+
+    def subs() -> Iterator[bytes]:
+        yield _jni_global(HOLDER)
+        yield from _base_classes()
+        yield _instance(object_id(0), LEAF_CLASS)
+        yield _object_array_head(HOLDER, n) + struct.pack(">I", object_id(0)) * n  # one sub-record: one piece
+    yield from _segments(subs())
+
+
+def many_roots_dump(n: int) -> Iterator[bytes]:
+    """Object 0 held by n roots."""
+    yield from _preamble(_NAMES)
+    target = object_id(0)
+    three = _jni_global(target) + struct.pack(">BI", 0x07, target) + struct.pack(">BI", 0xFF, target)
+
+    def subs() -> Iterator[bytes]:
+        for start in range(0, n // 3, 1 << 16):
+            yield three * min(1 << 16, n // 3 - start)
+        yield three[:(9, 14)[n % 3 - 1]] if n % 3 else b""
+        yield from _base_classes()
+        yield _instance(target, LEAF_CLASS)
+    yield from _segments(subs())
+
+
+def wide_array_dump(n: int) -> Iterator[bytes]:
+    """HOLDER is an Object[] whose slot k holds Leaf object k."""
+    yield from _preamble(_NAMES)
+    leaf = struct.Struct(">BIIII")
+
+    def subs() -> Iterator[bytes]:
+        yield _jni_global(HOLDER)
+        yield from _base_classes()
+        yield _object_array_head(HOLDER, n) + b"".join(struct.pack(">I", object_id(k)) for k in range(n))
+        for start in range(0, n, 4096):
+            yield b"".join(leaf.pack(0x21, object_id(k), 0, LEAF_CLASS, 0) for k in range(start, min(n, start + 4096)))
+    yield from _segments(subs())
+
+
+def write_dump(path, chunks: Iterator[bytes]) -> None:
+    with open(path, "wb") as f:
+        for chunk in chunks:
+            f.write(chunk)

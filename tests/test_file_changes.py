@@ -273,7 +273,7 @@ HANDLE_READS = {
     "cls.instances(subclasses=True)": ("", "heap.find_class('java.lang.Object').instances(subclasses=True)"),
     "cls.name (first use)": ("first = hprofkit.open_heap(path).classes[0]", "first.name cached"),
     "heap.find_class (first use)": ("other = hprofkit.open_heap(path)", "other.find_class('java.lang.String') cached"),
-    "heap.gc_roots (stack frames)": ("", "heap.gc_roots"),
+    "heap.gc_roots (stack frames)": ("", "list(heap.gc_roots)"),
 }
 
 

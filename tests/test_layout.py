@@ -152,8 +152,8 @@ def test_the_module_works_without_the_package(tmp_path):
         assert len(texts) == string.instance_count > 1000
         obj = next(iter(heap.objects()))
         assert type(obj) in (m.HeapObject, m.HeapClass) and obj.class_name
-        (raw,) = heap._paths([next(string.instances())], [])
-        assert raw is not None and raw[0][0][0] == "ROOT"
+        routes = heap._routes([next(string.instances())], [])
+        assert routes.status(0)[0] == 0 and routes.route(0)[0][0] == "ROOT"
         assert heap.retained_size(string) > 0
         try:
             m.Heap(data[:200])

@@ -17,13 +17,13 @@ from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, N
                       TruncatedError, UnsupportedError)
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from . import match
-from ._heap import (Field, GcRoot, GroupTable, Heap, HeapClass, HeapObject, ObjectTable, Reference, Referrer,
-                    StackFrame, open_heap)
+from ._heap import (Field, GcRoot, GcRoots, GroupTable, Heap, HeapClass, HeapObject, ObjectTable, Reference,
+                    Referrer, StackFrame, open_heap)
 
 # Python stands on C: the package hands its classes down to the C module
 # once, here, and the module never imports the package (docs/architecture.md).
 _hprof._register(errors=_errors, events=_events, heap_object=HeapObject, heap_class=HeapClass)
-from ._reach import HeapPath, Hop
+from ._reach import HeapPath, Hop, Hops, NoPath
 # The modules are named apart from their functions (hprofkit.diff and hprofkit.batch are the
 # functions), so that neither hides the other: import hprofkit.heapdiff / hprofkit.batching.
 from .heapdiff import DiffRow, HeapDiff, diff
@@ -85,7 +85,7 @@ __all__ = [
     "ClassRow", "HeapDump", "UnfinishedDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
-    "Reference", "Referrer", "Field", "GcRoot", "StackFrame", "match", "Hop", "HeapPath", "leaks", "diff", "HeapDiff",
+    "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame", "match", "Hop", "Hops", "HeapPath", "NoPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "report", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap",
     "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths", "ObjectTable", "GroupTable",
 ]

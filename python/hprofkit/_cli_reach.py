@@ -24,16 +24,16 @@ def cmd_path(args: argparse.Namespace) -> int:
         except KeyError:
             raise ValueError(f"no object 0x{args.id:x} in the heap dump") from None
         exclude = () if args.all_references else match.JDK_DEFAULTS
-        path = heap.path_to_root(obj, exclude=exclude)
+        (path,) = heap.paths_to_root([obj], exclude=exclude)  # a HeapPath, or a NoPath saying why
         if args.json:
-            grammar.print_json({"object": object_ref(obj), "path": None if path is None else [
+            grammar.print_json({"object": object_ref(obj), "path": None if not path else [
                 {"type": hop.ref_type, "holder": object_ref(hop.holder), "name": hop.name,
                  "target": object_ref(hop.target)} for hop in path.hops]})
-        elif path is None:
-            print(f"{obj!r}: no strong path from a GC root (unreachable or only weakly reachable)")
+        elif not path:
+            print(f"{obj!r}: {path}")
         else:
             print(path)
-    return 1 if path is None else 0
+    return 0 if path else 1
 
 
 def describe(obj: HeapObject) -> str:

@@ -6,7 +6,9 @@ class, class_id, kind, shallow_size, instances)."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
+from collections import Counter
 from typing import Any
 
 from . import _cli_args as grammar
@@ -37,6 +39,14 @@ def _listing(out, title: str, rows: list[str], total: int, limit: int) -> None:
         out.write(f"  ... {total - limit:,} more\n")
 
 
+def _root_kinds(kinds: tuple[str, ...], limit: int) -> str:
+    """An object's GC root kinds, each once with its count: 'JNI_GLOBAL × 3, STICKY_CLASS'
+    (an object may be millions of roots: the line stays short whatever the limit)."""
+    counts = Counter(kinds)
+    shown = [f"{kind} × {n:,}" if n > 1 else kind for kind, n in list(counts.items())[:limit]]
+    return ", ".join(shown) + (f", ... {len(counts) - limit:,} more kinds" if len(counts) > limit else "")
+
+
 def _target(r: Any) -> str:
     return repr(r.target) if r.target is not None else f"0x{r.target_id:x} (missing)"
 
@@ -48,7 +58,7 @@ def _object_text(out, obj: Any, limit: int) -> None:
     if obj.heap_name is not None:
         out.write(f"  heap        {obj.heap_name}\n")
     if obj.root_kinds:
-        out.write(f"  GC roots    {', '.join(obj.root_kinds)}\n")
+        out.write(f"  GC roots    {_root_kinds(obj.root_kinds, limit)}\n")
     if obj.kind == "instance":
         if obj.class_name == "java.lang.String":
             out.write(f"  text        {obj.as_str()!r}\n")
@@ -58,16 +68,19 @@ def _object_text(out, obj: Any, limit: int) -> None:
     elif obj.kind in ("object_array", "primitive_array"):
         out.write(f"  length      {len(obj):,}\n")
         _listing(out, "elements", [f"[{i}] {obj[i]!r}" for i in range(min(len(obj), limit))], len(obj), limit)
-    refs = obj.references()
-    _listing(out, "references", [f"{r.name} -> {_target(r)}" for r in refs[:limit]], len(refs), limit)
-    referrers = obj.referrers()
-    _listing(out, "referrers", [f"{r.source!r}.{r.name}" for r in referrers[:limit]], len(referrers), limit)
+    # The lists are cut before they are made (an object may have 50 M referrers), then counted.
+    _listing(out, "references", [f"{r.name} -> {_target(r)}" for r in obj.references(limit=limit)],
+             obj.reference_count, limit)
+    _listing(out, "referrers", [f"{r.source!r}.{r.name}" for r in obj.referrers(limit=limit)],
+             obj.referrer_count, limit)
 
 
 def _object_json(obj: Any, limit: int) -> dict[str, Any]:
     cls = obj.class_
     doc: dict[str, Any] = {**ref(obj), "class_id": cls.class_id if cls is not None else None,
-                           "shallow_size": obj.shallow_size, "heap": obj.heap_name, "gc_roots": list(obj.root_kinds)}
+                           "shallow_size": obj.shallow_size, "heap": obj.heap_name}
+    kinds = obj.root_kinds
+    doc["gc_roots"], doc["gc_root_count"] = list(itertools.islice(kinds, limit)), len(kinds)
     if obj.kind == "instance":
         if obj.class_name == "java.lang.String":
             doc["text"] = obj.as_str()
@@ -78,11 +91,11 @@ def _object_json(obj: Any, limit: int) -> dict[str, Any]:
     elif obj.kind in ("object_array", "primitive_array"):
         doc["length"] = len(obj)
         doc["elements"] = [json_value(obj[i]) for i in range(min(len(obj), limit))]
-    refs, referrers = obj.references(), obj.referrers()
-    doc["references"] = [{"name": r.name, "id": r.target_id, "target": object_ref(r.target)} for r in refs[:limit]]
-    doc["reference_count"] = len(refs)
-    doc["referrers"] = [{"name": r.name, "source": object_ref(r.source)} for r in referrers[:limit]]
-    doc["referrer_count"] = len(referrers)
+    doc["references"] = [{"name": r.name, "id": r.target_id, "target": object_ref(r.target)}
+                         for r in obj.references(limit=limit)]
+    doc["reference_count"] = obj.reference_count
+    doc["referrers"] = [{"name": r.name, "source": object_ref(r.source)} for r in obj.referrers(limit=limit)]
+    doc["referrer_count"] = obj.referrer_count
     return doc
 
 
@@ -99,12 +112,12 @@ def _class_text(out, cls: Any, limit: int) -> None:
     _listing(out, "fields", [f"{f.name}: {f.type}" for f in fields], len(fields), limit)
     statics = cls.statics()
     _listing(out, "statics", [f"{f.name}: {f.type} = {f.value!r}" for f in statics], len(statics), limit)
-    referrers = cls.referrers()
-    _listing(out, "referrers", [f"{r.source!r}.{r.name}" for r in referrers[:limit]], len(referrers), limit)
+    _listing(out, "referrers", [f"{r.source!r}.{r.name}" for r in cls.referrers(limit=limit)], cls.referrer_count,
+             limit)
 
 
 def _class_json(cls: Any, limit: int) -> dict[str, Any]:
-    fields, statics, referrers = cls.fields(), cls.statics(), cls.referrers()
+    fields, statics = cls.fields(), cls.statics()
     return {"class": cls.name, "class_id": cls.class_id,
             "superclass": cls.superclass.name if cls.superclass is not None else None,
             "loader": object_ref(cls.loader), "instance_size": cls.instance_size, "instances": cls.instance_count,
@@ -112,8 +125,8 @@ def _class_json(cls: Any, limit: int) -> dict[str, Any]:
             "fields": [{"name": f.name, "type": f.type} for f in fields[:limit]], "field_count": len(fields),
             "statics": [{"name": f.name, "type": f.type, "value": json_value(f.value)} for f in statics[:limit]],
             "static_count": len(statics),
-            "referrers": [{"name": r.name, "source": object_ref(r.source)} for r in referrers[:limit]],
-            "referrer_count": len(referrers)}
+            "referrers": [{"name": r.name, "source": object_ref(r.source)} for r in cls.referrers(limit=limit)],
+            "referrer_count": cls.referrer_count}
 
 
 def cmd_show(args: argparse.Namespace) -> int:

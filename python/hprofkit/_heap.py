@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, O
 
 from . import _hprof
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
-from ._reach import HeapPath, path_to_root, paths_to_root
+from ._reach import HeapPath, NoPath, path_to_root, paths_to_root
+from ._views import SequenceView
 
 if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
     from .leaks import Leak, Report
     from .match import Matcher
 
-__all__ = ["Heap", "HeapObject", "HeapClass", "ObjectTable", "GroupTable", "Reference", "Referrer", "Field", "GcRoot", "StackFrame",
-           "open_heap", "SIZE_MODELS", "SEMANTICS"]
+__all__ = ["Heap", "HeapObject", "HeapClass", "ObjectTable", "GroupTable", "Reference", "Referrer", "Field", "GcRoot",
+           "GcRoots", "StackFrame", "open_heap", "SIZE_MODELS", "SEMANTICS"]
 
 SIZE_MODELS = ("visualvm", "uncompressed")
 SEMANTICS = ("hprofkit", "visualvm")
@@ -146,6 +147,34 @@ class HeapClass(_hprof.HeapClass, HeapObject):
         return heap_class(self)
 
 
+class GcRoots(SequenceView[GcRoot]):
+    """heap.gc_roots: every GC root as GcRoot(kind, object_id, object,
+    thread_serial, frame), in file order.  A sequence whose items are made
+    when read, so a heap of five million roots costs nothing until then;
+    list(heap.gc_roots) copies it.  Equal to any sequence of the same roots."""
+
+    __slots__ = ("_heap",)
+
+    def __init__(self, heap: Heap) -> None:
+        self._heap = heap
+
+    def __len__(self) -> int:
+        return self._heap.gc_root_count
+
+    def _item(self, k: int) -> GcRoot:
+        return self._heap._gc_roots(k, k + 1)[0]
+
+    def _items(self, start: int, stop: int) -> list[GcRoot]:
+        return self._heap._gc_roots(start, stop)
+
+    def of_kind(self, kind: str) -> list[GcRoot]:
+        """The roots of one kind ('THREAD_OBJECT'...), in file order."""
+        return self._heap._gc_roots(0, len(self), kind)
+
+    def __repr__(self) -> str:
+        return f"<GcRoots: {len(self):,} roots>"
+
+
 class Heap(_hprof.Heap):
     """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', progress=None)
 
@@ -154,6 +183,12 @@ class Heap(_hprof.Heap):
 
     __slots__ = ()
     __module__ = "hprofkit"
+
+    @property
+    def gc_roots(self) -> GcRoots:
+        """Every GC root as GcRoot(kind, object_id, object, thread_serial, frame), in file order
+        (a sequence made when read: see GcRoots)."""
+        return GcRoots(self)
 
     def top_retainers(self, n: int = 20) -> ObjectTable:
         """The n objects of largest retained size as (object, bytes), largest first:
@@ -206,14 +241,17 @@ class Heap(_hprof.Heap):
 
     def path_to_root(self, obj: HeapObject, /, exclude: Optional[Iterable[Matcher]] = None) -> Optional[HeapPath]:
         """The shortest path from a GC root to obj as a hprofkit.HeapPath, or None if no
-        strong path reaches it.  exclude: hprofkit.match matchers; None (the default) means
-        the defaults, hprofkit.leaks.default_exclude(heap), as everywhere; () means none."""
+        strong path reaches it (paths_to_root says why).  exclude: hprofkit.match matchers;
+        None (the default) means the defaults, hprofkit.leaks.default_exclude(heap), as
+        everywhere; () means none."""
         return path_to_root(self, obj, exclude)
 
     def paths_to_root(self, objs: Iterable[HeapObject], /, exclude: Optional[Iterable[Matcher]] = None
-                      ) -> list[Optional[HeapPath]]:
-        """One search for many objects: a list of HeapPath or None aligned with objs; a path
-        to one never passes through another.  exclude: as path_to_root."""
+                      ) -> list[HeapPath | NoPath]:
+        """One search for many objects, aligned with objs: each gets the HeapPath path_to_root
+        gives it, or a hprofkit.NoPath (falsy) saying why it has none: .reason is
+        'unreachable', 'weakly reachable' or 'excluded' (.matcher the matcher).  exclude: as
+        path_to_root."""
         return paths_to_root(self, objs, exclude)
 
     def dominator_of(self, obj: HeapObject, /) -> Union[HeapObject, _VirtualRoot, None]:

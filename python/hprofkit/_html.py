@@ -18,6 +18,8 @@ from ._units import human_size
 
 # Rows a table shows before it says how many it left out: a repr must stay small whatever the heap.
 ROWS = 25
+# GC roots the heap's overview counts by kind (it makes each root to read its kind).
+ROOTS_BY_KIND = 1_000_000
 
 STYLE = """<style>
 .hkn{font:13px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1f2430;max-width:1100px;text-align:left}
@@ -184,10 +186,10 @@ def heap_object(obj: Any) -> str:
         parts.append(details(plural(n, "element"), table(
             ["index", "value"], ([count(i), value(v)] for i, v in enumerate(items)),
             numeric=[True, False], total=n), open_=True))
-    referrers = obj.referrers()
-    parts.append(details(plural(len(referrers), "referrer"), table(
+    referrers = obj.referrers(limit=ROWS)
+    parts.append(details(plural(obj.referrer_count, "referrer"), table(
         ["from", "reference"], ([object_label(r.source), f"<code>{text(r.name)}</code>"] for r in referrers),
-        total=len(referrers))))
+        total=obj.referrer_count)))
     path = obj.heap.path_to_root(obj)
     parts.append(details("path from a GC root", _hops(path) if path is not None
                          else "<div class='hkn-muted'>no strong path: unreachable, or held only by weak references "
@@ -195,19 +197,42 @@ def heap_object(obj: Any) -> str:
     return fragment(*parts)
 
 
+def _folded(n: int) -> list[int]:
+    """The nodes a trace shows, as str() does: all, or the first and last FOLD (-1 for the gap)."""
+    from ._reach import FOLD
+    return list(range(n)) if n <= 2 * FOLD + 1 else [*range(FOLD), -1, *range(n - FOLD, n)]
+
+
+def _gap(n: int) -> str:
+    from ._reach import FOLD
+    return f"<li class='hkn-muted'>… {n - 2 * FOLD:,} more hops …</li>"
+
+
+def _root(hops: Any) -> str:
+    from ._reach import root_description
+    return f"<li><span class='hkn-muted'>GC root</span> <code>{text(root_description(hops))}</code></li>"
+
+
+def _library(matcher: Any) -> str:
+    if matcher is None:
+        return ""
+    return f"<div class='hkn-muted'>library leak match: {text(matcher.description or repr(matcher))}</div>"
+
+
 def _hops(path: Any) -> str:
-    """A path's hops from the root down, each reference named."""
-    from ._reach import _describe, _reference
-    items = [f"<li><span class='hkn-muted'>GC root</span> <code>{text(path.hops[0].name)}</code></li>"]
-    for i, hop in enumerate(path.hops):
-        ref = "" if i == 0 else f"<div class='hkn-ref'>↓ <code>{text(_reference(hop))}</code></div>"
-        items.append(f"<li>{ref}<code>{text(_describe(hop.target))}</code> "
-                     f"<span class='hkn-muted'>@0x{hop.target.id:x}</span></li>")
-    library = ""
-    if path.library_matcher is not None:
-        m = path.library_matcher
-        library = f"<div class='hkn-muted'>library leak match: {text(m.description or repr(m))}</div>"
-    return f"{library}<ol class='hkn-trace'>{''.join(items)}</ol>"
+    """A path's hops from the root down, each reference named, folded as str(path) folds."""
+    from ._reach import _describe, reference_line
+    hops = path.hops
+    items = [_root(hops)]
+    for i in _folded(len(hops)):
+        if i < 0:
+            items.append(_gap(len(hops)))
+            continue
+        target = path._target(i)
+        ref = "" if i == 0 else f"<div class='hkn-ref'><code>{text(reference_line(hops[i]).strip())}</code></div>"
+        items.append(f"<li>{ref}<code>{text(_describe(target))}</code> "
+                     f"<span class='hkn-muted'>@0x{target.id:x}</span></li>")
+    return f"{_library(path.library_matcher)}<ol class='hkn-trace'>{''.join(items)}</ol>"
 
 
 def heap_path(path: Any) -> str:
@@ -215,31 +240,40 @@ def heap_path(path: Any) -> str:
     return fragment(head(f"path of {len(path.hops):,} hops to {object_label(path.target)}"), _hops(path))
 
 
+_STATUS_WORDS = {"LEAKING": "leaking", "NOT_LEAKING": "not leaking", "UNKNOWN": "unknown"}
+
+
+def _trace_node(node: Any) -> str:
+    """One node of a leak trace: its class, status (coloured), reason, what it retains
+    when leaking, its labels, and the reference leaving it (underlined when suspect)."""
+    from .leaks import LEAKING, _type_name
+    status = node.status if node.status in _STATUS_WORDS else "UNKNOWN"
+    why = f" <span class='hkn-muted'>{text(node.reason)}</span>" if node.reason else ""
+    retained = ""
+    if node.status == LEAKING:
+        retained = (f"<div class='hkn-muted'>retaining {size(node.object.retained_size)} in "
+                    f"{plural(node.object.retained_count, 'object')}</div>")
+    extra = "".join(f"<div class='hkn-muted'>{text(label)}</div>" for label in node.labels)
+    ref = ""
+    if node.reference is not None and node.owner is not None:
+        static = "static " if node.reference.ref_type == "STATIC_FIELD" else ""
+        dot = "" if node.reference.ref_type == "LOCAL" else "."
+        name = text(node.reference_display)
+        if node.suspect:
+            name = f"<span class='hkn-suspect'>{name}</span>"
+        ref = f"<div class='hkn-ref'>↓ <code>{text(static + node.owner.rsplit('.', 1)[-1] + dot)}{name}</code></div>"
+    return (f"<li class='hkn-node-{status}'><code>{text(node.class_name)}</code> "
+            f"<span class='hkn-muted'>{text(_type_name(node.object))} @0x{node.object.id:x}</span>"
+            f"<span class='hkn-status hkn-{status}'>{_STATUS_WORDS[status]}</span>{why}{retained}{extra}{ref}</li>")
+
+
 def leak(lk: Any) -> str:
     """Leak._repr_html_: LeakCanary's trace, each node's status coloured, the
-    suspect references underlined."""
-    from .leaks import _ROOT_DESCRIPTIONS, LEAKING, _type_name
-    items = [f"<li><span class='hkn-muted'>GC root</span> "
-             f"<code>{text(_ROOT_DESCRIPTIONS.get(lk.root_kind, lk.root_kind))}</code></li>"]
-    labels = {"LEAKING": "leaking", "NOT_LEAKING": "not leaking", "UNKNOWN": "unknown"}
-    for node in lk.nodes:
-        status = node.status if node.status in labels else "UNKNOWN"
-        why = f" <span class='hkn-muted'>{text(node.reason)}</span>" if node.reason else ""
-        retained = ""
-        size_count = lk._retained.get(node.object.id)
-        if node.status == LEAKING and size_count is not None:
-            retained = f"<div class='hkn-muted'>retaining {size(size_count[0])} in {plural(size_count[1], 'object')}</div>"
-        extra = "".join(f"<div class='hkn-muted'>{text(label)}</div>" for label in node.labels)
-        ref = ""
-        if node.reference is not None and node.owner is not None:
-            static = "static " if node.reference.ref_type == "STATIC_FIELD" else ""
-            dot = "" if node.reference.ref_type == "LOCAL" else "."
-            name = f"<span class='hkn-suspect'>{text(node.reference_display)}</span>" if node.suspect \
-                else text(node.reference_display)
-            ref = f"<div class='hkn-ref'>↓ <code>{text(static + node.owner.rsplit('.', 1)[-1] + dot)}{name}</code></div>"
-        items.append(f"<li class='hkn-node-{status}'><code>{text(node.class_name)}</code> "
-                     f"<span class='hkn-muted'>{text(_type_name(node.object))} @0x{node.object.id:x}</span>"
-                     f"<span class='hkn-status hkn-{status}'>{labels[status]}</span>{why}{retained}{extra}{ref}</li>")
+    suspect references underlined; folded as str(leak) folds."""
+    nodes = lk.nodes
+    items = [_root(lk.path.hops)]
+    for i in _folded(len(nodes)):
+        items.append(_gap(len(nodes)) if i < 0 else _trace_node(nodes[i]))
     pairs = [("signature", f"<code>{text(lk.fingerprint)}</code>"),
              ("retained", size(lk.retained_size) + ("" if lk.retained_count is None
                                                     else f" in {plural(lk.retained_count, 'object')}"))]
@@ -256,10 +290,11 @@ def heap(h: Any) -> str:
     """Heap._repr_html_: the overview, cheap to make (no dominators computed):
     counts, GC roots by kind, the classes with most instances."""
     roots: dict[str, int] = {}
-    for root in h.gc_roots:
-        roots[root.kind] = roots.get(root.kind, 0) + 1
+    if h.gc_root_count <= ROOTS_BY_KIND:  # a GcRoot is made for each: beyond, the count alone
+        for root in h.gc_roots:
+            roots[root.kind] = roots.get(root.kind, 0) + 1
     pairs = [("objects", count(h.object_count)), ("classes", count(h.class_count)),
-             ("GC roots", count(sum(roots.values()))), ("semantics", text(h.semantics)),
+             ("GC roots", count(h.gc_root_count)), ("semantics", text(h.semantics)),
              ("identifiers", f"{h.id_size} bytes"), ("index memory", size(h.memory))]
     if h.heap_dump_count > 1:
         pairs.append(("heap dumps in file", count(h.heap_dump_count)))

@@ -2,38 +2,52 @@
 
     path = heap.path_to_root(obj)   # the default matchers excluded (exclude=() for none)
     if path is not None:
-        print(path)                 # one line per hop, root first
+        print(path)                 # one line per hop, root first (long paths folded)
         path.hops[0].name           # the root kind: 'JNI_GLOBAL', 'THREAD_OBJECT'...
         path.library                # True if only a "library" matcher's reference reaches obj
+    for obj, path in zip(objs, heap.paths_to_root(objs)):
+        if not path:                # a NoPath: why there is none
+            print(path.reason)      # 'unreachable', 'weakly reachable', 'excluded'
 
 The search runs in C (one breadth-first search with Shark's two queues for
-any number of objects); this module turns matchers into the C rules and the
-raw hops into Hop and HeapPath objects.
+any number of objects, going on across excluded references and weak
+referents to say why an object has no strong path); this module turns
+matchers into the C rules and the C routes into HeapPath and NoPath objects,
+whose hops are named only when read.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple, Optional, Sequence
 
+from ._views import SequenceView
 from .match import ANDROID_DEFAULTS, JDK_DEFAULTS, Matcher
 
 if TYPE_CHECKING:
     from ._heap import Heap, HeapObject
-    from ._hprof import StackFrame
+    from ._hprof import Route, StackFrame
 
-# heap._paths()'s rules and answers (src/_hprof_reach.c): a rule is (pattern,
-# edge, class ordinal, thread serial, name); a path is its hops (ref_type,
-# holder, name, target) and the index of the library rule crossed, or -1.
+# heap._routes()'s rules (src/_hprof_reach.c): (pattern, edge, class
+# ordinal, thread serial, name); a Route's raw hops are (ref_type, holder,
+# name, target) tuples.
 _Rule = tuple[int, int, int, int, Optional[bytes]]
-_RawPath = tuple[list[tuple[str, Any, Any, "HeapObject"]], int]
 
-__all__ = ["Hop", "HeapPath", "REF_TYPES", "path_to_root", "paths_to_root", "default_exclude"]
+__all__ = ["Hop", "Hops", "HeapPath", "NoPath", "REF_TYPES", "UNREACHABLE", "WEAKLY_REACHABLE", "EXCLUDED",
+           "path_to_root", "paths_to_root", "default_exclude"]
 
 REF_TYPES = ("ROOT", "STATIC_FIELD", "INSTANCE_FIELD", "ARRAY_ENTRY", "LOCAL")
 
-# hp_reach.h: HP_RULE_* and HP_EDGE_*.
+# NoPath.reason: no path at all; one only across a weak referent; one only
+# across a reference an "ignore" matcher excludes.
+UNREACHABLE, WEAKLY_REACHABLE, EXCLUDED = "unreachable", "weakly reachable", "excluded"
+
+# hp_reach.h: HP_RULE_*, HP_EDGE_*, and the tiers of Routes.status.
 _PATTERNS = {"instance_field": 0, "static_field": 1, "thread_local": 2, "root_class": 3}
 _EDGES = {"library": 1, "ignore": 2}
+_TIER_NORMAL, _TIER_LOW, _TIER_IGNORED, _TIER_WEAK, _TIER_NONE = range(5)
+
+# Hops printed at each end of a long path or leak trace; the middle is one line.
+FOLD = 10
 
 
 class Hop(NamedTuple):
@@ -52,16 +66,47 @@ class Hop(NamedTuple):
     target: Any
 
 
+def _hop(raw: tuple[str, Any, Any, Any]) -> Hop:
+    ref_type, holder, name, target = raw
+    return Hop(ref_type, holder, _frame_text(name) if ref_type == "LOCAL" else name, target)
+
+
+class Hops(SequenceView[Hop]):
+    """The hops of a HeapPath, root first: a sequence whose items are named when
+    read (a path of millions of hops costs a few bytes a hop until then).
+    Equal to any sequence of the same Hops."""
+
+    __slots__ = ("_route",)
+
+    def __init__(self, route: Route) -> None:
+        self._route = route
+
+    def __len__(self) -> int:
+        return len(self._route)
+
+    def _item(self, k: int) -> Hop:
+        return _hop(self._route[k])
+
+    def _items(self, start: int, stop: int) -> list[Hop]:
+        return [_hop(raw) for raw in self._route[start:stop]]
+
+    def target(self, i: int) -> Any:
+        """The object hop i reaches, without naming the hop."""
+        return self._route.target(i)
+
+
 class HeapPath:
     """The shortest strong path from a GC root to an object.
 
-    hops: the Hop list, root first, the object last.  library: True when the
-    object is reached only across a "library" matcher (library_matcher names
-    the first one crossed).  len(path) is the number of hops."""
+    hops: the Hop sequence, root first, the object last (named when read).
+    library: True when the object is reached only across a "library" matcher
+    (library_matcher names the first one crossed).  len(path) is the number
+    of hops.  str(path) prints it as LeakCanary does, folding the middle of
+    a path of more than 2 * FOLD + 1 hops."""
 
     __slots__ = ("hops", "library", "library_matcher")
 
-    def __init__(self, hops: list[Hop], library_matcher: Optional[Matcher] = None) -> None:
+    def __init__(self, hops: Sequence[Hop], library_matcher: Optional[Matcher] = None) -> None:
         self.hops = hops
         self.library_matcher = library_matcher
         self.library = library_matcher is not None
@@ -72,36 +117,147 @@ class HeapPath:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, HeapPath):
             return NotImplemented
-        return self.hops == other.hops and self.library_matcher == other.library_matcher
+        return self.library_matcher == other.library_matcher and self.hops == other.hops
 
-    __hash__ = None  # type: ignore[assignment]  # mutable hop list
+    __hash__ = None  # type: ignore[assignment]  # its hops may be a list
 
     def __iter__(self) -> Iterator[Hop]:
         return iter(self.hops)
 
+    def _target(self, i: int) -> Any:
+        hops = self.hops
+        return hops.target(i) if isinstance(hops, Hops) else hops[i].target
+
     @property
     def target(self) -> Any:
-        return self.hops[-1].target
+        return self._target(-1)
 
     def __repr__(self) -> str:
-        return f"<hprofkit.HeapPath {len(self.hops)} hops from {self.hops[0].name} to {_describe(self.target)}>"
+        return f"<hprofkit.HeapPath {len(self.hops):,} hops from {self.hops[0].name} to {_describe(self.target)}>"
 
     def _repr_html_(self) -> str:
         from ._html import heap_path
         return heap_path(self)
 
     def __str__(self) -> str:
-        lines = ["┬───", f"│ GC Root: {self.hops[0].name}"]
-        if self.library_matcher is not None:
-            m = self.library_matcher
-            lines.append(f"│ Library leak match: {m.description or repr(m)}")
-        lines.append("│")
-        for i, hop in enumerate(self.hops):
-            last = i == len(self.hops) - 1
-            lines.append(("╰→ " if last else "├─ ") + _describe(hop.target))
+        header = library_lines(self.library_matcher) + ["┬───", f"│ GC Root: {root_description(self.hops)}"]
+        hops = self.hops
+
+        def node(i: int, last: bool) -> list[str]:
+            lines = [("╰→ " if last else "├─ ") + _describe(self._target(i))]
             if not last:
-                lines.append(f"│    ↓ {_reference(self.hops[i + 1])}")
-        return "\n".join(lines)
+                lines.append("│" + reference_line(hops[i + 1]))
+            return lines
+        return format_trace(header, len(hops), node)
+
+
+class NoPath:
+    """Why an object has no strong path (paths_to_root's answer then); falsy.
+
+    reason: UNREACHABLE (no path at all), WEAKLY_REACHABLE (only across a
+    weak, soft, phantom or final referent) or EXCLUDED (only across a
+    reference an "ignore" matcher excludes: matcher is the first one).
+    path: that path, crossing the weak or excluded reference (None when
+    unreachable).  hops is empty and len() 0, so code written for None
+    (`if path:`) reads it as no path."""
+
+    __slots__ = ("target", "reason", "matcher", "path")
+
+    hops: tuple[Hop, ...] = ()
+    library = False
+    library_matcher = None
+
+    def __init__(self, target: Any, reason: str, matcher: Optional[Matcher] = None,
+                 path: Optional[HeapPath] = None) -> None:
+        self.target = target
+        self.reason = reason
+        self.matcher = matcher
+        self.path = path
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __len__(self) -> int:
+        return 0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NoPath):
+            return NotImplemented
+        return (self.target, self.reason, self.matcher, self.path) == (other.target, other.reason, other.matcher,
+                                                                      other.path)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        why = f"{self.reason} ({self.matcher!r})" if self.matcher is not None else self.reason
+        return f"<hprofkit.NoPath to {_describe(self.target)}: {why}>"
+
+    def __str__(self) -> str:
+        what = f"No strong path to {_describe(self.target)}: {self.reason}"
+        if self.reason == EXCLUDED and self.matcher is not None:
+            what += f" by {self.matcher.description or repr(self.matcher)}"
+        return what if self.path is None else f"{what}, across the last reference kept below:\n{self.path}"
+
+
+# ---- printing, shared with leak traces -----------------------------------------
+
+_ROOT_DESCRIPTIONS = {
+    "JNI_GLOBAL": "Global variable in native code", "JNI_LOCAL": "Local variable in native code",
+    "JAVA_FRAME": "Java local variable", "NATIVE_STACK": "Input or output parameters in native code",
+    "STICKY_CLASS": "System class", "THREAD_BLOCK": "Thread block",
+    "MONITOR_USED": "Monitor (anything that called the wait() or notify() methods, or that is synchronized.)",
+    "THREAD_OBJECT": "Thread object", "JNI_MONITOR": "Root JNI monitor",
+    "INTERNED_STRING": "Interned string", "FINALIZING": "Object waiting for finalization",
+    "DEBUGGER": "Debugger", "VM_INTERNAL": "VM internal", "REFERENCE_CLEANUP": "Reference cleanup",
+    "UNREACHABLE": "Unreachable", "UNKNOWN": "Unknown",
+}
+
+
+def library_lines(matcher: Optional[Matcher]) -> list[str]:
+    """The lines above a trace that must cross a library matcher's reference."""
+    if matcher is None:
+        return []
+    return [f"Library leak match: {matcher!r}"] + ([f"Description: {matcher.description}"] if matcher.description
+                                                    else [])
+
+
+def root_description(hops: Sequence[Hop]) -> str:
+    """The GC Root line as LeakCanary words it.  A frame's local hung from
+    its thread starts at the thread, so LeakCanary names the thread's root:
+    "Thread object"."""
+    if len(hops) > 1 and hops[1].ref_type == "LOCAL":
+        return _ROOT_DESCRIPTIONS["THREAD_OBJECT"]
+    kind = hops[0].name or "UNKNOWN"
+    return _ROOT_DESCRIPTIONS.get(kind, kind)
+
+
+def format_trace(header: list[str], n: int, node: Callable[[int, bool], list[str]], fold: int = FOLD) -> str:
+    """A LeakCanary trace: the header, then node(i, last) lines for each of
+    the n nodes, root first; past 2 * fold + 1 nodes only the first and last
+    `fold` are printed, and one line counts the others."""
+    lines = header + ["│"]
+    shown: Iterable[int] = range(n)
+    if n > 2 * fold + 1:
+        shown = [*range(fold), -1, *range(n - fold, n)]
+    for i in shown:
+        if i < 0:
+            lines.append(f"│ … {n - 2 * fold:,} more hops …")
+            continue
+        lines += node(i, i == n - 1)
+    return "\n".join(lines)
+
+
+def reference_line(hop: Hop, owner: Optional[str] = None) -> str:
+    """The reference leaving a node, LeakCanary's way: "    ↓ static Leaks.sLoop",
+    "    ↓ Object[].[3]", "    ↓ Thread<Java Local>"; owner: the class the
+    reference belongs to (a field's declaring class), the holder's by default."""
+    if owner is None:
+        owner = hop.holder.name if hop.ref_type == "STATIC_FIELD" else hop.holder.class_name
+    simple = _simple(owner)
+    if hop.ref_type == "LOCAL":
+        return f"    ↓ {simple}<Java Local>"
+    static = " static" if hop.ref_type == "STATIC_FIELD" else ""
+    return f"    ↓{static} {simple}.{hop.name}"
 
 
 def _simple(name: str) -> str:
@@ -115,16 +271,6 @@ def _describe(obj: Any) -> str:
     if kind == "instance":
         return f"{obj.class_name} instance"
     return f"{obj.class_name} array"
-
-
-def _reference(hop: Hop) -> str:
-    if hop.ref_type == "STATIC_FIELD":
-        return f"static {_simple(hop.holder.name)}.{hop.name}"
-    if hop.ref_type == "ARRAY_ENTRY":
-        return f"{_simple(hop.holder.class_name)}{hop.name}"
-    if hop.ref_type == "LOCAL":
-        return "Thread<Java Local>" + (f" in {hop.name}" if hop.name else "")
-    return f"{_simple(hop.holder.class_name)}.{hop.name}"
 
 
 def _frame_text(frame: Optional[StackFrame]) -> Optional[str]:
@@ -167,8 +313,8 @@ def _rules(heap: Heap, exclude: Iterable[Matcher]) -> tuple[list[_Rule], list[Ma
         if m.pattern == "thread_local":
             if threads is None:
                 threads = {}
-                for root in heap.gc_roots:
-                    if root.kind == "THREAD_OBJECT" and root.object is not None and root.thread_serial is not None:
+                for root in heap.gc_roots.of_kind("THREAD_OBJECT"):
+                    if root.object is not None and root.thread_serial is not None:
                         name = _thread_name(root.object)
                         if name is not None:
                             threads.setdefault(name, []).append(root.thread_serial)
@@ -185,18 +331,6 @@ def _rules(heap: Heap, exclude: Iterable[Matcher]) -> tuple[list[_Rule], list[Ma
     return rules, owners
 
 
-def _path(raw: Optional[_RawPath], owners: Sequence[Matcher]) -> Optional[HeapPath]:
-    if raw is None:
-        return None
-    hops, rule = raw
-    out = []
-    for ref_type, holder, name, target in hops:
-        if ref_type == "LOCAL":
-            name = _frame_text(name)
-        out.append(Hop(ref_type, holder, name, target))
-    return HeapPath(out, owners[rule] if rule >= 0 else None)
-
-
 def default_exclude(heap: Heap) -> tuple[Matcher, ...]:
     """What exclude=None means wherever hprofkit takes reference matchers (paths, leaks,
     diffs, testing): ANDROID_DEFAULTS for an Android heap (one with android.os.Build),
@@ -204,16 +338,49 @@ def default_exclude(heap: Heap) -> tuple[Matcher, ...]:
     return ANDROID_DEFAULTS if heap.find_class("android.os.Build") is not None else JDK_DEFAULTS
 
 
-def paths_to_root(heap: Heap, objs: Iterable[HeapObject], exclude: Optional[Iterable[Matcher]] = None
-                  ) -> list[Optional[HeapPath]]:
-    """Shortest paths from GC roots to each of objs, by one search; a list
-    aligned with objs, None where no strong path exists.  The objects are
-    leaves of the search: a path to one never passes through another.
-    exclude: reference matchers (None: default_exclude(heap); (): none)."""
+def _routes(heap: Heap, objs: Iterable[HeapObject], exclude: Optional[Iterable[Matcher]], leaves: bool
+            ) -> tuple[list[HeapObject], Any, list[Matcher]]:
+    objects = list(objs)
     rules, owners = _rules(heap, default_exclude(heap) if exclude is None else exclude)
-    return [_path(raw, owners) for raw in heap._paths(list(objs), rules)]
+    return objects, heap._routes(objects, rules, leaves), owners
+
+
+def _answer(routes: Any, i: int, target: Any, owners: Sequence[Matcher]) -> HeapPath | NoPath:
+    """Target i's HeapPath, or the NoPath saying why it has none."""
+    tier, rule = routes.status(i)
+    route = routes.route(i)
+    if tier == _TIER_NONE:
+        return NoPath(target, UNREACHABLE)
+    if tier <= _TIER_LOW:
+        return HeapPath(Hops(route), owners[rule] if tier == _TIER_LOW and rule >= 0 else None)
+    return NoPath(target, WEAKLY_REACHABLE if tier == _TIER_WEAK else EXCLUDED,
+                  owners[rule] if tier == _TIER_IGNORED and rule >= 0 else None, HeapPath(Hops(route)))
+
+
+def paths_to_root(heap: Heap, objs: Iterable[HeapObject], exclude: Optional[Iterable[Matcher]] = None
+                  ) -> list[HeapPath | NoPath]:
+    """Shortest paths from GC roots to each of objs, by one search; a list
+    aligned with objs.  Each object gets the path path_to_root gives it (a
+    path to one may pass through another), or a NoPath saying why there is
+    none.  exclude: reference matchers (None: default_exclude(heap); (): none)."""
+    objects, routes, owners = _routes(heap, objs, exclude, False)
+    return [_answer(routes, i, obj, owners) for i, obj in enumerate(objects)]
+
+
+def leaf_paths(heap: Heap, objs: Iterable[HeapObject], exclude: Optional[Iterable[Matcher]] = None
+               ) -> list[Optional[HeapPath]]:
+    """LeakCanary's search for leaks: the objects are leaves, so a path to
+    one never passes through another (an object reached only through
+    another gets None, its leak being the other's)."""
+    objects, routes, owners = _routes(heap, objs, exclude, True)
+    out: list[Optional[HeapPath]] = []
+    for i, obj in enumerate(objects):
+        answer = _answer(routes, i, obj, owners)
+        out.append(answer if isinstance(answer, HeapPath) else None)
+    return out
 
 
 def path_to_root(heap: Heap, obj: HeapObject, exclude: Optional[Iterable[Matcher]] = None) -> Optional[HeapPath]:
-    """The shortest path from a GC root to obj, or None."""
-    return paths_to_root(heap, [obj], exclude)[0]
+    """The shortest path from a GC root to obj, or None (paths_to_root says why)."""
+    answer = paths_to_root(heap, [obj], exclude)[0]
+    return answer if isinstance(answer, HeapPath) else None

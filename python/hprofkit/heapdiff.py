@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from ._heap import Heap, HeapClass, HeapObject, Referrer, open_heap
-from ._reach import Hop
+from ._heap import Heap, HeapClass, HeapObject, open_heap
+from ._reach import _TIER_LOW, Hop, _hop, _rules, default_exclude
 from ._units import human_size
 from .match import Matcher
 
@@ -38,6 +38,7 @@ __all__ = ["diff", "HeapDiff", "DiffRow", "PathGrowth", "class_histogram", "reta
 # Objects traced per class and dump when looking for growth paths: beyond it
 # counts are those of a sample, and the report says so.
 PATH_SAMPLE = 20_000
+_NO_NODE = 0xFFFFFFFF  # Routes.parents(): a root's parent
 
 
 @dataclass(frozen=True)
@@ -162,45 +163,63 @@ def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sampl
                  ) -> tuple[Counter[tuple[str, ...]], bool]:
     """{named path: objects of class `name` on it}, and whether it is a sample.
 
-    One search finds the paths of all the objects; it treats them as leaves,
-    so an object reached only through another of the same class (a chained
-    hash bucket, a linked list) is named by that one's path plus the hop
-    between them, as a search through it would have found it; a hop repeated
-    along such a chain is named once."""
+    One search finds the path of each object, the path a search for it
+    alone finds (through other objects of the class too: a chained hash
+    bucket, a linked list, an array of arrays).  A hop repeated along such a
+    chain is named once, so the items a list or a bucket chain gained count
+    on one path.  The paths share their prefixes (the search's tree): each
+    vertex on them is named once, so this is linear in the vertices on the
+    paths, however long the chains."""
     objects: list[HeapObject] = []
     for cls in heap.classes_named(name):
         objects += itertools.islice(cls.instances(), sample - len(objects))
     sampled = len(objects) == sample and sum(c.instance_count for c in heap.classes_named(name)) > sample
-    names: dict[int, tuple[str, ...]] = {}
-    pending: list[HeapObject] = []
-    for obj, path in zip(objects, heap.paths_to_root(objects, exclude=exclude)):
-        if path is None:
-            pending.append(obj)
+    rules, _ = _rules(heap, default_exclude(heap) if exclude is None else exclude)
+    routes = heap._routes(objects, rules)
+    parents = memoryview(routes.parents()).cast("I")
+    target_nodes = memoryview(routes.target_nodes()).cast("I")
+    # Folded paths, interned: key -> (the key without its last name, that name).
+    links: list[tuple[int, str]] = []
+    interned: dict[tuple[int, str], int] = {}
+    node_key: dict[int, int] = {}
+
+    def extend(key: int, hop: str) -> int:
+        if key >= 0 and links[key][1] == hop:
+            return key  # a hop repeated along a chain is named once
+        found = interned.get((key, hop))
+        if found is None:
+            found = interned[(key, hop)] = len(links)
+            links.append((key, hop))
+        return found
+
+    def key_of(node: int) -> int:
+        stack = []
+        while node != _NO_NODE and node not in node_key:
+            stack.append(node)
+            node = parents[node]
+        key = -1 if node == _NO_NODE else node_key[node]
+        for k in reversed(stack):
+            for raw in routes.node_hops(k):
+                key = extend(key, hop_name(_hop(raw)))
+            node_key[k] = key
+        return key
+
+    def named(key: int) -> tuple[str, ...]:
+        names = []
+        while key >= 0:
+            key, name = links[key]
+            names.append(name)
+        return tuple(reversed(names))
+
+    by_key: Counter[int] = Counter()
+    counts: Counter[tuple[str, ...]] = Counter()
+    for i in range(len(objects)):
+        if routes.status(i)[0] > _TIER_LOW:
+            counts[("(not strongly reachable)",)] += 1
         else:
-            names[obj.id] = tuple(hop_name(h) for h in path.hops)
-    # Breadth-first from the named objects over same-class references:
-    # linear, however long the chains.
-    pending_ids = {obj.id for obj in pending}
-    children: dict[int, list[tuple[Referrer, HeapObject]]] = {}
-    for obj in pending:
-        for via in obj.referrers():
-            if via.source_id in names or via.source_id in pending_ids:
-                children.setdefault(via.source_id, []).append((via, obj))
-    queue = deque(names)
-    while queue:
-        for via, obj in children.pop(queue.popleft(), ()):
-            if obj.id in names:
-                continue
-            ref_type = "ARRAY_ENTRY" if via.source.kind == "object_array" else "INSTANCE_FIELD"
-            names[obj.id] = names[via.source_id] + (hop_name(Hop(ref_type, via.source, via.name, obj)),)
-            queue.append(obj.id)
-    pending = [obj for obj in pending if obj.id not in names]
-    # A hop repeated along a chain (Node.next -> Node ...) is named once, so
-    # the items a list or a bucket chain gained count on one path.
-    counts: Counter[tuple[str, ...]] = Counter(tuple(h for i, h in enumerate(path) if i == 0 or path[i - 1] != h)
-                              for path in names.values())
-    if pending:
-        counts[("(not strongly reachable)",)] += len(pending)
+            by_key[key_of(target_nodes[i])] += 1
+    for key, count in by_key.items():
+        counts[named(key)] += count
     return counts, sampled
 
 

@@ -14,8 +14,9 @@ It works as LeakCanary's analyzer (Shark) does:
    activities, destroyed windows.  A finder is any callable ``finder(heap)``
    yielding ``Candidate``s (or HeapObjects): pass your own in ``finders=``.
 2. One shortest-path search from the GC roots finds a path to each of them
-   (``heap.paths_to_root``, with the reference matchers of ``exclude``);
-   objects that are not strongly reachable are not leaks.
+   (with the reference matchers of ``exclude``; the watched objects are
+   leaves, so a path to one never passes through another); objects that
+   are not strongly reachable are not leaks.
 3. *Inspectors* (``DEFAULT_INSPECTORS``) give each object on a path reasons to
    be leaking or not (an Activity's ``mDestroyed``, a class is never
    leaking...), then statuses propagate along the path: above the last node
@@ -28,18 +29,22 @@ It works as LeakCanary's analyzer (Shark) does:
 from __future__ import annotations
 
 import hashlib
+from array import array
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Protocol, Sequence
 
 from . import match
 from ._heap import Heap, HeapClass, HeapObject
 from ._progress import ProgressArg, Reporter, reporting, step
-from ._reach import Hop, HeapPath, _thread_name, default_exclude
+from ._reach import (HeapPath, Hop, NoPath, _thread_name, default_exclude, format_trace, leaf_paths, library_lines,
+                     reference_line, root_description)
 from ._units import human_size
+from ._views import SequenceView
 
 __all__ = [
     "find_leaks", "Leak", "TraceNode", "Candidate", "Finder", "Report", "LEAKING", "NOT_LEAKING", "UNKNOWN",
     "KEYED_WEAK_REFERENCE", "DESTROYED_ACTIVITY", "DETACHED_FRAGMENT", "DETACHED_VIEW", "DESTROYED_WINDOW",
     "DEFAULT_FINDERS", "DEFAULT_INSPECTORS", "default_exclude", "android_build", "leaks_of_paths", "fingerprint",
+    "TraceNodes",
 ]
 
 LEAKING, NOT_LEAKING, UNKNOWN = "LEAKING", "NOT_LEAKING", "UNKNOWN"
@@ -466,51 +471,125 @@ def _class_name(obj: HeapObject) -> str:
     return obj.name if isinstance(obj, HeapClass) else obj.class_name
 
 
-def _statuses(reports: list[Report]) -> list[tuple[str, str]]:
-    """Each path node's (status, reason), LeakCanary's way: the last node is
-    leaking; nodes above the last not-leaking one are not leaking; nodes below
-    the first leaking one are leaking."""
-    last = len(reports) - 1
-    result: list[tuple[str, str]] = []
-    last_not_leaking, first_leaking = -1, last
-    for i, report in enumerate(reports):
-        status, reason = _resolve(report, leaking_wins=i == last)
-        if i == last and status != LEAKING:
-            reason = "This is the leaking object" + (f". Conflicts with {reason}" if status == NOT_LEAKING else "")
-            status = LEAKING
-        result.append((status, reason))
-        if status == NOT_LEAKING:
-            last_not_leaking, first_leaking = i, last
-        elif status == LEAKING and first_leaking == last:
-            first_leaking = i
-    names = [_class_name(r.object).rsplit(".", 1)[-1] for r in reports]
-    for i in range(last_not_leaking):
-        status, reason = result[i]
-        below = next(j for j in range(i + 1, last_not_leaking + 1) if result[j][0] == NOT_LEAKING)
-        cause = f"{names[below]}↓ is not leaking"
-        result[i] = (NOT_LEAKING, cause if status == UNKNOWN else
-                     f"{cause} and {reason}" if status == NOT_LEAKING else f"{cause}. Conflicts with {reason}")
-    for i in range(last - 1, first_leaking, -1):
-        status, reason = result[i]
-        above = next(j for j in range(i - 1, first_leaking - 1, -1) if result[j][0] == LEAKING)
-        cause = f"{names[above]}↑ is leaking"
-        result[i] = (LEAKING, cause if status == UNKNOWN else f"{cause} and {reason}")
-    return result
+def _simple_name(obj: HeapObject) -> str:
+    return _class_name(obj).rsplit(".", 1)[-1]
+
+
+_STATUS_CODES = (UNKNOWN, NOT_LEAKING, LEAKING)
+
+
+class _Trace:
+    """The statuses of one path's nodes, LeakCanary's way: the last node is
+    leaking; nodes above the last not-leaking one are not leaking; nodes
+    below the first leaking one are leaking; the references from the last
+    not-leaking node to the first leaking one are the suspects.
+
+    Each node is inspected once, in one pass; what is kept is compact (a
+    status byte and the node that explains a propagated status, 5 B a node;
+    reasons and labels only where an inspector gave some), and the
+    TraceNodes are made when read: a trace of a million nodes costs a few
+    megabytes."""
+
+    __slots__ = ("heap", "path", "n", "own", "reasons", "labels", "last_not_leaking", "first_leaking", "cause",
+                 "owners")
+
+    def __init__(self, heap: Heap, path: HeapPath, inspectors: Sequence[Callable[[Report], None]], ancestry: _Ancestry,
+                 cache: dict[str, Any]) -> None:
+        self.heap, self.path = heap, path
+        n = self.n = len(path.hops)
+        last = n - 1
+        self.own = bytearray(n)
+        self.reasons: dict[int, str] = {}
+        self.labels: dict[int, tuple[str, ...]] = {}
+        self.owners: dict[tuple[int, str], str] = cache.setdefault("owners", {})
+        last_not_leaking, first_leaking = -1, last
+        for i in range(n):
+            report = Report(heap, path._target(i), ancestry, cache)
+            for inspect in inspectors:
+                inspect(report)
+            status, reason = _resolve(report, leaking_wins=i == last)
+            if i == last and status != LEAKING:
+                reason = "This is the leaking object" + (f". Conflicts with {reason}" if status == NOT_LEAKING else "")
+                status = LEAKING
+            self.own[i] = _STATUS_CODES.index(status)
+            if reason:
+                self.reasons[i] = reason
+            if report.labels:
+                self.labels[i] = tuple(report.labels)
+            if status == NOT_LEAKING:
+                last_not_leaking, first_leaking = i, last
+            elif status == LEAKING and first_leaking == last:
+                first_leaking = i
+        self.last_not_leaking, self.first_leaking = last_not_leaking, first_leaking
+        # The node a propagated status names: the next not-leaking one below
+        # (above the last not-leaking node), the nearest leaking one above
+        # (below the first leaking node).
+        cause = self.cause = array("i", bytes(4 * n))
+        below = -1
+        for i in range(last_not_leaking, -1, -1):
+            cause[i] = below
+            if self.own[i] == 1:
+                below = i
+        above = first_leaking
+        for i in range(first_leaking + 1, last):
+            cause[i] = above
+            if self.own[i] == 2:
+                above = i
+
+    def status(self, i: int) -> str:
+        if i < self.last_not_leaking:
+            return NOT_LEAKING
+        if self.first_leaking < i < self.n - 1:
+            return LEAKING
+        return _STATUS_CODES[self.own[i]]
+
+    def reason(self, i: int) -> str:
+        own, reason = _STATUS_CODES[self.own[i]], self.reasons.get(i, "")
+        if i < self.last_not_leaking:
+            cause = f"{_simple_name(self.path._target(self.cause[i]))}↓ is not leaking"
+            return (cause if own == UNKNOWN else f"{cause} and {reason}" if own == NOT_LEAKING
+                    else f"{cause}. Conflicts with {reason}")
+        if self.first_leaking < i < self.n - 1:
+            cause = f"{_simple_name(self.path._target(self.cause[i]))}↑ is leaking"
+            return cause if own == UNKNOWN else f"{cause} and {reason}"
+        return reason
+
+    def suspect(self, i: int) -> bool:
+        """Whether the reference leaving node i is suspect."""
+        if i >= self.n - 1:
+            return False
+        status = self.status(i)
+        return status == UNKNOWN or (status == NOT_LEAKING and self.status(i + 1) != NOT_LEAKING)
+
+    def suspects(self) -> range:
+        """The nodes whose references are suspect: a run."""
+        start = max(self.last_not_leaking, 0)
+        while start < self.n - 1 and not self.suspect(start):
+            start += 1
+        end = start
+        while end < self.n - 1 and self.suspect(end):
+            end += 1
+        return range(start, end)
+
+    def owner(self, obj: HeapObject, reference: Hop) -> str:
+        """The class a reference belongs to: a field's declaring class, else the holder's."""
+        if reference.ref_type != "INSTANCE_FIELD":
+            return _class_name(obj)
+        name = _hop_name(reference)
+        key = (obj.class_.index if obj.class_ is not None else -1, name)
+        owner = self.owners.get(key)
+        if owner is None:
+            owner = self.owners[key] = _declaring_class(obj, name)
+        return owner
+
+    def node(self, i: int) -> TraceNode:
+        obj = self.path._target(i)
+        reference = self.path.hops[i + 1] if i + 1 < self.n else None
+        return TraceNode(obj, self.status(i), self.reason(i), self.labels.get(i, ()), reference,
+                         self.owner(obj, reference) if reference is not None else None, self.suspect(i))
 
 
 # ---- the leak ------------------------------------------------------------------
-
-_ROOT_DESCRIPTIONS = {
-    "JNI_GLOBAL": "Global variable in native code", "JNI_LOCAL": "Local variable in native code",
-    "JAVA_FRAME": "Java local variable", "NATIVE_STACK": "Input or output parameters in native code",
-    "STICKY_CLASS": "System class", "THREAD_BLOCK": "Thread block",
-    "MONITOR_USED": "Monitor (anything that called the wait() or notify() methods, or that is synchronized.)",
-    "THREAD_OBJECT": "Thread object", "JNI_MONITOR": "Root JNI monitor",
-    "INTERNED_STRING": "Interned string", "FINALIZING": "Object waiting for finalization",
-    "DEBUGGER": "Debugger", "VM_INTERNAL": "VM internal", "REFERENCE_CLEANUP": "Reference cleanup",
-    "UNREACHABLE": "Unreachable", "UNKNOWN": "Unknown",
-}
-
 
 def _type_name(obj: HeapObject) -> str:
     return {"class": "class", "instance": "instance"}.get(obj.kind, "array")
@@ -572,11 +651,40 @@ def _hop_name(hop: Hop) -> str:
     return hop.name
 
 
+class TraceNodes(SequenceView[TraceNode]):
+    """The nodes of a leak trace, root first: made when read."""
+
+    __slots__ = ("_trace",)
+
+    def __init__(self, trace: _Trace) -> None:
+        self._trace = trace
+
+    def __len__(self) -> int:
+        return self._trace.n
+
+    def _item(self, k: int) -> TraceNode:
+        return self._trace.node(k)
+
+
 def fingerprint(nodes: Iterable[TraceNode]) -> str:
     """SHA-1 (hex) over the suspect references' class name + reference name,
     array indexes as [x]: no addresses, so the same leak groups across dumps."""
-    text = "".join(node.class_name + node.reference_name for node in nodes if node.suspect)
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+    sha = hashlib.sha1()
+    for node in nodes:
+        if node.suspect:
+            sha.update((node.class_name + node.reference_name).encode("utf-8"))
+    return sha.hexdigest()
+
+
+def _trace_fingerprint(trace: _Trace) -> str:
+    """fingerprint() over the suspects alone (a run: the rest is not read)."""
+    sha = hashlib.sha1()
+    hops = trace.path.hops
+    for i in trace.suspects():
+        hop = hops[i + 1]
+        name = {"ARRAY_ENTRY": "[x]", "LOCAL": "<Java Local>"}.get(hop.ref_type) or _hop_name(hop)
+        sha.update((_class_name(trace.path._target(i)) + name).encode("utf-8"))
+    return sha.hexdigest()
 
 
 class Leak:
@@ -585,25 +693,26 @@ class Leak:
     object: the leaking HeapObject; key: its LeakCanary watch key or None;
     path: the HeapPath from its GC root; library: True when the path must cross a
     "library" matcher (a known framework or vendor leak), pattern: that
-    matcher; nodes: the TraceNodes; fingerprint: the SHA-1 grouping the same
-    leak across dumps; retained_size / retained_count: what it keeps alive."""
+    matcher; nodes: the TraceNodes (made when read); fingerprint: the SHA-1
+    grouping the same leak across dumps; retained_size / retained_count: what
+    it keeps alive.  str(leak) is LeakCanary's trace, folded past 2 * FOLD + 1
+    nodes."""
 
     __slots__ = ("object", "key", "path", "library", "pattern", "nodes", "fingerprint", "retained_size",
-                 "retained_count", "_retained")
+                 "retained_count", "_trace")
 
-    def __init__(self, obj: HeapObject, key: Optional[str], path: HeapPath, nodes: Iterable[TraceNode],
-                 retained: dict[int, tuple[int, int]]) -> None:
+    def __init__(self, obj: HeapObject, key: Optional[str], trace: _Trace) -> None:
         self.object = obj
         self.key = key
-        self.path = path
-        self.library = bool(path.library)
-        self.pattern = path.library_matcher
-        self.nodes = tuple(nodes)
-        self.fingerprint = fingerprint(self.nodes)
+        self.path = trace.path
+        self.library = bool(self.path.library)
+        self.pattern = self.path.library_matcher
+        self._trace = trace
+        self.nodes = TraceNodes(trace)
+        self.fingerprint = _trace_fingerprint(trace)
         self.retained_size: Optional[int]
         self.retained_count: Optional[int]
-        self.retained_size, self.retained_count = retained.get(obj.id, (None, None))
-        self._retained = retained
+        self.retained_size, self.retained_count = _retained(trace.heap, obj)
 
     @property
     def root_kind(self) -> str:
@@ -620,7 +729,8 @@ class Leak:
         them: the leaking object's class and the first suspect reference
         ("com.example.MainActivity via static Leaks.sActivity")."""
         leaking = self.nodes[-1].class_name
-        suspect = next((node for node in self.nodes[:-1] if node.suspect), None)
+        suspects = self._trace.suspects()  # a run: the first is read, not the whole trace
+        suspect = self.nodes[suspects[0]] if suspects else None
         if suspect is None or suspect.reference is None or suspect.owner is None:
             return leaking
         static = "static " if suspect.reference.ref_type == "STATIC_FIELD" else ""
@@ -640,80 +750,53 @@ class Leak:
         lines = [f"{first}{node.class_name} {_type_name(node.object)}"]
         status = {LEAKING: "YES", NOT_LEAKING: "NO"}.get(node.status, "UNKNOWN")
         lines.append(f"{rest}Leaking: {status}" + (f" ({node.reason})" if node.status != UNKNOWN else ""))
-        size, count = self._retained.get(node.object.id, (None, None))
-        if node.status == LEAKING and size is not None:
-            lines.append(f"{rest}Retaining {human_size(size)} in {count:,} objects")
+        if node.status == LEAKING:
+            size, count = _retained(self._trace.heap, node.object)
+            if size is not None:
+                lines.append(f"{rest}Retaining {human_size(size)} in {count:,} objects")
         lines.extend(rest + label for label in node.labels)
         return lines
 
     def __str__(self) -> str:
-        lines = []
-        if self.library:
-            lines.append(f"Library leak match: {self.pattern!r}")
-            if self.description:
-                lines.append(f"Description: {self.description}")
-        lines += [f"Signature: {self.fingerprint}", "┬───",
-                  f"│ GC Root: {_ROOT_DESCRIPTIONS.get(self.root_kind, self.root_kind)}", "│"]
-        for node in self.nodes[:-1]:
-            lines += self._node_lines(node, "├─ ", "│    ")
+        header = library_lines(self.pattern) + [f"Signature: {self.fingerprint}", "┬───",
+                                                f"│ GC Root: {root_description(self.path.hops)}"]
+
+        def node_lines(i: int, last: bool) -> list[str]:
+            node = self._trace.node(i)
+            if last:
+                return self._node_lines(node, "╰→ ", "     ")
+            lines = self._node_lines(node, "├─ ", "│    ")
             assert node.reference is not None and node.owner is not None  # every node but the last has both
-            static = " static" if node.reference.ref_type == "STATIC_FIELD" else ""
-            dot = "" if node.reference.ref_type == "LOCAL" else "."
-            owner = node.owner.rsplit(".", 1)[-1]
-            prefix = f"    ↓{static} {owner}{dot}"
-            lines.append(f"│{prefix}{node.reference_display}")
+            line = reference_line(node.reference, node.owner)
+            lines.append("│" + line)
             if node.suspect:
-                lines.append("│" + " " * len(prefix) + "~" * len(node.reference_display))
-        lines += self._node_lines(self.nodes[-1], "╰→ ", "     ")
-        return "\n".join(lines)
+                lines.append("│" + " " * (len(line) - len(node.reference_display)) + "~" * len(node.reference_display))
+            return lines
+        return format_trace(header, self._trace.n, node_lines)
 
     def to_dict(self) -> dict[str, Any]:
-        """The leak as JSON-ready data."""
+        """The leak as JSON-ready data (every node of the trace)."""
         def node_dict(node: TraceNode) -> dict[str, Any]:
             out: dict[str, Any] = {"id": node.object.id, "class": node.class_name, "type": _type_name(node.object),
                                    "status": node.status, "reason": node.reason, "labels": list(node.labels)}
-            size, count = self._retained.get(node.object.id, (None, None))
-            if size is not None:
-                out["retained_size"], out["retained_count"] = size, count
+            if node.status == LEAKING:
+                size, count = _retained(self._trace.heap, node.object)
+                if size is not None:
+                    out["retained_size"], out["retained_count"] = size, count
             if node.reference is not None:
                 out["reference"] = {"type": node.reference.ref_type, "owner": node.owner,
                                     "name": node.reference.name, "suspect": node.suspect}
             return out
-        return {"object": {"id": self.object.id, "class": self.nodes[-1].class_name}, "key": self.key,
+        return {"object": {"id": self.object.id, "class": _class_name(self.object)}, "key": self.key,
                 "library": self.library, "pattern": self.pattern._asdict() if self.pattern is not None else None,
                 "description": self.description, "fingerprint": self.fingerprint,
                 "retained_size": self.retained_size, "retained_count": self.retained_count,
                 "root": self.root_kind, "trace": [node_dict(n) for n in self.nodes]}
 
 
-def _trace_nodes(heap: Heap, path: HeapPath, inspectors: Iterable[Callable[[Report], None]], ancestry: _Ancestry,
-                 cache: dict[str, Any]) -> list[TraceNode]:
-    hops = path.hops
-    objects = [hop.target for hop in hops]
-    reports = [Report(heap, obj, ancestry, cache) for obj in objects]
-    for report in reports:
-        for inspect in inspectors:
-            inspect(report)
-    found = _statuses(reports)
-    nodes: list[TraceNode] = []
-    for i, (obj, report, (status, reason)) in enumerate(zip(objects, reports, found)):
-        reference = hops[i + 1] if i + 1 < len(hops) else None
-        owner: Optional[str] = None
-        if reference is not None:
-            if reference.ref_type == "INSTANCE_FIELD":
-                owner = _declaring_class(obj, _hop_name(reference))
-            else:
-                owner = _class_name(obj)
-        # A reference is suspect from the last not-leaking node to the first leaking one.
-        suspect = reference is not None and (
-            status == UNKNOWN or (status == NOT_LEAKING and found[i + 1][0] != NOT_LEAKING))
-        nodes.append(TraceNode(obj, status, reason, tuple(report.labels), reference, owner, suspect))
-    return nodes
-
-
-def _retained(heap: Heap, objects: Iterable[HeapObject]) -> dict[int, tuple[int, int]]:
-    """Retained size and count of each object (the first call computes the dominators)."""
-    return {obj.id: (heap.retained_size(obj), heap.retained_count(obj)) for obj in objects}
+def _retained(heap: Heap, obj: HeapObject) -> tuple[Optional[int], Optional[int]]:
+    """Retained size and count of an object (the first call computes the dominators)."""
+    return heap.retained_size(obj), heap.retained_count(obj)
 
 
 def find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]] = None,
@@ -729,8 +812,10 @@ def find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]] = None,
     ``finder(heap)`` yielding Candidates or HeapObjects; an object found twice
     is one leak (the first key found wins).  inspectors: callables
     ``inspect(report)`` filling a Report per path node.  Leaks come in the
-    finders' order, each finder's in id order.  progress: as open_heap takes
-    it (stages "finders", "paths", "dominators", "leaks": one a leak)."""
+    finders' order, each finder's in id order.  As LeakCanary, the leaking
+    objects are leaves of the search: one reached only through another is
+    part of the other's leak, not a leak of its own.  progress: as open_heap
+    takes it (stages "finders", "paths", "dominators", "leaks": one a leak)."""
     with reporting(progress) as reporter:
         return _find_leaks(heap, exclude, finders, inspectors, reporter)
 
@@ -759,28 +844,27 @@ def _find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]], finders:
     if not candidates:
         return []
     with step(reporter, "paths"):
-        paths = heap.paths_to_root([c.object for c in candidates.values()], exclude=matchers)
+        paths = leaf_paths(heap, [c.object for c in candidates.values()], exclude=matchers)
     if reporter is not None:
-        heap.compute_retained(progress=reporter)
+        heap.compute_retained(progress=reporter)  # each Leak reads its retained size
     return leaks_of_paths(heap, list(candidates.values()), paths, inspectors, reporter)
 
 
-def leaks_of_paths(heap: Heap, candidates: list[Candidate], paths: Sequence[Optional[HeapPath]],
+def leaks_of_paths(heap: Heap, candidates: list[Candidate], paths: Sequence[Optional[HeapPath | NoPath]],
                    inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS,
                    reporter: Optional[Reporter] = None) -> list[Leak]:
-    """The Leaks of candidates whose paths (aligned, None for no path) were
-    searched already: statuses, suspects, fingerprints, retained sizes."""
+    """The Leaks of candidates whose paths (aligned; None or a NoPath for no
+    path) were searched already: statuses, suspects, fingerprints, retained
+    sizes."""
     inspectors = tuple(inspectors)
-    reached = [(candidate, path) for candidate, path in zip(candidates, paths) if path is not None]
     ancestry = _Ancestry()
     cache: dict[str, Any] = {}
-    traces = []
-    for done, (c, p) in enumerate(reached):
+    reached = [(candidate, path) for candidate, path in zip(candidates, paths) if isinstance(path, HeapPath)]
+    leaks = []
+    for done, (candidate, path) in enumerate(reached):
         if reporter is not None:
             reporter(done, len(reached), "leaks")
-        traces.append((c, p, _trace_nodes(heap, p, inspectors, ancestry, cache)))
+        leaks.append(Leak(candidate.object, candidate.key, _Trace(heap, path, inspectors, ancestry, cache)))
     if reporter is not None:
         reporter(len(reached), len(reached), "leaks")
-    retained = _retained(heap, {n.object.id: n.object for _, _, nodes in traces for n in nodes
-                                if n.status == LEAKING}.values())
-    return [Leak(candidate.object, candidate.key, path, nodes, retained) for candidate, path, nodes in traces]
+    return leaks

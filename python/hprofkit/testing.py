@@ -96,10 +96,9 @@ def _keepers(heap: Heap, objects: Sequence[HeapObject], exclude: Iterable[match.
     """The paths from GC roots of the first objects: what keeps them alive."""
     lines: list[str] = []
     exclude = default_exclude(heap) if exclude is None else exclude
-    for obj in objects[:_SHOWN_PATHS]:
-        path = heap.path_to_root(obj, exclude=exclude)
-        lines += ["", f"what keeps {obj!r} alive:",
-                  str(path) if path is not None else "  (not strongly reachable: only weak references hold it)"]
+    shown = list(objects[:_SHOWN_PATHS])
+    for obj, path in zip(shown, heap.paths_to_root(shown, exclude=exclude)):  # one search; a NoPath says why
+        lines += ["", f"what keeps {obj!r} alive:", str(path) if path else f"  {path}"]
     return lines
 
 

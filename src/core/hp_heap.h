@@ -118,6 +118,7 @@ typedef struct hp_class_info {
     uint64_t instances;      /* objects whose class this is */
     uint64_t offset;         /* of its CLASS_DUMP */
     uint16_t n_fields, n_statics;
+    uint32_t n_refs;         /* reference slots of its layout (own and inherited reference fields) */
     int elem_type;           /* array classes: HP_T_OBJECT or the primitive type (by name); else 0 */
 } hp_class_info;
 

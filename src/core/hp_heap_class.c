@@ -89,6 +89,7 @@ void hp_heap_class(const hp_heap *h, uint32_t ord, hp_class_info *out)
     out->offset = c->offset;
     out->n_fields = c->n_fields;
     out->n_statics = c->n_statics;
+    out->n_refs = c->n_refs;
     out->elem_type = c->elem_type;
     if (!out->elem_type && out->name_len > 0 && (out->name[0] == '[' ||
         (out->name_len > 2 && out->name[out->name_len - 1] == ']' && out->name[out->name_len - 2] == '[')))

@@ -130,19 +130,29 @@ const uint32_t *hp_heap_referrers(const hp_heap *h, uint32_t index, uint32_t *co
     return h->rev_src + h->rev_start[index];
 }
 
+/* Counts one unit of work; asks `interrupt` every 2^22 of them. */
+static int stop_now(uint32_t *work, int (*interrupt)(void *), void *ctx)
+{
+    if (++*work >> 22 == 0 || !interrupt)
+        return 0;
+    *work = 0;
+    return interrupt(ctx) != 0;
+}
+
 /* Walks every reference between present objects: counts them per target
  * into start[t + 1] (src NULL), or writes each source at its target's
- * cursor start[t]. */
+ * cursor start[t].  Objects and references count as work: an array of 50 M
+ * references is interrupted too. */
 static int each_edge(const hp_heap *h, uint32_t *start, uint32_t *src, int (*interrupt)(void *), void *ctx)
 {
-    uint32_t i;
+    uint32_t i, work = 0;
     for (i = 0; i < h->n; i++) {
         hp_ref_iter it;
         hp_ref ref;
-        if ((i & 0xFFFFF) == 0xFFFFF && interrupt && interrupt(ctx))
-            return -1;
         hp_ref_iter_init(&it, h, i);
         while (hp_ref_next(&it, &ref)) {
+            if (stop_now(&work, interrupt, ctx))
+                return -1;
             if (ref.target == HP_NONE)
                 continue;
             if (src)
@@ -150,6 +160,8 @@ static int each_edge(const hp_heap *h, uint32_t *start, uint32_t *src, int (*int
             else
                 start[ref.target + 1]++;
         }
+        if (stop_now(&work, interrupt, ctx))
+            return -1;
     }
     return 0;
 }

@@ -43,44 +43,17 @@ int reach_cursor_step(const hp_reach *r, reach_cursor *c, hp_ref *out)
     return 0;
 }
 
-/* The target of edge `pos` is in the graph's row; naming the edge only
- * needs the reference to it, found by comparing ids.  (Resolving every
- * reference on the way, as the cursor does, costs a look-up per element of
- * a large array, for each of the many paths that may go through it.) */
-int hp_reach_edge(const hp_reach *r, uint32_t v, uint32_t pos, hp_ref *out)
+int reach_weak_edge(const hp_reach *r, uint32_t v, hp_ref *out)
 {
-    const uint32_t *row;
-    uint32_t degree, t, before = 0, k;
-    uint64_t t_id;
+    uint32_t cls = hp_heap_object_class(r->heap, v);
     hp_ref_iter it;
-    if (v >= r->n)
+    if (r->semantics != HP_REACH_HPROFKIT || cls == HP_NONE || r->referent_slot[cls] == HP_NONE ||
+        hp_heap_object_kind(r->heap, v) != HP_KIND_INSTANCE)
         return 0;
-    row = hp_graph_row(&r->graph, v, &degree);
-    if (pos >= degree)
-        return 0;
-    t = row[pos];
-    for (k = 0; k < pos; k++)
-        before += row[k] == t;
-    t_id = hp_heap_object_id(r->heap, t);
     hp_ref_iter_init(&it, r->heap, v);
-    it.lazy = 1;
-    while (hp_ref_next(&it, out)) {
-        if (out->target_id != t_id || hp_heap_find(r->heap, t_id) != t)
-            continue;
-        if (r->semantics == HP_REACH_HPROFKIT && reach_is_referent(r, it.cls, out))
-            continue;
-        if (before-- == 0) {
-            out->target = t;
-            return 1;
-        }
-    }
-    if (r->claims && hp_bit(r->claims, v) && r->class_object[hp_heap_object_class(r->heap, v)] == t) {
-        out->kind = HP_REF_CLASS;
-        out->slot = 0;
-        out->target = t;
-        out->target_id = t_id;
-        return 1;
-    }
+    while (hp_ref_next(&it, out))
+        if (out->slot == r->referent_slot[cls])
+            return out->target != HP_NONE;
     return 0;
 }
 
@@ -114,19 +87,100 @@ static int put_sizes(void *ctx, uint32_t first, uint32_t count, uint64_t *sizes)
 
 /* ---- classes ---- */
 
-/* The reference slot of field `name` declared by class `declaring` in the
- * layout of class `cls`, or HP_NONE.  Slots number the object fields in
- * layout order (hp_ref.slot). */
-static uint32_t field_slot(const hp_heap *h, uint32_t cls, uint32_t declaring, const char *name, size_t len)
+/* The class forest: each class under its superclass, numbered depth
+ * first, so that a subclass test is two comparisons and a pass in
+ * class_order sees every superclass before its subclasses.  Linear in the
+ * classes, however deep the hierarchy (a chain of a million classes). */
+static hp_code class_forest(hp_reach *r, hp_error *err)
+{
+    const uint32_t C = r->nclasses;
+    uint32_t *first = hp_array_new(&r->alloc, (uint64_t)C + 1, 4), *kids = hp_array_new(&r->alloc, C, 4);
+    uint32_t *next = hp_array_new(&r->alloc, C, 4), *stack = hp_array_new(&r->alloc, C, 4);
+    uint32_t c, order = 0, clock = 0, top = 0;
+    hp_code rc = HP_OK;
+    r->class_order = hp_array_new(&r->alloc, C, 4);
+    r->class_enter = hp_array_new(&r->alloc, C, 4);
+    r->class_leave = hp_array_new(&r->alloc, C, 4);
+    r->class_refs = hp_array_new(&r->alloc, C, 4);
+    r->class_super = hp_array_new(&r->alloc, C, 4);
+    if (!first || !kids || !next || !stack || !r->class_order || !r->class_enter || !r->class_leave ||
+        !r->class_refs || !r->class_super) {
+        rc = hp_graph_stop(err, HP_E_NOMEM);
+        goto done;
+    }
+    /* Children as CSR: first[c]..first[c + 1] in kids. */
+    memset(first, 0, ((size_t)C + 1) * 4);
+    for (c = 0; c < C; c++) {
+        hp_class_info ci;
+        hp_heap_class(r->heap, c, &ci);
+        r->class_super[c] = ci.super_ord < C && ci.super_ord != c ? ci.super_ord : HP_NONE;
+        r->class_refs[c] = ci.n_refs;
+        r->class_enter[c] = r->class_leave[c] = HP_NONE;
+        if (r->class_super[c] != HP_NONE)
+            first[r->class_super[c] + 1]++;
+    }
+    for (c = 0; c < C; c++)
+        first[c + 1] += first[c];
+    for (c = 0; c < C; c++)
+        next[c] = first[c];
+    for (c = 0; c < C; c++)
+        if (r->class_super[c] != HP_NONE)
+            kids[next[r->class_super[c]]++] = c;
+    for (c = 0; c < C; c++)
+        next[c] = first[c];
+    /* Depth first from each class without a superclass. */
+    for (c = 0; c < C; c++) {
+        if (r->class_super[c] != HP_NONE)
+            continue;
+        stack[top++] = c;
+        r->class_enter[c] = clock++;
+        r->class_order[order++] = c;
+        while (top) {
+            uint32_t x = stack[top - 1];
+            if (next[x] < first[x + 1]) {
+                uint32_t kid = kids[next[x]++];
+                r->class_enter[kid] = clock++;
+                r->class_order[order++] = kid;
+                stack[top++] = kid;
+            } else {
+                r->class_leave[x] = clock++;
+                top--;
+            }
+        }
+    }
+    /* A cycle the heap let through (it refuses them) is left out of the
+     * forest: each of its classes extends only itself. */
+    for (c = 0; c < C; c++)
+        if (r->class_enter[c] == HP_NONE)
+            r->class_order[order++] = c;
+done:
+    r->alloc.free_fn(first);
+    r->alloc.free_fn(kids);
+    r->alloc.free_fn(next);
+    r->alloc.free_fn(stack);
+    return rc;
+}
+
+int reach_extends(const hp_reach *r, uint32_t cls, uint32_t base)
+{
+    if (cls >= r->nclasses || base >= r->nclasses)
+        return 0;
+    if (cls == base)
+        return 1;
+    return r->class_enter[base] != HP_NONE && r->class_enter[cls] != HP_NONE &&
+           r->class_enter[base] <= r->class_enter[cls] && r->class_leave[cls] <= r->class_leave[base];
+}
+
+uint32_t reach_own_ref_slot(const hp_heap *h, uint32_t declaring, const char *name, size_t len)
 {
     hp_field_iter it;
     hp_field f;
     uint32_t slot = 0;
-    hp_field_iter_init(&it, h, cls);
-    while (hp_field_next(&it, &f)) {
+    hp_field_iter_init(&it, h, declaring);
+    while (hp_field_next(&it, &f) && f.declaring == declaring) {
         if (f.type != HP_T_OBJECT)
             continue;
-        if (f.declaring == declaring && hp_heap_field_is(h, &f, name, len))
+        if (hp_heap_field_is(h, &f, name, len))
             return slot;
         slot++;
     }
@@ -138,30 +192,20 @@ static uint32_t find_class(const hp_heap *h, const char *name)
     return hp_heap_find_class_name(h, name, strlen(name), 0);
 }
 
-int reach_extends(const hp_heap *h, uint32_t cls, uint32_t base)
-{
-    uint32_t steps = hp_heap_class_count(h);
-    while (cls != HP_NONE && steps--) {
-        hp_class_info ci;
-        if (cls == base)
-            return 1;
-        hp_heap_class(h, cls, &ci);
-        cls = ci.super_ord;
-    }
-    return 0;
-}
-
-/* Which classes' referent is not strong (see referent_slot). */
+/* Per class, the slot of Reference.referent (not strong), or HP_NONE. */
 static void find_referents(hp_reach *r)
 {
-    static const char *const kinds[] = { "java.lang.ref.WeakReference", "java.lang.ref.SoftReference",
+    static const char *const kinds[4] = { "java.lang.ref.WeakReference", "java.lang.ref.SoftReference",
                                          "java.lang.ref.FinalReference", "java.lang.ref.PhantomReference" };
     const hp_heap *h = r->heap;
-    uint32_t reference = find_class(h, "java.lang.ref.Reference"), bases[4], c;
+    uint32_t reference = find_class(h, "java.lang.ref.Reference"), bases[4], c, own;
     size_t nbases = 0, k;
     for (c = 0; c < r->nclasses; c++)
         r->referent_slot[c] = HP_NONE;
     if (reference == HP_NONE)
+        return;
+    own = reach_own_ref_slot(h, reference, "referent", 8);
+    if (own == HP_NONE)
         return;
     if (r->semantics == HP_REACH_HPROFKIT)
         bases[nbases++] = reference;
@@ -169,10 +213,12 @@ static void find_referents(hp_reach *r)
         for (k = 0; k < 4; k++)
             if ((bases[nbases] = find_class(h, kinds[k])) != HP_NONE)
                 nbases++;
+    /* Slots number a layout's own fields first: Reference's own begin
+     * after the fields its subclasses between add. */
     for (c = 0; c < r->nclasses; c++)
         for (k = 0; k < nbases; k++)
-            if (reach_extends(h, c, bases[k])) {
-                r->referent_slot[c] = field_slot(h, c, reference, "referent", 8);
+            if (reach_extends(r, c, bases[k]) && reach_extends(r, c, reference)) {
+                r->referent_slot[c] = r->class_refs[c] - r->class_refs[reference] + own;
                 break;
             }
 }
@@ -281,8 +327,11 @@ hp_code hp_reach_build(const hp_heap *h, int semantics, const hp_alloc *alloc, c
         hp_heap_class(h, c, &ci);
         r->class_object[c] = ci.object_index;
     }
-    find_referents(r);
-    rc = collect_roots(r, err);
+    rc = class_forest(r, err);
+    if (rc == HP_OK) {
+        find_referents(r);
+        rc = collect_roots(r, err);
+    }
     if (rc == HP_OK && semantics == HP_REACH_VISUALVM)
         rc = reach_vv_search(r, cp, err);
     if (rc == HP_OK) {
@@ -313,6 +362,11 @@ void hp_reach_free(hp_reach *r)
     r->alloc.free_fn(r->threads);
     r->alloc.free_fn(r->class_object);
     r->alloc.free_fn(r->referent_slot);
+    r->alloc.free_fn(r->class_order);
+    r->alloc.free_fn(r->class_enter);
+    r->alloc.free_fn(r->class_leave);
+    r->alloc.free_fn(r->class_refs);
+    r->alloc.free_fn(r->class_super);
     r->alloc.free_fn(r->is_root);
     r->alloc.free_fn(r->claims);
     r->alloc.free_fn(r->parent);

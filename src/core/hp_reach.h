@@ -89,22 +89,66 @@ typedef struct hp_reach_rule {
 } hp_reach_rule;
 
 /* Rules compiled against one hp_reach.  Not thread-safe (it caches the
- * reference it last named); one per search. */
+ * reference it last named); one per search.  Compiling is linear in the
+ * classes, roots, objects and rules, however deep the class hierarchy. */
 typedef struct hp_reach_matcher hp_reach_matcher;
 
-/* Errors: HP_E_NOMEM, HP_E_USAGE (a rule naming no class of the dump). */
+/* Errors: HP_E_NOMEM, HP_E_ABORTED, HP_E_USAGE (a rule naming no class of
+ * the dump). */
 hp_code hp_reach_matcher_new(const hp_reach *r, const hp_reach_rule *rules, size_t nrules,
-                             hp_reach_matcher **out, hp_error *err);
+                             const hp_checkpoint *cp, hp_reach_matcher **out, hp_error *err);
 void hp_reach_matcher_free(hp_reach_matcher *m);
 /* The rule matching edge `pos` of v (v = HP_MARK: root number pos), or -1. */
 int hp_reach_matcher_rule(hp_reach_matcher *m, uint32_t v, uint32_t pos);
 
+/* How a search treats its targets: LEAVES, as leaves (a path to one never
+ * passes another: LeakCanary's leaks); EXPLAIN, going on across ignored
+ * references and weak referents for the targets left (hp_paths.h), so that
+ * each gets its tier. */
+enum { HP_PATHS_LEAVES = 1, HP_PATHS_EXPLAIN = 2 };
+
 /* One breadth-first search (hp_paths.h) from the roots over the graph,
- * with the matcher's rules (NULL: none) as edge classes; the targets are
- * leaves (a path to one never passes another) and the search stops once
- * all have their path (ntargets = 0: a full search). */
-hp_code hp_reach_paths(const hp_reach *r, hp_reach_matcher *m, const uint32_t *targets, size_t ntargets,
+ * with the matcher's rules (NULL: none) as edge classes; it stops once
+ * every target has its path (ntargets = 0: a full search).  Referents
+ * are WEAK edges (hprofkit: outside the graph, HP_EDGE_OUTSIDE). */
+hp_code hp_reach_paths(const hp_reach *r, hp_reach_matcher *m, const uint32_t *targets, size_t ntargets, int flags,
                        const hp_checkpoint *cp, hp_bfs *out, hp_error *err);
+
+/* ---- routes: the paths of a search, kept for naming ---- */
+
+/* The tree of the targets' paths (hp_bfs_tree) and, per target, its tier
+ * (HP_TIER_*, or HP_ROUTE_NONE: no path even across ignored and weak
+ * references) and the rule that gave it that tier (the library rule its
+ * path crosses first for HP_TIER_LOW, the rule excluding the reference it
+ * needs for HP_TIER_IGNORED; else -1). */
+#define HP_ROUTE_NONE 4
+typedef struct hp_reach_routes {
+    hp_bfs_tree tree;
+    uint8_t *tier;
+    int32_t *rule;
+} hp_reach_routes;
+
+/* Compiles the rules, searches (hp_reach_paths with HP_PATHS_EXPLAIN and
+ * `flags`) and keeps the targets' paths.  Memory while it runs: the
+ * search's; kept: the tree (13 B a node) and 5 B a target. */
+hp_code hp_reach_routes_find(const hp_reach *r, const hp_reach_rule *rules, size_t nrules, const uint32_t *targets,
+                             size_t ntargets, int flags, const hp_checkpoint *cp, hp_reach_routes *out, hp_error *err);
+void hp_reach_routes_free(hp_reach_routes *rt);
+
+/* Names the edges of paths: which reference (field slot, array index,
+ * static) edge `pos` of v's row is.  O(1) amortised: a holder of more than
+ * HP_NAMER_SMALL reference slots named a second time gets a table of its
+ * row (5 B a slot, kept with the namer).  Not thread-safe; reads the dump. */
+#define HP_NAMER_SMALL 64
+typedef struct hp_reach_namer hp_reach_namer;
+hp_reach_namer *hp_reach_namer_new(const hp_reach *r); /* NULL: out of memory */
+void hp_reach_namer_free(hp_reach_namer *nm);
+/* The reference behind edge `pos` of v (pos = HP_EDGE_OUTSIDE: v's weak
+ * referent, hprofkit): 1 and *out (kind HP_REF_* or HP_REF_CLASS, target
+ * the row's); 0 when v has no such edge; -1 when memory runs out. */
+int hp_reach_namer_edge(hp_reach_namer *nm, uint32_t v, uint32_t pos, hp_ref *out);
+/* Bytes the namer's tables hold. */
+uint64_t hp_reach_namer_bytes(const hp_reach_namer *nm);
 
 /* ---- dominators and retained sizes ---- */
 

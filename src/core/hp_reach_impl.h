@@ -18,6 +18,12 @@ struct hp_reach {
     uint32_t *threads;        /* (serial, vertex) pairs of thread objects, by serial */
     size_t nthreads;
     uint32_t *class_object;   /* per class: its class object's vertex */
+    /* The class forest (hp_reach.c, class_forest): every class after its
+     * superclass, and depth-first numbers for subclass tests. */
+    uint32_t *class_order;
+    uint32_t *class_enter, *class_leave;
+    uint32_t *class_refs;     /* per class: reference slots of its layout (own and inherited) */
+    uint32_t *class_super;    /* per class: its superclass, or HP_NONE */
     /* Per class: the reference slot of Reference.referent that is not
      * strong, or HP_NONE.  hprofkit: every subclass of Reference, and the
      * slot is left out of the graph; visualvm: the four reference kinds,
@@ -63,8 +69,18 @@ static inline int reach_is_referent(const hp_reach *r, uint32_t cls, const hp_re
     return ref->kind == HP_REF_FIELD && cls != HP_NONE && ref->slot == r->referent_slot[cls];
 }
 
-/* Whether class `cls` is `base` or a subclass of it. */
-int reach_extends(const hp_heap *h, uint32_t cls, uint32_t base);
+/* hprofkit: v's referent, if v is a Reference holding one (the weak edge
+ * the graph leaves out): 1 and *out, else 0. */
+int reach_weak_edge(const hp_reach *r, uint32_t v, hp_ref *out);
+
+/* Whether class `cls` is `base` or a subclass of it.  O(1). */
+int reach_extends(const hp_reach *r, uint32_t cls, uint32_t base);
+
+/* The position of field `name` among the reference fields class
+ * `declaring` declares itself, or HP_NONE.  In the layout of a class
+ * extending it, the field's slot is class_refs[cls] - class_refs[declaring]
+ * + that position (a layout's own fields come first). */
+uint32_t reach_own_ref_slot(const hp_heap *h, uint32_t declaring, const char *name, size_t len);
 
 /* visualvm: the search (before the graph), then the tree objects (after
  * it); hp_reach_visualvm.c. */

@@ -139,13 +139,13 @@ static void run(const hp_heap *h, int semantics, const uint8_t *data, size_t siz
     rules[1].pattern = HP_RULE_THREAD;
     rules[1].edge = HP_EDGE_LOW;
     rules[1].thread_serial = size > 3 ? data[size - 3] : 1;
-    if (hp_heap_class_count(h) && hp_reach_matcher_new(r, rules, 2, &m, &err) != HP_OK)
+    if (hp_heap_class_count(h) && hp_reach_matcher_new(r, rules, 2, NULL, &m, &err) != HP_OK)
         die("the rules did not compile");
     target = n ? (uint32_t)(size % n) : 0;
-    if (hp_reach_paths(r, m, n ? &target : NULL, n ? 1 : 0, NULL, &b, &err) != HP_OK)
+    if (hp_reach_paths(r, m, n ? &target : NULL, n ? 1 : 0, HP_PATHS_LEAVES, NULL, &b, &err) != HP_OK)
         die("the search failed");
     hp_bfs_free(&b);
-    if (hp_reach_paths(r, m, NULL, 0, NULL, &b, &err) != HP_OK)
+    if (hp_reach_paths(r, m, NULL, 0, 0, NULL, &b, &err) != HP_OK)
         die("the full search failed");
     check_paths(r, &b, n);
     hp_bfs_free(&b);

@@ -571,7 +571,7 @@ static void check_merged(const hp_heap *h, hp_reach *r, uint32_t *seed)
     hp_error err;
     for (k = 0; k < ntargets; k++) /* duplicates, and one past the objects */
         targets[k] = k == 0 ? n : xorshift(seed) % n;
-    CHECK_EQ_U64(hp_reach_paths(r, NULL, NULL, 0, NULL, &b, &err), HP_OK);
+    CHECK_EQ_U64(hp_reach_paths(r, NULL, NULL, 0, 0, NULL, &b, &err), HP_OK);
     CHECK_EQ_U64(hp_reach_merged(r, &b, targets, ntargets, NULL, &m, &err), HP_OK);
     node_hash = xmalloc((size_t)m.count * 8 + 8);
     for (k = 0; k < m.count; k++) { /* parents first: a node's hash from its parent's */
@@ -677,7 +677,7 @@ static void test_merged_failures(void)
     CHECK_EQ_U64(hp_reach_build(h, HP_REACH_HPROFKIT, &counting, NULL, &r, &err), HP_OK);
     CHECK_EQ_U64(hp_reach_dominators(r, 1, NULL, &err), HP_OK);
     CHECK_EQ_U64(hp_reach_tree(r, NULL, &tree, &err), HP_OK);
-    CHECK_EQ_U64(hp_reach_paths(r, NULL, NULL, 0, NULL, &b, &err), HP_OK);
+    CHECK_EQ_U64(hp_reach_paths(r, NULL, NULL, 0, 0, NULL, &b, &err), HP_OK);
     for (k = 0; k < 40; k++)
         targets[k] = k % hp_heap_object_count(h);
     live = countalloc_live;

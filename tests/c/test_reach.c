@@ -221,7 +221,7 @@ static void check_paths(const fixture *f, const model *m, const model *without_o
         plain = xmalloc((size_t)m->n * sizeof(int));
         model_bfs(without_other, -1, plain);
     }
-    CHECK(hp_reach_paths(f->reach, rules, NULL, 0, NULL, &b, &err) == HP_OK);
+    CHECK(hp_reach_paths(f->reach, rules, NULL, 0, 0, NULL, &b, &err) == HP_OK);
     for (v = 0; v < m->n; v++) {
         uint32_t len = hp_bfs_path(&b, m->index[v], vertices, edges, 4096), k;
         if (dist[v] < 0) {
@@ -282,11 +282,11 @@ static void test_random_graphs(void)
         rule.name = "other";
         rule.name_len = 5;
         rule.edge = HP_EDGE_IGNORE;
-        CHECK(hp_reach_matcher_new(f.reach, &rule, 1, &rules, &err) == HP_OK);
+        CHECK(hp_reach_matcher_new(f.reach, &rule, 1, NULL, &rules, &err) == HP_OK);
         check_paths(&f, &m, &plain, rules, 0);
         hp_reach_matcher_free(rules);
         rule.edge = HP_EDGE_LOW;
-        CHECK(hp_reach_matcher_new(f.reach, &rule, 1, &rules, &err) == HP_OK);
+        CHECK(hp_reach_matcher_new(f.reach, &rule, 1, NULL, &rules, &err) == HP_OK);
         check_paths(&f, &m, &plain, rules, 1);
         hp_reach_matcher_free(rules);
         model_free(&m);
@@ -325,7 +325,7 @@ static void test_weak_referent(void)
         }
         node0 = hp_heap_find(f.heap, rk_node_id(0));
         weak = hp_heap_find(f.heap, RK_WEAK);
-        CHECK(hp_reach_paths(f.reach, NULL, NULL, 0, NULL, &b, &err) == HP_OK);
+        CHECK(hp_reach_paths(f.reach, NULL, NULL, 0, 0, NULL, &b, &err) == HP_OK);
         CHECK(!hp_bit(b.visited, node0));
         CHECK(hp_bit(b.visited, weak));
         hp_bfs_free(&b);
@@ -368,8 +368,8 @@ static void test_roots_and_rules(void)
     rule.pattern = HP_RULE_THREAD;
     rule.thread_serial = 7;
     rule.edge = HP_EDGE_LOW;
-    CHECK(hp_reach_matcher_new(f.reach, &rule, 1, &m, &err) == HP_OK);
-    CHECK(hp_reach_paths(f.reach, m, &n1, 1, NULL, &b, &err) == HP_OK);
+    CHECK(hp_reach_matcher_new(f.reach, &rule, 1, NULL, &m, &err) == HP_OK);
+    CHECK(hp_reach_paths(f.reach, m, &n1, 1, HP_PATHS_LEAVES, NULL, &b, &err) == HP_OK);
     {
         uint32_t vertices[4], edges[4];
         CHECK_EQ_U64(hp_bfs_path(&b, n1, vertices, edges, 4), 2); /* through the array, not the frame */
@@ -384,14 +384,14 @@ static void test_roots_and_rules(void)
     rule.pattern = HP_RULE_ROOT_CLASS;
     rule.cls = hp_heap_find_class_id(f.heap, RK_C_NODE);
     rule.edge = HP_EDGE_IGNORE;
-    CHECK(hp_reach_matcher_new(f.reach, &rule, 1, &m, &err) == HP_OK);
-    CHECK(hp_reach_paths(f.reach, m, NULL, 0, NULL, &b, &err) == HP_OK);
+    CHECK(hp_reach_matcher_new(f.reach, &rule, 1, NULL, &m, &err) == HP_OK);
+    CHECK(hp_reach_paths(f.reach, m, NULL, 0, 0, NULL, &b, &err) == HP_OK);
     CHECK(!hp_bit(b.visited, n3)); /* node 2 (its only holder) is rooted by a frame only */
     CHECK(hp_bit(b.visited, n1)); /* through the array */
     hp_bfs_free(&b);
     hp_reach_matcher_free(m);
     rule.cls = 999;
-    CHECK(hp_reach_matcher_new(f.reach, &rule, 1, &m, &err) == HP_E_USAGE);
+    CHECK(hp_reach_matcher_new(f.reach, &rule, 1, NULL, &m, &err) == HP_E_USAGE);
     fixture_close(&f);
 }
 
@@ -452,7 +452,7 @@ static void test_interrupts(void)
             if (rc == HP_OK) {
                 rc = hp_reach_dominators(r, 1, &cp, &err);
                 if (rc == HP_OK)
-                    rc = hp_reach_paths(r, NULL, NULL, 0, &cp, &b, &err);
+                    rc = hp_reach_paths(r, NULL, NULL, 0, 0, &cp, &b, &err);
                 if (rc == HP_OK)
                     hp_bfs_free(&b);
                 hp_reach_free(r);
@@ -489,7 +489,7 @@ static void test_long_list(void)
         CHECK_EQ_U64(hp_reach_retained(f.reach, first), (uint64_t)n * hp_heap_shallow_size(f.heap, first));
         CHECK_EQ_U64(hp_reach_retained_count(f.reach, first), (uint64_t)n + (semantics == HP_REACH_VISUALVM));
         CHECK_EQ_U64(hp_reach_idom(f.reach, last), hp_heap_find(f.heap, rk_node_id(n - 2)));
-        CHECK(hp_reach_paths(f.reach, NULL, &last, 1, NULL, &b, &err) == HP_OK);
+        CHECK(hp_reach_paths(f.reach, NULL, &last, 1, HP_PATHS_LEAVES, NULL, &b, &err) == HP_OK);
         len = hp_bfs_path(&b, last, NULL, NULL, 0);
         CHECK_EQ_U64(len, (uint32_t)n);
         hp_bfs_free(&b);
@@ -538,7 +538,7 @@ static void test_failures(void)
                     rc = hp_reach_class_retained(r, NULL, &by_class, &err);
                 }
                 if (rc == HP_OK) {
-                    rc = hp_reach_paths(r, NULL, NULL, 0, NULL, &b, &err);
+                    rc = hp_reach_paths(r, NULL, NULL, 0, 0, NULL, &b, &err);
                     hp_bfs_free(&b);
                 }
                 hp_reach_free(r);

@@ -61,10 +61,8 @@ def _collect(src: Source, baseline: Optional[Source], limits: Limits) -> dict[st
     biggest = ranking.top_level(limits.dominators)
     rows = sections.histogram_rows(src)
     overview = sections.overview(src, table, limits, rows, biggest)
-    # Paths from GC roots: each suspect's alone (its shortest), the other biggest objects' in one search.
-    suspects = [obj for obj, size in biggest if size > sections.suspect_threshold(overview["total"])]
-    paths = paths_of(table, suspects, each=True)
-    paths.update(paths_of(table, [obj for obj, _ in biggest if obj not in suspects]))
+    # Paths from GC roots: one search gives each of the biggest objects its own shortest.
+    paths = paths_of(table, [obj for obj, _ in biggest])
     data: dict[str, Any] = {
         "format": FORMAT, "generator": f"hprofkit {__version__}",
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 if TYPE_CHECKING:
     from .._heap import Heap, HeapObject
-    from .._reach import HeapPath
+    from .._reach import HeapPath, NoPath
 
 # A String's text is shown up to this many characters (then "…"); a String
 # longer than DECODE_CHARS is not even decoded (memory stays bounded).
@@ -107,7 +107,7 @@ def cut_ends(items: Sequence[Any]) -> list[Any]:
     return list(items[:PATH_ENDS]) + [len(items) - 2 * PATH_ENDS] + list(items[-PATH_ENDS:])
 
 
-def path_data(table: ObjectTable, path: Optional[HeapPath]) -> Optional[PathData]:
+def path_data(table: ObjectTable, path: Union[HeapPath, NoPath, None]) -> Optional[PathData]:
     """A path's hops as [ref_type, name, row of the object reached], cut at its ends."""
     if not path:  # None, or (with a search that says why) a false NoPath
         return None
@@ -115,19 +115,13 @@ def path_data(table: ObjectTable, path: Optional[HeapPath]) -> Optional[PathData
             for hop in cut_ends(path.hops)]
 
 
-def paths_of(table: ObjectTable, objects: Iterable[HeapObject], *, each: bool = False) -> dict[str, Optional[PathData]]:
+def paths_of(table: ObjectTable, objects: Iterable[HeapObject]) -> dict[str, Optional[PathData]]:
     """{object row: path data} for objects: their shortest paths from GC
     roots in the graph the dominators are computed on (the heap's semantics;
     no matcher: leak traces apply LeakCanary's, this is MAT's "path to GC
-    roots").
-
-    One search finds them all, in which (as LeakCanary's) a path to one
-    object never passes through another: a path may then be longer than the
-    object's own shortest, and an object reachable only through others has
-    none; those are searched again alone.  each=True searches every object
-    alone: each path the shortest (a search costs a walk of the heap)."""
+    roots").  One search gives each object the path a search for it alone
+    gives (a path to one may pass through another); None where it has none."""
     heap = table.heap
     objects = list(objects)
-    found = [heap.path_to_root(obj, exclude=()) for obj in objects] if each else heap.paths_to_root(objects, exclude=())
-    found = [path if path or each else heap.path_to_root(obj, exclude=()) for obj, path in zip(objects, found)]
+    found = heap.paths_to_root(objects, exclude=())
     return {str(table.row(obj)): path_data(table, path) for obj, path in zip(objects, found)}
