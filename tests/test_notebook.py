@@ -126,3 +126,20 @@ def test_batch_result(executed):
     assert f"3 inputs, <span class='hkn-fail'>1 failed</span>" in page
     figures_in_order(page, [f for g in result.leak_groups for f in (g.fingerprint[:12],)])
     assert html.escape(result.failed[0].error) in page
+
+
+def test_long_paths_and_leaks_fold_as_their_text(tmp_path):
+    """A 20,000-node leak chain (tests/hostile.py): the path and leak views show the
+    first and last FOLD nodes and count the others, as str() does: a small page."""
+    import hostile
+    from hprofkit._reach import FOLD
+    dump = tmp_path / "chain.hprof"
+    hostile.write_dump(dump, hostile.leak_chain_dump(20_000))
+    with hprofkit.open_heap(dump) as heap:
+        (leak,) = heap.find_leaks()
+        n = len(leak.nodes)
+        for page in (leak._repr_html_(), leak.path._repr_html_()):
+            assert f"… {n - 2 * FOLD:,} more hops …" in page
+            assert page.count("<li") == 2 * FOLD + 2 and len(page) < 20_000
+        assert re.findall(r"<li class='hkn-node-(\w+)'>", leak._repr_html_()) == \
+            [leak.nodes[i].status for i in [*range(FOLD), *range(n - FOLD, n)]]
