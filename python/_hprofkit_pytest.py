@@ -74,9 +74,12 @@ def _settings_for(directory: Path, config: pytest.Config) -> tuple[Any, Path | N
         table = _hprofkit_table(pyproject)
         if table is not None:
             try:
-                return CheckSettings.from_toml(table), pyproject
+                settings = CheckSettings.from_toml(table)
             except (ValueError, TypeError) as exc:
                 raise pytest.UsageError(f"{pyproject}: {exc}") from None
+            if settings.mapping is not None:  # relative to the pyproject.toml that names it
+                settings.mapping = str(pyproject.parent / settings.mapping)
+            return settings, pyproject
     config.issue_config_time_warning(pytest.PytestConfigWarning(
         f"--hprof-check {directory}: no [tool.hprofkit] in a pyproject.toml above it nor in the rootdir's: "
         f"running the default checks (no application leaks, Android matchers)"), stacklevel=2)
@@ -120,12 +123,15 @@ def _hprof_heap_cache() -> Any:
 def hprof_heap(request: pytest.FixtureRequest, _hprof_heap_cache: dict) -> Callable[..., Any]:
     """A factory: hprof_heap("app.hprof", **open_heap options) opens a dump
     (plain, .gz, .bz2, an hprofkit pack or a Tailor mini; relative paths from
-    the test file's directory) and caches its Heap for the session."""
+    the test file's directory, a mapping= path too) and caches its Heap for
+    the session."""
     from hprofkit import open_heap
     inputs = request.config.stash[_RUN].inputs
 
     def open_(path: str | os.PathLike[str], **options: Any) -> Any:
         full = Path(request.path).parent / path
+        if isinstance(options.get("mapping"), (str, os.PathLike)):
+            options["mapping"] = str((Path(request.path).parent / options["mapping"]).resolve())
         key = (str(full.resolve()), tuple(sorted(options.items())))
         heap = _hprof_heap_cache.get(key)
         if heap is None:

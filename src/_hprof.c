@@ -12,7 +12,7 @@ static int module_exec(PyObject *module)
         hprof_header_init, hprof_iter_init, hprof_stats_init,
         hprof_parser_init, hprof_filter_init, hprof_pack_init, hprof_heap_iter_init, hprof_routes_init,
         hprof_heap_object_init,
-        hprof_heap_init, hprof_register_init,
+        hprof_heap_init, hprof_mapping_init, hprof_register_init,
     };
     hprof_state *st = hprof_get_state(module);
     size_t i;
@@ -43,6 +43,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->field_type);
     Py_VISIT(st->gc_root_type);
     Py_VISIT(st->stack_frame_type);
+    Py_VISIT(st->mapping_type);
     Py_VISIT(st->routes_type);
     Py_VISIT(st->route_type);
     for (i = 0; i <= HP_E_NO_DUMP; i++)
@@ -73,6 +74,7 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->field_type);
     Py_CLEAR(st->gc_root_type);
     Py_CLEAR(st->stack_frame_type);
+    Py_CLEAR(st->mapping_type);
     Py_CLEAR(st->routes_type);
     Py_CLEAR(st->route_type);
     for (i = 0; i <= HP_E_NO_DUMP; i++)

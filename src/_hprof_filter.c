@@ -1,6 +1,7 @@
 /* Stream filters for Python: the core's push filters (Tailor encoder and
- * decoder, Android converter, BMD encoder and decoder) behind one type shaped
- * like zlib's compressobj: feed(data) -> bytes, flush() -> bytes, eof.
+ * decoder, Android converter, BMD encoder and decoder, renamer) behind one
+ * type shaped like zlib's compressobj: feed(data) -> bytes, flush() -> bytes,
+ * eof.
  *
  * The core filters share one shape (new / feed / finish / free with an
  * output sink); one glue type holds any of them and calls the core functions
@@ -11,12 +12,14 @@
 
 #include "core/hp_bmd.h"
 #include "core/hp_convert.h"
+#include "core/hp_rename.h"
 #include "core/hp_sink.h"
 #include "core/hp_tailor.h"
 
-typedef enum { TAILOR_ENCODER, TAILOR_DECODER, CONVERTER, BMD_ENCODER, BMD_DECODER } filter_kind;
+typedef enum { TAILOR_ENCODER, TAILOR_DECODER, CONVERTER, BMD_ENCODER, BMD_DECODER, RENAMER } filter_kind;
 
-static const char *const kind_names[] = { "TailorEncoder", "TailorDecoder", "Converter", "BmdEncoder", "BmdDecoder" };
+static const char *const kind_names[] = { "TailorEncoder", "TailorDecoder", "Converter", "BmdEncoder", "BmdDecoder",
+                                          "Renamer" };
 
 typedef struct {
     PyObject_HEAD
@@ -27,6 +30,7 @@ typedef struct {
         hp_converter *converter;
         hp_bmd_encoder *bmd_encoder;
         hp_bmd_decoder *bmd_decoder;
+        hp_renamer *renamer;
         void *any; /* NULL when creation failed */
     } core;
     hp_bmd_names *names; /* the BMD decoder's, which it reads */
@@ -62,8 +66,13 @@ static hp_code bmd_decoder_call(void *core, const uint8_t *data, size_t len, con
 static int bmd_encoder_again(const void *core) { return hp_bmd_encoder_again(core); }
 static int bmd_decoder_again(const void *core) { return hp_bmd_decoder_again(core); }
 
+static hp_code renamer_call(void *core, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
+{
+    return data ? hp_renamer_feed(core, data, len, out, err) : hp_renamer_finish(core, out, err);
+}
+
 static const hprof_stream_fn kind_calls[] = { tailor_encoder_call, tailor_decoder_call, converter_call,
-                                              bmd_encoder_call, bmd_decoder_call };
+                                              bmd_encoder_call, bmd_decoder_call, renamer_call };
 
 static PyObject *filter_call(Filter *self, PyObject *data, int fd)
 {
@@ -137,7 +146,7 @@ static PyObject *filter_counter(Filter *self, PyObject *unused)
     size_t i;
     (void)unused;
     d = PyDict_New();
-    if (!d || self->kind == CONVERTER) /* the converter keeps no counter */
+    if (!d || self->kind == CONVERTER || self->kind == RENAMER) /* the converter and the renamer keep no counter */
         return d;
     if (self->kind == BMD_ENCODER || self->kind == BMD_DECODER)
         return bmd_counter(self, d);
@@ -191,17 +200,20 @@ static PyObject *bmd_get(Filter *self, void *closure)
     return which == 0 ? PyBool_FromLong((long)v) : PyLong_FromUnsignedLongLong(v);
 }
 
-/* Only the converter can finish on a dump that was cut short: a Tailor mini
- * must end with HEAP_DUMP_END, so the Tailor encoder and decoder refuse one
- * (HP_E_TRUNCATED). */
+/* Only the converter and the renamer can finish on a dump that was cut
+ * short: a Tailor mini must end with HEAP_DUMP_END, so the Tailor encoder
+ * and decoder refuse one (HP_E_TRUNCATED). */
 static void converter_unfinished(const void *core, hp_unfinished *out) { hp_converter_unfinished(core, out); }
+static void renamer_unfinished(const void *core, hp_unfinished *out) { hp_renamer_unfinished(core, out); }
 
 static PyObject *filter_unfinished(Filter *self, void *unused)
 {
     (void)unused;
-    if (self->kind != CONVERTER)
-        Py_RETURN_NONE;
-    return hprof_stream_unfinished(&self->s, converter_unfinished, self->core.converter);
+    if (self->kind == CONVERTER)
+        return hprof_stream_unfinished(&self->s, converter_unfinished, self->core.converter);
+    if (self->kind == RENAMER)
+        return hprof_stream_unfinished(&self->s, renamer_unfinished, self->core.renamer);
+    Py_RETURN_NONE;
 }
 
 /* As the Python codecs print themselves: <hprofkit.Converter 1,024 bytes in, 1,200 out>. */
@@ -398,6 +410,130 @@ static PyObject *converter_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     return filter_ready(self);
 }
 
+/* The renamer's plan, from Python: records [(tag, key, bytes)], classes
+ * [(class_id, (static name ids), (field name ids))]; 0 keeps a name. */
+typedef struct {
+    hp_rename_plan plan;
+    hp_buf blob;
+    hp_rename_record *records;
+    hp_rename_class *classes;
+    uint64_t *names;
+} plan_build;
+
+static int plan_records(plan_build *b, PyObject *records)
+{
+    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(records);
+    b->records = PyMem_RawCalloc((size_t)n + 1, sizeof *b->records);
+    if (!b->records)
+        return PyErr_NoMemory(), -1;
+    for (i = 0; i < n; i++) {
+        unsigned char tag;
+        unsigned long long key;
+        Py_buffer bytes;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(records, i), "bKy*:records", &tag, &key, &bytes))
+            return -1;
+        b->records[i].tag = tag;
+        b->records[i].key = key;
+        b->records[i].offset = b->blob.len;
+        b->records[i].len = (size_t)bytes.len;
+        if (hp_buf_append(&b->blob, bytes.buf, (size_t)bytes.len) < 0) {
+            PyBuffer_Release(&bytes);
+            return PyErr_NoMemory(), -1;
+        }
+        PyBuffer_Release(&bytes);
+    }
+    b->plan.records = b->records;
+    b->plan.n_records = (size_t)n;
+    b->plan.blob = b->blob.data;
+    b->plan.blob_len = b->blob.len;
+    return 0;
+}
+
+/* The ids of a tuple of ints into names[at ...]. */
+static int plan_ids(PyObject *ids, uint64_t *names, size_t at)
+{
+    Py_ssize_t i;
+    for (i = 0; i < PyTuple_GET_SIZE(ids); i++) {
+        unsigned long long v = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(ids, i));
+        if (v == (unsigned long long)-1 && PyErr_Occurred())
+            return -1;
+        names[at + (size_t)i] = v;
+    }
+    return 0;
+}
+
+static int plan_classes(plan_build *b, PyObject *classes)
+{
+    Py_ssize_t i, n = PySequence_Fast_GET_SIZE(classes);
+    size_t total = 0, at = 0;
+    for (i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(classes, i), *statics, *fields;
+        unsigned long long class_id;
+        if (!PyArg_ParseTuple(item, "KO!O!:classes", &class_id, &PyTuple_Type, &statics, &PyTuple_Type, &fields))
+            return -1;
+        total += (size_t)PyTuple_GET_SIZE(statics) + (size_t)PyTuple_GET_SIZE(fields);
+    }
+    b->classes = PyMem_RawCalloc((size_t)n + 1, sizeof *b->classes);
+    b->names = PyMem_RawCalloc(total + 1, sizeof *b->names);
+    if (!b->classes || !b->names)
+        return PyErr_NoMemory(), -1;
+    for (i = 0; i < n; i++) {
+        PyObject *statics, *fields;
+        unsigned long long class_id;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(classes, i), "KO!O!", &class_id, &PyTuple_Type, &statics,
+                              &PyTuple_Type, &fields))
+            return -1;
+        if (PyTuple_GET_SIZE(statics) > 0xFFFF || PyTuple_GET_SIZE(fields) > 0xFFFF) {
+            PyErr_SetString(PyExc_ValueError, "a CLASS_DUMP has at most 65535 statics and fields");
+            return -1;
+        }
+        b->classes[i].class_id = class_id;
+        b->classes[i].first = at;
+        b->classes[i].n_statics = (uint32_t)PyTuple_GET_SIZE(statics);
+        b->classes[i].n_fields = (uint32_t)PyTuple_GET_SIZE(fields);
+        if (plan_ids(statics, b->names, at) < 0 || plan_ids(fields, b->names, at + b->classes[i].n_statics) < 0)
+            return -1;
+        at += b->classes[i].n_statics + b->classes[i].n_fields;
+    }
+    b->plan.classes = b->classes;
+    b->plan.n_classes = (size_t)n;
+    b->plan.names = b->names;
+    b->plan.n_names = total;
+    return 0;
+}
+
+static PyObject *renamer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = { "prelude", "records", "classes", NULL };
+    Py_buffer prelude = { 0 };
+    PyObject *records = NULL, *classes = NULL, *records_seq = NULL, *classes_seq = NULL, *empty;
+    Filter *self = NULL;
+    plan_build b;
+    memset(&b, 0, sizeof b);
+    hp_buf_init(&b.blob, &hprof_raw_alloc);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$y*OO:Renamer", keywords, &prelude, &records, &classes))
+        return NULL;
+    empty = PyTuple_New(0);
+    records_seq = empty ? PySequence_Fast(records ? records : empty, "records must be a sequence") : NULL;
+    classes_seq = records_seq ? PySequence_Fast(classes ? classes : empty, "classes must be a sequence") : NULL;
+    Py_XDECREF(empty);
+    if (records_seq && classes_seq && plan_records(&b, records_seq) == 0 && plan_classes(&b, classes_seq) == 0 &&
+        (self = filter_alloc(type, RENAMER)) != NULL) {
+        b.plan.prelude = prelude.buf;
+        b.plan.prelude_len = prelude.buf ? (size_t)prelude.len : 0;
+        self->core.renamer = hp_renamer_new(&hprof_raw_alloc, &b.plan);
+    }
+    Py_XDECREF(records_seq);
+    Py_XDECREF(classes_seq);
+    if (prelude.obj)
+        PyBuffer_Release(&prelude);
+    hp_buf_free(&b.blob);
+    PyMem_RawFree(b.records);
+    PyMem_RawFree(b.classes);
+    PyMem_RawFree(b.names);
+    return self ? filter_ready(self) : NULL;
+}
+
 static void filter_dealloc(Filter *self)
 {
     PyTypeObject *type = Py_TYPE(self);
@@ -406,6 +542,7 @@ static void filter_dealloc(Filter *self)
     case TAILOR_DECODER: hp_tailor_decoder_free(self->core.decoder); break;
     case BMD_ENCODER: hp_bmd_encoder_free(self->core.bmd_encoder); break;
     case BMD_DECODER: hp_bmd_decoder_free(self->core.bmd_decoder); break;
+    case RENAMER: hp_renamer_free(self->core.renamer); break;
     default: hp_converter_free(self->core.converter); break;
     }
     hp_bmd_names_free(self->names);
@@ -457,6 +594,14 @@ static PyType_Slot bmd_decoder_slots[] = FILTER_SLOTS_WITH(
     "segments).",
     bmd_getset);
 
+static PyType_Slot renamer_slots[] = FILTER_SLOTS(
+    renamer_new,
+    "Renamer(*, prelude=b'', records=(), classes=())\n--\n\n"
+    "HPROF in, the same HPROF out with names replaced (hprofkit.deobfuscate's writer): prelude\n"
+    "written after the header; records [(tag, key, bytes)] replace the LOAD_CLASS of class id key,\n"
+    "the STACK_FRAME of frame id key or the STACK_TRACE of serial key (tag 2, 4, 5) by bytes;\n"
+    "classes [(class_id, static_name_ids, field_name_ids)] give a CLASS_DUMP new name ids (0 keeps one).");
+
 static PyType_Spec filter_specs[] = {
     { "hprofkit._hprof.TailorEncoder", sizeof(Filter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
       tailor_encoder_slots },
@@ -468,11 +613,13 @@ static PyType_Spec filter_specs[] = {
       bmd_encoder_slots },
     { "hprofkit._hprof.BmdDecoder", sizeof(Filter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
       bmd_decoder_slots },
+    { "hprofkit._hprof.Renamer", sizeof(Filter), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, renamer_slots },
 };
 
 int hprof_filter_init(PyObject *module, hprof_state *st)
 {
-    static const char *const names[] = { "TailorEncoder", "TailorDecoder", "Converter", "BmdEncoder", "BmdDecoder" };
+    static const char *const names[] = { "TailorEncoder", "TailorDecoder", "Converter", "BmdEncoder", "BmdDecoder",
+                                         "Renamer" };
     (void)st;
     return hprof_add_types(module, filter_specs, names, sizeof filter_specs / sizeof filter_specs[0]);
 }

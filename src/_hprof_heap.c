@@ -78,8 +78,8 @@ static int size_model_of(PyObject *name)
 
 static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "", "heap_dump", "size_model", "semantics", "progress", NULL };
-    PyObject *buffer, *model_name = NULL, *semantics_name = NULL, *progress = Py_None;
+    static char *keywords[] = { "", "heap_dump", "size_model", "semantics", "mapping", "progress", NULL };
+    PyObject *buffer, *model_name = NULL, *semantics_name = NULL, *mapping = Py_None, *progress = Py_None;
     build_progress told;
     Py_ssize_t heap_dump = 0;
     hprof_state *st = hprof_state_of_type(type);
@@ -88,8 +88,8 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     HeapIndex *heap;
     int model, semantics;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nUUO:Heap", keywords, &buffer, &heap_dump, &model_name,
-                                     &semantics_name, &progress))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nUUOO:Heap", keywords, &buffer, &heap_dump, &model_name,
+                                     &semantics_name, &mapping, &progress))
         return NULL;
     if (progress != Py_None && !PyCallable_Check(progress)) {
         PyErr_SetString(PyExc_TypeError, "progress must be a callable progress(done, total) or None");
@@ -146,6 +146,10 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     heap->index = call.index;
+    if (mapping != Py_None && heap_apply_mapping(heap, mapping) < 0) {
+        Py_DECREF(heap);
+        return NULL;
+    }
     return (PyObject *)heap;
 }
 
@@ -158,6 +162,7 @@ static int heap_traverse(HeapIndex *heap, visitproc visit, void *arg)
     Py_VISIT(heap->field_maps);
     Py_VISIT(heap->slot_names);
     Py_VISIT(heap->module);
+    Py_VISIT(heap->mapping);
     return 0;
 }
 
@@ -169,6 +174,7 @@ static int heap_clear(HeapIndex *heap)
     Py_CLEAR(heap->field_maps);
     Py_CLEAR(heap->slot_names);
     Py_CLEAR(heap->module);
+    Py_CLEAR(heap->mapping);
     return 0;
 }
 
@@ -473,6 +479,7 @@ static PyGetSetDef heap_getset[] = {
     { "dangling_count", (getter)heap_get_dangling, NULL,
       "References to ids absent from the dump (counted on first use).", NULL },
     { "classes", (getter)heap_get_classes, NULL, "Every HeapClass, in id order.", NULL },
+    HEAP_NAMES_GETSET
     { NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -491,6 +498,7 @@ static PyMethodDef heap_methods[] = {
     HEAP_REACH_METHODS
     HEAP_TREE_METHODS
     HEAP_TABLE_METHODS
+    HEAP_NAMES_METHODS
     { "close", (PyCFunction)heap_close, METH_NOARGS,
       "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },
     { "__enter__", (PyCFunction)heap_enter_ctx, METH_NOARGS, NULL },
@@ -499,10 +507,11 @@ static PyMethodDef heap_methods[] = {
 };
 
 static PyType_Slot heap_slots[] = {
-    { Py_tp_doc, "Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', "
+    { Py_tp_doc, "Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', mapping=None, "
                  "progress=None)\n--\n\n"
-                 "The object graph of one heap dump of the HPROF file in buffer; progress(done, total) "
-                 "is told how many bytes of it the index build has walked." },
+                 "The object graph of one heap dump of the HPROF file in buffer; with a mapping (a\n"
+                 "hprofkit.Mapping), read with its clear names; progress(done, total) is told how many\n"
+                 "bytes of it the index build has walked." },
     { Py_tp_new, heap_new },
     { Py_tp_getset, heap_getset },
     { Py_tp_methods, heap_methods },

@@ -45,6 +45,8 @@ typedef struct HeapIndex_ {
     int reach_level;          /* how far `reach` is computed (written under the lock) */
     hprof_state *st;
     PyObject *module;
+    PyObject *mapping;        /* the hprofkit.Mapping whose clear names the index has, or NULL */
+    hp_heap_renames renames;  /* what it renamed (_hprof_heap_names.c) */
     struct HeapIndex_ *live_prev, *live_next; /* every heap of the process, for a forked child */
 } HeapIndex;
 
@@ -217,6 +219,32 @@ const char *heap_root_kind_name(int tag);
 PyObject *heap_root_kind(int tag);
 /* The StackFrame of a JAVA_FRAME / JNI_LOCAL root, or None. */
 PyObject *heap_stack_frame(HeapIndex *heap, const hp_root *r);
+
+/* ---- clear names through a mapping (_hprof_heap_names.c) ---- */
+
+/* Gives the new heap the clear names of `mapping` (a hprofkit.Mapping);
+ * 0, or -1 with an exception set. */
+int heap_apply_mapping(HeapIndex *heap, PyObject *mapping);
+/* The Java name class `ord` has in the dump (new reference). */
+PyObject *heap_class_dump_name(HeapIndex *heap, uint32_t ord);
+PyObject *heap_get_mapping(HeapIndex *heap, void *closure);
+PyObject *heap_renames(HeapIndex *heap, PyObject *unused);
+PyObject *heap_dump_frames(HeapIndex *heap, PyObject *unused);
+PyObject *heap_rename_frames(HeapIndex *heap, PyObject *frames);
+#define HEAP_NAMES_METHODS \
+    { "_renames", (PyCFunction)heap_renames, METH_NOARGS, \
+      "_renames($self, /)\n--\n\n(classes listed, classes renamed, fields renamed, class, field): what the\n" \
+      "mapping did, and the first field it misses in a class whose fields it lists (the dump's names),\n" \
+      "or None, None." }, \
+    { "_frames", (PyCFunction)heap_dump_frames, METH_NOARGS, \
+      "_frames($self, /)\n--\n\nEvery STACK_FRAME as the dump has it: (frame id, class (the dump's name) or\n" \
+      "None, method, signature, source file, line)." }, \
+    { "_rename_frames", (PyCFunction)heap_rename_frames, METH_O, \
+      "_rename_frames($self, frames, /)\n--\n\nGives STACK_FRAMEs clear names: (frame id, method, signature,\n" \
+      "source, line) each, None keeping the dump's; while no other call uses the heap (hprofkit.Heap)." },
+#define HEAP_NAMES_GETSET \
+    { "mapping", (getter)heap_get_mapping, NULL, \
+      "The hprofkit.Mapping whose clear names the heap shows, or None.", NULL },
 
 /* ---- the paths of a search (_hprof_routes.c) ---- */
 

@@ -592,7 +592,7 @@ static int class_info(HeapHandle *c, hp_class_info *info)
 
 static int is_array_class(const hp_class_info *info) { return info->elem_type != 0; }
 
-enum { C_NAME, C_SUPER, C_LOADER, C_INSTANCE_SIZE, C_COUNT, C_ID, C_ORD, C_RETAINED, C_RETAINED_COUNT };
+enum { C_NAME, C_SUPER, C_LOADER, C_INSTANCE_SIZE, C_COUNT, C_ID, C_ORD, C_RETAINED, C_RETAINED_COUNT, C_DUMP_NAME };
 
 static PyObject *class_get(HeapHandle *c, void *closure)
 {
@@ -612,6 +612,7 @@ static PyObject *class_get(HeapHandle *c, void *closure)
     case C_COUNT: return PyLong_FromUnsignedLongLong(info.instances);
     case C_RETAINED: return reach_class_retained(c, 0);
     case C_RETAINED_COUNT: return reach_class_retained(c, 1);
+    case C_DUMP_NAME: return heap_class_dump_name(c->heap, c->ord);
     default: Py_RETURN_NONE;
     }
 }
@@ -752,7 +753,8 @@ static PyType_Spec obj_spec = {
 };
 
 static PyGetSetDef class_getset[] = {
-    CGET("name", C_NAME, "Java name: 'java.lang.String', 'int[]', 'a.B$C'."),
+    CGET("name", C_NAME, "Java name: 'java.lang.String', 'int[]', 'a.B$C' (the clear one with a mapping)."),
+    CGET("obfuscated_name", C_DUMP_NAME, "The Java name the dump gives the class: name, unless a mapping renamed it."),
     CGET("class_id", C_ID, "The class id (the id of its class object)."),
     CGET("ordinal", C_ORD, "Position of the class in the heap's class list."),
     CGET("superclass", C_SUPER, "The superclass's HeapClass, or None."),

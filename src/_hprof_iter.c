@@ -25,6 +25,7 @@ typedef struct {
     hprof_lock lock;   /* one next() at a time */
     int mode;
     uint32_t heap_dump; /* sub-records of this heap dump only; HP_NO_DUMP: of all */
+    int tag;            /* sub-records of this tag only; -1: of every tag */
     hp_record record;  /* the record being read: yielded (MODE_RECORDS) once its body is all there */
 } EventIter;
 
@@ -60,6 +61,7 @@ static PyObject *event_iter_new(hprof_state *st, PyObject *base, int mode, const
     it->base = Py_NewRef(base);
     it->mode = mode;
     it->heap_dump = HP_NO_DUMP;
+    it->tag = -1;
     it->parser = NULL;
     if (hprof_lock_alloc(&it->lock) < 0) {
         PyObject_GC_Track(it);
@@ -135,7 +137,7 @@ static PyObject *next_item(EventIter *it, hprof_state *st)
                 return new_record(st, it->base, hp_parser_header(it->parser), &it->record);
             break;
         case HP_EV_SUBRECORD:
-            if (it->heap_dump != HP_NO_DUMP && ev.heap_dump != it->heap_dump)
+            if ((it->heap_dump != HP_NO_DUMP && ev.heap_dump != it->heap_dump) || (it->tag >= 0 && ev.sub->tag != it->tag))
                 break;
             return new_subrecord(st, it->base, &ev, hp_parser_header(it->parser)->id_size);
         case HP_EV_END:
@@ -200,7 +202,7 @@ static PyType_Spec event_iter_spec = {
 };
 
 /* records(buffer) / subrecords(buffer): iterators over a whole file. */
-static PyObject *file_iter(PyObject *module, PyObject *buffer, int mode, uint32_t heap_dump)
+static PyObject *file_iter(PyObject *module, PyObject *buffer, int mode, uint32_t heap_dump, int tag)
 {
     PyObject *base, *it;
     base = PyMemoryView_FromObject(buffer);
@@ -213,8 +215,10 @@ static PyObject *file_iter(PyObject *module, PyObject *buffer, int mode, uint32_
     }
     it = event_iter_new(hprof_get_state(module), base, mode, NULL, 0, base_len(base));
     Py_DECREF(base);
-    if (it)
+    if (it) {
         ((EventIter *)it)->heap_dump = heap_dump;
+        ((EventIter *)it)->tag = tag;
+    }
     return it;
 }
 
@@ -225,21 +229,32 @@ PyDoc_STRVAR(records_doc,
 
 static PyObject *hprof_records(PyObject *module, PyObject *buffer)
 {
-    return file_iter(module, buffer, MODE_RECORDS, HP_NO_DUMP);
+    return file_iter(module, buffer, MODE_RECORDS, HP_NO_DUMP, -1);
 }
 
 PyDoc_STRVAR(subrecords_doc,
-"subrecords($module, buffer, /, *, heap_dump=None)\n--\n\n"
+"subrecords($module, buffer, /, *, heap_dump=None, tag=None)\n--\n\n"
 "Iterate over the heap sub-records of a whole HPROF file in buffer: of\n"
-"every heap dump, or of heap dump number heap_dump (from 0) only.");
+"every heap dump, or of heap dump number heap_dump (from 0) only; of every\n"
+"tag, or of sub-tag `tag` only (the others are skipped in C).");
 
 static PyObject *hprof_subrecords(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "", "heap_dump", NULL };
-    PyObject *buffer, *heap_dump = Py_None;
+    static char *keywords[] = { "", "heap_dump", "tag", NULL };
+    PyObject *buffer, *heap_dump = Py_None, *tag_arg = Py_None;
     unsigned long long index = HP_NO_DUMP;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:subrecords", keywords, &buffer, &heap_dump))
+    long tag = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:subrecords", keywords, &buffer, &heap_dump, &tag_arg))
         return NULL;
+    if (tag_arg != Py_None) {
+        tag = PyLong_AsLong(tag_arg);
+        if (tag == -1 && PyErr_Occurred())
+            return NULL;
+        if (tag < 0 || tag > 0xFF) {
+            PyErr_SetString(PyExc_ValueError, "tag must be a sub-record tag (0..255)");
+            return NULL;
+        }
+    }
     if (heap_dump != Py_None) {
         index = PyLong_AsUnsignedLongLong(heap_dump);
         if (index == (unsigned long long)-1 && PyErr_Occurred()) {
@@ -250,7 +265,7 @@ static PyObject *hprof_subrecords(PyObject *module, PyObject *args, PyObject *kw
         if (index >= HP_NO_DUMP)
             index = HP_NO_DUMP - 1; /* no such dump: nothing to yield */
     }
-    return file_iter(module, buffer, MODE_SUBRECORDS, (uint32_t)index);
+    return file_iter(module, buffer, MODE_SUBRECORDS, (uint32_t)index, (int)tag);
 }
 
 static PyMethodDef iter_functions[] = {

@@ -57,12 +57,13 @@ PEERS = {
     "oracle": lambda: shutil.which("java") and shutil.which("javac") and VISUALVM_JAR.is_file() and
     ORACLE_SCRIPT.is_file() and str(ORACLE_SCRIPT),
     "strace": lambda: shutil.which("strace"),
+    "proguard": lambda: shutil.which("proguard"),  # Debian's proguard-cli: tests/test_deobfuscate.py
     "chromium": lambda: chromium.usable(),  # with chromedriver and selenium (tests/chromium.py)
 }
 
 
 def peer(name: str) -> str:
-    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace, chromium).
+    """The path of peer tool `name` (hprof-conv, java, the VisualVM oracle, strace, proguard, chromium).
     A test that needs a missing one is skipped on a developer's machine and
     fails under CI=true, where .ci/run installs every peer."""
     path = PEERS[name]()

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import hprofkit
+from conftest import DATA
 from hprofkit.cli import main
 
 pytestmark = pytest.mark.sanitize
@@ -93,6 +94,8 @@ COMMANDS = {
     "top": lambda src, dst: ["top", src],
     "top by class": lambda src, dst: ["top", src, "--by", "class"],
     "diff": lambda src, dst: ["diff", src, src],
+    "stats --mapping": lambda src, dst: ["stats", "--mapping", str(DATA / "obfuscated" / "mapping.txt"), src],
+    "deobfuscate": lambda src, dst: ["deobfuscate", src, dst, "--mapping", str(DATA / "obfuscated" / "mapping.txt")],
     "dominators": lambda src, dst: ["dominators", src],
     "dominators --group-by": lambda src, dst: ["dominators", "--group-by", "package", "--json", src],
     "report": lambda src, dst: ["report", src, "-o", dst],

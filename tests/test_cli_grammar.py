@@ -74,7 +74,7 @@ def test_heap_input_and_help_example(capsys):
     parser = parser_of(_cli_args.add_heap_input, _cli_args.add_json)
     args = parser.parse_args(["cmd", "x.hprof", "--heap-dump", "-1", "--semantics", "visualvm", "--json"])
     assert (args.file, args.json, _cli_args.heap_options(args)) == (
-        "x.hprof", True, {"heap_dump": -1, "semantics": "visualvm"})
+        "x.hprof", True, {"heap_dump": -1, "semantics": "visualvm", "mapping": None})
     with pytest.raises(SystemExit):
         parser.parse_args(["cmd", "--help"])
     assert "example:\n  hprofkit cmd x.hprof" in capsys.readouterr().out
@@ -111,7 +111,7 @@ LISTINGS = ["stats", "show", "top", "diff", "leaks", "batch", "bitmaps", "domina
 
 def test_the_command_list_is_known():
     """A new command joins these lists (and so the checks below)."""
-    assert set(commands()) == {"info", "stats", "encode", "decode", "convert", "demo", *HEAP_COMMANDS}
+    assert set(commands()) == {"info", "stats", "encode", "decode", "convert", "deobfuscate", "demo", *HEAP_COMMANDS}
 
 
 @pytest.mark.parametrize("name", sorted(set(commands()) - {"demo"}))
@@ -121,12 +121,27 @@ def test_every_command_has_json(name):
 
 @pytest.mark.parametrize("name", HEAP_COMMANDS)
 def test_every_heap_command_reads_heaps_alike(name):
-    """--heap-dump and --semantics wherever a heap is read; --mapping too once the opener takes it."""
-    want = {"--heap-dump", "--semantics"}
-    if "mapping" in inspect.signature(hprofkit.open_heap).parameters:
-        want.add("--mapping")
-    assert want <= options(commands()[name])
-    assert "--heap-dump" in options(commands()["info"]) and "--heap-dump" in options(commands()["stats"])
+    """--heap-dump, --semantics and --mapping wherever a heap is read (as open_heap takes them);
+    info and stats read records: --heap-dump and --mapping."""
+    assert {"heap_dump", "semantics", "mapping"} <= set(inspect.signature(hprofkit.open_heap).parameters)
+    assert {"--heap-dump", "--semantics", "--mapping"} <= options(commands()[name])
+    for reader in ("info", "stats"):
+        assert {"--heap-dump", "--mapping"} <= options(commands()[reader])
+
+
+@pytest.mark.parametrize("name", [n for n in HEAP_COMMANDS if n != "diff"])
+def test_a_heap_command_takes_one_mapping(name, tmp_path):
+    """--mapping names one mapping.txt (diff: once for both dumps, or twice, A's then B's)."""
+    positional = {"show": ["x.hprof", "java.lang.String"], "path": ["x.hprof", "0x1"], "batch": ["stats", "x.hprof"]}
+    argv = positional.get(name, ["x.hprof"]) + ["--mapping", str(tmp_path / "m.txt")]
+    assert commands()[name].parse_args(argv).mapping == str(tmp_path / "m.txt")
+
+
+def test_diff_takes_one_mapping_or_two():
+    p = commands()["diff"]
+    assert p.parse_args(["a.hprof", "b.hprof"]).mapping is None
+    assert p.parse_args(["a.hprof", "b.hprof", "--mapping", "m.txt"]).mapping == ["m.txt"]
+    assert p.parse_args(["a.hprof", "b.hprof", "--mapping", "1.txt", "--mapping", "2.txt"]).mapping == ["1.txt", "2.txt"]
 
 
 @pytest.mark.parametrize("name", LISTINGS)

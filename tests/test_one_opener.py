@@ -20,6 +20,7 @@ import pytest
 
 import hprofkit
 import hprofkit.testing
+from conftest import DATA
 
 
 def sample() -> bytes:
@@ -156,3 +157,47 @@ def test_open_heap_reads_a_bmd(tmp_path):
             assert heap.object_count == len(IDS)
     proc = run("top", str(path), "-n", "2", "--json")
     assert proc.returncode == 0 and len(json.loads(proc.stdout)) == 2
+
+
+# -- a mapping through the one opener (issue #20 meets #22) ------------------------------------
+
+OBFUSCATED = DATA / "obfuscated" / "heapgen_s5_16mb_obf_android.hprof.gz"
+MAPPING = DATA / "obfuscated" / "mapping.txt"
+CLEAR_KEY = json.loads((DATA / "obfuscated" / "heapgen_s5_16mb_clear_histogram.json").read_text())
+
+
+def clear_names(heap) -> dict[str, tuple[str, list[str], list[str]]]:
+    """{clear class name: (the dump's name, field names, static names)} of the mapped classes."""
+    with heap:
+        return {name: (cls.obfuscated_name, [f.name for f in cls.fields()], [f.name for f in cls.statics()])
+                for name in CLEAR_KEY["classes"] if (cls := heap.find_class(name)) is not None}
+
+
+@pytest.fixture(scope="module")
+def obfuscated_forms(tmp_path_factory) -> dict[str, object]:
+    """The shared obfuscated dump as a pack and as a Tailor mini (names kept), written once."""
+    folder = tmp_path_factory.mktemp("obfuscated")
+    forms = {}
+    for form, options in (("pack", dict(format="hprofkit", strip="none")), ("mini", dict(format="tailor"))):
+        path = folder / f"app.{form}"
+        hprofkit.encode(OBFUSCATED, path, threads=1, **options)
+        forms[form] = path
+    return forms
+
+
+@pytest.mark.parametrize("form", ["pack", "mini"])
+def test_a_pack_or_mini_opened_with_a_mapping_has_the_clear_names(obfuscated_forms, form):
+    """open_heap, Dump.heap and the heap commands restore a pack or a mini and then apply the
+    mapping: the clear names of the plain dump read through it, fields and statics included."""
+    want = clear_names(hprofkit.open_heap(OBFUSCATED, mapping=MAPPING))
+    assert set(want) == set(CLEAR_KEY["classes"]) and want["HeapGen$Listener"][1] == ["weight", "id", "owner"]
+    path = obfuscated_forms[form]
+    with hprofkit.open_heap(path) as plain:  # the names of the release build, without its mapping
+        assert plain.find_class("HeapGen$Listener") is None and plain.find_class("b") is not None
+    assert clear_names(hprofkit.open_heap(path, mapping=MAPPING)) == want
+    assert clear_names(hprofkit.open_heap(path.read_bytes(), mapping=hprofkit.Mapping.read(MAPPING))) == want
+    with hprofkit.open(path) as dump:
+        assert clear_names(dump.heap(mapping=MAPPING)) == want
+    proc = run("show", str(path), "HeapGen$Listener", "--mapping", str(MAPPING), "--json")
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert [c["class"] for c in json.loads(proc.stdout)["classes"]] == ["HeapGen$Listener"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 
 import hprofkit
 from hprofkit import match
@@ -123,3 +124,51 @@ def test_fields_without_names(tmp_path):
     last_hops = {leak["object"]["id"]: [node["reference"]["name"] for node in leak["trace"] if "reference" in node][-1]
                  for leak in json.loads(proc.stdout)["leaks"]}
     assert last_hops == {ids["static"]: "<unnamed static #1>", ids["field"]: "<unnamed field #1>"}
+
+
+# -- placeholders and a mapping's clear names compose (issue #20 meets #19) ---------------------
+
+def test_a_mapping_keeps_the_placeholders(tmp_path):
+    """A mapping renames what has a name and leaves a placeholder where the dump has none: a class
+    without a name keeps '<unnamed class 0x1a2b>' (the mapping cannot name it), a static or field
+    without one keeps '<unnamed static #1>' / '<unnamed field #1>' beside its renamed neighbours,
+    never a crash, a None or a warning."""
+    classes, fields = tmp_path / "classes.hprof", tmp_path / "fields.hprof"
+    classes_without_names(classes)
+    ids = fields_without_names(fields)
+    mapping_file = tmp_path / "mapping.txt"
+    mapping_file.write_text("com.example.Base -> java.lang.Object:\n"
+                            "com.example.ClearHolder -> com.example.Holder:\n"
+                            "    java.lang.Object sHeld -> sNamed\n"
+                            "    int count -> named\n")
+    mapping = hprofkit.Mapping.read(mapping_file)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", hprofkit.MappingWarning)
+        with hprofkit.open_heap(classes, mapping=mapping) as heap:
+            base = heap.find_class("com.example.Base")
+            assert base is not None and base.obfuscated_name == "java.lang.Object"
+            for class_id, name in {NAMELESS: "<unnamed class 0x1a2b>", MISSING_STRING: "<unnamed class 0x1a40>"}.items():
+                cls = heap.find_class(name)
+                assert cls is not None and cls.class_id == class_id
+                assert cls.name == cls.obfuscated_name == name and cls.superclass is base
+        with warnings.catch_warnings():  # stats' rows are the classes with instances: the mapping lists none
+            warnings.simplefilter("ignore", hprofkit.MappingWarning)
+            histogram = {row.class_id: row for row in hprofkit.stats(classes, mapping=mapping).histogram}
+        assert histogram[NAMELESS].name == "<unnamed class 0x1a2b>" and histogram[NAMELESS].obfuscated_name is None
+        with hprofkit.open_heap(fields, mapping=mapping) as heap:
+            holder = heap.find_class("com.example.ClearHolder")
+            assert holder is not None and holder.obfuscated_name == "com.example.Holder"
+            assert [f.name for f in holder.statics()] == ["sHeld", "<unnamed static #1>"]
+            assert [f.name for f in holder.fields()] == ["count", "<unnamed field #1>"]
+            instance = heap.object(ids["holder"])
+            assert [f.name for f in instance.fields()] == ["count", "<unnamed field #1>"]
+            assert instance["<unnamed field #1>"].id == ids["field"] and holder["<unnamed static #1>"].id == ids["static"]
+            leaks = {leak.object.id: str(leak) for leak in heap.find_leaks()}
+            assert set(leaks) == {ids["static"], ids["field"]}
+            assert "static ClearHolder.<unnamed static #1>" in leaks[ids["static"]]
+            assert "ClearHolder.<unnamed field #1>" in leaks[ids["field"]]
+    proc = run("show", str(fields), "com.example.ClearHolder", "--mapping", str(mapping_file))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout.startswith("class com.example.ClearHolder\n") and "<unnamed static #1>: object = " in proc.stdout
+    proc = run("path", str(fields), hex(ids["field"]), "--mapping", str(mapping_file))
+    assert proc.returncode == 0 and "ClearHolder.<unnamed field #1>" in proc.stdout

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import _errors, _events, _hprof
 from ._hprof import Parser, Record, SubRecord
-from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, NoHeapDumpError, OverrunError,
-                      TruncatedError, UnsupportedError)
+from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, MappingError, MappingWarning,
+                      NoHeapDumpError, OverrunError, TruncatedError, UnsupportedError)
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from . import match
 from ._heap import (Field, GcRoot, GcRoots, GroupTable, Heap, HeapClass, HeapObject, ObjectTable, Reference,
@@ -35,8 +35,10 @@ if TYPE_CHECKING:
     from . import leaks
     from ._bitmaps import Bitmap, DuplicateBitmaps
     from ._codec import Converter, Decoder, Encoder
+    from ._deobfuscate import DeobfuscateResult, deobfuscate
     from ._dump import Dump, iter_records, iter_subrecords, open, stats
     from ._files import EncodeWriter, Result, convert, decode, encode, encode_writer
+    from ._mapping import MappedFrame, Mapping
     from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
     from ._tables import sql
     from ._tree import ROOT, Group, MergedPath, MergedPaths
@@ -53,7 +55,9 @@ _LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks
          **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
          **dict.fromkeys(["ClassRow", "HeapDump", "Stats", "Tally", "UnfinishedDump"], "_stats"),
          **dict.fromkeys(["Converter", "Decoder", "Encoder"], "_codec"),
-         **dict.fromkeys(["EncodeWriter", "Result", "convert", "decode", "encode", "encode_writer"], "_files")}
+         **dict.fromkeys(["EncodeWriter", "Result", "convert", "decode", "encode", "encode_writer"], "_files"),
+         **dict.fromkeys(["Mapping", "MappedFrame"], "_mapping"),
+         **dict.fromkeys(["deobfuscate", "DeobfuscateResult"], "_deobfuscate")}
 
 
 # Old names, kept one release with a DeprecationWarning (not in __all__: `from hprofkit
@@ -88,4 +92,5 @@ __all__ = [
     "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame", "match", "Hop", "Hops", "HeapPath", "NoPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "report", "batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "Bitmap",
     "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths", "ObjectTable", "GroupTable",
+    "Mapping", "MappedFrame", "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",
 ]

@@ -27,6 +27,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, TextIO
 
+from ._cli_mapping import add_mapping_option, mapping_warnings, read_mapping
+
 if TYPE_CHECKING:
     from ._heap import Heap
 
@@ -137,9 +139,11 @@ DUMP_INPUT_HELP = ("the dump: HPROF (plain, .gz or .bz2), an hprofkit pack, a Ta
 
 
 def add_dump_input(p: argparse.ArgumentParser) -> None:
-    """The dump a command that reads records reads (info, stats): FILE and --heap-dump N."""
+    """The dump a command that reads records reads (info, stats): FILE,
+    --heap-dump N and --mapping FILE (read_mapping reads it)."""
     p.add_argument("file", metavar="FILE", help=DUMP_INPUT_HELP)
     add_heap_dump(p, default=None)
+    add_mapping_option(p)
 
 
 def add_heap_input(p: argparse.ArgumentParser, dest: str = "file", metavar: str = "FILE",
@@ -156,21 +160,27 @@ def add_heap_dump(p: argparse.ArgumentParser, default: int | None = 0) -> None:
                    help="which heap dump of the file (from 0; negative counts from the end; default: the first)")
 
 
-def add_heap_options(p: argparse.ArgumentParser) -> None:
-    """--heap-dump and --semantics: which heap dump of the file, and which
-    reference graph (for a command that reads its dumps itself, as diff).
-    HOOK: --mapping (deobfuscation) joins them here, and heap_options passes
-    it on as mapping=, once hprofkit.open_heap takes mapping= (the branch
-    `mapping`); until then the flag does not exist."""
+def add_heap_options(p: argparse.ArgumentParser, pair: bool = False) -> None:
+    """--heap-dump, --semantics and --mapping: which heap dump of the file,
+    which reference graph (for a command that reads its dumps itself, as
+    diff), and the ProGuard/R8 mapping.txt of an obfuscated dump (with
+    `pair`, for a command that reads two dumps: --mapping once for both, or
+    twice, A's then B's; _cli_mapping.read_mapping_pair reads them)."""
     add_heap_dump(p)
     p.add_argument("--semantics", choices=SEMANTICS, default="hprofkit",
                    help="reference graph of paths and retained sizes: hprofkit (default; Reference referents are "
                         "weak) or visualvm (VisualVM's graph and retained sizes)")
+    add_mapping_option(p, pair)
 
 
-def heap_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of hprofkit.open_heap that add_heap_options gave."""
-    return {"heap_dump": args.heap_dump, "semantics": args.semantics}
+_MAPPING_OF_ARGS: Any = object()  # heap_options' default: read --mapping
+
+
+def heap_options(args: argparse.Namespace, mapping: Any = _MAPPING_OF_ARGS) -> dict[str, Any]:
+    """The keyword arguments of hprofkit.open_heap that add_heap_options gave;
+    `mapping`, when given, in place of --mapping's (diff passes A's or B's)."""
+    return {"heap_dump": args.heap_dump, "semantics": args.semantics,
+            "mapping": read_mapping(args) if mapping is _MAPPING_OF_ARGS else mapping}
 
 
 def source(file: str) -> Any:
@@ -178,11 +188,14 @@ def source(file: str) -> Any:
     return sys.stdin.buffer if file == "-" else file
 
 
-def read_heap(args: argparse.Namespace, file: str | None = None) -> Heap:
+def read_heap(args: argparse.Namespace, file: str | None = None, mapping: Any = _MAPPING_OF_ARGS) -> Heap:
     """The Heap of the command's input (args.file, or `file`), read as its
-    --heap-dump and --semantics say."""
+    --heap-dump, --semantics and --mapping say (or with `mapping`, as
+    heap_options takes it); a mapping that does not fit is a warning line."""
     from ._heap import open_heap
-    return open_heap(source(args.file if file is None else file), **heap_options(args))
+    options = heap_options(args, mapping)  # a malformed mapping fails before the dump is read
+    with mapping_warnings():
+        return open_heap(source(args.file if file is None else file), **options)
 
 
 def add_rows(p: argparse.ArgumentParser, default: int | None = ROWS, help: str | None = None, *,

@@ -17,7 +17,7 @@ from . import _cli_args as grammar
 from ._output import check_not_same_file, output_file
 from ._progress import Progress
 from ._stats import UnfinishedDump
-from .batching import TASKS, BatchResult, batch
+from .batching import NAMED_TASKS, TASKS, BatchResult, batch
 
 
 def write_summary(result: BatchResult, seconds: float, out: TextIO, top: int = grammar.ROWS) -> None:
@@ -73,6 +73,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if args.json and args.out is not None:
         raise grammar.UsageError("--json prints the result, --out writes it: give one")
+    if args.mapping is not None and args.task not in NAMED_TASKS:
+        raise grammar.UsageError(f"--mapping: the {args.task} task reads no names ({', '.join(NAMED_TASKS)} do)")
     result = batch(args.task, args.inputs, args.scheduler, jobs=args.jobs, output_dir=args.output_dir,
                    heap_options=grammar.heap_options(args), progress=Progress("batch", unit="dumps"))
     seconds = time.perf_counter() - start

@@ -1,5 +1,5 @@
 """Command line: python -m hprofkit diff A B [-n N] [--json] [--retained] [--paths]
-[--heap-dump N] [--semantics S]."""
+[--heap-dump N] [--semantics S] [--mapping FILE]..."""
 
 from __future__ import annotations
 
@@ -8,14 +8,16 @@ import sys
 from typing import Any
 
 from . import _cli_args as grammar
+from ._cli_mapping import read_mapping_pair
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from .heapdiff import diff
     if args.a == "-" and args.b == "-":
         raise grammar.UsageError("A and B cannot both be standard input")
+    mapping_a, mapping_b = read_mapping_pair(args)  # a malformed mapping fails before the dumps are read
     # Both dumps are read alike (--heap-dump, --semantics), named as the command line names them.
-    with grammar.read_heap(args, args.a) as heap_a, grammar.read_heap(args, args.b) as heap_b:
+    with grammar.read_heap(args, args.a, mapping_a) as heap_a, grammar.read_heap(args, args.b, mapping_b) as heap_b:
         result = diff(heap_a, heap_b, retained=args.retained, paths=args.paths)
     result.a, result.b = ("<stdin>" if name == "-" else name for name in (args.a, args.b))
     if args.json:
@@ -33,7 +35,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("a", metavar="A", help="the earlier dump (HPROF, .gz, .bz2, hprofkit pack or Tailor mini; "
                                           "- for stdin)")
     p.add_argument("b", metavar="B", help="the later dump")
-    grammar.add_heap_options(p)
+    grammar.add_heap_options(p, pair=True)
     grammar.add_rows(p, None, "rows to print (default 20; JSON: all)")
     p.add_argument("--retained", action="store_true", help="also compare retained sizes per class (dominator trees)")
     p.add_argument("--paths", action="store_true",

@@ -13,13 +13,16 @@ import os
 import sys
 
 from ._cli_args import add_heap_input, add_json, command, heap_options, print_json, source
+from ._cli_mapping import mapping_warnings
 from ._output import is_stdout
 from ._units import human_size
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from ._report import write
-    document = write(source(args.file), args.output, baseline=args.baseline, **heap_options(args))
+    options = heap_options(args)  # a malformed mapping fails before the dump is read
+    with mapping_warnings():
+        document = write(source(args.file), args.output, baseline=args.baseline, **options)
     to_stdout = is_stdout(args.output)
     written = "-" if to_stdout else os.fspath(args.output)
     size = None if to_stdout or not os.path.isfile(written) else os.path.getsize(written)

@@ -34,6 +34,7 @@ from ._codec import TAILOR_MAGIC, Decoder, sniff
 from ._compressed import decompressed, detect_compression  # noqa: F401 - detect_compression is re-exported
 from ._errors import FormatError, NoHeapDumpError
 from ._io import is_buffer
+from ._mapping import Mapping, warn_misfit
 from ._pack import is_pack
 from ._stats import VERSION_NAMES, HeapDump, Stats, heap_dumps_of
 
@@ -328,18 +329,23 @@ class Dump:
             return _hprof.subrecords(view, heap_dump=index)
 
     def stats(self, progress: Callable[[int, int], object] | None = None, *,
-              heap_dump: int | None = None) -> Stats:
+              heap_dump: int | None = None, mapping: Any = None) -> Stats:
         """Tallies and class histograms (see hprofkit.Stats) of heap dump
         number heap_dump (from 0; negative counts from the end), or of the
-        first when None."""
+        first when None.  With a mapping (a hprofkit.Mapping or the path of
+        a mapping.txt), class names are the clear ones; a mapping that
+        renames no class of the dump is a MappingWarning."""
         index = 0 if heap_dump is None else self._heap_dump_index(heap_dump)
+        mapping = Mapping.of(mapping)
         with self._view() as view:
-            stats = Stats(_hprof.stats(view, progress=progress, heap_dump=index), index)
+            stats = Stats(_hprof.stats(view, progress=progress, heap_dump=index), index, mapping)
         self._heap_dumps = stats.heap_dumps
+        if mapping is not None:
+            warn_misfit(mapping, self.path or "the dump", stats.mapping_matches)
         return stats
 
     def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit",
-             progress: Any = None) -> Heap:
+             mapping: Any = None, progress: Any = None) -> Heap:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
         which (0, the first, as VisualVM; negative counts from the end); size_model is 'visualvm' (its
         shallow sizes, compressed oops guessed on 64-bit dumps) or
@@ -347,20 +353,22 @@ class Dump:
         graph behind paths and retained sizes: 'hprofkit' (Reference
         referents are not strong; no instance-to-class edges; see
         docs/reachability.md) or 'visualvm' (VisualVM's graph, roots and
-        retained sizes exactly).  The heap keeps the mapping alive: it stays
-        usable after the Dump is closed.  progress: the "index" stage's progress (bytes
-        of the file walked), as open_heap takes it."""
+        retained sizes exactly).  mapping (a hprofkit.Mapping or the path of
+        a mapping.txt) gives an obfuscated dump its clear names (see Heap).
+        The heap keeps the mapping alive: it stays usable after the Dump is
+        closed.  progress: the "index" stage's progress (bytes of the file
+        walked), as open_heap takes it."""
         from ._heap import Heap
         from ._progress import reporting
         if isinstance(heap_dump, int) and heap_dump < 0:
             heap_dump = self._heap_dump_index(heap_dump)  # counted from the end, as stats() counts
+        options = dict(heap_dump=heap_dump, size_model=size_model, semantics=semantics, mapping=mapping)
         with reporting(progress) as reporter:
             if reporter is None:
-                return Heap(self.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics)
+                return Heap._open(self.buffer, self.path, **options)
             size = len(self.buffer)
             reporter(0, size, "index")
-            heap = Heap(self.buffer, heap_dump=heap_dump, size_model=size_model, semantics=semantics,
-                        progress=reporter.stage("index"))
+            heap = Heap._open(self.buffer, self.path, progress=reporter.stage("index"), **options)
             reporter(size, size, "index")
             return heap
 
@@ -401,10 +409,11 @@ def open(source: Any) -> Dump:  # noqa: A001 - mirrors gzip.open & co
 
 
 def stats(source: Any, progress: Callable[[int, int], object] | None = None, *,
-          heap_dump: int | None = None) -> Stats:
+          heap_dump: int | None = None, mapping: Any = None) -> Stats:
     """Stats of a dump given as open() takes it (see Dump.stats)."""
+    mapping = Mapping.of(mapping)  # a bad mapping fails before the dump is read
     with Dump(source) as dump:
-        return dump.stats(progress, heap_dump=heap_dump)
+        return dump.stats(progress, heap_dump=heap_dump, mapping=mapping)
 
 
 def iter_records(buffer: Any) -> Iterator[Any]:

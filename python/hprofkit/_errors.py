@@ -52,3 +52,22 @@ class NoHeapDumpError(HprofError, IndexError):
 class FileChangedError(HprofError):
     """The file changed while it was read: it shrank under its mapping, and
     ``offset`` is the byte that was no longer there."""
+
+
+class MappingError(HprofError):
+    """A malformed ProGuard or R8 mapping file: ``line`` is the number (from
+    1) of the line at fault, ``path`` the file (None for a text given)."""
+
+    def __init__(self, message: str, line: int | None = None, path: str | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.path = path
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.line, self.path))
+
+
+class MappingWarning(UserWarning):
+    """A mapping that does not fit the dump it is applied to: no class of the
+    dump is in it, or a class's field is not; the message names the first
+    mismatch."""

@@ -23,6 +23,7 @@ from ._reach import HeapPath, NoPath, path_to_root, paths_to_root
 from ._views import SequenceView
 
 if TYPE_CHECKING:
+    from ._mapping import Mapping
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
     from ._bitmaps import Bitmap, DuplicateBitmaps
@@ -176,13 +177,36 @@ class GcRoots(SequenceView[GcRoot]):
 
 
 class Heap(_hprof.Heap):
-    """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', progress=None)
+    """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', mapping=None, progress=None)
 
     The object graph of one heap dump of the HPROF file in buffer (hprofkit.open_heap
-    and Dump.heap() make one)."""
+    and Dump.heap() make one).  With a mapping (a hprofkit.Mapping or the path of a
+    mapping.txt), an obfuscated dump reads with its clear names: classes, fields,
+    statics, references, stack frames, and so paths, leak traces, diffs and tables;
+    HeapClass.obfuscated_name keeps the dump's.  A mapping that does not fit the dump
+    is a MappingWarning naming the first mismatch."""
 
     __slots__ = ()
     __module__ = "hprofkit"
+
+    def __new__(cls, buffer: Any, /, *, heap_dump: int = 0, size_model: str = "visualvm",
+                semantics: str = "hprofkit", mapping: Any = None) -> "Heap":
+        return cls._open(buffer, None, heap_dump=heap_dump, size_model=size_model, semantics=semantics,
+                         mapping=mapping)
+
+    @classmethod
+    def _open(cls, buffer: Any, name: Optional[str], *, mapping: Any = None, **options: Any) -> "Heap":
+        """A Heap of buffer, `name` naming the dump in warnings."""
+        mapping = _mapping_of(mapping)
+        heap = super().__new__(cls, buffer, mapping=mapping, **options)
+        if mapping is not None:
+            from ._mapping import warn_misfit
+            heap._rename_frames(_clear_frames(heap, mapping))
+            listed, _, _, cls_name, field = heap._renames()
+            mismatch = None if cls_name is None else (f"field {field!r} of class {cls_name} "
+                                                      f"({mapping.class_name(cls_name)}) is not in the mapping")
+            warn_misfit(mapping, name or "the dump", listed, mismatch)
+        return heap
 
     @property
     def gc_roots(self) -> GcRoots:
@@ -326,8 +350,31 @@ class Heap(_hprof.Heap):
         return _tables.to_parquet(self, directory)
 
 
+def _mapping_of(mapping: Any) -> Optional[Mapping]:
+    """Mapping.of(mapping): hprofkit._mapping loads with the first mapping given
+    (`import hprofkit` stays light)."""
+    if mapping is None:
+        return None
+    from ._mapping import Mapping
+    return Mapping.of(mapping)
+
+
+def _clear_frames(heap: Heap, mapping: Mapping) -> list[tuple[int, str, Optional[str], Optional[str], int]]:
+    """The dump's STACK_FRAMEs of classes the mapping lists, retraced:
+    (frame id, method, signature, source, line) for heap._rename_frames."""
+    out = []
+    for frame_id, cls, method, signature, source, line in heap._frames():
+        if cls is None or method is None:
+            continue
+        clear = mapping.clear_frame(cls, method, signature, source, line)
+        if clear is not None:
+            out.append((frame_id, clear.method, clear.signature, clear.source,
+                        clear.line if clear.line is not None else line))
+    return out
+
+
 def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
-              semantics: str = "hprofkit", progress: ProgressArg = None) -> Heap:
+              semantics: str = "hprofkit", mapping: Any = None, progress: ProgressArg = None) -> Heap:
     """Opens a dump and indexes one of its heap dumps: the one opener of the
     package.  source is what hprofkit.open takes (a path, a bytes-like
     object, an io.BytesIO, a binary file object such as a pipe or
@@ -336,17 +383,20 @@ def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
 
     heap_dump picks the heap dump (from 0; negative counts from the end);
     semantics the reference graph of paths and retained sizes (see
-    Dump.heap).  The dump stays mapped while the Heap or any handle on it
-    lives.
+    Dump.heap); mapping (a hprofkit.Mapping or the path of a mapping.txt)
+    gives an obfuscated dump its clear names (see Heap).  The dump stays
+    mapped while the Heap or any handle on it lives.
 
     progress: None (the default) shows nothing (unless an outer call
     reports), True a bar on a terminal's stderr or a line in a notebook, or a
     callable progress(done, total, stage), here for the "index" stage (bytes
     of the file walked); False nothing at all."""
     from ._dump import Dump
+    mapping = _mapping_of(mapping)  # a bad mapping fails before the dump is read (or restored)
     dump = Dump(source)
     try:
-        heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics, progress=progress)
+        heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics, mapping=mapping,
+                         progress=progress)
     finally:
         # The heap holds its own export of the mapping: closing the Dump now
         # leaves the mapping to it (unmapped when the heap goes).

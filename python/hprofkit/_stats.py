@@ -34,12 +34,15 @@ class Tally:
 class ClassRow:
     """One histogram row: a class (or primitive array type) and its objects.
     ``heap`` names the heap of a per-heap histogram (None in the histogram
-    of all heaps)."""
+    of all heaps).  With a mapping, ``name`` is the clear name and
+    ``obfuscated_name`` the name the dump gives (None when they are the
+    same)."""
     name: str
     instances: int
     shallow_bytes: int
     class_id: int | None = None
     heap: str | None = None
+    obfuscated_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ class Stats:
     notebook table show; ``format(top=...)`` and ``to_dict(top=...)`` take
     their own."""
 
-    def __init__(self, raw: dict[str, Any], heap_dump: int | None = 0) -> None:
+    def __init__(self, raw: dict[str, Any], heap_dump: int | None = 0, mapping: Any = None) -> None:
         self.magic: str = raw["magic"]
         self.version: str = VERSION_NAMES[raw["version"]]
         self.id_size: int = raw["id_size"]
@@ -137,38 +140,57 @@ class Stats:
         self.subrecord_tags = dict(raw["subrecords"])
         heap_names = {heap_id: _hprof.decode_mutf8(name) if name is not None else HEAP_NAMES.get(heap_id, f"0x{heap_id:X}")
                       for heap_id, name in raw["heaps"]}
-        labels: dict[bytes | None, str] = {}  # a class has a row per heap: decode its name once
-        # (name, class id or None, heap, instances, shallow bytes) per row of the core
-        self._rows: list[tuple[str, int | None, str, int, int]] = []
+        # A class has a row per heap: decode (and deobfuscate) its name once.
+        labels: dict[bytes | None, tuple[str, str | None]] = {}
+        self.mapping = mapping
+        self.mapping_matches = 0  # class names of the dump the mapping lists
+        # (name, class id or None, heap, instances, shallow bytes, obfuscated name) per row of the core
+        self._rows: list[tuple[str, int | None, str, int, int, str | None]] = []
         for class_id, elem_type, instances, shallow, name, heap_id in raw["histogram"]:
+            obfuscated = None
             if elem_type not in (0, 2):
                 label, ident = TYPE_NAMES.get(elem_type, f"type{elem_type}") + "[]", None
             elif name is None:
                 label, ident = _hprof.unnamed_class(class_id), class_id
             else:
-                label = labels.get(name) or labels.setdefault(name, _hprof.java_name(name))
+                if name not in labels:
+                    labels[name] = self._label(name)
+                label, obfuscated = labels[name]
                 ident = class_id
-            self._rows.append((label, ident, heap_names[heap_id], instances, shallow))
+            self._rows.append((label, ident, heap_names[heap_id], instances, shallow, obfuscated))
         if len(heap_names) <= 1:
-            merged = [ClassRow(label, n, size, ident) for label, ident, _, n, size in self._rows]
+            merged = [ClassRow(label, n, size, ident, None, obf) for label, ident, _, n, size, obf in self._rows]
         else:
-            sums: dict[tuple[str, int | None], list[int]] = {}
-            for label, ident, _, n, size in self._rows:
-                totals = sums.setdefault((label, ident), [0, 0])
+            sums: dict[tuple[str, int | None, str | None], list[int]] = {}
+            for label, ident, _, n, size, obf in self._rows:
+                totals = sums.setdefault((label, ident, obf), [0, 0])
                 totals[0] += n
                 totals[1] += size
-            merged = [ClassRow(label, n, size, ident) for (label, ident), (n, size) in sums.items()]
+            merged = [ClassRow(label, n, size, ident, None, obf) for (label, ident, obf), (n, size) in sums.items()]
         self.histogram: list[ClassRow] = _sorted(merged)
         self._heaps: dict[str, list[ClassRow]] | None = None
         self._top_n = DEFAULT_TOP
+
+    def _label(self, name: bytes) -> tuple[str, str | None]:
+        """A class name of the dump (its bytes) as rows show it, and the
+        obfuscated name when a mapping changed it."""
+        java = _hprof.java_name(name)
+        if self.mapping is None:
+            return java, None
+        clear = self.mapping.lookup_class(_hprof.decode_mutf8(name))
+        if clear is None:
+            return java, None
+        self.mapping_matches += 1
+        clear_java = _hprof.java_name(clear.encode("utf-8", "surrogatepass"))
+        return (clear_java, java) if clear_java != java else (java, None)
 
     @property
     def heaps(self) -> dict[str, list[ClassRow]]:
         """The histogram of each heap that holds objects, by heap name."""
         if self._heaps is None:
             by_heap: dict[str, list[ClassRow]] = {}
-            for label, ident, heap, n, size in self._rows:
-                by_heap.setdefault(heap, []).append(ClassRow(label, n, size, ident, heap))
+            for label, ident, heap, n, size, obf in self._rows:
+                by_heap.setdefault(heap, []).append(ClassRow(label, n, size, ident, heap, obf))
             self._heaps = {name: _sorted(rows) for name, rows in by_heap.items()}
         return self._heaps
 
@@ -263,7 +285,9 @@ class Stats:
         and subrecords as {NAME: {"count", "bytes"}}; heaps as {NAME:
         {"instances", "shallow_size"}}; histogram (of all heaps, or of `heap`)
         as [{"class", "class_id", "instances", "shallow_size"}], the top
-        `top` rows (all when None): the command line's one vocabulary."""
+        `top` rows (all when None): the command line's one vocabulary; with
+        a mapping each row also has "obfuscated", the name in the dump (null
+        when the same)."""
         rows = self.rows(heap)
         rows = rows if top is None else rows[:top]
         return {
@@ -285,9 +309,15 @@ class Stats:
             "subrecords": {k: {"count": v.count, "bytes": v.bytes} for k, v in self.subrecords.items()},
             "heaps": {name: {"instances": t.count, "shallow_size": t.bytes} for name, t in self.heap_totals.items()},
             "heap": heap,
-            "histogram": [{"class": r.name, "class_id": r.class_id, "instances": r.instances,
-                           "shallow_size": r.shallow_bytes} for r in rows],
+            "histogram": [self._row_dict(r) for r in rows],
         }
+
+    def _row_dict(self, row: ClassRow) -> dict[str, Any]:
+        out = {"class": row.name, "class_id": row.class_id, "instances": row.instances,
+               "shallow_size": row.shallow_bytes}
+        if self.mapping is not None:  # with a mapping, what the dump calls it too
+            out["obfuscated"] = row.obfuscated_name
+        return out
 
     def format(self, top: int | None = None, heap: str | None = None) -> str:
         """A readable report: header, totals, tallies, and the top classes

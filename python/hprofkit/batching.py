@@ -22,6 +22,7 @@ from . import tasks as _tasks
 __all__ = ["batch", "BatchResult", "BatchRow", "LeakGroup", "ClassTotal", "TASKS"]
 
 TASKS = tuple(_tasks.BY_NAME)
+NAMED_TASKS = ("stats", "histogram", "leaks", "report")  # the tasks that read a heap's names (and take heap options, a mapping)
 
 
 @dataclass(frozen=True)
@@ -367,7 +368,8 @@ def _failure(future: Any, exc: BaseException, given: Any) -> BatchRow:
 def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any = None, *,
           jobs: int | None = None, output_dir: str | os.PathLike[str] | None = None,
           encode_options: Mapping[str, Any] | None = None, heap_options: Mapping[str, Any] | None = None,
-          progress: bool | Callable[[int, int], object] | None = None, wait: bool = True) -> Any:
+          progress: bool | Callable[[int, int], object] | None = None, wait: bool = True,
+          mapping: Any = None) -> Any:
     """Runs `task` over every input and gathers a BatchResult.
 
     task: "stats" (Stats.to_dict()), "histogram" ([[class, instances, shallow_size]]), "leaks"
@@ -383,7 +385,8 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
       the inputs' paths (a/app.hprof, b/app.hprof -> a-app.hpk, b-app.hpk), or ValueError before
       any work; each row's value names its output.
     encode_options: hprofkit.encode's options of task "encode".  heap_options: how the heap tasks
-      read each dump: heap_dump (stats, histogram, leaks, report) and semantics (leaks, report).
+      read each dump: heap_dump (stats, histogram, leaks, report) and semantics (leaks, report), as
+      open_heap takes them; a mapping there is as mapping= (the command line's heap options carry one).
     executor: None for a local pool of `jobs` worker processes (default: one per CPU; a worker that
       dies fails its own input only); a distributed.Client or a scheduler address
       ("tcp://host:8786": a Client is opened for the batch), its tasks keyed
@@ -391,22 +394,37 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
     progress: None (default) draws a line on a terminal's stderr or in a notebook; True always,
       False never; or a callable progress(done, total), called in the caller as results arrive.
     wait: False returns at once the futures (one per input, in input order), each resolving to
-      the input's BatchRow; BatchResult.from_rows(task, rows) aggregates the rows gathered."""
+      the input's BatchRow; BatchResult.from_rows(task, rows) aggregates the rows gathered.
+    mapping: the ProGuard/R8 mapping of obfuscated dumps (a hprofkit.Mapping or a mapping.txt path)
+      for stats, histogram, leaks and report (clear names; leaks group across releases), or a callable
+      input -> mapping (or None) for dumps of several builds; a callable task gets it as
+      mapping=.  A worker reads a mapping file once."""
     name, fn = _task_function(task)
     builtin = isinstance(task, str)
     inputs = list(inputs)
     sent = [_absolute(value, builtin) for value in inputs]
+    read_options = dict(heap_options or {})
+    if read_options.get("mapping") is not None:
+        if mapping is not None:
+            raise ValueError("a mapping given twice: as mapping= and in heap_options")
+        mapping = read_options["mapping"]
+    read_options.pop("mapping", None)
     options: dict[str, Any] = {}
     if builtin and name == "encode":
         options = dict(encode_options or {})
-    elif builtin and name in ("stats", "histogram", "leaks", "report"):
-        options = {k: v for k, v in (heap_options or {}).items() if name in ("leaks", "report") or k == "heap_dump"}
+    elif builtin and name in NAMED_TASKS:
+        options = {k: v for k, v in read_options.items() if name in ("leaks", "report") or k == "heap_dump"}
     if builtin and name in _tasks.OUTPUT_SUFFIX:
         folder = os.path.abspath(os.fspath(output_dir)) if output_dir is not None else None
         outputs = _plan_outputs(name, sent, folder)  # the tasks make the folder (on a cluster, the workers')
         per_input = [{**options, "output": output} for output in outputs]
     else:
         per_input = [options] * len(inputs)
+    if mapping is not None:
+        if builtin and name not in NAMED_TASKS:
+            raise ValueError(f"mapping: the {name} task reads no names ({', '.join(NAMED_TASKS)} do)")
+        per_input = [{**opts, "mapping": _mapping_to_send(mapping(given) if callable(mapping) else mapping)}
+                     for given, opts in zip(inputs, per_input)]
     submitter = _Submitter(executor, jobs, len(inputs))
     futures: list[Any] = []
     try:
@@ -421,6 +439,20 @@ def batch(task: str | Callable[[Any], Any], inputs: Iterable[Any], executor: Any
         raise
     finally:
         submitter.close(wait)
+
+
+def _mapping_to_send(mapping: Any) -> Any:
+    """What a worker gets of a mapping: the absolute path of a mapping file (read once per
+    worker), else the Mapping itself (pickled as its text)."""
+    if isinstance(mapping, (str, os.PathLike)):
+        return os.path.abspath(os.fspath(mapping))
+    from ._mapping import Mapping
+    if isinstance(mapping, Mapping) and mapping.path is not None and os.path.isfile(mapping.path):
+        return os.path.abspath(mapping.path)
+    if mapping is not None and not isinstance(mapping, Mapping):
+        raise TypeError(f"mapping must be a Mapping, a path or a callable input -> either, "
+                        f"not {type(mapping).__name__}")
+    return mapping
 
 
 def _gather(submitter: _Submitter, futures: list[Any], inputs: list[Any], progress: Any) -> list[BatchRow]:

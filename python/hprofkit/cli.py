@@ -1,4 +1,4 @@
-"""Command line: python -m hprofkit info|stats|encode|decode|convert|show|path|top|diff|leaks|batch|bitmaps|report|demo ...
+"""Command line: python -m hprofkit info|stats|encode|decode|convert|deobfuscate|show|path|top|diff|leaks|batch|bitmaps|report|demo ...
 
 Every command takes its arguments through one grammar (_cli_args.py).
 Every failure prints one line on stderr and exits with status 1; a usage
@@ -25,7 +25,10 @@ from ._cli_args import UsageError
 from ._codec import FORMATS, encoder_options
 from ._pack import strip_mask
 from ._dump import Dump
+from ._cli_mapping import mapping_warnings, read_mapping
+from ._deobfuscate import DeobfuscateResult, deobfuscate
 from ._errors import HprofError
+from ._mapping import Mapping
 from ._files import Result, convert, decode, encode
 from ._output import is_stdout
 from ._progress import Progress, reporting
@@ -40,12 +43,13 @@ def _open(file: str) -> Dump:
     return Dump(grammar.source(file))
 
 
-def _stats(dump: Dump, heap_dump: int | None):
+def _stats(dump: Dump, heap_dump: int | None, mapping: Mapping | None = None):
     """dump.stats() with a progress bar on a terminal, and a warning on
-    stderr when a heap dump stops early."""
+    stderr when a heap dump stops early or the mapping does not fit."""
     progress = Progress("reading")
     try:
-        stats = dump.stats(progress, heap_dump=heap_dump)
+        with mapping_warnings():
+            stats = dump.stats(progress, heap_dump=heap_dump, mapping=mapping)
     finally:
         progress.close()
     _warn_unfinished(dump.path or "<stdin>", stats.unfinished)
@@ -60,8 +64,9 @@ def _warn_unfinished(name: str, unfinished: UnfinishedDump | None) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    mapping = read_mapping(args)
     with _open(args.file) as dump:
-        stats = _stats(dump, args.heap_dump)
+        stats = _stats(dump, args.heap_dump, mapping)
         on_disk = os.path.getsize(dump.path) if dump.path and os.path.isfile(dump.path) else None
         if args.json:
             doc: dict = {"file": args.file, "size": on_disk if on_disk is not None else dump.size,
@@ -94,8 +99,9 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    mapping = read_mapping(args)
     with _open(args.file) as dump:
-        stats = _stats(dump, args.heap_dump)
+        stats = _stats(dump, args.heap_dump, mapping)
     if args.json:
         grammar.print_json(stats.to_dict(top=args.top, heap=args.heap))
     else:
@@ -104,7 +110,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def _report(command: str, result: Result, stream) -> None:
-    """Tailor's lines: the tag counter, then what was consumed and produced."""
+    """Tailor's lines: the tag counter, then what was consumed and produced
+    (deobfuscate: first what it renamed)."""
+    if isinstance(result, DeobfuscateResult):
+        stream.write(f"renamed {result.classes:,} classes, {result.fields:,} fields, {result.frames:,} stack frames "
+                     f"({result.strings:,} new strings)\n")
     if result.counter:
         stream.write(f"{result.counter}\n")
     size = result.size if result.size is not None else result.consumed
@@ -118,16 +128,21 @@ def _report(command: str, result: Result, stream) -> None:
     stream.write(line + "\n")
 
 
-PROGRESS_LABELS = {"encode": "encoding", "decode": "decoding", "convert": "converting"}
+PROGRESS_LABELS = {"encode": "encoding", "decode": "decoding", "convert": "converting",
+                   "deobfuscate": "deobfuscating"}
 # OUT when only IN is named: IN's name with this, beside it (app.hprof.gz -> app.hpk).
 OUTPUT_SUFFIXES = {"hprofkit": ".hpk", "tailor": ".mini", "hprof": ".trimmed.hprof", "bmd": ".bmd", "decode": ".hprof",
-                   "convert": ".converted.hprof"}
+                   "convert": ".converted.hprof", "deobfuscate": ".deobfuscated.hprof"}
+DEOBFUSCATE_COUNTS = ("classes", "fields", "frames", "strings", "mismatch")  # DeobfuscateResult's, in its JSON
 
 
 def _result_json(args: argparse.Namespace, result: Result) -> dict:
-    return {"input": args.input, "output": args.output, "consumed": result.consumed, "size": result.size,
-            "written": result.output, "trimmed": result.trimmed, "counter": result.counter, "restored": result.restored,
-            "unfinished": dataclasses.asdict(result.unfinished) if result.unfinished else None}
+    doc = {"input": args.input, "output": args.output, "consumed": result.consumed, "size": result.size,
+           "written": result.output, "trimmed": result.trimmed, "counter": result.counter, "restored": result.restored,
+           "unfinished": dataclasses.asdict(result.unfinished) if result.unfinished else None}
+    if args.command == "deobfuscate":
+        doc.update((name, getattr(result, name)) for name in DEOBFUSCATE_COUNTS)
+    return doc
 
 
 def _run_file_command(args: argparse.Namespace, run) -> int:
@@ -170,6 +185,16 @@ def cmd_decode(args: argparse.Namespace) -> int:
     args.input, args.output = grammar.file_io(args, OUTPUT_SUFFIXES["decode"])
     return _run_file_command(args, lambda progress: decode(args.input, args.output, threads=args.threads,
                                                            strings=args.strings, progress=progress))
+
+
+def cmd_deobfuscate(args: argparse.Namespace) -> int:
+    args.input, args.output = grammar.file_io(args, OUTPUT_SUFFIXES["deobfuscate"])
+    mapping = read_mapping(args)  # a malformed mapping fails before the dump is read
+
+    def run(progress: Progress) -> Result:
+        with mapping_warnings():
+            return deobfuscate(args.input, args.output, mapping=mapping, progress=progress)
+    return _run_file_command(args, run)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -252,6 +277,14 @@ def build_parser() -> argparse.ArgumentParser:
     grammar.add_file_io(p, "the Android dump", "the standard dump")
     p.add_argument("-z", action="store_true", help="exclude the zygote and image heaps' objects")
     grammar.add_json(p, "what was read and written as one JSON object (on stderr when OUT is stdout)")
+
+    p = grammar.command(sub, "deobfuscate", cmd_deobfuscate,
+                        "rewrite an obfuscated dump with the clear names of its mapping.txt",
+                        example="hprofkit deobfuscate app.hprof --mapping mapping.txt    # app.deobfuscated.hprof\n"
+                                "hprofkit deobfuscate app.hprof clear.hprof --mapping build/mapping.txt")
+    grammar.add_file_io(p, "the obfuscated dump", "the deobfuscated dump")
+    p.add_argument("--mapping", required=True, metavar="FILE", help="the ProGuard or R8 mapping.txt of the build")
+    grammar.add_json(p, "what was read, written and renamed as one JSON object (on stderr when OUT is stdout)")
 
     _cli_show.add_commands(sub)
     _cli_reach.add_commands(sub)

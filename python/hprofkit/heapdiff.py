@@ -352,17 +352,18 @@ def _signed_size(n: int | None) -> str:
     return ("+" if n > 0 else "-" if n < 0 else "") + human_size(abs(n))
 
 
-def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap], reporter: Any = None) -> tuple[Heap, str]:
+def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap], mapping: Any = None,
+             reporter: Any = None) -> tuple[Heap, str]:
     if isinstance(source, Heap):
         return source, repr(source)
-    heap = open_heap(source, progress=reporter)
+    heap = open_heap(source, mapping=mapping, progress=reporter)
     opened.append(heap)
     return heap, os.fspath(source)
 
 
 def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, retained: bool = False,
          paths: bool | Sequence[str] = False, exclude: Iterable[Matcher] | None = None, top_paths: int = 10,
-         progress: ProgressArg = None) -> HeapDiff:
+         mapping: Any = None, progress: ProgressArg = None) -> HeapDiff:
     """The per-class changes from heap (or dump path) `a` to `b`.
 
     retained: also compare each class's retained size (computes the
@@ -370,21 +371,26 @@ def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, 
     grown classes' objects hang (True: the `top_paths` classes that grew
     most in instances; or a list of class names), with `exclude` matchers
     as heap.path_to_root takes them (None: each heap's defaults; (): none).  Paths given are opened (dumps, packs,
-    Tailor minis) and closed again; heaps given stay open.  progress: as
+    Tailor minis) and closed again; heaps given stay open.  mapping: the
+    ProGuard/R8 mapping (a hprofkit.Mapping or a mapping.txt path) of the
+    dumps given as paths, or a pair (A's, B's) for two releases whose
+    names differ: classes then compare by their clear names.  progress: as
     open_heap takes it (each dump's "index" and "dominators", "histogram",
     "paths")."""
     from ._progress import reporting
     with reporting(progress) as reporter:
-        return _diff(a, b, retained, paths, exclude, top_paths, reporter)
+        return _diff(a, b, retained, paths, exclude, top_paths, mapping, reporter)
 
 
 def _diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], retained: bool,
-          paths: bool | Sequence[str], exclude: Iterable[Matcher] | None, top_paths: int, reporter: Any) -> HeapDiff:
+          paths: bool | Sequence[str], exclude: Iterable[Matcher] | None, top_paths: int, mapping: Any,
+          reporter: Any) -> HeapDiff:
     from ._progress import step
+    mapping_a, mapping_b = mapping if isinstance(mapping, tuple) else (mapping, mapping)
     opened: list[Heap] = []
     try:
-        heap_a, label_a = _as_heap(a, opened, reporter)
-        heap_b, label_b = _as_heap(b, opened, reporter)
+        heap_a, label_a = _as_heap(a, opened, mapping_a, reporter)
+        heap_b, label_b = _as_heap(b, opened, mapping_b, reporter)
         if retained and reporter is not None:
             heap_a.compute_retained(progress=reporter)
             heap_b.compute_retained(progress=reporter)

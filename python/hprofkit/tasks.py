@@ -26,25 +26,29 @@ def _task(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @_task
-def stats(path: str | os.PathLike[str], *, heap_dump: int | None = None) -> dict[str, Any]:
-    """hprofkit.stats(path, heap_dump=...).to_dict(): record tallies, heap dumps and the class histogram."""
+def stats(path: str | os.PathLike[str], mapping: Any = None, *, heap_dump: int | None = None) -> dict[str, Any]:
+    """hprofkit.stats(path, heap_dump=...).to_dict(): record tallies, heap dumps and the class histogram
+    (with a mapping: a hprofkit.Mapping or a mapping.txt path, the clear class names)."""
     from ._dump import stats as read_stats
-    return read_stats(path, heap_dump=heap_dump).to_dict()
+    return read_stats(path, heap_dump=heap_dump, mapping=mapping).to_dict()
 
 
 @_task
-def histogram(path: str | os.PathLike[str], *, heap_dump: int | None = None) -> list[list[Any]]:
+def histogram(path: str | os.PathLike[str], mapping: Any = None, *, heap_dump: int | None = None) -> list[list[Any]]:
     """The class histogram: [[class name, instances, shallow size]], heaviest first."""
     from ._dump import stats as read_stats
-    return [[row.name, row.instances, row.shallow_bytes] for row in read_stats(path, heap_dump=heap_dump).histogram]
+    return [[row.name, row.instances, row.shallow_bytes]
+            for row in read_stats(path, heap_dump=heap_dump, mapping=mapping).histogram]
 
 
 @_task
-def leaks(path: str | os.PathLike[str], *, heap_dump: int = 0, semantics: str = "hprofkit") -> list[dict[str, Any]]:
+def leaks(path: str | os.PathLike[str], mapping: Any = None, *, heap_dump: int = 0,
+          semantics: str = "hprofkit") -> list[dict[str, Any]]:
     """heap.find_leaks() as [{fingerprint, short_description, retained_size, report}] (the heap as
-    open_heap reads it: a dump, a pack or a Tailor mini)."""
+    open_heap reads it: a dump, a pack or a Tailor mini; with a mapping, on clear names: a leak
+    keeps its fingerprint across releases)."""
     from ._heap import open_heap
-    with open_heap(path, heap_dump=heap_dump, semantics=semantics) as heap:
+    with open_heap(path, heap_dump=heap_dump, semantics=semantics, mapping=mapping) as heap:
         return [{"fingerprint": leak.fingerprint, "short_description": leak.short_description,
                  "retained_size": leak.retained_size, "report": str(leak)} for leak in heap.find_leaks()]
 
@@ -77,14 +81,15 @@ def decode(path: str | os.PathLike[str], output: str | os.PathLike[str] | None =
 @_task
 def report(path: str | os.PathLike[str], output: str | os.PathLike[str] | None = None, *,
            output_dir: str | os.PathLike[str] | None = None, heap_dump: int = 0,
-           semantics: str = "hprofkit") -> dict[str, Any]:
-    """Writes hprofkit.report(path) into `output` (default: output_path(path, ".html", output_dir)).
+           semantics: str = "hprofkit", mapping: Any = None) -> dict[str, Any]:
+    """Writes hprofkit.report(path) into `output` (default: output_path(path, ".html", output_dir));
+    with a mapping (a hprofkit.Mapping or a mapping.txt path), in the clear names.
     Returns {output, written (the page's bytes), suspects, leaks, leak_groups}: the counts of MAT's
     leak suspects, of the leaks found and of their fingerprints, so a fleet's summary can say which
     pages to open first."""
     from ._report import write
     output = _output(path, output, OUTPUT_SUFFIX["report"], output_dir)
-    data = write(path, output, heap_dump=heap_dump, semantics=semantics)
+    data = write(path, output, heap_dump=heap_dump, semantics=semantics, mapping=mapping)
     sections = data["sections"]
     return {"output": output, "written": os.path.getsize(output), "suspects": len(sections["suspects"]["items"]),
             "leaks": sections["leaks"]["total"], "leak_groups": len(sections["leaks"]["groups"])}

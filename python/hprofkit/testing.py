@@ -502,17 +502,22 @@ class CheckSettings:
         ]
         max_instances = { "com.example.MainActivity" = 1 }
         retained_below = { "com.example.ImageCache" = "2 MB" }
+        mapping = "app/build/outputs/mapping/release/mapping.txt"   # dumps of a release build
+
+    With a mapping (relative to the pyproject.toml), dumps are read with its clear names, so the
+    checks name classes and fields as the source does.
     """
     leaks: bool = True
     fail_on_library: bool = False
     exclude: tuple[match.Matcher, ...] = match.ANDROID_DEFAULTS
     max_instances: dict[str, int] = field(default_factory=dict)
     retained_below: dict[str, str | int] = field(default_factory=dict)
+    mapping: str | None = None
 
     @classmethod
     def from_toml(cls, table: dict[str, Any]) -> "CheckSettings":
         """Reads the [tool.hprofkit] table; ValueError names what is wrong."""
-        known = {"leaks", "fail_on_library", "defaults", "exclude", "max_instances", "retained_below"}
+        known = {"leaks", "fail_on_library", "defaults", "exclude", "max_instances", "retained_below", "mapping"}
         unknown = sorted(set(table) - known)
         if unknown:
             raise ValueError(f"[tool.hprofkit]: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
@@ -527,6 +532,10 @@ class CheckSettings:
                 raise ValueError(f"[tool.hprofkit] max_instances {name!r} = {n!r}: write a count")
         for name, size in settings.retained_below.items():
             parse_size(size)
+        mapping = table.get("mapping")
+        if mapping is not None and not isinstance(mapping, str):
+            raise ValueError(f"[tool.hprofkit] mapping = {mapping!r}: write the path of a mapping.txt")
+        settings.mapping = mapping
         return settings
 
 
@@ -554,7 +563,7 @@ def check_dump(path: str | os.PathLike[str], settings: CheckSettings) -> None:
     every failing check (a summary line each, and their reports)."""
     failures: list[HeapCheckFailed] = []
     try:
-        opened = open_heap(path)
+        opened = open_heap(path, mapping=settings.mapping)
     except NoHeapDumpError as exc:
         raise HprofError(f"{exc}: nothing to check", 0) from None
     with opened as heap:

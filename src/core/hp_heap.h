@@ -255,6 +255,44 @@ int hp_heap_thread_frame(const hp_heap *h, uint32_t thread_serial, int32_t depth
 /* The class named by LOAD_CLASS serial `serial`, or HP_NONE. */
 uint32_t hp_heap_class_by_serial(const hp_heap *h, uint32_t serial);
 
+/* ---- clear names: an obfuscated dump read through its mapping (hp_heap_names.c) ---- */
+
+struct hp_mapping;
+
+typedef struct hp_heap_renames {
+    uint32_t classes_listed;  /* classes of the dump the mapping names (array and lambda classes too) */
+    uint32_t classes_renamed;
+    uint64_t fields_renamed;  /* statics and instance fields */
+    uint32_t mismatch_class;  /* the first class with a field the mapping misses while it lists the */
+    uint64_t mismatch_sid;    /*   class's fields: its ordinal (HP_NONE: none) and the field's name id */
+} hp_heap_renames;
+
+/* Gives the index the clear names of mapping `m` (hp_mapping.h): class
+ * names (hp_heap_class, hp_heap_find_class_name) and the names of statics
+ * and instance fields (the iterators, look-ups by name, hp_heap_utf8 of
+ * their ids) become the original ones, in the dump's own spelling; the
+ * names come from STRINGs of the index's own, with ids no STRING of the
+ * dump has.  Call once, right after hp_heap_build and before the index is
+ * shared: it changes the index.  Reads the dump's names; the mapping is not
+ * kept.  *out says what it did. */
+hp_code hp_heap_apply_mapping(hp_heap *h, const struct hp_mapping *m, hp_heap_renames *out, hp_error *err);
+
+/* The name class `ord` has in the dump (before a mapping renamed it), as
+ * hp_class_info.name; 0 when unknown. */
+int hp_heap_class_dump_name(const hp_heap *h, uint32_t ord, const uint8_t **name, size_t *len);
+
+/* The STACK_FRAMEs of the dump, by frame id: hp_heap_frame_at fills frame
+ * number i (< hp_heap_frame_count) as the dump has it. */
+size_t hp_heap_frame_count(const hp_heap *h);
+void hp_heap_frame_at(const hp_heap *h, size_t i, uint64_t *frame_id, hp_frame *out);
+
+/* Gives STACK_FRAME `frame_id` a clear method name, signature, source file
+ * (NULL: keep the dump's) and line, as hp_heap_thread_frame then reads it.
+ * Same contract as hp_heap_apply_mapping: before the index is shared. */
+hp_code hp_heap_rename_frame(hp_heap *h, uint64_t frame_id, const char *method, size_t method_len,
+                             const char *signature, size_t signature_len, const char *source, size_t source_len,
+                             int32_t line, hp_error *err);
+
 /* ---- strings ---- */
 
 enum { HP_TEXT_LATIN1 = 1, HP_TEXT_UTF16BE, HP_TEXT_UTF16LE };

@@ -947,5 +947,6 @@ void hp_heap_free(hp_heap *h)
     a->free_fn(h->roots_by_object);
     a->free_fn(h->rev_start);
     a->free_fn(h->rev_src);
+    heap_names_free(h);
     a->free_fn(h);
 }

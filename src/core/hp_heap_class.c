@@ -4,23 +4,58 @@
 
 #include <string.h>
 
-const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id)
+/* The entry of key `key` in a table of n entries of `stride` bytes sorted
+ * by their first field, a uint64_t key: its index, or n when absent. */
+static size_t find_key(const void *table, size_t n, size_t stride, uint64_t key)
 {
+    const unsigned char *t = table;
     size_t lo = 0, hi = n;
+    uint64_t k;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t[mid].sid < id)
+        memcpy(&k, t + mid * stride, sizeof k);
+        if (k < key)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < n && t[lo].sid == id ? &t[lo] : NULL;
+    if (lo < n)
+        memcpy(&k, t + lo * stride, sizeof k);
+    return lo < n && k == key ? lo : n;
+}
+
+const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id)
+{
+    size_t i = find_key(t, n, sizeof *t, id);
+    return i < n ? &t[i] : NULL;
+}
+
+/* The clear names' look-ups (hp_heap_names.c writes them). */
+int heap_names_text(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len)
+{
+    const heap_names *n = &h->names;
+    size_t i = find_key(n->strings, n->n_strings, sizeof *n->strings, sid);
+    if (i == n->n_strings)
+        return 0;
+    *text = n->text + n->strings[i].off;
+    *len = (size_t)n->strings[i].len;
+    return 1;
+}
+
+const hp_frame *heap_renamed_frame(const hp_heap *h, uint64_t frame_id)
+{
+    const heap_names *n = &h->names;
+    size_t i = find_key(n->frames, n->n_frames, sizeof *n->frames, frame_id);
+    return i < n->n_frames ? &n->frames[i].frame : NULL;
 }
 
 int hp_heap_utf8(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len)
 {
-    const sid_entry *e = heap_sid_find(h->strings, h->n_strings, sid);
+    const sid_entry *e;
     uint64_t length;
+    if (h->names.n_strings && sid >= h->names.strings[0].sid)
+        return heap_names_text(h, sid, text, len);
+    e = heap_sid_find(h->strings, h->n_strings, sid);
     if (!e)
         return 0;
     /* The record was bounds-checked when it was listed. */
@@ -113,6 +148,8 @@ int hp_static_next(hp_static_iter *it, hp_field *out)
         return 0;
     /* Entries are (id name, u1 type, value); the CLASS_DUMP was checked whole. */
     out->name_sid = hp_read_id(p, h->id_size);
+    if (heap_renamed_field(h, it->cls, it->k))
+        out->name_sid = heap_renamed_field(h, it->cls, it->k);
     out->type = p[h->id_size];
     out->is_static = 1;
     out->declaring = it->cls;
@@ -146,6 +183,8 @@ int hp_field_next(hp_field_iter *it, hp_field *out)
         return 0;
     q = h->buf + h->classes[it->cls].offset + h->classes[it->cls].fields_off + 2 + (size_t)it->k * (h->id_size + 1);
     out->name_sid = hp_read_id(q, h->id_size);
+    if (heap_renamed_field(h, it->cls, h->classes[it->cls].n_statics + it->k))
+        out->name_sid = heap_renamed_field(h, it->cls, h->classes[it->cls].n_statics + it->k);
     out->type = q[h->id_size];
     out->is_static = 0;
     out->declaring = it->cls;

@@ -32,6 +32,8 @@ typedef struct heap_class {
     uint32_t data_size;        /* own + inherited */
     uint32_t refs_start, n_refs;
     uint32_t depth;            /* superclasses above it */
+    uint32_t names_at;         /* clear names of its statics and fields: heap_names.fields[names_at - 1 ...]; 0 none */
+    uint64_t dump_name_sid;    /* its name in the dump when a mapping renamed it (name_sid is then the clear one) */
     uint16_t n_fields, n_statics;
     uint8_t elem_type;
 } heap_class;
@@ -40,6 +42,23 @@ typedef struct sid_entry { uint64_t sid, offset; } sid_entry; /* STRING / STACK_
 typedef struct serial_entry { uint32_t serial; uint32_t pad; uint64_t offset; } serial_entry;
 typedef struct load_entry { uint64_t class_id, name_sid; uint32_t serial; uint32_t pad; } load_entry;
 typedef struct thread_entry { uint32_t thread_serial, trace_serial; } thread_entry;
+
+/* Clear names from a mapping (hp_heap_names.c): STRINGs of their own, with
+ * ids above the dump's (next_sid on), the names of renamed classes' statics
+ * and fields, and renamed STACK_FRAMEs.  Empty for a dump read as it is. */
+typedef struct heap_text { uint64_t sid, off, len; } heap_text;
+typedef struct heap_frame_name { uint64_t frame_id; hp_frame frame; } heap_frame_name;
+typedef struct heap_names {
+    uint8_t *text;
+    size_t text_len, text_cap;
+    heap_text *strings;        /* by sid, ascending */
+    size_t n_strings, cap_strings;
+    uint64_t next_sid;
+    uint64_t *fields;          /* per renamed class: its statics' then its fields' new sids (0: kept) */
+    size_t n_fields, cap_fields;
+    heap_frame_name *frames;   /* by frame id */
+    size_t n_frames, cap_frames;
+} heap_names;
 
 struct hp_heap {
     hp_alloc alloc;
@@ -99,6 +118,8 @@ struct hp_heap {
     /* lazy referrer index (CSR) */
     uint32_t *rev_start;       /* n + 1 */
     uint32_t *rev_src;
+
+    heap_names names;
 };
 
 static inline uint64_t obj_offset(const hp_heap *h, uint32_t i)
@@ -125,6 +146,19 @@ static inline uint64_t heap_bucket(const hp_heap *h, uint64_t key)
 
 /* Binary searches over the sorted side tables; NULL when absent. */
 const sid_entry *heap_sid_find(const sid_entry *t, size_t n, uint64_t id);
+
+/* The clear names' STRING `sid`: 1 and the text, or 0. */
+int heap_names_text(const hp_heap *h, uint64_t sid, const uint8_t **text, size_t *len);
+/* The new name id of static or field `k` (statics first) of class `ord`, or 0. */
+static inline uint64_t heap_renamed_field(const hp_heap *h, uint32_t ord, uint32_t k)
+{
+    uint32_t at = h->classes[ord].names_at;
+    return at ? h->names.fields[at - 1 + k] : 0;
+}
+/* A renamed STACK_FRAME, or NULL. */
+const hp_frame *heap_renamed_frame(const hp_heap *h, uint64_t frame_id);
+/* Frees the clear names (hp_heap_names.c, which writes them). */
+void heap_names_free(hp_heap *h);
 
 /* Whether STRING `sid` reads `want` (ASCII). */
 int heap_sid_is(const hp_heap *h, uint64_t sid, const char *want);

@@ -20,6 +20,8 @@ uint64_t hp_heap_memory(const hp_heap *h)
     total += (uint64_t)h->n_roots * (sizeof *h->roots + 4);
     if (h->rev_start)
         total += (n + 1) * 4 + (uint64_t)h->rev_start[n] * 4;
+    total += h->names.text_cap + h->names.cap_strings * sizeof *h->names.strings +
+             h->names.cap_fields * 8 + h->names.cap_frames * sizeof *h->names.frames;
     return total;
 }
 
@@ -201,8 +203,9 @@ int hp_heap_thread_frame(const hp_heap *h, uint32_t thread_serial, int32_t depth
     uint32_t trace = 0;
     int found = 0;
     const uint8_t *body;
-    uint64_t length, n_frames;
+    uint64_t length, n_frames, frame_id;
     const sid_entry *frame;
+    const hp_frame *renamed;
     for (i = 0; i < h->n_threads; i++)
         if (h->threads[i].thread_serial == thread_serial) {
             trace = h->threads[i].trace_serial;
@@ -225,7 +228,12 @@ int hp_heap_thread_frame(const hp_heap *h, uint32_t thread_serial, int32_t depth
     n_frames = hp_be32(body + 8);
     if ((uint64_t)depth >= n_frames || 12 + ((uint64_t)depth + 1) * id > length)
         return 0;
-    frame = heap_sid_find(h->frames, h->n_frames, hp_read_id(body + 12 + (size_t)depth * id, id));
+    frame_id = hp_read_id(body + 12 + (size_t)depth * id, id);
+    if ((renamed = heap_renamed_frame(h, frame_id)) != NULL) {
+        *out = *renamed;
+        return 1;
+    }
+    frame = heap_sid_find(h->frames, h->n_frames, frame_id);
     if (!frame)
         return 0;
     body = h->buf + frame->offset + 9;

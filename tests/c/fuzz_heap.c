@@ -3,8 +3,10 @@
  * described, found again by its id, sized, its fields, statics, references
  * and string read; the referrer index must account for every present
  * reference, and so must the references table (hp_heap_tables.h, filled by
- * tableskit.h).  Any inconsistency aborts (a crash for libFuzzer);
- * sanitizers catch reads outside the input.
+ * tableskit.h).  On every other input the index is first given clear names
+ * (hp_heap_apply_mapping) by a mapping made from the dump's own names, and
+ * the renamed classes must be found by their new names.  Any inconsistency
+ * aborts (a crash for libFuzzer); sanitizers catch reads outside the input.
  *
  * Built with -DHP_FUZZ_SEEDGEN (a C compiler, no libFuzzer) it is the seed
  * generator instead: `seedgen OUTDIR DATADIR MAXLEN` writes the crafted
@@ -20,6 +22,7 @@
 
 #include "heapkit.h"
 #include "hp_heap.h"
+#include "hp_mapping.h"
 #include "tableskit.h"
 
 static void die(const char *what)
@@ -74,6 +77,96 @@ static void read_object(const hp_heap *h, uint32_t i, uint64_t *present_refs)
     }
 }
 
+/* Whether a dump's name can stand in a mapping line as it is. */
+static int plain_name(const uint8_t *p, size_t n)
+{
+    size_t i;
+    if (!n || n > 200 || p[0] == '[' || p[0] == '#')
+        return 0;
+    for (i = 0; i < n; i++)
+        if (p[i] <= ' ' || p[i] == ':' || p[i] == '(' || p[i] == ')' || p[i] == '-' || p[i] >= 0x7F)
+            return 0;
+    return !(n >= 2 && p[n - 2] == '[' && p[n - 1] == ']');
+}
+
+static void put(char **text, size_t *len, size_t *cap, const void *p, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        *cap = 2 * (*len + n + 1) + 1024;
+        if (!(*text = realloc(*text, *cap)))
+            die("out of memory");
+    }
+    memcpy(*text + *len, p, n);
+    *len += n;
+    (*text)[*len] = 0;
+}
+
+/* Renames the first classes of the dump Clear<k> and their fields f<j>
+ * through a mapping made from their names; checks the renamed classes are
+ * found by their new names. */
+static void apply_own_mapping(hp_heap *h)
+{
+    char *text = NULL, line[64];
+    size_t len = 0, cap = 0;
+    uint32_t k, n = hp_heap_class_count(h) < 32 ? hp_heap_class_count(h) : 32;
+    hp_mapping *m = NULL;
+    hp_mapping_error merr;
+    hp_heap_renames r;
+    hp_error err;
+    put(&text, &len, &cap, "", 0);
+    for (k = 0; k < n; k++) {
+        hp_class_info c;
+        hp_field_iter it;
+        hp_field f;
+        uint32_t j = 0;
+        size_t i, at;
+        hp_heap_class(h, k, &c);
+        if (!c.name || !plain_name(c.name, c.name_len))
+            continue;
+        snprintf(line, sizeof line, "Clear%u -> ", k);
+        put(&text, &len, &cap, line, strlen(line));
+        at = len;
+        put(&text, &len, &cap, c.name, c.name_len);
+        for (i = at; i < len; i++)
+            text[i] = text[i] == '/' ? '.' : text[i];
+        put(&text, &len, &cap, ":\n", 2);
+        for (hp_field_iter_init(&it, h, k); hp_field_next(&it, &f) && f.declaring == k;) {
+            const uint8_t *name;
+            size_t name_len;
+            if (hp_heap_utf8(h, f.name_sid, &name, &name_len) && plain_name(name, name_len) && !memchr(name, '.', name_len)) {
+                snprintf(line, sizeof line, "    int f%u -> ", j++);
+                put(&text, &len, &cap, line, strlen(line));
+                put(&text, &len, &cap, name, name_len);
+                put(&text, &len, &cap, "\n", 1);
+            }
+        }
+    }
+    if (hp_mapping_parse(NULL, text, len, &m, &merr) != HP_OK)
+        die("the mapping made from the dump is malformed");
+    if (hp_heap_apply_mapping(h, m, &r, &err) != HP_OK) {
+        if (err.code != HP_E_LIMIT) /* a dump whose string ids reach the last 8-byte ones */
+            die("hp_heap_apply_mapping failed");
+        hp_mapping_free(m);
+        free(text);
+        return;
+    }
+    for (k = 0; k < n; k++) {
+        hp_class_info c;
+        const uint8_t *dump_name;
+        size_t dump_len;
+        hp_heap_class(h, k, &c);
+        if (!hp_heap_class_dump_name(h, k, &dump_name, &dump_len))
+            continue;
+        if (c.name && c.name_len > 5 && memcmp(c.name, "Clear", 5) == 0 && plain_name(dump_name, dump_len)) {
+            uint32_t found = hp_heap_find_class_name(h, (const char *)c.name, c.name_len, 0);
+            if (found == HP_NONE)
+                die("a renamed class is not found by its clear name");
+        }
+    }
+    hp_mapping_free(m);
+    free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -92,6 +185,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             die("a failed build without an error code");
         return 0;
     }
+    if (size & 2)
+        apply_own_mapping(h);
     n = hp_heap_object_count(h);
     for (i = 0; i < n; i++) {
         if (i > 0 && hp_heap_object_id(h, i) <= hp_heap_object_id(h, i - 1))

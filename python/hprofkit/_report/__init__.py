@@ -91,7 +91,7 @@ def _collect(src: Source, baseline: Optional[Source], limits: Limits) -> dict[st
 
 def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str | os.PathLike[str]" = "report.html",
            *, baseline: "Heap | str | os.PathLike[str] | None" = None, semantics: Optional[str] = None,
-           heap_dump: int = 0, limits: Limits = Limits(), progress: Any = None) -> str:
+           heap_dump: int = 0, limits: Limits = Limits(), mapping: Any = None, progress: Any = None) -> str:
     """Writes the HTML report of a heap (a Heap, or a dump's path: plain,
     .gz, .bz2, an hprofkit pack, a Tailor mini or a BMD; or a binary file
     holding one, such as standard input) to `out` ("-" for standard output)
@@ -102,8 +102,11 @@ def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str |
     objects hang.  semantics: the reference graph of paths and retained
     sizes for dumps opened here ('hprofkit' or 'visualvm', see open_heap).
     heap_dump: which heap dump of the file (from 0; negative counts from
-    the end).  A path is faster than a Heap: its class histogram comes from
-    one pass of the C core.
+    the end).  mapping: the ProGuard/R8 mapping (a hprofkit.Mapping or a
+    mapping.txt path) of the dumps opened here, which the page then names by
+    their clear names (a Heap given keeps the names it was opened with:
+    open_heap(..., mapping=)).  A path is faster than a Heap: its class
+    histogram comes from one pass of the C core.
 
     The file is written atomically through hprofkit's one output path: never
     over the input, never through a FIFO's or a symlink's target.
@@ -111,29 +114,31 @@ def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str |
     progress: as open_heap takes it (each dump's "index", "dominators",
     "report")."""
     write(heap_or_path, out, baseline=baseline, semantics=semantics, heap_dump=heap_dump, limits=limits,
-          progress=progress)
+          mapping=mapping, progress=progress)
     return os.fspath(out)
 
 
 def write(heap_or_path: Any, out: Any, *, baseline: Any = None, semantics: Optional[str] = None, heap_dump: int = 0,
-          limits: Limits = Limits(), progress: Any = None) -> dict[str, Any]:
+          limits: Limits = Limits(), mapping: Any = None, progress: Any = None) -> dict[str, Any]:
     """report(), returning the JSON document the page holds."""
     from .._progress import reporting
     with reporting(progress):
-        return _write(heap_or_path, out, baseline, semantics, heap_dump, limits)
+        return _write(heap_or_path, out, baseline, semantics, heap_dump, limits, mapping)
 
 
 def _write(heap_or_path: Any, out: Any, baseline: Any, semantics: Optional[str], heap_dump: int,
-           limits: Limits) -> dict[str, Any]:
+           limits: Limits, mapping: Any) -> dict[str, Any]:
+    from .._heap import _mapping_of
     from .._output import check_not_same_file, output_file
     from .page import render_report
+    mapping = _mapping_of(mapping)  # a malformed mapping fails before a dump is read
     for source in (heap_or_path, baseline):
         if source is not None and not _is_heap(source):
             check_not_same_file(source, out)
     with contextlib.ExitStack() as stack:
-        src = stack.enter_context(opened(heap_or_path, heap_dump=heap_dump, semantics=semantics))
+        src = stack.enter_context(opened(heap_or_path, heap_dump=heap_dump, semantics=semantics, mapping=mapping))
         base = None if baseline is None else stack.enter_context(
-            opened(baseline, heap_dump=heap_dump, semantics=semantics))
+            opened(baseline, heap_dump=heap_dump, semantics=semantics, mapping=mapping))
         data = collect(src, baseline=base, limits=limits)
         page = render_report(data)
         for _ in range(_HALVINGS):

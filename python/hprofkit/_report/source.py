@@ -94,10 +94,12 @@ def _heap_options(semantics: Optional[str]) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None) -> Iterator[Source]:
+def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None, mapping: Any = None
+           ) -> Iterator[Source]:
     """The Source of a Heap, of a dump's path (any format the Dump opens:
     plain, gzip, bzip2, hprofkit pack, Tailor mini, Badoo BMD) or of a binary
-    file (standard input); what it opened is closed on exit."""
+    file (standard input), a dump read through `mapping` (None: none; a Heap
+    keeps its own names); what it opened is closed on exit."""
     from .._heap import Heap
     if isinstance(source, Heap):
         if semantics is not None and semantics != source.semantics:
@@ -116,7 +118,7 @@ def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None) 
     with Dump(source) as dump:
         stats = _Background(dump, heap_dump)
         try:
-            heap = dump.heap(heap_dump=heap_dump, **_heap_options(semantics))
+            heap = dump.heap(heap_dump=heap_dump, mapping=mapping, **_heap_options(semantics))
             try:
                 yield Source(heap, name, stats, FileInfo(name, dump.size if size is None else size, dump.compression,
                                                          dump.magic, dump.id_size, dump.timestamp))
