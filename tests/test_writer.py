@@ -1,6 +1,6 @@
 """Tests for python/hprofkit/writer.py and the sample heap of python/hprofkit/sample.py.
 
-Layouts are checked byte for byte against hand-computed values from docs/hprof-format.md, the
+Layouts are checked byte for byte against hand-computed values from ../shared/docs/hprof-format.md, the
 whole output is re-read by an independent walker written here from the same document, and the
 sample dumps are opened by two real peers: VisualVM's heap library (the oracle) and AOSP's
 hprof-conv.
@@ -34,7 +34,7 @@ def hid(value: int, id_size: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# An independent reader, written from docs/hprof-format.md (it shares no code with the writer)
+# An independent reader, written from ../shared/docs/hprof-format.md (it shares no code with the writer)
 # ---------------------------------------------------------------------------------------------
 
 PRIM_SIZE = {4: 1, 5: 2, 6: 4, 7: 8, 8: 1, 9: 2, 10: 4, 11: 8}

@@ -195,8 +195,8 @@ class MergedPath:
     shortest paths from the GC roots, reached from the parent node's objects
     by one reference (ref_type and name as a Hop has them; "[]" for any
     element of an array; for a root node ref_type "ROOT" and name the root
-    kind), all of one class (class_: a HeapClass, None when the dump lacks
-    it; is_class: they are class objects, of the class class_).
+    kind), all of one class (``class_``: a HeapClass, None when the dump lacks
+    it; is_class: they are class objects, of the class ``class_``).
 
     objects, shallow_size: how many objects the node holds, their shallow
     bytes; retained_size: the union of their retained sets; targets,

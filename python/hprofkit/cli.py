@@ -301,8 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def command_table(width: int = 110) -> str:
-    """The README's table of commands, made from the parsers (tests/test_cli_grammar.py
-    checks the README holds it): each command's usage, then what it does."""
+    """The table of commands of docs/guides/cli.md, made from the parsers (tests/test_cli_grammar.py
+    checks the page holds it): each command's usage, then what it does."""
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     helps = {choice.dest: choice.help for choice in sub._choices_actions}

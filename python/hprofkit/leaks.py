@@ -1,5 +1,7 @@
 """Leak traces: what leaked, what keeps it, and which references to suspect.
 
+::
+
     import hprofkit
     heap = hprofkit.open_heap("app.hprof")
     for leak in heap.find_leaks():          # = hprofkit.leaks.find_leaks(heap)

@@ -4,7 +4,7 @@ A matcher names a pattern of references, as LeakCanary's reference matchers
 do.  ``kind="ignore"``: the reference is never traversed (an object reached
 only through it has no path).  ``kind="library"``: the reference is traversed
 only when nothing else reaches the object, and a path that must cross it is a
-*library* leak, reported with the matcher's description.
+*library* leak, reported with the matcher's description::
 
     heap.path_to_root(obj, exclude=hprofkit.match.JDK_DEFAULTS)
     heap.find_leaks(exclude=hprofkit.match.ANDROID_DEFAULTS + (

@@ -488,7 +488,7 @@ _DEFAULTS = {"android": match.ANDROID_DEFAULTS, "jdk": match.JDK_DEFAULTS, "none
 @dataclass
 class CheckSettings:
     """The checks `pytest --hprof-check DIR` runs on each dump, from
-    `[tool.hprofkit]` in pyproject.toml:
+    `[tool.hprofkit]` in pyproject.toml::
 
         [tool.hprofkit]
         leaks = true                  # no application leaks (the default)

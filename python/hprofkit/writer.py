@@ -21,7 +21,8 @@ inputs. :meth:`HprofWriter.raw`, :meth:`HprofWriter.record` (with ``length=``) a
 
 A realistic application heap written with this API is in :mod:`hprofkit.sample`.
 
-The byte layouts follow ``docs/hprof-format.md`` of the hprofkit project. The basic types
+The byte layouts follow the HPROF notes the project works from, ``../shared/docs/hprof-format.md``
+(beside the repository, not in it; docs/guides/formats.md names the format's references). The basic types
 (codes, names, sizes) come from the package's one table of them, ``hprofkit._types``.
 """
 
