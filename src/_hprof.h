@@ -104,6 +104,11 @@ int hprof_guard_call(const void *buf, size_t len, void (*fn)(void *ctx), void *c
  * honour Ctrl-C.  -1 when one raised (its exception is then set). */
 int hprof_run_signal_handlers(void);
 
+/* Runs fn(ctx) as hprof_run_signal_handlers runs the handlers (the GIL
+ * taken, this thread's guards off): for callbacks into Python code, such as
+ * a progress display, from a guarded core call.  Returns fn's result. */
+int hprof_with_python(int (*fn)(void *ctx), void *ctx);
+
 /* Raises FileChangedError for a fault at `offset` of the file; returns NULL. */
 PyObject *hprof_raise_changed(hprof_state *st, uint64_t offset);
 

@@ -209,17 +209,28 @@ int hprof_guard_call(const void *buf, size_t len, void (*fn)(void *ctx), void *c
     return 0;
 }
 
-int hprof_run_signal_handlers(void)
+int hprof_with_python(int (*fn)(void *ctx), void *ctx)
 {
     guard *walk = guard_top;
     PyGILState_STATE gil;
     int rc;
     guard_top = NULL; /* Python code runs here: a fault in it is not the walk's to catch */
     gil = PyGILState_Ensure();
-    rc = PyErr_CheckSignals();
+    rc = fn(ctx);
     PyGILState_Release(gil);
     guard_top = walk;
     return rc;
+}
+
+static int check_signals(void *ctx)
+{
+    (void)ctx;
+    return PyErr_CheckSignals();
+}
+
+int hprof_run_signal_handlers(void)
+{
+    return hprof_with_python(check_signals, NULL);
 }
 
 PyObject *hprof_raise_changed(hprof_state *st, uint64_t offset)

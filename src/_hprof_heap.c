@@ -35,6 +35,33 @@ static void count_dangling(void *ctx)
     c->dangling = hp_heap_count_dangling(c->heap->index, heap_interrupted, NULL, &c->stopped);
 }
 
+/* The index build's interrupt callback when a progress callable was given:
+ * it tells the callable how far the walk over the records is (bytes of the
+ * file), then checks for Ctrl-C.  An exception in either stops the build. */
+typedef struct {
+    PyObject *progress;
+    uint64_t position, total, told;
+} build_progress;
+
+static int tell_progress(void *ctx)
+{
+    build_progress *p = ctx;
+    PyObject *res;
+    if (p->position > p->told) {
+        p->told = p->position;
+        res = PyObject_CallFunction(p->progress, "KK", (unsigned long long)p->told, (unsigned long long)p->total);
+        if (!res)
+            return -1;
+        Py_DECREF(res);
+    }
+    return PyErr_CheckSignals();
+}
+
+static int build_interrupted(void *ctx)
+{
+    return hprof_with_python(tell_progress, ctx) < 0;
+}
+
 static int size_model_of(PyObject *name)
 {
     if (name == NULL)
@@ -51,8 +78,9 @@ static int size_model_of(PyObject *name)
 
 static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "", "heap_dump", "size_model", "semantics", "mapping", NULL };
-    PyObject *buffer, *model_name = NULL, *semantics_name = NULL, *mapping = Py_None;
+    static char *keywords[] = { "", "heap_dump", "size_model", "semantics", "mapping", "progress", NULL };
+    PyObject *buffer, *model_name = NULL, *semantics_name = NULL, *mapping = Py_None, *progress = Py_None;
+    build_progress told;
     Py_ssize_t heap_dump = 0;
     hprof_state *st = hprof_state_of_type(type);
     hp_heap_options opt;
@@ -60,9 +88,13 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     HeapIndex *heap;
     int model, semantics;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nUUO:Heap", keywords, &buffer, &heap_dump, &model_name,
-                                     &semantics_name, &mapping))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nUUOO:Heap", keywords, &buffer, &heap_dump, &model_name,
+                                     &semantics_name, &mapping, &progress))
         return NULL;
+    if (progress != Py_None && !PyCallable_Check(progress)) {
+        PyErr_SetString(PyExc_TypeError, "progress must be a callable progress(done, total) or None");
+        return NULL;
+    }
     if ((model = size_model_of(model_name)) < 0 || (semantics = heap_semantics_of(semantics_name)) < 0)
         return NULL;
     if (heap_dump < 0 || heap_dump > 0xFFFFFFFF) {
@@ -92,6 +124,14 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     opt.heap_dump = (uint32_t)heap_dump;
     opt.size_model = model;
     opt.interrupt = heap_interrupted;
+    if (progress != Py_None) {
+        memset(&told, 0, sizeof told);
+        told.progress = progress;
+        told.total = (uint64_t)heap->view.len;
+        opt.interrupt = build_interrupted;
+        opt.interrupt_ctx = &told;
+        opt.position = &told.position;
+    }
     memset(&call, 0, sizeof call);
     call.heap = heap;
     call.opt = &opt;
@@ -468,9 +508,11 @@ static PyMethodDef heap_methods[] = {
 };
 
 static PyType_Slot heap_slots[] = {
-    { Py_tp_doc, "Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', mapping=None)\n"
-                 "--\n\nThe object graph of one heap dump of the HPROF file in buffer; with a mapping (a\n"
-                 "hprofkit.Mapping), read with its clear names." },
+    { Py_tp_doc, "Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', mapping=None, "
+                 "progress=None)\n--\n\n"
+                 "The object graph of one heap dump of the HPROF file in buffer; with a mapping (a\n"
+                 "hprofkit.Mapping), read with its clear names; progress(done, total) is told how many\n"
+                 "bytes of it the index build has walked." },
     { Py_tp_new, heap_new },
     { Py_tp_getset, heap_getset },
     { Py_tp_methods, heap_methods },

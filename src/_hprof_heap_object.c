@@ -454,15 +454,17 @@ static PyObject *obj_values(HeapHandle *o, PyObject *unused)
 }
 
 enum { O_ID, O_KIND, O_CLASS, O_CLASS_NAME, O_SIZE, O_HEAP_NAME, O_ROOTS, O_INDEX, O_RETAINED, O_RETAINED_COUNT,
-       O_REFERENCE_COUNT, O_REFERRER_COUNT };
+       O_REFERENCE_COUNT, O_REFERRER_COUNT, O_HEAP };
 
 static PyObject *obj_get(HeapHandle *o, void *closure)
 {
-    const hp_heap *h = live(o);
+    const hp_heap *h;
     uint32_t ord, n, first, k;
     uint64_t size;
     hp_object obj;
-    if (!h)
+    if ((int)(intptr_t)closure == O_HEAP) /* a closed heap's objects still name it */
+        return Py_NewRef((PyObject *)o->heap);
+    if (!(h = live(o)))
         return NULL;
     switch ((int)(intptr_t)closure) {
     case O_ID: return PyLong_FromUnsignedLongLong(hp_heap_object_id(h, o->index));
@@ -706,6 +708,7 @@ static PyGetSetDef obj_getset[] = {
     OGET("heap_name", O_HEAP_NAME, "Android heap ('app', 'zygote', 'image'...), or None."),
     OGET("retained_size", O_RETAINED, "Bytes freed with the object: heap.retained_size(obj)."),
     OGET("retained_count", O_RETAINED_COUNT, "Objects freed with the object, itself included: heap.retained_count(obj)."),
+    OGET("heap", O_HEAP, "The Heap the object belongs to."),
     OGET("root_kinds", O_ROOTS, "Kinds of the GC roots holding the object, e.g. ('JNI_GLOBAL',); () if none."),
     OGET("reference_count", O_REFERENCE_COUNT, "Outbound non-null references: len(obj.references())."),
     OGET("referrer_count", O_REFERRER_COUNT, "References to the object: len(obj.referrers()) (builds the referrer index)."),

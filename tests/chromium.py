@@ -5,6 +5,7 @@ the report's ready mark, read the console, save full-page screenshots."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -79,5 +80,30 @@ def screenshot(driver: Any, path: Path) -> Path:
     shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
         "format": "png", "captureBeyondViewport": True,
         "clip": {"x": 0, "y": 0, "width": WIDTH, "height": min(height, 16000), "scale": 1}})
+    path.write_bytes(base64.b64decode(shot["data"]))
+    return path
+
+
+def screenshot_folder(name: str, tmp_path_factory: Any, pytestconfig: Any) -> Path:
+    """$HPROFKIT_ARTIFACTS/NAME (CI keeps it), or a temporary folder, named on the
+    terminal past pytest's capture."""
+    artifacts = os.environ.get("HPROFKIT_ARTIFACTS")
+    folder = Path(artifacts) / name if artifacts else tmp_path_factory.mktemp(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        print(f"\n{name.replace('-', ' ')}: {folder}", flush=True)
+    return folder
+
+
+def element_screenshot(driver: Any, element: Any, path: Path, margin: int = 8) -> Path:
+    """A PNG of one element (and a margin around it), written to path."""
+    x, y, width, height = driver.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height]", element)
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": max(x - margin, 0), "y": max(y - margin, 0), "width": width + 2 * margin,
+                 "height": min(height + 2 * margin, 16000), "scale": 1}})
     path.write_bytes(base64.b64decode(shot["data"]))
     return path

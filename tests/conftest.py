@@ -73,6 +73,17 @@ def peer(name: str) -> str:
         pytest.fail(f"peer tool {name} is missing, and CI=true: .ci/run installs it")
     pytest.skip(f"peer tool {name} is not installed")
 
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (tests/chromium.py), one per test module; skipped without
+    it, except under CI=true (peer)."""
+    peer("chromium")
+    driver = chromium.start()
+    yield driver
+    driver.quit()
+
+
 class WithoutData(pytest.File):
     """A test file collected without its data: one item that skips (fails under CI=true)."""
 

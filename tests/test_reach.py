@@ -490,3 +490,18 @@ def test_cli_path_and_top(leak_heap):
     assert text.returncode == 0 and len(text.stdout.splitlines()) == 3  # a header and 2 rows
     bad = run_cli("top", "/nonexistent.hprof")
     assert bad.returncode != 0 and bad.stderr.startswith("hprofkit: error:") and "Traceback" not in bad.stderr
+
+
+@pytest.mark.sanitize
+def test_a_path_named_after_its_heap_closed_is_freed_cleanly():
+    """A path whose hops were named keeps the namer's tables; freed after heap.close() (a leak
+    list kept past a `with open_heap(...)`), it read the freed reachability state for its
+    allocator: a segfault in test_progress's run."""
+    import gc
+    with hprofkit.open_heap(dump_path("leakcanary__leak_service_binder.hprof")) as heap:
+        leaks = heap.find_leaks()
+        paths = [heap.path_to_root(obj) for obj, _ in heap.top_retainers(20)]
+        text = [str(leak) for leak in leaks] + [str(path) for path in paths if path]
+    assert leaks and text
+    del leaks, paths
+    gc.collect()

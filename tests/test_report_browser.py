@@ -10,8 +10,6 @@ missing, except under CI=true, where .ci/run installs them (conftest.peer)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 from pathlib import Path
 
@@ -19,7 +17,7 @@ import pytest
 
 import chromium
 import hprofkit
-from conftest import HPROF_DIR, peer
+from conftest import HPROF_DIR
 from hprofkit._report.page import view_html
 from leaky_heap import android_app
 from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
@@ -30,24 +28,10 @@ SERVICE_BINDER = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
 JDK8 = HPROF_DIR / "mat__oracle_jdk8_05_x64.hprof"
 
 
-@pytest.fixture(scope="module")
-def browser():
-    peer("chromium")
-    driver = chromium.start()
-    yield driver
-    driver.quit()
-
-
 @pytest.fixture(scope="session")
 def shots(tmp_path_factory, pytestconfig):
-    """The folder screenshots go to, named on the terminal (past pytest's capture)."""
-    artifacts = os.environ.get("HPROFKIT_ARTIFACTS")
-    folder = Path(artifacts) / "report-screenshots" if artifacts else tmp_path_factory.mktemp("report-screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-        print(f"\nreport screenshots: {folder}", flush=True)
-    return folder
+    """The folder screenshots go to, named on the terminal."""
+    return chromium.screenshot_folder("report-screenshots", tmp_path_factory, pytestconfig)
 
 
 def show(browser, page: Path) -> None:

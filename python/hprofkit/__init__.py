@@ -17,7 +17,8 @@ from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, M
                       NoHeapDumpError, OverrunError, TruncatedError, UnsupportedError)
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from . import match
-from ._heap import Field, GcRoot, GcRoots, Heap, HeapClass, HeapObject, Reference, Referrer, StackFrame, open_heap
+from ._heap import (Field, GcRoot, GcRoots, GroupTable, Heap, HeapClass, HeapObject, ObjectTable, Reference,
+                    Referrer, StackFrame, open_heap)
 from ._values import AllocationSite, AllocSite, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
 
 # Python stands on C: the package hands its classes down to the C module
@@ -93,7 +94,7 @@ __all__ = [
     "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame", "match", "Hop", "Hops", "HeapPath", "NoPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "tables", "to_parquet", "connect", "report", "batch", "BatchResult", "BatchRow", "LeakGroup",
     "ClassTotal", "Bitmap", "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths",
-    "AllocationSite", "AllocSite", "CollectionWaste", "DuplicateString", "LargeArray",
+    "AllocationSite", "AllocSite", "CollectionWaste", "DuplicateString", "LargeArray", "ObjectTable", "GroupTable",
     "Mapping", "MappedFrame", "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",
 ]
 # hprofkit.Thread and hprofkit.Frame (heap.threads()'s rows) are left out of __all__: `from

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import os
 import struct
 import zlib
@@ -233,12 +232,13 @@ class Bitmap:
     def _repr_html_(self) -> str:
         """The image (scaled down to HTML_MAX_SIDE) over its description; everything the dump
         says is escaped."""
-        caption = f"<figcaption><code>{html.escape(repr(self))}</code></figcaption>"
+        from ._html import text as escape
+        caption = f"<figcaption><code>{escape(repr(self))}</code></figcaption>"
         if not self.has_pixels:
             return f"<figure>{caption}</figure>"
         mime = self._file_type()[1]
         data = base64.b64encode(self.image_bytes(max_side=HTML_MAX_SIDE)).decode("ascii")
-        return (f'<figure><img src="data:{mime};base64,{data}" alt="{html.escape(repr(self))}" '
+        return (f'<figure><img src="data:{mime};base64,{data}" alt="{escape(repr(self))}" '
                 f'style="image-rendering: pixelated; max-width: {HTML_MAX_SIDE}px">{caption}</figure>')
 
 

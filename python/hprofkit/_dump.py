@@ -345,7 +345,7 @@ class Dump:
         return stats
 
     def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit",
-             mapping: Any = None) -> Heap:
+             mapping: Any = None, progress: Any = None) -> Heap:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
         which (0, the first, as VisualVM; negative counts from the end); size_model is 'visualvm' (its
         shallow sizes, compressed oops guessed on 64-bit dumps) or
@@ -356,12 +356,21 @@ class Dump:
         retained sizes exactly).  mapping (a hprofkit.Mapping or the path of
         a mapping.txt) gives an obfuscated dump its clear names (see Heap).
         The heap keeps the mapping alive: it stays usable after the Dump is
-        closed."""
+        closed.  progress: the "index" stage's progress (bytes of the file
+        walked), as open_heap takes it."""
         from ._heap import Heap
+        from ._progress import reporting
         if isinstance(heap_dump, int) and heap_dump < 0:
             heap_dump = self._heap_dump_index(heap_dump)  # counted from the end, as stats() counts
-        return Heap._open(self.buffer, self.path, heap_dump=heap_dump, size_model=size_model, semantics=semantics,
-                          mapping=mapping)
+        options = dict(heap_dump=heap_dump, size_model=size_model, semantics=semantics, mapping=mapping)
+        with reporting(progress) as reporter:
+            if reporter is None:
+                return Heap._open(self.buffer, self.path, **options)
+            size = len(self.buffer)
+            reporter(0, size, "index")
+            heap = Heap._open(self.buffer, self.path, progress=reporter.stage("index"), **options)
+            reporter(size, size, "index")
+            return heap
 
     def close(self) -> None:
         """Closes the dump.  The buffer is released now, or, while records

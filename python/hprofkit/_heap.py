@@ -13,7 +13,6 @@ roots; values are read from the dump's mapping on demand.  Handles
 
 from __future__ import annotations
 
-import html
 import os
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, Optional, Union
@@ -29,13 +28,15 @@ if TYPE_CHECKING:
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
     from ._bitmaps import Bitmap, DuplicateBitmaps
+    from ._progress import ProgressArg
+    from ._report.tree import View
     from ._tree import Group, MergedPaths, _VirtualRoot
     from .leaks import Leak, Report
     from .match import Matcher
 
-__all__ = ["Heap", "HeapObject", "HeapClass", "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame",
-           "open_heap", "SIZE_MODELS", "SEMANTICS", "Frame", "Thread", "AllocationSite", "AllocSite",
-           "DuplicateString", "CollectionWaste", "LargeArray"]
+__all__ = ["Heap", "HeapObject", "HeapClass", "ObjectTable", "GroupTable", "Reference", "Referrer", "Field", "GcRoot",
+           "GcRoots", "StackFrame", "open_heap", "SIZE_MODELS", "SEMANTICS", "Frame", "Thread", "AllocationSite",
+           "AllocSite", "DuplicateString", "CollectionWaste", "LargeArray"]
 
 SIZE_MODELS = ("visualvm", "uncompressed")
 SEMANTICS = ("hprofkit", "visualvm")
@@ -46,6 +47,31 @@ SEMANTICS = ("hprofkit", "visualvm")
 # (__slots__ = ()): a handle stays the C struct.  C instantiates the handle
 # classes itself, once hprofkit/__init__.py has registered them
 # (_hprof._register); isinstance(x, HeapObject) holds for every handle.
+
+class ObjectTable(list):  # type: ignore[type-arg]
+    """A list of objects, or of (object, bytes) pairs, that a notebook shows as a
+    table with bars (top_retainers(), dominated(), dominator_roots()).  It is the
+    list it was: index, slice, compare and json.dumps it as one."""
+
+    __slots__ = ()
+    __module__ = "hprofkit"
+
+    def _repr_html_(self) -> str:
+        from ._html import fragment, object_table
+        pairs = [item if isinstance(item, tuple) else (item, item.retained_size) for item in self]
+        return fragment(object_table(pairs))
+
+
+class GroupTable(list):  # type: ignore[type-arg]
+    """heap.retained_by()'s Groups: a list that a notebook shows as a table with bars."""
+
+    __slots__ = ()
+    __module__ = "hprofkit"
+
+    def _repr_html_(self) -> str:
+        from ._html import fragment, group_table
+        return fragment(group_table(self))
+
 
 class HeapObject(_hprof.HeapObject):
     """A handle on one object of a Heap (light: the heap and an index).
@@ -91,6 +117,16 @@ class HeapObject(_hprof.HeapObject):
     def __iter__(self) -> Iterator[Any]:
         """An array's elements (as tolist()); TypeError for other objects."""
         return iter(self.tolist())
+
+    def dominated(self, n: Optional[int] = None) -> ObjectTable:
+        """The objects this one immediately dominates, largest retained size first
+        (the first n): an ObjectTable (a list)."""
+        return ObjectTable(_hprof.HeapObject.dominated(self, n))
+
+    def _repr_html_(self) -> str:
+        """What the object is and keeps, its fields or elements, its referrers (Jupyter)."""
+        from ._html import heap_object
+        return heap_object(self)
 
 
 class _DeclaredFields(list[Field]):
@@ -149,7 +185,8 @@ class HeapClass(_hprof.HeapClass, HeapObject):
 
     def _repr_html_(self) -> str:
         """The class, its counts, declared fields and statics as HTML (Jupyter)."""
-        return class_html(self)
+        from ._html import heap_class
+        return heap_class(self)
 
     def __len__(self) -> int:
         raise TypeError(f"a class has no length: {self.name}.instance_count counts its instances")
@@ -187,7 +224,7 @@ class GcRoots(SequenceView[GcRoot]):
 
 
 class Heap(_hprof.Heap):
-    """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', mapping=None)
+    """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', mapping=None, progress=None)
 
     The object graph of one heap dump of the HPROF file in buffer (hprofkit.open_heap
     and Dump.heap() make one).  With a mapping (a hprofkit.Mapping or the path of a
@@ -224,6 +261,55 @@ class Heap(_hprof.Heap):
         (a sequence made when read: see GcRoots)."""
         return GcRoots(self)
 
+    def top_retainers(self, n: int = 20) -> ObjectTable:
+        """The n objects of largest retained size as (object, bytes), largest first:
+        an ObjectTable (a list)."""
+        self._dominators_reported()
+        return ObjectTable(_hprof.Heap.top_retainers(self, n))
+
+    def dominator_roots(self, n: Optional[int] = None) -> ObjectTable:
+        """The children of the dominator tree's virtual root, largest retained size
+        first (the first n): an ObjectTable (a list)."""
+        self._dominators_reported()
+        return ObjectTable(_hprof.Heap.dominator_roots(self, n))
+
+    def dominator_tree(self, *, depth: int = 3, children: int = 20) -> View:
+        """The dominator tree as an interactive view for a notebook (its _repr_html_):
+        each node with its retained size, opened with a click.  It holds `depth` levels,
+        each node's `children` largest children (the rest counted), at most 3,000 nodes;
+        drawn by the report's script in the page (no kernel needed)."""
+        from ._report.tree import View, tree_data
+        self._dominators_reported()
+        return View("domtree", tree_data(self, depth=depth, children=children))
+
+    def flamegraph(self, *, depth: int = 6, children: int = 12) -> View:
+        """Retained sizes down the dominator tree as a flame graph (an icicle, the roots
+        on top) for a notebook: click a frame to zoom in, again to zoom out.  Bounded as
+        dominator_tree()."""
+        from ._report.tree import View, tree_data
+        self._dominators_reported()
+        return View("flame", tree_data(self, depth=depth, children=children))
+
+    def _dominators_reported(self) -> None:
+        """Inside a call that reports progress (the command line's, a report()'s),
+        the dominators are computed as a stage of their own."""
+        from ._progress import reporting
+        with reporting(None) as reporter:
+            if reporter is not None:
+                self.compute_retained(progress=reporter)
+
+    def compute_retained(self, *, progress: ProgressArg = None) -> None:
+        """Computes the dominator tree and retained sizes now (the first call that needs
+        them does otherwise); progress: as open_heap takes it (the "dominators" stage)."""
+        from ._progress import reporting, step
+        with reporting(progress) as reporter, step(reporter, "dominators"):
+            _hprof.Heap.compute_retained(self)
+
+    def _repr_html_(self) -> str:
+        """The overview (Jupyter): counts, GC roots by kind, classes by instances."""
+        from ._html import heap
+        return heap(self)
+
     def path_to_root(self, obj: HeapObject, /, exclude: Optional[Iterable[Matcher]] = None) -> Optional[HeapPath]:
         """The shortest path from a GC root to obj as a hprofkit.HeapPath, or None if no
         strong path reaches it (paths_to_root says why).  exclude: hprofkit.match matchers;
@@ -247,7 +333,7 @@ class Heap(_hprof.Heap):
         from ._tree import dominator_of
         return dominator_of(self, obj)
 
-    def retained_by(self, key: Union[str, Callable[[HeapObject], Hashable]], /) -> list[Group]:
+    def retained_by(self, key: Union[str, Callable[[HeapObject], Hashable]], /) -> GroupTable:
         """The objects grouped by key, as [Group(key, objects, shallow_size, retained_size)],
         largest retained size first.  key: "class" (HeapClass; equals cls.instances_retained_size,
         VisualVM's retained size by class), "package" (Java's package name of the class:
@@ -255,9 +341,11 @@ class Heap(_hprof.Heap):
         loader object, None for the boot loader; class objects likewise), "heap" (Android's
         heap name, "default" on HotSpot), or a callable obj -> key (called once per object,
         a Python call each; None leaves the object out).  A group's retained_size is the
-        size of the union of its members' retained sets: no byte counted twice."""
+        size of the union of its members' retained sets: no byte counted twice.  A
+        GroupTable: a list, shown as a table in a notebook."""
         from ._tree import retained_by
-        return retained_by(self, key)
+        self._dominators_reported()
+        return GroupTable(retained_by(self, key))
 
     def merged_paths(self, objs: Iterable[HeapObject], /, exclude: Optional[Iterable[Matcher]] = None
                      ) -> MergedPaths:
@@ -272,13 +360,15 @@ class Heap(_hprof.Heap):
 
     def find_leaks(self, exclude: Optional[Iterable[Matcher]] = None,
                    finders: Optional[Iterable[Callable[..., Any]]] = None, *,
-                   inspectors: Optional[Iterable[Callable[[Report], None]]] = None) -> list[Leak]:
+                   inspectors: Optional[Iterable[Callable[[Report], None]]] = None,
+                   progress: ProgressArg = None) -> list[Leak]:
         """The leaks of this heap (a list of hprofkit.leaks.Leak): see hprofkit.leaks.find_leaks;
         exclude as path_to_root (None: the defaults; (): none); finders and inspectors default
-        to its DEFAULT_FINDERS and DEFAULT_INSPECTORS."""
+        to its DEFAULT_FINDERS and DEFAULT_INSPECTORS; progress as open_heap takes it."""
         from . import leaks  # a third of the package's import time: on first use
         return leaks.find_leaks(self, exclude, leaks.DEFAULT_FINDERS if finders is None else finders,
-                                inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors)
+                                inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors,
+                                progress=progress)
 
     def threads(self) -> list[Thread]:
         """Every thread of its ROOT_THREAD_OBJECT records, in file order: Thread(object, name,
@@ -333,15 +423,16 @@ class Heap(_hprof.Heap):
         from . import _bitmaps
         return _bitmaps.duplicate_bitmaps(self, bitmaps)
 
-    def tables(self, *, retained: bool = True, fields: bool = False,
-               max_chars: int = 1024) -> dict[str, _pyarrow.Table]:
+    def tables(self, *, retained: bool = True, fields: bool = False, max_chars: int = 1024,
+               progress: ProgressArg = None) -> dict[str, _pyarrow.Table]:
         """The heap as Arrow tables (needs pyarrow): {'objects', 'references', 'classes', 'roots',
         'class_retained'}, and 'fields' with fields=True (primitive field values); in SQL
         (hprofkit.sql) Perfetto's heap_graph_* tables are views over them.  retained=False skips
         the dominator tree and the search from the roots (their columns null); max_chars: the
-        characters of each String that value_string keeps.  See docs/sql.md."""
+        characters of each String that value_string keeps.  progress: as open_heap takes it
+        (the "tables" stage, one step a table).  See docs/sql.md."""
         from . import _tables
-        return _tables.heap_tables(self, retained=retained, fields=fields, max_chars=max_chars)
+        return _tables.heap_tables(self, retained=retained, fields=fields, max_chars=max_chars, progress=progress)
 
     def to_parquet(self, directory: str | os.PathLike[str], /, *, retained: bool = True, fields: bool = False,
                    max_chars: int = 1024) -> str:
@@ -374,7 +465,7 @@ def _clear_frames(heap: Heap, mapping: Mapping) -> list[tuple[int, str, Optional
 
 
 def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
-              semantics: str = "hprofkit", mapping: Any = None) -> Heap:
+              semantics: str = "hprofkit", mapping: Any = None, progress: ProgressArg = None) -> Heap:
     """Opens a dump and indexes one of its heap dumps: the one opener of the
     package.  source is what hprofkit.open takes (a path, a bytes-like
     object, an io.BytesIO, a binary file object such as a pipe or
@@ -385,37 +476,20 @@ def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
     semantics the reference graph of paths and retained sizes (see
     Dump.heap); mapping (a hprofkit.Mapping or the path of a mapping.txt)
     gives an obfuscated dump its clear names (see Heap).  The dump stays
-    mapped while the Heap or any handle on it lives."""
+    mapped while the Heap or any handle on it lives.
+
+    progress: None (the default) shows nothing (unless an outer call
+    reports), True a bar on a terminal's stderr or a line in a notebook, or a
+    callable progress(done, total, stage), here for the "index" stage (bytes
+    of the file walked); False nothing at all."""
     from ._dump import Dump
     mapping = _mapping_of(mapping)  # a bad mapping fails before the dump is read (or restored)
     dump = Dump(source)
     try:
-        heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics, mapping=mapping)
+        heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics, mapping=mapping,
+                         progress=progress)
     finally:
         # The heap holds its own export of the mapping: closing the Dump now
         # leaves the mapping to it (unmapped when the heap goes).
         dump.close()
     return heap
-
-
-def _cell(value: Any) -> str:
-    return html.escape(f"{value:,}" if isinstance(value, int) else str(value))
-
-
-def class_html(cls: HeapClass) -> str:
-    """HeapClass._repr_html_: the class, its counts and its declared fields."""
-    fields = cls.fields()
-    rows = "".join(f"<tr><td>{_cell(f.name)}</td><td>{_cell(f.type)}</td></tr>" for f in fields)
-    statics = cls.statics()
-    static_rows = "".join(
-        f"<tr><td>{_cell(f.name)}</td><td>{_cell(f.type)}</td><td>{_cell(repr(f.value))}</td></tr>" for f in statics)
-    superclass = cls.superclass.name if cls.superclass is not None else "—"
-    size = cls.instance_size
-    return (f"<div><b>{_cell(cls.name)}</b> <code>@0x{cls.class_id:x}</code><br>"
-            f"extends {_cell(superclass)}; {_cell(cls.instance_count)} instances"
-            + (f" of {_cell(size)} B" if size is not None else "")
-            + (f"<details open><summary>{len(fields)} fields</summary><table><tr><th>name</th><th>type</th></tr>"
-               f"{rows}</table></details>" if rows else "")
-            + (f"<details><summary>{len(statics)} statics</summary><table><tr><th>name</th><th>type</th>"
-               f"<th>value</th></tr>{static_rows}</table></details>" if static_rows else "")
-            + "</div>")

@@ -135,6 +135,10 @@ class HeapPath:
     def __repr__(self) -> str:
         return f"<hprofkit.HeapPath {len(self.hops):,} hops from {self.hops[0].name} to {_describe(self.target)}>"
 
+    def _repr_html_(self) -> str:
+        from ._html import heap_path
+        return heap_path(self)
+
     def __str__(self) -> str:
         header = library_lines(self.library_matcher) + ["┬───", f"│ GC Root: {root_description(self.hops)}"]
         hops = self.hops

@@ -5,7 +5,6 @@ Android heap).  Built from the plain values that the C core returns
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import Any
 
@@ -352,24 +351,25 @@ class Stats:
                 f"{'' if self.complete else ' INCOMPLETE'}>")
 
     def _repr_html_(self) -> str:
+        from ._html import text as escape
         cell = "padding:0.1em 0.8em"
 
         def table(title: str, head: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
             def td(i: int, c: Any) -> str:
                 align = "left" if i == 0 else "right;font-variant-numeric:tabular-nums"
                 text = f"{c:,}" if isinstance(c, int) else str(c)
-                return f"<td style='{cell};text-align:{align}'>{html.escape(text)}</td>"
-            header = "".join(f"<th style='{cell};text-align:{'left' if i == 0 else 'right'}'>{html.escape(h)}</th>"
+                return f"<td style='{cell};text-align:{align}'>{escape(text)}</td>"
+            header = "".join(f"<th style='{cell};text-align:{'left' if i == 0 else 'right'}'>{escape(h)}</th>"
                              for i, h in enumerate(head))
             body = "".join("<tr>" + "".join(td(i, c) for i, c in enumerate(row)) + "</tr>" for row in rows)
-            return (f"<details open><summary>{html.escape(title)}</summary>"
+            return (f"<details open><summary>{escape(title)}</summary>"
                     f"<table><tr>{header}</tr>{body}</table></details>")
 
         top = self.top_n
         warning = "".join(f"<div><b>INCOMPLETE</b>: heap dump {d.index} stops at offset {d.end:,} without its "
                           f"HEAP_DUMP_END</div>" for d in self.incomplete_dumps())
-        parts = [f"<div><b>{html.escape(self.magic)}</b>, id size {self.id_size}, {human_size(self.size)}: "
-                 f"{html.escape(self._dump_label() + self._headline())}</div>", warning,
+        parts = [f"<div><b>{escape(self.magic)}</b>, id size {self.id_size}, {human_size(self.size)}: "
+                 f"{escape(self._dump_label() + self._headline())}</div>", warning,
                  table("records", ("record", "count", "bytes"),
                        [(k, v.count, v.bytes) for k, v in self.records.items()]),
                  table("heap sub-records", ("sub-record", "count", "bytes"),

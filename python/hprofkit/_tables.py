@@ -195,26 +195,36 @@ def _fields(pa, c, names):
 
 
 def heap_tables(heap: Heap, *, retained: bool = True, fields: bool = False,
-                max_chars: int = MAX_CHARS) -> dict[str, _pyarrow.Table]:
-    """heap.tables(): one heap's tables (module doc; docs/sql.md)."""
+                max_chars: int = MAX_CHARS, progress: Any = None) -> dict[str, _pyarrow.Table]:
+    """heap.tables(): one heap's tables (module doc; docs/sql.md).  progress: as open_heap takes
+    it: the dominators first when retained, then the "tables" stage, one step a table (the C
+    core fills every column in one call before the first)."""
+    from ._progress import reporting
     pa = _pa()
     wanted = ["objects", "strings", "references", "classes", "roots"]
     wanted += ["reach"] if retained else []
     wanted += ["fields"] if fields else []
-    raw = heap._columns(wanted, max_chars=max_chars)
-    dicts = raw["dictionaries"]
-    names, class_names = _text(pa, dicts["names"]), _text(pa, dicts["classes"])
-    classes = _classes(pa, raw["classes"], class_names, dicts["class_kinds"])
-    out = {
-        "objects": _objects(pa, raw, dicts, retained),
-        "references": _references(pa, raw["references"], names),
-        "classes": classes,
-        "roots": _roots(pa, raw["roots"], _text(pa, dicts["root_kinds"])),
-        "class_retained": _class_retained(pa, raw, classes, retained),
-    }
-    if fields:
-        out["fields"] = _fields(pa, raw["fields"], names)
-    return out
+    with reporting(progress) as reporter:
+        if retained and reporter is not None:
+            heap.compute_retained(progress=reporter)
+        raw = heap._columns(wanted, max_chars=max_chars)
+        dicts = raw["dictionaries"]
+        names, class_names = _text(pa, dicts["names"]), _text(pa, dicts["classes"])
+        made: dict[str, Any] = {}
+        builds = {"objects": lambda: _objects(pa, raw, dicts, retained),
+                  "references": lambda: _references(pa, raw["references"], names),
+                  "classes": lambda: _classes(pa, raw["classes"], class_names, dicts["class_kinds"]),
+                  "roots": lambda: _roots(pa, raw["roots"], _text(pa, dicts["root_kinds"])),
+                  "class_retained": lambda: _class_retained(pa, raw, made["classes"], retained)}
+        if fields:
+            builds["fields"] = lambda: _fields(pa, raw["fields"], names)
+        for done, (name, build) in enumerate(builds.items()):
+            if reporter is not None:
+                reporter(done, len(builds), "tables")
+            made[name] = build()
+        if reporter is not None:
+            reporter(len(builds), len(builds), "tables")
+    return made
 
 
 # ---- many dumps --------------------------------------------------------------------------------

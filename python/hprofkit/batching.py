@@ -85,6 +85,11 @@ class BatchResult:
         """The rows that failed; each names its error and the worker it failed on."""
         return [row for row in self.rows if not row.ok]
 
+    def _repr_html_(self) -> str:
+        """The inputs, failures and leak groups or histogram (Jupyter)."""
+        from ._html import batch_result
+        return batch_result(self)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "task": self.task,
@@ -281,19 +286,14 @@ def _dask_client(executor: Any) -> Any:
     return executor if distributed is not None and isinstance(executor, distributed.Client) else None
 
 
-def _in_notebook() -> bool:
-    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
-    return type(shell).__name__ == "ZMQInteractiveShell"
-
-
 def _progress_of(progress: bool | Callable[[int, int], object] | None) -> Any:
     """A callable progress(done, total), or None: None shows a line on a terminal or in a notebook."""
     if callable(progress):
         return progress
     if progress is False:
         return None
-    from ._progress import Progress
-    return Progress("batch", force=bool(progress) or _in_notebook(), unit="dumps")
+    from ._progress import Progress, in_notebook
+    return Progress("batch", force=bool(progress) or in_notebook(), unit="dumps")
 
 
 class _Submitter:

@@ -32,7 +32,7 @@ from ._errors import HprofError
 from ._mapping import Mapping
 from ._files import Result, convert, decode, encode
 from ._output import is_stdout
-from ._progress import Progress
+from ._progress import Progress, reporting
 from ._stats import UnfinishedDump
 from ._units import human_size
 
@@ -364,7 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with _terminations_unwind():
+        # The heap commands' stages (index, dominators, leaks...) as a bar on a terminal's stderr.
+        with _terminations_unwind(), reporting(sys.stderr.isatty()):
             return args.func(args)
     except _Terminated as exc:
         # Cleaned up: now die of the signal, as without the handler.

@@ -19,17 +19,19 @@ not only which class grew."""
 
 from __future__ import annotations
 
-import html
 import itertools
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from ._heap import Heap, HeapClass, HeapObject, open_heap
 from ._reach import _TIER_LOW, Hop, _hop, _rules, default_exclude
 from ._units import human_size
 from .match import Matcher
+
+if TYPE_CHECKING:
+    from ._progress import ProgressArg
 
 __all__ = ["diff", "HeapDiff", "DiffRow", "PathGrowth", "class_histogram", "retained_by_class", "growth_paths"]
 
@@ -308,6 +310,7 @@ class HeapDiff:
         return self.format()
 
     def _repr_html_(self, top: int = 50) -> str:
+        from ._html import text as escape
         with_retained = any(r.retained_delta is not None for r in self.rows[:top])
         heads = ["class", "count a", "count b", "Δ count", "shallow a", "shallow b", "Δ shallow"]
         heads += ["retained a", "retained b", "Δ retained"] if with_retained else []
@@ -315,18 +318,18 @@ class HeapDiff:
         def cell(value: Any, delta: bool = False) -> str:
             text = "" if value is None else (f"{value:+,}" if delta else f"{value:,}") if isinstance(value, int) else str(value)
             color = "" if not delta or not value else f";color:{'#b00' if value > 0 else '#070'}"
-            return f"<td style='text-align:right{color}'>{html.escape(text)}</td>"
+            return f"<td style='text-align:right{color}'>{escape(text)}</td>"
 
         body = []
         for r in self.rows[:top]:
-            cells = (f"<td style='text-align:left'>{html.escape(r.name)}</td>" + cell(r.count_a) + cell(r.count_b)
+            cells = (f"<td style='text-align:left'>{escape(r.name)}</td>" + cell(r.count_a) + cell(r.count_b)
                      + cell(r.count_delta, True) + cell(r.shallow_a) + cell(r.shallow_b) + cell(r.shallow_delta, True))
             if with_retained:
                 cells += cell(r.retained_a) + cell(r.retained_b) + cell(r.retained_delta, True)
             body.append(f"<tr>{cells}</tr>")
-        paths = "".join(f"<li><b>{p.count_delta:+,}</b> {html.escape(p.name)} ({p.count_a:,} → {p.count_b:,})<br>"
-                        + "<br>".join(html.escape(h) for h in p.path) + "</li>" for p in self.paths[:top])
-        return (f"<div><b>heap diff</b> {html.escape(self.a)} → {html.escape(self.b)}: {len(self.rows):,} classes "
+        paths = "".join(f"<li><b>{p.count_delta:+,}</b> {escape(p.name)} ({p.count_a:,} → {p.count_b:,})<br>"
+                        + "<br>".join(escape(h) for h in p.path) + "</li>" for p in self.paths[:top])
+        return (f"<div><b>heap diff</b> {escape(self.a)} → {escape(self.b)}: {len(self.rows):,} classes "
                 f"changed<table><tr>{''.join(f'<th>{h}</th>' for h in heads)}</tr>{''.join(body)}</table>"
                 + (f"<details><summary>grown along reference paths</summary><ol>{paths}</ol></details>"
                    if paths else "") + "</div>")
@@ -349,17 +352,18 @@ def _signed_size(n: int | None) -> str:
     return ("+" if n > 0 else "-" if n < 0 else "") + human_size(abs(n))
 
 
-def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap], mapping: Any = None) -> tuple[Heap, str]:
+def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap], mapping: Any = None,
+             reporter: Any = None) -> tuple[Heap, str]:
     if isinstance(source, Heap):
         return source, repr(source)
-    heap = open_heap(source, mapping=mapping)
+    heap = open_heap(source, mapping=mapping, progress=reporter)
     opened.append(heap)
     return heap, os.fspath(source)
 
 
 def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, retained: bool = False,
          paths: bool | Sequence[str] = False, exclude: Iterable[Matcher] | None = None, top_paths: int = 10,
-         mapping: Any = None) -> HeapDiff:
+         mapping: Any = None, progress: ProgressArg = None) -> HeapDiff:
     """The per-class changes from heap (or dump path) `a` to `b`.
 
     retained: also compare each class's retained size (computes the
@@ -370,23 +374,39 @@ def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, 
     Tailor minis) and closed again; heaps given stay open.  mapping: the
     ProGuard/R8 mapping (a hprofkit.Mapping or a mapping.txt path) of the
     dumps given as paths, or a pair (A's, B's) for two releases whose
-    names differ: classes then compare by their clear names."""
+    names differ: classes then compare by their clear names.  progress: as
+    open_heap takes it (each dump's "index" and "dominators", "histogram",
+    "paths")."""
+    from ._progress import reporting
+    with reporting(progress) as reporter:
+        return _diff(a, b, retained, paths, exclude, top_paths, mapping, reporter)
+
+
+def _diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], retained: bool,
+          paths: bool | Sequence[str], exclude: Iterable[Matcher] | None, top_paths: int, mapping: Any,
+          reporter: Any) -> HeapDiff:
+    from ._progress import step
     mapping_a, mapping_b = mapping if isinstance(mapping, tuple) else (mapping, mapping)
     opened: list[Heap] = []
     try:
-        heap_a, label_a = _as_heap(a, opened, mapping_a)
-        heap_b, label_b = _as_heap(b, opened, mapping_b)
+        heap_a, label_a = _as_heap(a, opened, mapping_a, reporter)
+        heap_b, label_b = _as_heap(b, opened, mapping_b, reporter)
+        if retained and reporter is not None:
+            heap_a.compute_retained(progress=reporter)
+            heap_b.compute_retained(progress=reporter)
         ret_a = retained_by_class(heap_a) if retained else None
         ret_b = retained_by_class(heap_b) if retained else None
-        result = HeapDiff.from_histograms(class_histogram(heap_a), class_histogram(heap_b), ret_a, ret_b,
-                                          a=label_a, b=label_b)
+        with step(reporter, "histogram"):
+            hist_a, hist_b = class_histogram(heap_a), class_histogram(heap_b)
+        result = HeapDiff.from_histograms(hist_a, hist_b, ret_a, ret_b, a=label_a, b=label_b)
         if paths:
             if paths is True:
                 names = [r.name for r in sorted(result.rows, key=lambda r: -r.count_delta)[:top_paths]
                          if r.count_delta > 0]
             else:
                 names = list(paths)
-            result.paths, result.paths_sampled = growth_paths(heap_a, heap_b, names, exclude=exclude)
+            with step(reporter, "paths"):
+                result.paths, result.paths_sampled = growth_paths(heap_a, heap_b, names, exclude=exclude)
         return result
     finally:
         for heap in opened:

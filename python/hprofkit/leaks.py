@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Prot
 
 from . import match
 from ._heap import Heap, HeapClass, HeapObject
+from ._progress import ProgressArg, Reporter, reporting, step
 from ._reach import (HeapPath, Hop, NoPath, _thread_name, default_exclude, format_trace, leaf_paths, library_lines,
                      reference_line, root_description)
 from ._units import human_size
@@ -742,6 +743,11 @@ class Leak:
         kind = "library leak" if self.library else "leak"
         return f"<{kind} {self.object!r} {self.fingerprint[:12]}>"
 
+    def _repr_html_(self) -> str:
+        """The trace, statuses coloured and suspect references underlined (Jupyter)."""
+        from ._html import leak
+        return leak(self)
+
     def _node_lines(self, node: TraceNode, first: str, rest: str) -> list[str]:
         lines = [f"{first}{node.class_name} {_type_name(node.object)}"]
         status = {LEAKING: "YES", NOT_LEAKING: "NO"}.get(node.status, "UNKNOWN")
@@ -797,7 +803,8 @@ def _retained(heap: Heap, obj: HeapObject) -> tuple[Optional[int], Optional[int]
 
 def find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]] = None,
                finders: Iterable[_FinderFunction] = DEFAULT_FINDERS, *,
-               inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS) -> list[Leak]:
+               inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS,
+               progress: ProgressArg = None) -> list[Leak]:
     """The leaks of a heap: each candidate the finders name that is strongly
     reachable, with its shortest path from a GC root, statuses and fingerprint.
 
@@ -809,12 +816,22 @@ def find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]] = None,
     ``inspect(report)`` filling a Report per path node.  Leaks come in the
     finders' order, each finder's in id order.  As LeakCanary, the leaking
     objects are leaves of the search: one reached only through another is
-    part of the other's leak, not a leak of its own."""
+    part of the other's leak, not a leak of its own.  progress: as open_heap
+    takes it (stages "finders", "paths", "dominators", "leaks": one a leak)."""
+    with reporting(progress) as reporter:
+        return _find_leaks(heap, exclude, finders, inspectors, reporter)
+
+
+def _find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]], finders: Iterable[_FinderFunction],
+                inspectors: Iterable[Callable[[Report], None]], reporter: Optional[Reporter]) -> list[Leak]:
     sdk, manufacturer = android_build(heap)
     matchers = match.applicable(default_exclude(heap) if exclude is None else exclude, sdk, manufacturer)
 
     candidates: dict[int, Candidate] = {}
-    for finder in finders:
+    finders = list(finders)
+    for done, finder in enumerate(finders):
+        if reporter is not None:
+            reporter(done, len(finders), "finders")
         for found in finder(heap):
             candidate = found if isinstance(found, Candidate) else Candidate(found)
             if not isinstance(candidate.object, HeapObject):
@@ -824,19 +841,32 @@ def find_leaks(heap: Heap, exclude: Optional[Iterable[match.Matcher]] = None,
                 candidates[candidate.object.id] = candidate
             elif known.key is None and candidate.key is not None:
                 candidates[candidate.object.id] = known._replace(key=candidate.key)
+    if reporter is not None:
+        reporter(len(finders), len(finders), "finders")
     if not candidates:
         return []
-    paths = leaf_paths(heap, [c.object for c in candidates.values()], exclude=matchers)
-    return leaks_of_paths(heap, list(candidates.values()), paths, inspectors)
+    with step(reporter, "paths"):
+        paths = leaf_paths(heap, [c.object for c in candidates.values()], exclude=matchers)
+    if reporter is not None:
+        heap.compute_retained(progress=reporter)  # each Leak reads its retained size
+    return leaks_of_paths(heap, list(candidates.values()), paths, inspectors, reporter)
 
 
 def leaks_of_paths(heap: Heap, candidates: list[Candidate], paths: Sequence[Optional[HeapPath | NoPath]],
-                   inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS) -> list[Leak]:
+                   inspectors: Iterable[Callable[[Report], None]] = DEFAULT_INSPECTORS,
+                   reporter: Optional[Reporter] = None) -> list[Leak]:
     """The Leaks of candidates whose paths (aligned; None or a NoPath for no
     path) were searched already: statuses, suspects, fingerprints, retained
     sizes."""
     inspectors = tuple(inspectors)
     ancestry = _Ancestry()
     cache: dict[str, Any] = {}
-    return [Leak(candidate.object, candidate.key, _Trace(heap, path, inspectors, ancestry, cache))
-            for candidate, path in zip(candidates, paths) if isinstance(path, HeapPath)]
+    reached = [(candidate, path) for candidate, path in zip(candidates, paths) if isinstance(path, HeapPath)]
+    leaks = []
+    for done, (candidate, path) in enumerate(reached):
+        if reporter is not None:
+            reporter(done, len(reached), "leaks")
+        leaks.append(Leak(candidate.object, candidate.key, _Trace(heap, path, inspectors, ancestry, cache)))
+    if reporter is not None:
+        reporter(len(reached), len(reached), "leaks")
+    return leaks

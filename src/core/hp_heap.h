@@ -48,6 +48,10 @@ typedef struct hp_heap_options {
      * with HP_E_USAGE ("interrupted").  NULL for none. */
     int (*interrupt)(void *ctx);
     void *interrupt_ctx;
+    /* Where the build is, for a progress display: when not NULL, the byte
+     * offset the walk over the file's records has reached is stored here
+     * before each interrupt call (it only grows, and stays <= len). */
+    uint64_t *position;
 } hp_heap_options;
 
 /* Builds the index of buf[0..len) (a whole HPROF file).  On success *out

@@ -81,6 +81,8 @@ static hp_code checkpoint(builder *b, uint64_t pos)
     if (pos < b->next_check)
         return HP_OK;
     b->next_check = pos + CHECK_EVERY;
+    if (b->opt->position && pos <= b->h->len && pos > *b->opt->position)
+        *b->opt->position = pos;
     if (b->opt->interrupt && b->opt->interrupt(b->opt->interrupt_ctx))
         return hp_fail(b->err, HP_E_USAGE, pos, -1, 0, 0, 0, "interrupted");
     return HP_OK;

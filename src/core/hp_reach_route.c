@@ -70,6 +70,7 @@ typedef struct row_table {
 
 struct hp_reach_namer {
     const hp_reach *r;
+    hp_alloc alloc;      /* r's, copied: a namer may be freed after r (a path outliving its heap) */
     row_table *tables;   /* open addressing by vertex; vertex HP_NONE: free */
     size_t cap, used;
     uint64_t bytes;
@@ -82,6 +83,7 @@ hp_reach_namer *hp_reach_namer_new(const hp_reach *r)
         return NULL;
     memset(nm, 0, sizeof *nm);
     nm->r = r;
+    nm->alloc = r->alloc;
     return nm;
 }
 
@@ -91,11 +93,11 @@ void hp_reach_namer_free(hp_reach_namer *nm)
     if (!nm)
         return;
     for (k = 0; k < nm->cap; k++) {
-        nm->r->alloc.free_fn(nm->tables[k].slot);
-        nm->r->alloc.free_fn(nm->tables[k].kind);
+        nm->alloc.free_fn(nm->tables[k].slot);
+        nm->alloc.free_fn(nm->tables[k].kind);
     }
-    nm->r->alloc.free_fn(nm->tables);
-    nm->r->alloc.free_fn(nm);
+    nm->alloc.free_fn(nm->tables);
+    nm->alloc.free_fn(nm);
 }
 
 uint64_t hp_reach_namer_bytes(const hp_reach_namer *nm) { return nm->bytes + nm->cap * sizeof *nm->tables; }
@@ -117,7 +119,7 @@ static row_table *table_of(hp_reach_namer *nm, uint32_t v)
     size_t k;
     if (2 * (nm->used + 1) > nm->cap) {
         size_t cap = nm->cap ? nm->cap * 2 : 64, j;
-        row_table *grown = hp_array_new(&nm->r->alloc, cap, sizeof *grown);
+        row_table *grown = hp_array_new(&nm->alloc, cap, sizeof *grown);
         if (!grown)
             return NULL;
         memset(grown, 0, cap * sizeof *grown);
@@ -129,7 +131,7 @@ static row_table *table_of(hp_reach_namer *nm, uint32_t v)
                     ;
                 grown[k] = nm->tables[j];
             }
-        nm->r->alloc.free_fn(nm->tables);
+        nm->alloc.free_fn(nm->tables);
         nm->tables = grown;
         nm->cap = cap;
     }

@@ -38,7 +38,20 @@ _HALVINGS = 6  # times the lists may be halved to fit Limits.page_bytes
 
 
 def collect(src: Source, *, baseline: Optional[Source] = None, limits: Limits = Limits()) -> dict[str, Any]:
-    """The report's JSON document for an opened Source (and a baseline's)."""
+    """The report's JSON document for an opened Source (and a baseline's); it
+    reports progress to the calling report()'s reporter, if any."""
+    from .._progress import reporting
+    with reporting(None) as reporter:
+        if reporter is not None:
+            src.heap.compute_retained(progress=reporter)
+            reporter(0, 1, "report")  # spans the leaks' stages, which the sections run
+        data = _collect(src, baseline, limits)
+        if reporter is not None:
+            reporter(1, 1, "report")
+    return data
+
+
+def _collect(src: Source, baseline: Optional[Source], limits: Limits) -> dict[str, Any]:
     from .. import __version__
     from . import images, sections
     from .objects import paths_of
@@ -78,7 +91,7 @@ def collect(src: Source, *, baseline: Optional[Source] = None, limits: Limits = 
 
 def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str | os.PathLike[str]" = "report.html",
            *, baseline: "Heap | str | os.PathLike[str] | None" = None, semantics: Optional[str] = None,
-           heap_dump: int = 0, limits: Limits = Limits(), mapping: Any = None) -> str:
+           heap_dump: int = 0, limits: Limits = Limits(), mapping: Any = None, progress: Any = None) -> str:
     """Writes the HTML report of a heap (a Heap, or a dump's path: plain,
     .gz, .bz2, an hprofkit pack, a Tailor mini or a BMD; or a binary file
     holding one, such as standard input) to `out` ("-" for standard output)
@@ -96,15 +109,25 @@ def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str |
     histogram comes from one pass of the C core.
 
     The file is written atomically through hprofkit's one output path: never
-    over the input, never through a FIFO's or a symlink's target."""
+    over the input, never through a FIFO's or a symlink's target.
+
+    progress: as open_heap takes it (each dump's "index", "dominators",
+    "report")."""
     write(heap_or_path, out, baseline=baseline, semantics=semantics, heap_dump=heap_dump, limits=limits,
-          mapping=mapping)
+          mapping=mapping, progress=progress)
     return os.fspath(out)
 
 
 def write(heap_or_path: Any, out: Any, *, baseline: Any = None, semantics: Optional[str] = None, heap_dump: int = 0,
-          limits: Limits = Limits(), mapping: Any = None) -> dict[str, Any]:
+          limits: Limits = Limits(), mapping: Any = None, progress: Any = None) -> dict[str, Any]:
     """report(), returning the JSON document the page holds."""
+    from .._progress import reporting
+    with reporting(progress):
+        return _write(heap_or_path, out, baseline, semantics, heap_dump, limits, mapping)
+
+
+def _write(heap_or_path: Any, out: Any, baseline: Any, semantics: Optional[str], heap_dump: int,
+           limits: Limits, mapping: Any) -> dict[str, Any]:
     from .._heap import _mapping_of
     from .._output import check_not_same_file, output_file
     from .page import render_report

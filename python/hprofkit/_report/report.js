@@ -731,6 +731,122 @@
       h("footer", { cls: "hk-foot hk-muted", text: data.generator + " \u00b7 " + data.created }) ]);
   };
 
+  // ---- the dominator tree and its flame graph (heap.dominator_tree(), heap.flamegraph()) ----
+
+  /* The rows of tree.py's document as nodes linked to their children; returns the roots. */
+  function treeRoots(data) {
+    var nodes = data.nodes.map(function (r, i) {
+      return { i: i, label: r[0], id: r[1], retained: r[2], shallow: r[3], parent: r[4], hidden: r[5],
+               hiddenBytes: r[6], kids: [] };
+    });
+    var roots = [];
+    nodes.forEach(function (n) { (n.parent < 0 ? roots : nodes[n.parent].kids).push(n); });
+    return roots;
+  }
+
+  function hiddenNote(count, size) {
+    return count > 0 ? h("li", { cls: "hk-tmore hk-muted",
+                                 text: "and " + plural(count, "more object") + " retaining " + bytes(size) }) : null;
+  }
+
+  hk.views.domtree = function (el, data) {
+    function level(nodes, hidden, hiddenBytes) {
+      return h("ul", { cls: "hk-tlevel" }, nodes.map(node).concat([hiddenNote(hidden, hiddenBytes)]));
+    }
+    function node(n) {
+      var expandable = n.kids.length > 0;
+      var list = null;
+      var li = h("li", { cls: "hk-tnode", data: { id: n.id } });
+      var toggle = h("button", { cls: "hk-ttoggle", text: expandable ? "\u25b8" : "\u00b7",
+                                 attrs: { type: "button", "aria-expanded": expandable ? "false" : null,
+                                          disabled: expandable ? null : "disabled" } });
+      var fill = h("span");
+      fill.style.width = (data.total ? (100 * n.retained) / data.total : 0).toFixed(2) + "%";
+      toggle.addEventListener("click", function () {
+        var open = toggle.getAttribute("aria-expanded") !== "true";
+        if (open && !list) li.appendChild((list = level(n.kids, n.hidden, n.hiddenBytes)));
+        list.hidden = !open;
+        toggle.textContent = open ? "\u25be" : "\u25b8";
+        toggle.setAttribute("aria-expanded", String(open));
+      });
+      li.appendChild(h("div", { cls: "hk-trow" }, [
+        toggle, h("span", { cls: "hk-tbar" }, fill),
+        figure("span", n.retained, bytes, "hk-tsize"), " ", className(n.label),
+        " ", h("span", { cls: "hk-id", text: "@0x" + n.id }),
+        expandable || !n.hidden ? null : h("span", { cls: "hk-muted",
+                                                    text: " (" + plural(n.hidden, "child", "children") + " below)" })]));
+      return li;
+    }
+    append(el, [
+      h("p", { cls: "hk-muted", text: "The dominator tree: " + plural(data.roots, "object") + " under the virtual root, " +
+        "retaining " + bytes(data.total) + ". Click \u25b8 to open a node." }),
+      level(treeRoots(data), data.hidden[0], data.hidden[1])]);
+  };
+
+  hk.views.flame = function (el, data) {
+    var ROW = 20;
+    var roots = treeRoots(data);
+    var all = { label: "all", id: null, retained: data.total, kids: roots, depth: 0, x0: 0,
+                hidden: data.hidden[0], hiddenBytes: data.hidden[1] };
+    var flat = [all];
+    (function place(n) {
+      var x = n.x0;
+      // What the document leaves out, as one grey frame after the children shown.
+      if (n.hidden > 0 && n.hiddenBytes > 0)
+        n.kids = n.kids.concat([{ label: plural(n.hidden, "more object"), id: null, retained: n.hiddenBytes,
+                                  kids: [], rest: true }]);
+      n.kids.forEach(function (k) {
+        k.x0 = x;
+        k.depth = n.depth + 1;
+        k.up = n;
+        x += k.retained;
+        flat.push(k);
+        place(k);
+      });
+    })(all);
+    var rows = flat.reduce(function (m, n) { return Math.max(m, n.depth); }, 0) + 1;
+    var width = Math.max(320, Math.min(el.clientWidth || 1000, 1200));
+    var svg = s("svg", { width: width, height: rows * ROW, "class": "hk-flame", role: "img" });
+    var caption = h("p", { cls: "hk-muted" });
+    function draw(focus) {
+      clear(svg);
+      var scale = focus.retained ? width / focus.retained : 0;
+      flat.forEach(function (n) {
+        var inside = n.x0 + n.retained > focus.x0 && n.x0 < focus.x0 + focus.retained;
+        var above = n.depth < focus.depth;
+        if (!inside || !n.retained) return;
+        var x = above ? 0 : (n.x0 - focus.x0) * scale;
+        var w = above ? width : n.retained * scale;
+        if (w < 0.5) return;
+        var g = s("g", { "class": "hk-fnode" + (n === focus ? " hk-focus" : "") + (n.rest ? " hk-frest" : ""),
+                         "data-id": n.id || "" });
+        var rect = s("rect", { x: x, y: n.depth * ROW, width: Math.max(w - 1, 0.5), height: ROW - 1, rx: 2,
+                               fill: n === all ? "#8a94a6" : n.rest ? "#d5d9e2"
+                                 : PALETTE[(n.depth + n.label.length) % PALETTE.length] });
+        var title = s("title");
+        title.textContent = (n === all || n.rest ? n.label : n.label + " @0x" + n.id) + ": " + bytes(n.retained) +
+          " (" + percent(n.retained, data.total) + ")";
+        g.appendChild(rect);
+        g.appendChild(title);
+        if (w > 40) {
+          var t = s("text", { x: x + 4, y: n.depth * ROW + 14 });
+          var label = (n === all || n.rest ? n.label : simpleName(n.label)) + " " + bytes(n.retained);
+          var fit = Math.floor((w - 8) / 7);
+          t.textContent = label.length > fit ? label.slice(0, Math.max(fit - 1, 1)) + "\u2026" : label;
+          g.appendChild(t);
+        }
+        if (!n.rest) g.addEventListener("click", function () { draw(n === focus ? (n.up || all) : n); });
+        svg.appendChild(g);
+      });
+      caption.textContent = focus === all ? "Retained sizes down the dominator tree: click a frame to zoom in."
+        : "Zoomed on " + focus.label + " @0x" + focus.id + " (" + bytes(focus.retained) + "): click it to zoom out, " +
+          "or \u201call\u201d.";
+      el.dataset.focus = focus.id || "";
+    }
+    append(el, [caption, svg]);
+    draw(all);
+  };
+
   function drawView(name, el, data, ctx) {
     try {
       hk.views[name](el, data, ctx);

@@ -1,0 +1,145 @@
+"""The package in a real notebook: cells executed by nbconvert in a real
+ipykernel over a shared dump and a hostile one, each rich output checked
+against the API's own figures, and every string from the dump shown as
+text (never as markup)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+
+import hprofkit
+import notebook_run
+from conftest import HPROF_DIR
+from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT
+
+SHARED = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    """The analyst's notebook, executed once: (notebook, its folder, the hostile dump's ids)."""
+    folder = tmp_path_factory.mktemp("notebook")
+    nb, ids = notebook_run.analyst_notebook(folder, SHARED)
+    return nb, folder, ids
+
+
+@pytest.fixture(scope="module")
+def heap():
+    with hprofkit.open_heap(SHARED) as h:
+        yield h
+
+
+def figures_in_order(page: str, figures: list[str]) -> None:
+    """Each figure appears in the page, after the one before."""
+    at = 0
+    for figure in figures:
+        found = page.find(figure, at)
+        assert found >= 0, f"{figure!r} missing after offset {at}"
+        at = found + len(figure)
+
+
+def test_heap_overview(executed, heap):
+    page = notebook_run.html_of(executed[0], "open")
+    figures_in_order(page, ["objects", f"{heap.object_count:,}", "classes", f"{heap.class_count:,}",
+                            "GC roots", f"{len(heap.gc_roots):,}"])
+    biggest = max(heap.classes, key=lambda c: c.instance_count)
+    assert f"<code>{html.escape(biggest.name)}</code>" in page
+
+
+def test_top_retainers_table_with_bars(executed, heap):
+    top = heap.top_retainers(8)
+    assert isinstance(top, list) and isinstance(top, hprofkit.ObjectTable)
+    assert top == list(top) and top[:2] == [tuple(t) for t in top[:2]]
+    assert json.loads(json.dumps([(o.id, n) for o, n in top])) == [[o.id, n] for o, n in top]
+    page = notebook_run.html_of(executed[0], "top")
+    figures = []
+    for obj, size in top:
+        figures += [f"@0x{obj.id:x}", f"{size:,} B"]
+    figures_in_order(page, figures)
+    widths = [float(w) for w in re.findall(r"<span style='width:([\d.]+)%'>", page)]
+    assert widths == sorted(widths, reverse=True) and widths[0] == 100.0 and len(widths) == len(top)
+
+
+def test_object_dominated_and_class(executed, heap):
+    nb = executed[0]
+    obj = next(o for o, _ in heap.top_retainers(50) if o.kind == "instance")
+    page = notebook_run.html_of(nb, "biggest")
+    path = heap.path_to_root(obj)
+    figures_in_order(page, [f"@0x{obj.id:x}", f"{obj.shallow_size:,} B", f"{obj.retained_size:,} B",
+                            f"{obj.retained_count:,} object", f"{len(obj.referrers()):,} referrer",
+                            "path from a GC root"] + [f"@0x{hop.target.id:x}" for hop in path])
+    assert obj.heap is heap
+    dominated = obj.dominated(6)
+    assert isinstance(dominated, hprofkit.ObjectTable)
+    figures_in_order(notebook_run.html_of(nb, "dominated"),
+                     [f for d in dominated for f in (f"@0x{d.id:x}", f"{d.retained_size:,} B")])
+    thread = heap.find_class("java.lang.Thread")
+    page = notebook_run.html_of(nb, "class")
+    figures_in_order(page, [f"{thread.instance_count:,}", f"{thread.instances_retained_size:,} B",
+                            f"{len(thread.fields())} field"])
+
+
+def test_retained_by_table(executed, heap):
+    groups = heap.retained_by("package")
+    assert isinstance(groups, hprofkit.GroupTable) and groups == list(groups)
+    page = notebook_run.html_of(executed[0], "packages")
+    figures_in_order(page, [f for g in groups[:25] for f in (f"<code>{g.key}</code>", f"{g.objects:,}",
+                                                             f"{g.retained_size:,} B")])
+    assert f"{len(groups) - 25:,} more not shown" in page
+
+
+def test_leak_trace_statuses_coloured(executed, heap):
+    nb = executed[0]
+    leak = heap.find_leaks()[0]
+    page = notebook_run.html_of(nb, "leak")
+    assert leak.fingerprint in page and html.escape(leak.short_description) in page
+    statuses = re.findall(r"<li class='hkn-node-(LEAKING|NOT_LEAKING|UNKNOWN)'>", page)
+    assert statuses == [node.status for node in leak.nodes]
+    assert "leaking</span>" in page and ".hkn .hkn-LEAKING{background:#fde2e1" in page
+    path_page = notebook_run.html_of(nb, "path")
+    figures_in_order(path_page, [f"path of {len(leak.path):,} hops"] + [f"@0x{hop.target.id:x}" for hop in leak.path])
+
+
+def test_hostile_strings_are_text(executed):
+    nb, _, ids = executed
+    page = notebook_run.html_of(nb, "hostile") + notebook_run.html_of(nb, "hostile_leaks")
+    assert "<script>window.__pwned" not in page and "<img src=x" not in page
+    assert html.escape(HOSTILE_CLASS) in page
+    assert html.escape("</script><script>window.__pwned='script'</script>") in page
+    assert f"@0x{ids['hostile_string']:x}" in page and f"@0x{ids['hostile_object']:x}" in page
+    # The watch key, whole: its lone surrogate shown as an escape.
+    key = HOSTILE_TEXT.encode("utf-8", "backslashreplace").decode("utf-8")
+    assert html.escape(key) in page
+    for out in notebook_run.outputs(nb, "hostile"):
+        assert out["output_type"] in ("display_data", "execute_result"), out
+
+
+def test_batch_result(executed):
+    nb, folder, _ = executed
+    page = notebook_run.html_of(nb, "batch")
+    result = hprofkit.batch("leaks", [SHARED, folder / "hostile.hprof", folder / "missing.hprof"],
+                            progress=False, jobs=1)
+    assert f"3 inputs, <span class='hkn-fail'>1 failed</span>" in page
+    figures_in_order(page, [f for g in result.leak_groups for f in (g.fingerprint[:12],)])
+    assert html.escape(result.failed[0].error) in page
+
+
+def test_long_paths_and_leaks_fold_as_their_text(tmp_path):
+    """A 20,000-node leak chain (tests/hostile.py): the path and leak views show the
+    first and last FOLD nodes and count the others, as str() does: a small page."""
+    import hostile
+    from hprofkit._reach import FOLD
+    dump = tmp_path / "chain.hprof"
+    hostile.write_dump(dump, hostile.leak_chain_dump(20_000))
+    with hprofkit.open_heap(dump) as heap:
+        (leak,) = heap.find_leaks()
+        n = len(leak.nodes)
+        for page in (leak._repr_html_(), leak.path._repr_html_()):
+            assert f"… {n - 2 * FOLD:,} more hops …" in page
+            assert page.count("<li") == 2 * FOLD + 2 and len(page) < 20_000
+        assert re.findall(r"<li class='hkn-node-(\w+)'>", leak._repr_html_()) == \
+            [leak.nodes[i].status for i in [*range(FOLD), *range(n - FOLD, n)]]
