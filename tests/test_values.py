@@ -595,3 +595,23 @@ def test_alloc_sites_records_are_decoded(tmp_path):
     (tmp_path / "cut.hprof").write_bytes(bytes(cut))
     with pytest.raises(hprofkit.TruncatedError, match="ALLOC_SITES"):
         hprofkit.open_heap(tmp_path / "cut.hprof").alloc_sites()
+
+
+def test_a_thread_shows_its_stack_in_a_notebook():
+    """#21: Thread's _repr_html_ is the jstack view: every frame as str(frame) prints it, in
+    order, with the objects it holds; names from the dump are escaped text."""
+    import html
+    heap = hprofkit.open_heap(dump_path("mat__oracle_jdk8_05_x64.hprof"))
+    threads = [t for t in heap.threads() if t.frames]
+    assert threads
+    for t in threads:
+        page = t._repr_html_()
+        assert f"<code>{html.escape(t.name)}</code>" in page
+        at = 0
+        for frame in t.frames:
+            at = page.index(f"<code>{html.escape(str(frame))}</code>", at) + 1
+            for obj in frame.locals:
+                assert f"@0x{obj.id:x}" in page
+        assert f"{t.retained_size:,} B" in page
+    hostile = threads[0]._replace(name="</code><script>alert(1)</script>")
+    assert "<script>" not in hostile._repr_html_() and "&lt;script&gt;" in hostile._repr_html_()

@@ -18,6 +18,7 @@ from ._units import human_size
 
 # Rows a table shows before it says how many it left out: a repr must stay small whatever the heap.
 ROWS = 25
+STACK_ROWS = 256
 # GC roots the heap's overview counts by kind (it makes each root to read its kind).
 ROOTS_BY_KIND = 1_000_000
 
@@ -364,3 +365,22 @@ def batch_result(result: Any) -> str:
 def _input(given: Any) -> str:
     from .batching import _input_text
     return _input_text(given)
+
+
+# ---- threads ---------------------------------------------------------------------------------
+
+def thread(t: Any) -> str:
+    """Thread._repr_html_: the stack as jstack prints it, top first, each frame with the
+    objects it holds, and the thread object's retained size."""
+    name = "<span class='hkn-muted'>unnamed</span>" if t.name is None else f"<code>{text(t.name)}</code>"
+    pairs = [("thread object", object_label(t.object)), ("daemon", text("—" if t.daemon is None else t.daemon)),
+             ("retained size", size(t.retained_size)), ("serial", count(t.serial))]
+    if t.held:
+        pairs.append(("also held", ", ".join(object_label(o) for o in t.held[:ROWS]) +
+                      (f" <span class='hkn-muted'>and {len(t.held) - ROWS:,} more</span>" if len(t.held) > ROWS else "")))
+    rows = ([count(i), f"<code>{text(frame)}</code>", ", ".join(object_label(o) for o in frame.locals)]
+            for i, frame in enumerate(t.frames))
+    # A stack is read whole, as jstack prints it: up to STACK_ROWS frames (a deeper one says how many more).
+    frames = table(["#", "frame", "holds"], rows, numeric=[True, False, False], total=len(t.frames), shown=STACK_ROWS)
+    return fragment(head(f"Thread {name}"), facts(pairs),
+                    details(plural(len(t.frames), "frame"), frames, open_=True))

@@ -110,6 +110,11 @@ class Thread(NamedTuple):
     serial: int
     held: tuple[HeapObject, ...] = ()
 
+    def _repr_html_(self) -> str:
+        """The stack as jstack prints it, each frame with the objects it holds (Jupyter)."""
+        from ._html import thread
+        return thread(self)
+
 
 def _text(value: Any) -> Optional[str]:
     """A thread's name: a String (JDK 7+, Android), or a char[] (JDK 6)."""
