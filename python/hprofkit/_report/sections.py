@@ -8,7 +8,7 @@ the Limits, and returns a dict the page's view of that name draws
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from .dominators import BIG_DROP_RATIO, Ranking, accumulation_chain
 from .objects import ObjectTable, cut_ends
@@ -303,7 +303,7 @@ def threads(heap: Heap, table: ObjectTable, limits: Limits) -> dict[str, Any]:
     all_threads = sorted(heap.threads(), key=lambda t: (-t.retained_size, t.serial))
     kept, rest = all_threads[:limits.threads], all_threads[limits.threads:]
 
-    def rows_of(objects: Any) -> list[int]:
+    def rows_of(objects: Sequence[HeapObject]) -> list[int]:
         return [table.row(obj) for obj in objects[:limits.thread_locals]]
 
     items = []
@@ -338,7 +338,8 @@ def waste(heap: Heap, table: ObjectTable, limits: Limits) -> dict[str, Any]:
     }
 
 
-def _cut(rows: list[Any], limit: int, columns: list[str], sums: Any, shown: Any = None) -> dict[str, Any]:
+def _cut(rows: list[Any], limit: int, columns: list[str], sums: Callable[[Any], dict[str, int]],
+         shown: Optional[Callable[[Any], list[Any]]] = None) -> dict[str, Any]:
     """{"columns", "rows" (the first `limit`, as shown(row)), "total_rows",
     "rest": {"rows", and sums(row)'s fields summed over those left out}}."""
     kept, rest = rows[:limit], rows[limit:]
