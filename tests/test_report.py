@@ -417,7 +417,7 @@ def test_cli_writes_the_report_and_fails_in_one_line(hostile_dumps, tmp_path):
     proc = _cli(app, "-o", "j.html", "--json", cwd=tmp_path)
     assert proc.returncode == 0 and json.loads(proc.stdout) == {
         "output": "j.html", "size": (tmp_path / "j.html").stat().st_size, "shortened": False,
-        "sections": ["overview", "suspects", "leaks", "histogram"]}
+        "sections": ["overview", "suspects", "leaks", "histogram", "domtree", "flame", "threads", "waste"]}
     # A bad value is a usage error (exit 2, the usage line), as in every command.
     proc = _cli(app, "--heap-dump", "first", cwd=tmp_path)
     assert proc.returncode == 2 and "usage: hprofkit report" in proc.stderr and "--heap-dump" in proc.stderr
@@ -460,3 +460,94 @@ def test_the_default_limits_bound_a_heap_with_more_than_they_list(tmp_path):
     assert sections["leaks"]["fingerprints"] == leaks and len(sections["leaks"]["groups"]) == Limits().leak_groups
     assert sections["leaks"]["rest"] == {"groups": 30, "leaks": 30}
     assert os.path.getsize(out) < 10 << 20
+
+
+# ---- the dominator tree, threads and waste (#21) -------------------------------------------
+
+SMALL = Limits(tree_children=5, flame_children=4, threads=3, thread_locals=2, duplicate_strings=10, collections=4,
+               large_arrays=3, large_array_bytes=4096)
+
+
+def ids(objects, rows):
+    return [int(objects[row][0], 16) for row in rows]
+
+
+@pytest.mark.parametrize("dump", [SERVICE_BINDER, JDK8], ids=lambda p: p.name)
+def test_tree_threads_and_waste_equal_the_api(dump):
+    from hprofkit._report.objects import cut_ends
+    with opened(dump) as src:
+        data = collect(src, limits=SMALL)
+    objects, sections, paths = data["objects"]["rows"], data["sections"], data["paths"]
+    with hprofkit.open_heap(dump) as heap:
+        # The explorer and the flame graph: the notebook views' documents, bounded by the report's Limits.
+        tree = sections["domtree"]
+        assert {k: v for k, v in tree.items() if k != "rows"} == heap.dominator_tree(children=SMALL.tree_children).data
+        assert sections["flame"] == heap.flamegraph(children=SMALL.flame_children).data
+        roots = heap.dominator_roots()
+        assert [(int(n[1], 16), n[2]) for n in tree["nodes"] if n[4] == -1] == \
+            [(obj.id, obj.retained_size) for obj in roots[:SMALL.tree_children]]
+        assert tree["hidden"] == [len(roots) - SMALL.tree_children,
+                                  sum(obj.retained_size for obj in roots[SMALL.tree_children:])]
+        # Each node names its object's row, whose path from a GC root the page holds.
+        assert ids(objects, tree["rows"]) == [int(n[1], 16) for n in tree["nodes"]]
+        for row in tree["rows"][:SMALL.tree_children]:
+            path = heap.path_to_root(heap.object(int(objects[row][0], 16)), exclude=())
+            shown = paths[str(row)]
+            assert path_data_ids(path) == (None if shown is None else
+                                           [hop if isinstance(hop, int) else int(objects[hop[2]][0], 16) for hop in shown])
+        # Threads, largest retained first, their frames as str(frame) with the objects each holds.
+        threads = sorted(heap.threads(), key=lambda t: (-t.retained_size, t.serial))
+        got = sections["threads"]
+        assert got["total_rows"] == len(threads) and len(got["rows"]) == min(len(threads), SMALL.threads)
+        assert got["rest"] == {"rows": len(threads[SMALL.threads:]),
+                               "retained_size": sum(t.retained_size for t in threads[SMALL.threads:])}
+        for row, thread in zip(got["rows"], threads):
+            name, daemon, retained, obj_row, frame_count, frames, held, more_held = row
+            assert (name, daemon, retained, frame_count) == (thread.name, thread.daemon, thread.retained_size,
+                                                               len(thread.frames))
+            assert ids(objects, [obj_row]) == [thread.object.id]
+            expected_frames = cut_ends(thread.frames)
+            assert len(frames) == len(expected_frames)
+            for shown, frame in zip(frames, expected_frames):
+                if isinstance(frame, int):
+                    assert shown == frame
+                    continue
+                assert shown[0] == str(frame)
+                assert ids(objects, shown[1]) == [o.id for o in frame.locals[:SMALL.thread_locals]]
+                assert shown[2] == max(len(frame.locals) - SMALL.thread_locals, 0)
+            assert ids(objects, held) == [o.id for o in thread.held[:SMALL.thread_locals]]
+            assert more_held == max(len(thread.held) - SMALL.thread_locals, 0)
+        # Waste: MAT's duplicate Strings, collections and large arrays, each cut with what it leaves out.
+        waste = sections["waste"]
+        strings = heap.duplicate_strings()
+        assert waste["strings"]["rows"] == [[s.text, s.count, s.wasted_bytes] for s in strings[:SMALL.duplicate_strings]]
+        rest = strings[SMALL.duplicate_strings:]
+        assert waste["strings"]["total_rows"] == len(strings)
+        assert waste["strings"]["rest"] == {"rows": len(rest), **({"count": sum(s.count for s in rest),
+                                                                   "wasted_bytes": sum(s.wasted_bytes for s in rest)}
+                                                                  if rest else {})}
+        collections = heap.collection_waste()
+        assert waste["collections"]["rows"] == [
+            [c.class_name, f"{c.class_.class_id:x}", c.instances, c.empty, c.mean_fill, c.wasted_bytes]
+            for c in collections[:SMALL.collections]]
+        assert waste["collections"]["rest"]["rows"] == max(len(collections) - SMALL.collections, 0)
+        arrays = heap.large_arrays(SMALL.large_array_bytes)
+        assert waste["arrays"]["min_bytes"] == SMALL.large_array_bytes
+        assert [[int(objects[r][0], 16), size] for r, size in waste["arrays"]["rows"]] == \
+            [[a.array.id, a.bytes] for a in arrays[:SMALL.large_arrays]]
+        assert waste["arrays"]["rest"]["rows"] == max(len(arrays) - SMALL.large_arrays, 0)
+        if dump == JDK8:  # a JDK dump: threads with stacks and locals, and more of each list than the limits
+            assert len(threads) > SMALL.threads and any(row[4] for row in got["rows"])
+            assert len(strings) > SMALL.duplicate_strings and waste["strings"]["rest"]["wasted_bytes"] > 0
+
+
+def path_data_ids(path):
+    """A path's object ids as the report keeps them: cut at its ends, an int for the hops left out."""
+    from hprofkit._report.objects import cut_ends
+    return [hop if isinstance(hop, int) else hop.target.id for hop in cut_ends(path.hops)] if path else None
+
+
+def test_halving_keeps_the_waste_threshold():
+    halved = SMALL.halved()
+    assert halved.large_array_bytes == SMALL.large_array_bytes and halved.page_bytes == SMALL.page_bytes
+    assert (halved.threads, halved.tree_children, halved.duplicate_strings) == (1, 2, 5)

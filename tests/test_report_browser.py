@@ -18,6 +18,7 @@ import pytest
 import chromium
 import hprofkit
 from conftest import HPROF_DIR
+from hprofkit._report import Limits
 from hprofkit._report.page import view_html
 from leaky_heap import android_app
 from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
@@ -82,7 +83,8 @@ def test_every_section_shows_the_apis_figures(browser, shots, tmp_path, dump):
         stats = d.stats()
     with hprofkit.open_heap(dump) as heap:
         android = heap.find_class("android.graphics.Bitmap") is not None
-        assert section_names(browser) == ["overview", "suspects", "leaks", "histogram"] + ["bitmaps"] * android
+        assert section_names(browser) == ["overview", "suspects", "leaks", "histogram"] + ["bitmaps"] * android + \
+            ["domtree", "flame", "threads", "waste"]
         figures = js(browser, """return Object.fromEntries([...document.querySelectorAll('[data-figure]')].map(
             t => [t.dataset.figure, Number(t.querySelector('[data-value]').dataset.value)]))""")
         assert figures == {"objects": heap.object_count, "classes": heap.class_count, "gc_roots": len(heap.gc_roots),
@@ -255,6 +257,9 @@ def test_leak_cards_come_a_page_at_a_time_with_their_objects_on_demand(browser, 
     first = browser.find_element("css selector", "article.hk-leak")
     assert not first.find_elements("css selector", "table")
     click(browser, first.find_element("css selector", "summary"))
+    # <details> fires "toggle" as a task of its own, after the click returns: wait for the table it draws.
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(browser, 120).until(lambda _: first.find_elements("css selector", "table[data-table='leak-objects']"))
     rows = first.find_elements("css selector", "table[data-table='leak-objects'] tr.hk-row")
     assert len(rows) == 1 and "MainActivity" in rows[0].text
     no_console_errors(browser)
@@ -265,7 +270,7 @@ def test_the_diff_shows_hprofkit_diff(browser, shots, tmp_path):
     hostile_app(tmp_path / "app.hprof", activities=4)
     show(browser, Path(hprofkit.report(tmp_path / "app.hprof", tmp_path / "report.html",
                                        baseline=tmp_path / "base.hprof")))
-    assert section_names(browser) == ["overview", "suspects", "leaks", "histogram", "diff"]
+    assert section_names(browser) == ["overview", "suspects", "leaks", "histogram", "domtree", "flame", "threads", "waste", "diff"]
     expected = hprofkit.diff(tmp_path / "base.hprof", tmp_path / "app.hprof", retained=True, paths=True)
     rows = table_rows(browser, "diff")
     assert sorted((r[0], r[1], r[2], r[3]) for r in rows) == sorted(
@@ -298,4 +303,87 @@ def test_views_embed_in_a_notebook_like_page(browser, shots, tmp_path):
     assert js(browser, "return document.querySelectorAll('article.hk-leak').length") == 2
     assert js(browser, "return window.__pwned === undefined && document.images.length === 0")
     chromium.screenshot(browser, shots / "notebook-views.png")
+    no_console_errors(browser)
+
+
+def section_body(browser, name: str):
+    return browser.find_element("css selector", f"section[data-section='{name}'] .hk-section-body")
+
+
+@pytest.mark.parametrize("dump", [SERVICE_BINDER, JDK8], ids=lambda p: p.stem)
+def test_the_dominator_tree_opens_and_shows_paths_and_the_flame_graph_zooms(browser, shots, tmp_path, dump):
+    show(browser, Path(hprofkit.report(dump, tmp_path / "report.html")))
+    tree = section_body(browser, "domtree")
+    with hprofkit.open_heap(dump) as heap:
+        roots = heap.dominator_roots()
+        top = tree.find_elements("css selector", ":scope > ul > li.hk-tnode")
+        assert [li.get_attribute("data-id") for li in top] == [f"{o.id:x}" for o in roots[:20]]
+        sizes = [int(e.get_attribute("data-value")) for e in tree.find_elements(
+            "css selector", ":scope > ul > li > .hk-trow .hk-tsize")]
+        assert sizes == [o.retained_size for o in roots[:20]]
+        # Opening the first node with children shows what it dominates, largest first.
+        node = next(li for li in top if li.find_element("css selector", ".hk-ttoggle").is_enabled())
+        obj = heap.object(int(node.get_attribute("data-id"), 16))
+        toggle = node.find_element("css selector", ".hk-ttoggle")
+        click(browser, toggle)
+        kids = node.find_elements("css selector", ":scope > ul > li.hk-tnode")
+        assert [li.get_attribute("data-id") for li in kids] == [f"{o.id:x}" for o in obj.dominated(20)]
+        assert all(li.is_displayed() for li in kids)
+        # A click on a child names it, with its path from a GC root.
+        child = heap.object(int(kids[0].get_attribute("data-id"), 16))
+        click(browser, kids[0].find_element("css selector", ":scope > .hk-trow .hk-tobj"))
+        card = kids[0].find_element("css selector", ":scope > .hk-details")
+        path = heap.path_to_root(child, exclude=())
+        hops = card.find_elements("css selector", "ol.hk-path > li.hk-hop:not(.hk-skip) .hk-target [data-id]")
+        if path:
+            assert hops[-1].get_attribute("data-id") == f"{child.id:x}"
+            assert len(card.find_elements("css selector", "ol.hk-path > li.hk-hop")) == \
+                min(len(path.hops), 25)
+        else:
+            assert "No strong path" in card.text
+        chromium.element_screenshot(browser, tree, shots / f"report-domtree-{dump.stem}.png")
+        # The flame graph: a click on the biggest frame zooms on it, a second zooms out.
+        flame = section_body(browser, "flame")
+        svg = flame.find_element("css selector", "svg")
+        width = float(svg.get_attribute("width"))
+        biggest = f"{roots[0].id:x}"
+        frame = flame.find_element("css selector", f"g.hk-fnode[data-id='{biggest}'] rect")
+        title = flame.find_element("css selector", f"g.hk-fnode[data-id='{biggest}'] title")
+        label = f"class {roots[0].name}" if roots[0].kind == "class" else roots[0].class_name
+        assert title.get_attribute("textContent").startswith(f"{label} @0x{biggest}: ")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", svg)
+        browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", frame)
+        assert flame.get_attribute("data-focus") == biggest
+        frame = flame.find_element("css selector", f"g.hk-fnode[data-id='{biggest}'] rect")
+        assert float(frame.get_attribute("width")) == pytest.approx(width - 1, abs=0.01)
+        chromium.element_screenshot(browser, flame, shots / f"report-flame-{dump.stem}.png")
+        browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", frame)
+        assert flame.get_attribute("data-focus") == ""
+    no_console_errors(browser)
+
+
+def test_threads_and_waste_show_the_apis_figures(browser, shots, tmp_path):
+    show(browser, Path(hprofkit.report(JDK8, tmp_path / "report.html")))
+    with hprofkit.open_heap(JDK8) as heap:
+        threads = sorted(heap.threads(), key=lambda t: (-t.retained_size, t.serial))
+        shown = js(browser, "return [...document.querySelectorAll('details.hk-thread')].map(d => "
+                            "[d.dataset.name, Number(d.dataset.frames)])")
+        assert shown == [[t.name or "", len(t.frames)] for t in threads]
+        # A thread opened: its stack as jstack prints it.
+        deepest = max(range(len(threads)), key=lambda i: len(threads[i].frames))
+        card = browser.find_elements("css selector", "details.hk-thread")[deepest]
+        click(browser, card.find_element("css selector", "summary"))
+        frames = [e.text for e in card.find_elements("css selector", "li.hk-frame > code")]
+        assert frames == ["at " + str(f) for f in threads[deepest].frames][:len(frames)] and frames
+        strings = heap.duplicate_strings()
+        rows = table_rows(browser, "duplicate-strings")
+        assert rows == [[s.text, s.count, s.wasted_bytes] for s in strings[:50]]
+        collections = heap.collection_waste()
+        rows = table_rows(browser, "collections")
+        assert [[r[0], r[1], r[2], r[4]] for r in rows] == \
+            [[c.class_name, c.instances, c.empty, c.wasted_bytes] for c in collections[:50]]
+        more = browser.find_element("css selector", "section[data-section='waste']").text
+        if len(strings) > Limits().duplicate_strings:
+            assert f"and {len(strings) - Limits().duplicate_strings:,} more texts not listed" in more
+    chromium.screenshot(browser, shots / "report-threads-waste.png")
     no_console_errors(browser)

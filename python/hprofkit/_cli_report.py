@@ -37,7 +37,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = command(sub, "report", cmd_report,
-                "a self-contained HTML report: overview, leak suspects, leak traces, histogram, diff",
+                "a self-contained HTML report: overview, leak suspects, leak traces, histogram, bitmaps, "
+                "dominator tree, flame graph, threads, waste, diff",
                 example="hprofkit report app.hprof -o report.html\n"
                         "hprofkit report after.hprof --baseline before.hprof -o growth.html")
     add_heap_input(p)

@@ -7,7 +7,9 @@ The page opens offline (no network, no fonts fetched: its Content Security
 Policy forbids any), holds its data as one compact JSON document, and draws
 it with a small hand-written script: the overview and the biggest objects,
 MAT's leak suspects, LeakCanary's leak traces folded by fingerprint, the
-class histogram and, with a baseline, the diff.  Each list keeps its top
+class histogram, the dominator tree (an explorer and a flame graph), the
+threads, the waste (duplicate Strings, collections, large arrays) and,
+with a baseline, the diff.  Each list keeps its top
 rows (Limits) and says what it left out, so the page stays small (a few MB
 at most) whatever the heap.
 
@@ -75,6 +77,13 @@ def _collect(src: Source, baseline: Optional[Source], limits: Limits) -> dict[st
         },
         "paths": paths,
     }
+    tree, tree_objects = sections.dominator_tree(src.heap, table, limits)
+    data["sections"]["domtree"] = tree
+    data["sections"]["flame"] = sections.flame(src.heap, limits)
+    # Each tree node's path one click away: one more search for them all.
+    paths.update({row: path for row, path in paths_of(table, tree_objects).items() if row not in paths})
+    data["sections"]["threads"] = sections.threads(src.heap, table, limits)
+    data["sections"]["waste"] = sections.waste(src.heap, table, limits)
     pictures = images.bitmaps(src.heap, table, shown=limits.bitmaps, groups=limits.bitmap_groups,
                               members=limits.leak_objects)
     if pictures is not None:

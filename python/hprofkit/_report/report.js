@@ -707,6 +707,13 @@
     ["histogram", "Histogram", "Objects per class. Retained: what the class's objects keep alive together " +
                                "(those no other object of the class dominates)."],
     ["bitmaps", "Bitmaps", "Android's android.graphics.Bitmap objects, largest first, as thumbnails of their pixels."],
+    ["domtree", "Dominator tree", "What each object keeps alive, largest retained first: open a node to see what it " +
+                                  "dominates, click an object for its path from a GC root."],
+    ["flame", "Flame graph", "Retained sizes down the dominator tree: hover a frame for its size, click to zoom."],
+    ["threads", "Threads", "Each thread's stack as jstack prints it, with the objects each frame holds; " +
+                           "largest retained first."],
+    ["waste", "Waste", "Memory held for nothing: the same text in many Strings, collections' unused slots, " +
+                       "large primitive arrays."],
     ["diff", "Diff", "Classes that changed since the baseline dump."]];
 
   hk.views.report = function (el, data, ctx) {
@@ -749,7 +756,8 @@
                                  text: "and " + plural(count, "more object") + " retaining " + bytes(size) }) : null;
   }
 
-  hk.views.domtree = function (el, data) {
+  hk.views.domtree = function (el, data, ctx) {
+    var rows = data.rows && ctx ? data.rows : null;  // the report's: each node's object row, for its path
     function level(nodes, hidden, hiddenBytes) {
       return h("ul", { cls: "hk-tlevel" }, nodes.map(node).concat([hiddenNote(hidden, hiddenBytes)]));
     }
@@ -762,6 +770,16 @@
                                           disabled: expandable ? null : "disabled" } });
       var fill = h("span");
       fill.style.width = (data.total ? (100 * n.retained) / data.total : 0).toFixed(2) + "%";
+      var details = null;
+      var label = className(n.label);
+      if (rows) {  // a click on the object shows its card and path from a GC root, a second hides it
+        label = h("button", { cls: "hk-tobj", attrs: { type: "button" }, title: "Show the path from a GC root",
+                              on: { click: function () {
+                                if (details) { li.removeChild(details); details = null; return; }
+                                details = objectDetails(ctx, rows[n.i]);
+                                li.insertBefore(details, li.children[1] || null);
+                              } } }, label);
+      }
       toggle.addEventListener("click", function () {
         var open = toggle.getAttribute("aria-expanded") !== "true";
         if (open && !list) li.appendChild((list = level(n.kids, n.hidden, n.hiddenBytes)));
@@ -771,7 +789,7 @@
       });
       li.appendChild(h("div", { cls: "hk-trow" }, [
         toggle, h("span", { cls: "hk-tbar" }, fill),
-        figure("span", n.retained, bytes, "hk-tsize"), " ", className(n.label),
+        figure("span", n.retained, bytes, "hk-tsize"), " ", label,
         " ", h("span", { cls: "hk-id", text: "@0x" + n.id }),
         expandable || !n.hidden ? null : h("span", { cls: "hk-muted",
                                                     text: " (" + plural(n.hidden, "child", "children") + " below)" })]));
@@ -845,6 +863,79 @@
     }
     append(el, [caption, svg]);
     draw(all);
+  };
+
+  // ---- threads and waste ----------------------------------------------------
+
+  /* Objects as one line each (rows of the object table), and how many more there are. */
+  function heldList(ctx, rows, more) {
+    if (!rows.length) return null;
+    return h("ul", { cls: "hk-held" }, rows.map(function (row) {
+      var o = ctx.object(row);
+      return h("li", null, [objectLabel(o), h("span", { cls: "hk-size", text: " " + bytes(o.retained) + " retained" })]);
+    }).concat(more ? [h("li", { cls: "hk-muted", text: "and " + plural(more, "more object") })] : []));
+  }
+
+  function restNote(rest, noun, nouns, extra) {
+    return rest.rows ? h("p", { cls: "hk-muted hk-rest", text: "and " + plural(rest.rows, noun, nouns) + " not listed" +
+                                                                  (extra ? ": " + extra : "") + "." }) : null;
+  }
+
+  hk.views.threads = function (el, data, ctx) {
+    el.appendChild(h("p", { cls: "hk-lead" }, [figure("b", data.total_rows, count),
+                                              " thread" + (data.total_rows === 1 ? "" : "s") + " in the dump."]));
+    data.rows.forEach(function (t) {
+      var o = t[3] == null ? null : ctx.object(t[3]);
+      var stack = h("ol", { cls: "hk-stack-frames" }, t[5].map(function (f) {
+        if (typeof f === "number") return h("li", { cls: "hk-muted hk-skip", text: "\u22ee " + plural(f, "frame") + " left out" });
+        return h("li", { cls: "hk-frame" }, [h("code", { text: "at " + f[0] }), heldList(ctx, f[1], f[2])]);
+      }));
+      el.appendChild(h("details", { cls: "hk-card hk-thread", data: { name: t[0] == null ? "" : t[0], frames: t[4] } }, [
+        h("summary", null, [h("b", { cls: "hk-thread-name", text: t[0] == null ? "(no name)" : t[0] }),
+          t[1] ? h("span", { cls: "hk-badge", text: "daemon" }) : null, " ",
+          figure("span", t[2], bytes), h("span", { cls: "hk-muted", text: " retained \u00b7 " + plural(t[4], "frame") }),
+          o ? [" ", h("span", { cls: "hk-id", text: "@0x" + o.id })] : null]),
+        t[4] ? stack : h("p", { cls: "hk-muted", text: "The dump holds no stack for this thread." }),
+        t[6].length ? [h("h4", { text: "Held outside its frames" }), heldList(ctx, t[6], t[7])] : null]));
+    });
+    var extra = data.rest.rows ? bytes(data.rest.retained_size) + " retained" : "";
+    append(el, restNote(data.rest, "more thread", null, extra));
+  };
+
+  hk.views.waste = function (el, data, ctx) {
+    var strings = data.strings;
+    var collections = data.collections;
+    var arrays = data.arrays;
+    append(el, [
+      h("h3", { text: "Duplicate Strings" }),
+      strings.rows.length ? dataTable([
+        { label: "Text", get: function (r) { return r[0]; }, render: function (r) { return h("code", { cls: "hk-str", text: r[0] }); } },
+        { label: "Strings", num: true, get: function (r) { return r[1]; } },
+        { label: "Wasted", num: true, fmt: bytes, get: function (r) { return r[2]; } }], strings.rows, {
+        sort: 2, filter: function (r) { return r[0]; }, placeholder: "Filter texts", noun: "text", name: "duplicate-strings",
+        page: 50, footer: restNote(strings.rest, "more text", null, strings.rest.rows ? bytes(strings.rest.wasted_bytes) +
+                                                                                   " wasted" : "") })
+        : h("p", { cls: "hk-muted", text: "No text is held by two Strings or more." }),
+      h("h3", { cls: "hk-spaced", text: "Collections" }),
+      collections.rows.length ? dataTable([
+        { label: "Class", get: function (r) { return r[0]; }, render: function (r) { return className(r[0]); } },
+        { label: "Instances", num: true, get: function (r) { return r[2]; } },
+        { label: "Empty", num: true, get: function (r) { return r[3]; } },
+        { label: "Mean fill", num: true, get: function (r) { return r[4]; },
+          render: function (r) { return figure("span", r[4], function (v) { return percent(v, 1); }); } },
+        { label: "Wasted", num: true, fmt: bytes, get: function (r) { return r[5]; } }], collections.rows, {
+        sort: 4, filter: function (r) { return r[0]; }, placeholder: "Filter classes", noun: "class", nouns: "classes",
+        name: "collections", page: 50, footer: restNote(collections.rest, "more class", "more classes",
+          collections.rest.rows ? bytes(collections.rest.wasted_bytes) + " wasted" : "") })
+        : h("p", { cls: "hk-muted", text: "No collection hprofkit knows." }),
+      h("h3", { cls: "hk-spaced", text: "Primitive arrays of " + bytes(arrays.min_bytes) + " or more" }),
+      arrays.rows.length ? dataTable([
+        { label: "Array", get: function (r) { return ctx.object(r[0]).id; },
+          render: function (r) { return objectLabel(ctx.object(r[0])); } },
+        { label: "Size", num: true, fmt: bytes, get: function (r) { return r[1]; } }], arrays.rows, {
+        sort: 1, noun: "array", name: "large-arrays", page: 50,
+        footer: restNote(arrays.rest, "more array", null, arrays.rest.rows ? bytes(arrays.rest.bytes) : "") })
+        : h("p", { cls: "hk-muted", text: "None." })]);
   };
 
   function drawView(name, el, data, ctx) {

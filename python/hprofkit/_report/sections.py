@@ -8,7 +8,7 @@ the Limits, and returns a dict the page's view of that name draws
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from .dominators import BIG_DROP_RATIO, Ranking, accumulation_chain
 from .objects import ObjectTable, cut_ends
@@ -34,12 +34,23 @@ class Limits:
     diff_path_classes: int = 10  # the classes that grew most, whose growth paths are searched
     bitmaps: int = 48           # Android bitmaps shown, with a thumbnail each
     bitmap_groups: int = 20     # groups of duplicate bitmaps
+    tree_children: int = 20     # the dominator tree explorer's children per node (3 levels)
+    flame_children: int = 12    # the flame graph's children per frame (6 levels)
+    threads: int = 200
+    thread_locals: int = 20     # objects listed per frame (and held outside frames) of a thread
+    duplicate_strings: int = 200
+    collections: int = 100      # collection classes of the waste section
+    large_arrays: int = 100
+    large_array_bytes: int = 1 << 20  # a primitive array this big or bigger is a large array
     page_bytes: int = 10 << 20
 
     def halved(self) -> "Limits":
-        """Every list's limit halved (at least 1); the page's size kept."""
+        """Every list's limit halved (at least 1); the page's size and thresholds kept."""
         return replace(self, **{f.name: max(1, getattr(self, f.name) // 2) for f in fields(self)
-                                if f.name != "page_bytes"})
+                                if f.name not in _NOT_HALVED})
+
+
+_NOT_HALVED = ("page_bytes", "large_array_bytes")
 
 
 # Classes the overview's composition bar shows (the rest is one part).
@@ -260,3 +271,81 @@ def diff(base: Source, base_rows: list[list[Any]], src: Source, rows: list[list[
             "paths": [{"class": p.name, "path": cut_ends(p.path), "instances_a": p.count_a, "instances_b": p.count_b}
                       for p in paths[:limits.diff_paths]],
             "more_paths": max(len(paths) - limits.diff_paths, 0), "paths_sampled": sampled}
+
+
+# ---- the dominator tree: explorer and flame graph ----------------------------
+
+TREE_DEPTH = 3   # the explorer's levels, as heap.dominator_tree()
+FLAME_DEPTH = 6  # the flame graph's, as heap.flamegraph()
+
+
+def dominator_tree(heap: Heap, table: ObjectTable, limits: Limits) -> tuple[dict[str, Any], list[HeapObject]]:
+    """heap.dominator_tree()'s document, each node also named by its object
+    row ("rows"), and the nodes' objects (whose paths the page shows)."""
+    from .tree import tree_data
+    data = tree_data(heap, depth=TREE_DEPTH, children=limits.tree_children)
+    objects = [heap.object(int(node[1], 16)) for node in data["nodes"]]
+    return dict(data, rows=[table.row(obj) for obj in objects]), objects
+
+
+def flame(heap: Heap, limits: Limits) -> dict[str, Any]:
+    """heap.flamegraph()'s document."""
+    from .tree import tree_data
+    return tree_data(heap, depth=FLAME_DEPTH, children=limits.flame_children)
+
+
+# ---- threads -----------------------------------------------------------------
+
+def threads(heap: Heap, table: ObjectTable, limits: Limits) -> dict[str, Any]:
+    """heap.threads(), largest retained first: [name, daemon, retained, object
+    row or None, frame count, frames, held, more held] per thread, frames cut
+    at their ends, each [str(frame), [rows it holds], more it holds]."""
+    all_threads = sorted(heap.threads(), key=lambda t: (-t.retained_size, t.serial))
+    kept, rest = all_threads[:limits.threads], all_threads[limits.threads:]
+
+    def rows_of(objects: Sequence[HeapObject]) -> list[int]:
+        return [table.row(obj) for obj in objects[:limits.thread_locals]]
+
+    items = []
+    for t in kept:
+        frames = [hop if isinstance(hop, int) else [str(hop), rows_of(hop.locals),
+                                                    max(len(hop.locals) - limits.thread_locals, 0)]
+                  for hop in cut_ends(t.frames)]
+        items.append([t.name, t.daemon, t.retained_size, None if t.object is None else table.row(t.object),
+                      len(t.frames), frames, rows_of(t.held), max(len(t.held) - limits.thread_locals, 0)])
+    return {"columns": ["name", "daemon", "retained_size", "object", "frame_count", "frames", "held", "more_held"],
+            "rows": items, "total_rows": len(all_threads),
+            "rest": {"rows": len(rest), "retained_size": sum(t.retained_size for t in rest)}}
+
+
+# ---- waste: duplicate Strings, collections, large arrays -------------------
+
+def waste(heap: Heap, table: ObjectTable, limits: Limits) -> dict[str, Any]:
+    """MAT's waste queries: heap.duplicate_strings(), heap.collection_waste(),
+    heap.large_arrays(limits.large_array_bytes), each cut at its limit."""
+    strings = heap.duplicate_strings()
+    collections = heap.collection_waste()
+    arrays = heap.large_arrays(limits.large_array_bytes)
+    return {
+        "strings": _cut([[s.text, s.count, s.wasted_bytes] for s in strings], limits.duplicate_strings,
+                        ["text", "count", "wasted_bytes"], lambda r: {"count": r[1], "wasted_bytes": r[2]}),
+        "collections": _cut([[c.class_name, f"{c.class_.class_id:x}", c.instances, c.empty, c.mean_fill,
+                              c.wasted_bytes] for c in collections], limits.collections,
+                            ["class", "class_id", "instances", "empty", "mean_fill", "wasted_bytes"],
+                            lambda r: {"instances": r[2], "wasted_bytes": r[5]}),
+        "arrays": dict(_cut(arrays, limits.large_arrays, ["object", "bytes"], lambda a: {"bytes": a.bytes},
+                            lambda a: [table.row(a.array), a.bytes]), min_bytes=limits.large_array_bytes),
+    }
+
+
+def _cut(rows: list[Any], limit: int, columns: list[str], sums: Callable[[Any], dict[str, int]],
+         shown: Optional[Callable[[Any], list[Any]]] = None) -> dict[str, Any]:
+    """{"columns", "rows" (the first `limit`, as shown(row)), "total_rows",
+    "rest": {"rows", and sums(row)'s fields summed over those left out}}."""
+    kept, rest = rows[:limit], rows[limit:]
+    summed: dict[str, Any] = {"rows": len(rest)}
+    for row in rest:
+        for key, value in sums(row).items():
+            summed[key] = summed.get(key, 0) + value
+    return {"columns": columns, "rows": [shown(r) for r in kept] if shown else kept, "total_rows": len(rows),
+            "rest": summed}
