@@ -137,11 +137,11 @@ class Encoder:
         self._lock = threading.Lock()
         self._zlib: ZlibStream | None = None
         self.bytes_out = 0
+        self._core: _hprof.PackEncoder | Spool | _hprof.TailorEncoder | _hprof.Converter
         if format == "hprofkit":
-            # Any: fed without an fd, each core gives bytes, which the stubs' bytes | int does not say.
-            self._core: Any = _hprof.PackEncoder(strip_types=opts["strip"], app_only=opts["app_only"],
-                                                 drop_traces=opts["drop_traces"], level=opts["level"],
-                                                 threads=resolve_threads(opts["threads"]))
+            self._core = _hprof.PackEncoder(strip_types=opts["strip"], app_only=opts["app_only"],
+                                            drop_traces=opts["drop_traces"], level=opts["level"],
+                                            threads=resolve_threads(opts["threads"]))
         elif format == "bmd":
             self._core = Spool(_hprof.BmdEncoder())
         elif format == "tailor":
@@ -184,12 +184,14 @@ class Encoder:
     @property
     def trimmed_bytes(self) -> int | None:
         """Bytes of the trimmed stream before compression (None for the hprofkit and BMD formats)."""
-        return None if self.format in ("hprofkit", "bmd") else self._core.bytes_out
+        core = self._core  # by format: hprofkit, a PackEncoder; bmd, a Spool
+        return None if isinstance(core, (_hprof.PackEncoder, Spool)) else core.bytes_out
 
     def counter(self) -> dict[str, int]:
         """The tag counter Tailor's encode.py prints (first-seen order); the
         records written by kind for BMD; {} for other formats."""
-        return self._core.counter() if self.format in ("tailor", "bmd") else {}
+        core = self._core  # by format: tailor, a TailorEncoder; bmd, a Spool
+        return core.counter() if isinstance(core, (_hprof.TailorEncoder, Spool)) else {}
 
     @property
     def unfinished(self) -> UnfinishedDump | None:

@@ -169,7 +169,7 @@ def _pump(codec: Any, src: Any, dst: Any, progress: Progress | None) -> tuple[in
 def _inflating(decoder: Decoder, chunks: Iterator[Any]) -> Iterator[bytes]:
     """Inflates in a second thread (zlib releases the GIL), so that restoring
     and writing overlap inflation.  Yields the mini stream in bounded pieces."""
-    pieces: queue.Queue = queue.Queue(maxsize=4)
+    pieces: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=4)
     stop = threading.Event()
 
     def produce() -> None:

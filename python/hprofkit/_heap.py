@@ -164,7 +164,7 @@ class _DeclaredFields(list[Field]):
         self._deprecated()
         return list.__eq__(self, other)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 class HeapClass(_hprof.HeapClass, HeapObject):
@@ -178,7 +178,7 @@ class HeapClass(_hprof.HeapClass, HeapObject):
     __module__ = "hprofkit"
 
     @property
-    def fields(self) -> _DeclaredFields:  # type: ignore[override]  # a method once the property form goes
+    def fields(self) -> _DeclaredFields:  # a method once the property form goes
         """Declared instance fields as Field(declaring_class, name, type, None): call
         cls.fields() (reading cls.fields as a list is deprecated)."""
         return _DeclaredFields(_hprof.HeapClass.fields(self))

@@ -41,7 +41,7 @@ class OrderedJobs:
         self.threads = max(1, int(threads))
         self.window = 2 * self.threads
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix=name)
-        self._pending: collections.deque[concurrent.futures.Future] = collections.deque()
+        self._pending: collections.deque[concurrent.futures.Future[Any]] = collections.deque()
 
     def submit(self, fn: Any, *args: Any) -> None:
         self._pending.append(self._pool.submit(fn, *args))
