@@ -87,3 +87,15 @@ def test_stubs_match_the_extension(tmp_path):
                            str(ROOT / "pyproject.toml")], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
     assert "Success" in proc.stdout
+
+
+def test_api_types_as_mypy_infers_them(tmp_path):
+    """The public API's types (issue #23): tests/typecheck/api_types.py asserts
+    what mypy infers (records() yields Records, feed() without an fd gives
+    bytes...) under the package's strict configuration, against the
+    installed package."""
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+                           "--cache-dir", str(tmp_path / "cache"), str(ROOT / "tests" / "typecheck" / "api_types.py")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+    assert "Success" in proc.stdout

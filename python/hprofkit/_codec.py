@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import zlib
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypedDict
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypedDict, overload
 
 from . import _hprof
 from ._bmd import HEAD as BMD_HEAD, Spool, is_bmd, names_from
@@ -150,12 +150,22 @@ class Encoder:
         else:
             self._core = _hprof.Converter(to_standard=False, app_only=opts["app_only"], strip_types=opts["strip"])
 
+    @overload
+    def feed(self, data: Buffer) -> bytes: ...
+    @overload
+    def feed(self, data: Buffer, fd: int) -> bytes | int: ...
+
     def feed(self, data: Buffer, fd: int = -1) -> bytes | int:
         """The output this chunk completed; with fd >= 0, written there and counted instead."""
         view = memoryview(data)  # TypeError for what is not bytes-like, before anything changes
         with self._lock:
             return self._run(lambda: self._core.feed(view, fd=fd) if self._zlib is None else
                              to_fd(self._zlib.compress(self._core.feed(view)), fd))
+
+    @overload
+    def flush(self) -> bytes: ...
+    @overload
+    def flush(self, fd: int) -> bytes | int: ...
 
     def flush(self, fd: int = -1) -> bytes | int:
         with self._lock:
@@ -342,6 +352,11 @@ class Decoder:
             if out:
                 yield out
 
+    @overload
+    def restore(self, mini: Buffer) -> bytes: ...
+    @overload
+    def restore(self, mini: Buffer, fd: int) -> bytes | int: ...
+
     def restore(self, mini: Buffer, fd: int = -1) -> bytes | int:
         """Feeds already inflated mini bytes to the restorer (see inflate())."""
         if self._filter is None:
@@ -350,6 +365,11 @@ class Decoder:
         out = self._filter.feed(mini, fd=fd)
         self.bytes_out += out if isinstance(out, int) else len(out)
         return out
+
+    @overload
+    def feed(self, data: Buffer) -> bytes: ...
+    @overload
+    def feed(self, data: Buffer, fd: int) -> bytes | int: ...
 
     def feed(self, data: Buffer, fd: int = -1) -> bytes | int:
         """The HPROF bytes this chunk completed; with fd >= 0, written there and counted instead."""
@@ -372,6 +392,11 @@ class Decoder:
                 else:
                     chunks.append(out)
             return written if fd >= 0 else b"".join(chunks)
+
+    @overload
+    def flush(self) -> bytes: ...
+    @overload
+    def flush(self, fd: int) -> bytes | int: ...
 
     def flush(self, fd: int = -1) -> bytes | int:
         with self._lock:

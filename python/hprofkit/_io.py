@@ -7,10 +7,27 @@ import collections
 import concurrent.futures
 import mmap
 import os
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any, Protocol, Union
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer, TypeAlias, TypeIs
 
 
-def is_buffer(source: Any) -> bool:
+class Readable(Protocol):
+    """A binary stream, as far as reading it goes."""
+
+    def read(self, size: int = ..., /) -> bytes | None: ...
+
+
+# A dump to read: a path ("-" is standard input where the codecs take it), a
+# bytes-like object, or a binary stream (see hprofkit.open).
+DumpSource: TypeAlias = Union[str, "os.PathLike[str]", "Buffer", Readable]
+# Where output goes: a path (written atomically, see _output), "-" for
+# standard output, or a binary file object.
+Destination: TypeAlias = Union[str, "os.PathLike[str]", IO[bytes]]
+
+
+def is_buffer(source: Any) -> TypeIs[Buffer]:
     """Whether source is a bytes-like object (not a path, not a stream)."""
     if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
         return True
