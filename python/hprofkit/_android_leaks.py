@@ -28,7 +28,8 @@ _IMM_DESCRIPTION = ("When a view that takes keyboard input is detached, InputMet
 _STUB = "held by native code as a binder stub until the other process lets it go"
 
 # (pattern, class_name, name, sdk, manufacturer, description)
-KnownReference = tuple[str, Optional[str], Optional[str], Optional[tuple[Optional[int], Optional[int]]], Optional[str], str]
+KnownReference = tuple[str, Optional[str], Optional[str], Optional[tuple[Optional[int], Optional[int]]],
+                       Optional[str], str]
 KNOWN_LEAKS: tuple[KnownReference, ...] = (
     # --- AOSP -----------------------------------------------------------------
     ("instance_field", "android.app.ActivityThread$ActivityClientRecord", "nextIdle", (19, 27), None,

@@ -359,7 +359,8 @@ class Dump:
         from ._progress import reporting
         if isinstance(heap_dump, int) and heap_dump < 0:
             heap_dump = self._heap_dump_index(heap_dump)  # counted from the end, as stats() counts
-        options: dict[str, Any] = dict(heap_dump=heap_dump, size_model=size_model, semantics=semantics, mapping=mapping)
+        options: dict[str, Any] = dict(heap_dump=heap_dump, size_model=size_model, semantics=semantics,
+                                       mapping=mapping)
         with reporting(progress) as reporter:
             if reporter is None:
                 return Heap._open(self.buffer, self.path, **options)

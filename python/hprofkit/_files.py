@@ -155,7 +155,8 @@ def _files(src: DumpSource, dst: Destination) -> Iterator[tuple[Iterator[Any], i
         yield chunks, size, _Output(f, dst)
 
 
-def _pump(codec: Encoder | Converter, src: DumpSource, dst: Destination, progress: Progress | None) -> tuple[int, int | None, int]:
+def _pump(codec: Encoder | Converter, src: DumpSource, dst: Destination,
+          progress: Progress | None) -> tuple[int, int | None, int]:
     """Runs src through codec into dst; returns (consumed, source size, output bytes)."""
     consumed = 0
     with _files(src, dst) as (chunks, size, out):
@@ -207,8 +208,7 @@ def _inflating(decoder: Decoder, chunks: Iterator[Any]) -> Iterator[bytes]:
 
 def encode(src: DumpSource, dst: Destination, *, format: str = "hprofkit", level: int | None = None,
            app_only: bool = False, threads: int = 0, strip: str | Iterable[str | int] | None = None,
-           drop_traces: bool = False,
-           progress: Progress | None = None) -> Result:
+           drop_traces: bool = False, progress: Progress | None = None) -> Result:
     """Trims (and compresses) the dump `src` into `dst`; see Encoder (every
     option goes to it, and what a format cannot honour raises there)."""
     if format == "bmd":  # read twice: a path or a buffer again, anything else through a spool
@@ -258,8 +258,8 @@ class _Again:
         self._chunks = iter(())
 
 
-def _run_passes(core: _hprof.BmdEncoder | _hprof.BmdDecoder, src: DumpSource, chunks: Iterator[Any], size: int | None, out: _Output,
-                progress: Progress | None) -> Result:
+def _run_passes(core: _hprof.BmdEncoder | _hprof.BmdDecoder, src: DumpSource, chunks: Iterator[Any],
+                size: int | None, out: _Output, progress: Progress | None) -> Result:
     """Runs a BMD filter (it asks for its input more than once) over src, of
     which `chunks` are the reading begun, into out."""
     with _bmd.reread(src, chunks, size, _source) as passes:

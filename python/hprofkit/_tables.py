@@ -149,7 +149,8 @@ def _objects(pa: ModuleType, raw: Columns, dicts: Columns, retained: bool) -> _p
 
 def _references(pa: ModuleType, c: Columns, names: _pyarrow.Array) -> _pyarrow.Table:
     """One chunk per slice of objects (the core fills each at its bound, then trims it)."""
-    columns: dict[str, list[_pyarrow.Array]] = {name: [] for name in ("source_id", "target_id", "name", "qualified_name")}
+    columns: dict[str, list[_pyarrow.Array]] = {
+        name: [] for name in ("source_id", "target_id", "name", "qualified_name")}
     for k, source in enumerate(c["source_id"]):
         n = len(source) // 8
         columns["source_id"].append(_fixed(pa, pa.int64(), n, source))
@@ -247,7 +248,8 @@ def _is_source_list(source: object) -> TypeGuard[Iterable[Source]]:
         and not hasattr(source, "_columns"))
 
 
-def _each_dump(sources: Iterable[Source], open_options: Mapping[str, Any]) -> Iterator[tuple[int, Heap, dict[str, Any]]]:
+def _each_dump(sources: Iterable[Source], open_options: Mapping[str, Any]
+               ) -> Iterator[tuple[int, Heap, dict[str, Any]]]:
     """(dump number, heap, its row of the dumps table) for each source; a path is opened for its turn
     and closed after it, so one dump's index is in memory at a time."""
     from ._dump import Dump

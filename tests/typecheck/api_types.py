@@ -1,5 +1,5 @@
 """What mypy infers for the public API (issue #23): checked, never run, by
-tests/test_packaging.py::test_api_types_as_mypy_infers_them.  Each
+tests/test_packaging.py::test_mypy_strict_passes_over_the_package_and_its_api_types.  Each
 assert_type fails the check when an annotation widens to Any or drifts."""
 
 from __future__ import annotations
