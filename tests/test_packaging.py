@@ -87,3 +87,17 @@ def test_stubs_match_the_extension(tmp_path):
                            str(ROOT / "pyproject.toml")], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
     assert "Success" in proc.stdout
+
+
+
+def test_mypy_strict_passes_over_the_package_and_its_api_types(tmp_path):
+    """Issue #23: the package type-checks under pyproject.toml's strict
+    configuration (stubtest alone does not fail on an untyped def), and
+    tests/typecheck/api_types.py's assert_types hold: records() yields
+    Records, feed() without an fd gives bytes, and so on."""
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+                           "--cache-dir", str(tmp_path / "cache"), str(ROOT / "python" / "hprofkit"),
+                           str(ROOT / "tests" / "typecheck" / "api_types.py")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+    assert "Success" in proc.stdout

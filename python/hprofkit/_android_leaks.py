@@ -17,6 +17,8 @@ a range that is too wide only marks a leak as a library leak.
 
 from __future__ import annotations
 
+from typing import Optional
+
 SAMSUNG, LG, MOTOROLA, HUAWEI, MEIZU, SHARP = "samsung", "LGE", "motorola", "HUAWEI", "Meizu", "SHARP"
 ONE_PLUS, RAZER, XIAOMI, NVIDIA, VIVO = "OnePlus", "Razer", "Xiaomi", "NVIDIA", "vivo"
 
@@ -26,7 +28,9 @@ _IMM_DESCRIPTION = ("When a view that takes keyboard input is detached, InputMet
 _STUB = "held by native code as a binder stub until the other process lets it go"
 
 # (pattern, class_name, name, sdk, manufacturer, description)
-KNOWN_LEAKS: tuple[tuple, ...] = (
+KnownReference = tuple[str, Optional[str], Optional[str], Optional[tuple[Optional[int], Optional[int]]],
+                       Optional[str], str]
+KNOWN_LEAKS: tuple[KnownReference, ...] = (
     # --- AOSP -----------------------------------------------------------------
     ("instance_field", "android.app.ActivityThread$ActivityClientRecord", "nextIdle", (19, 27), None,
      "ActivityThread keeps a destroyed activity's client record as the nextIdle of another record until the main "
@@ -219,7 +223,7 @@ KNOWN_LEAKS: tuple[tuple, ...] = (
 )
 
 # References that are never strong in practice (LeakCanary ignores them).
-IGNORED: tuple[tuple, ...] = (
+IGNORED: tuple[KnownReference, ...] = (
     ("thread_local", None, "LeakCanary-Heap-Dump", None, None,
      "LeakCanary's heap-dump thread holds objects while it dumps the heap."),
     ("static_field", "leakcanary.internal.InternalLeakCanary", "resumedActivity", None, None,

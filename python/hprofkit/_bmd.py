@@ -15,9 +15,14 @@ import os
 import struct
 import tempfile
 import zipfile
-from typing import IO, Any, Callable, ContextManager, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Iterator, overload
 
 from ._io import is_buffer
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+    from ._hprof import _BmdFilter
 
 HEAD = 18  # bytes that tell a BMD: version 1, the magic's length, "JAVA PROFILE 1.0"
 CHUNK = 8 << 20
@@ -135,7 +140,7 @@ def names_from(sources: Iterable[Any]) -> list[bytes]:
 
 # ---- passes ---------------------------------------------------------------------------
 
-def run_passes(core: Any, chunks: Chunks, take: Callable[[Callable[[int], Any]], None],
+def run_passes(core: _BmdFilter, chunks: Chunks, take: Callable[[Callable[[int], bytes | int]], None],
                progress: Callable[[int, int], object] | None = None, size: int | None = None) -> None:
     """Feeds the whole input to `core` (a BmdEncoder or BmdDecoder) as often
     as it asks.  `chunks()` opens the input from its first byte; `take`
@@ -177,23 +182,33 @@ class Spool:
 
     unfinished = None  # a BMD has no HEAP_DUMP_END to miss
 
-    def __init__(self, core: Any) -> None:
+    def __init__(self, core: _BmdFilter) -> None:
         self.core = core
         self.file: IO[bytes] | None = tempfile.TemporaryFile(prefix="hprofkit-bmd-")
         self.bytes_in = 0
 
-    def feed(self, data: Any, fd: int = -1) -> bytes | int:
+    @overload
+    def feed(self, data: Buffer) -> bytes: ...
+    @overload
+    def feed(self, data: Buffer, fd: int) -> bytes | int: ...
+
+    def feed(self, data: Buffer, fd: int = -1) -> bytes | int:
         if self.file is None:
             raise ValueError(f"{type(self.core).__name__}: feed() after flush() or an error")
         self.bytes_in += self.file.write(data)
         return 0 if fd >= 0 else b""
+
+    @overload
+    def flush(self) -> bytes: ...
+    @overload
+    def flush(self, fd: int) -> bytes | int: ...
 
     def flush(self, fd: int = -1) -> bytes | int:
         if self.file is None:
             raise ValueError(f"{type(self.core).__name__}: flush() after flush() or an error")
         written, parts = 0, []
 
-        def take(call: Callable[[int], Any]) -> None:
+        def take(call: Callable[[int], bytes | int]) -> None:
             nonlocal written
             out = call(fd)
             if isinstance(out, int):

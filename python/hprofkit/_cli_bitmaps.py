@@ -114,7 +114,7 @@ def cmd_bitmaps(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(sub: argparse._SubParsersAction) -> None:
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = command(sub, "bitmaps", cmd_bitmaps, "Android bitmaps: sizes, configs, duplicates, images",
                 example="hprofkit bitmaps app.hprof -n 10\nhprofkit bitmaps app.hprof --out-dir bitmaps/ --json")
     add_heap_input(p)

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _cli_args as grammar
 from . import match
 
+if TYPE_CHECKING:
+    from ._heap import Heap
 
-def _matcher(heap, spec: tuple[str, str], kind: str) -> match.Matcher:
+
+def _matcher(heap: Heap, spec: tuple[str, str], kind: str) -> match.Matcher:
     """CLASS.FIELD as a matcher: a static field if the class declares a static
     of that name, an instance field otherwise."""
     class_name, field = spec

@@ -9,7 +9,7 @@ import argparse
 import itertools
 import sys
 from collections import Counter
-from typing import Any
+from typing import Any, TextIO
 
 from . import _cli_args as grammar
 
@@ -31,7 +31,7 @@ def json_value(value: Any) -> Any:
     return object_ref(value) if hasattr(value, "kind") else value
 
 
-def _listing(out, title: str, rows: list[str], total: int, limit: int) -> None:
+def _listing(out: TextIO, title: str, rows: list[str], total: int, limit: int) -> None:
     out.write(f"{title} ({total:,})\n")
     for row in rows[:limit]:
         out.write(f"  {row}\n")
@@ -51,7 +51,7 @@ def _target(r: Any) -> str:
     return repr(r.target) if r.target is not None else f"0x{r.target_id:x} (missing)"
 
 
-def _object_text(out, obj: Any, limit: int) -> None:
+def _object_text(out: TextIO, obj: Any, limit: int) -> None:
     out.write(f"{obj!r}\n")
     out.write(f"  id          0x{obj.id:x} ({obj.id})\n  kind        {obj.kind}\n  class       {obj.class_name}\n")
     out.write(f"  size        {obj.shallow_size:,} B\n")
@@ -99,7 +99,7 @@ def _object_json(obj: Any, limit: int) -> dict[str, Any]:
     return doc
 
 
-def _class_text(out, cls: Any, limit: int) -> None:
+def _class_text(out: TextIO, cls: Any, limit: int) -> None:
     out.write(f"class {cls.name}\n")
     out.write(f"  id          0x{cls.class_id:x}\n")
     out.write(f"  superclass  {cls.superclass.name if cls.superclass is not None else '-'}\n")

@@ -14,7 +14,7 @@ from ._cli_show import object_ref, ref
 from ._units import human_size
 
 if TYPE_CHECKING:
-    from ._heap import Heap, HeapObject
+    from ._heap import Heap, HeapClass, HeapObject
     from ._tree import Group
 
 GROUP_KEYS = ("class", "package", "loader", "heap")  # _tree.GROUP_KEYS (not imported: the CLI loads lightly)
@@ -66,7 +66,8 @@ def _group_json(group: Group, key: str) -> dict[str, Any]:
 
 def _key_text(group: Group, key: str) -> str:
     if key == "class":
-        return group.key.name
+        cls: HeapClass = group.key
+        return cls.name
     if key == "loader":
         return "<boot>" if group.key is None else f"{group.key.class_name} 0x{group.key.id:x}"
     if key == "package":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import zlib
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypedDict
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypedDict, overload
 
 from . import _hprof
 from ._bmd import HEAD as BMD_HEAD, Spool, is_bmd, names_from
@@ -137,11 +137,11 @@ class Encoder:
         self._lock = threading.Lock()
         self._zlib: ZlibStream | None = None
         self.bytes_out = 0
+        self._core: _hprof.PackEncoder | Spool | _hprof.TailorEncoder | _hprof.Converter
         if format == "hprofkit":
-            # Any: fed without an fd, each core gives bytes, which the stubs' bytes | int does not say.
-            self._core: Any = _hprof.PackEncoder(strip_types=opts["strip"], app_only=opts["app_only"],
-                                                 drop_traces=opts["drop_traces"], level=opts["level"],
-                                                 threads=resolve_threads(opts["threads"]))
+            self._core = _hprof.PackEncoder(strip_types=opts["strip"], app_only=opts["app_only"],
+                                            drop_traces=opts["drop_traces"], level=opts["level"],
+                                            threads=resolve_threads(opts["threads"]))
         elif format == "bmd":
             self._core = Spool(_hprof.BmdEncoder())
         elif format == "tailor":
@@ -150,12 +150,22 @@ class Encoder:
         else:
             self._core = _hprof.Converter(to_standard=False, app_only=opts["app_only"], strip_types=opts["strip"])
 
+    @overload
+    def feed(self, data: Buffer) -> bytes: ...
+    @overload
+    def feed(self, data: Buffer, fd: int) -> bytes | int: ...
+
     def feed(self, data: Buffer, fd: int = -1) -> bytes | int:
         """The output this chunk completed; with fd >= 0, written there and counted instead."""
         view = memoryview(data)  # TypeError for what is not bytes-like, before anything changes
         with self._lock:
             return self._run(lambda: self._core.feed(view, fd=fd) if self._zlib is None else
                              to_fd(self._zlib.compress(self._core.feed(view)), fd))
+
+    @overload
+    def flush(self) -> bytes: ...
+    @overload
+    def flush(self, fd: int) -> bytes | int: ...
 
     def flush(self, fd: int = -1) -> bytes | int:
         with self._lock:
@@ -184,12 +194,14 @@ class Encoder:
     @property
     def trimmed_bytes(self) -> int | None:
         """Bytes of the trimmed stream before compression (None for the hprofkit and BMD formats)."""
-        return None if self.format in ("hprofkit", "bmd") else self._core.bytes_out
+        core = self._core  # by format: hprofkit, a PackEncoder; bmd, a Spool
+        return None if isinstance(core, (_hprof.PackEncoder, Spool)) else core.bytes_out
 
     def counter(self) -> dict[str, int]:
         """The tag counter Tailor's encode.py prints (first-seen order); the
         records written by kind for BMD; {} for other formats."""
-        return self._core.counter() if self.format in ("tailor", "bmd") else {}
+        core = self._core  # by format: tailor, a TailorEncoder; bmd, a Spool
+        return core.counter() if isinstance(core, (_hprof.TailorEncoder, Spool)) else {}
 
     @property
     def unfinished(self) -> UnfinishedDump | None:
@@ -340,6 +352,11 @@ class Decoder:
             if out:
                 yield out
 
+    @overload
+    def restore(self, mini: Buffer) -> bytes: ...
+    @overload
+    def restore(self, mini: Buffer, fd: int) -> bytes | int: ...
+
     def restore(self, mini: Buffer, fd: int = -1) -> bytes | int:
         """Feeds already inflated mini bytes to the restorer (see inflate())."""
         if self._filter is None:
@@ -348,6 +365,11 @@ class Decoder:
         out = self._filter.feed(mini, fd=fd)
         self.bytes_out += out if isinstance(out, int) else len(out)
         return out
+
+    @overload
+    def feed(self, data: Buffer) -> bytes: ...
+    @overload
+    def feed(self, data: Buffer, fd: int) -> bytes | int: ...
 
     def feed(self, data: Buffer, fd: int = -1) -> bytes | int:
         """The HPROF bytes this chunk completed; with fd >= 0, written there and counted instead."""
@@ -370,6 +392,11 @@ class Decoder:
                 else:
                     chunks.append(out)
             return written if fd >= 0 else b"".join(chunks)
+
+    @overload
+    def flush(self) -> bytes: ...
+    @overload
+    def flush(self, fd: int) -> bytes | int: ...
 
     def flush(self, fd: int = -1) -> bytes | int:
         with self._lock:

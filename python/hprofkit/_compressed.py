@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import bz2
 import zlib
-from typing import IO, Iterator
+from typing import IO, TYPE_CHECKING, Generator, Iterator, Union, cast
 
 from ._errors import CorruptError, TruncatedError
+
+if TYPE_CHECKING:  # zlib's decompressor type has no public name at run time
+    from typing_extensions import TypeAlias
+    _Decompressor: TypeAlias = Union[zlib._Decompress, bz2.BZ2Decompressor]
 
 READ = 1 << 20   # compressed bytes read at once
 PIECE = 8 << 20  # largest decompressed piece yielded: a small input may inflate to a lot
@@ -49,10 +53,10 @@ class _Stream:
             raise ValueError(f"unknown compression {kind!r}")
         self.kind = kind
         self.offset = 0       # compressed bytes consumed
-        self.member = self._new()
+        self.member: _Decompressor | None = self._new()
         self.members = 1
 
-    def _new(self):
+    def _new(self) -> _Decompressor:
         return zlib.decompressobj(31) if self.kind == "gzip" else bz2.BZ2Decompressor()
 
     def feed(self, data: bytes) -> Iterator[bytes]:
@@ -72,9 +76,9 @@ class _Stream:
             if self.member.eof:
                 self.member = None
 
-    def _zlib_step(self, view: memoryview):
+    def _zlib_step(self, view: memoryview) -> Generator[bytes, None, int]:
         """Decompresses from view until PIECE bytes come out or it is used up; returns the bytes used."""
-        member = self.member
+        member = cast("zlib._Decompress", self.member)  # a gzip stream's, between two streams never
         before = member.copy()  # to find the failing byte if this step fails
         try:
             out = member.decompress(view, PIECE)
@@ -84,8 +88,8 @@ class _Stream:
             yield out
         return len(view) - len(member.unconsumed_tail) - len(member.unused_data)
 
-    def _bz2_step(self, view: memoryview):
-        member = self.member
+    def _bz2_step(self, view: memoryview) -> Generator[bytes, None, int]:
+        member = cast(bz2.BZ2Decompressor, self.member)
         view = view[:_BZ2_STEP]
         try:
             out = member.decompress(view, PIECE)
@@ -110,7 +114,7 @@ class _Stream:
                                  f"before the end of the stream", self.offset)
 
 
-def _failing_byte(decompressor, view: memoryview) -> int:
+def _failing_byte(decompressor: zlib._Decompress, view: memoryview) -> int:
     """Where in `view` the zlib stream in the state `decompressor` fails:
     replayed in 4 KiB steps, then byte by byte within the failing step."""
     probe = decompressor

@@ -26,20 +26,23 @@ import shutil
 import stat
 import tempfile
 import threading
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
 
 from . import _hprof
 from ._bmd import is_bmd
 from ._codec import TAILOR_MAGIC, Decoder, sniff
 from ._compressed import decompressed, detect_compression  # noqa: F401 - detect_compression is re-exported
 from ._errors import FormatError, NoHeapDumpError
-from ._io import is_buffer
-from ._mapping import Mapping, warn_misfit
+from ._io import DumpSource, Readable, is_buffer
+from ._mapping import Mapping, MappingArg, warn_misfit
 from ._pack import is_pack
 from ._stats import VERSION_NAMES, HeapDump, Stats, heap_dumps_of
 
 if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
     from ._heap import Heap
+    from ._progress import ProgressArg
 
 _COPY_CHUNK = 1 << 20
 _RESTORE_CHUNK = 8 << 20
@@ -65,12 +68,6 @@ def _open_regular(path: str) -> IO[bytes]:
     except BaseException:
         os.close(fd)
         raise
-
-
-class Readable(Protocol):
-    """A binary stream, as far as reading it goes."""
-
-    def read(self, size: int = ..., /) -> bytes | None: ...
 
 
 def read_head(f: Readable, n: int = MAGIC_LENGTH) -> bytes:
@@ -210,7 +207,7 @@ class Dump:
     A Dump may be shared by threads; close() waits for no walk: walks under
     way keep the buffer until they end."""
 
-    def __init__(self, source: Any) -> None:
+    def __init__(self, source: DumpSource) -> None:
         self.path: str | None = None
         self.compression: str | None = None
         self._file: IO[bytes] | None = None  # a file the Dump opened or spooled, closed with it
@@ -314,12 +311,12 @@ class Dump:
                                   if count else "the file holds no heap dump", self.header_length)
         return index
 
-    def records(self) -> Iterator[Any]:
+    def records(self) -> Iterator[_hprof.Record]:
         """Top-level records in file order (hprofkit.Record), zero-copy."""
         with self._view() as view:
             return _hprof.records(view)
 
-    def subrecords(self, heap_dump: int | None = None) -> Iterator[Any]:
+    def subrecords(self, heap_dump: int | None = None) -> Iterator[_hprof.SubRecord]:
         """The heap sub-records (hprofkit.SubRecord) of every heap dump, or of
         heap dump number heap_dump only (from 0; negative counts from the end)."""
         index = None if heap_dump is None else self._heap_dump_index(heap_dump)
@@ -329,7 +326,7 @@ class Dump:
             return _hprof.subrecords(view, heap_dump=index)
 
     def stats(self, progress: Callable[[int, int], object] | None = None, *,
-              heap_dump: int | None = None, mapping: Any = None) -> Stats:
+              heap_dump: int | None = None, mapping: MappingArg = None) -> Stats:
         """Tallies and class histograms (see hprofkit.Stats) of heap dump
         number heap_dump (from 0; negative counts from the end), or of the
         first when None.  With a mapping (a hprofkit.Mapping or the path of
@@ -345,7 +342,7 @@ class Dump:
         return stats
 
     def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit",
-             mapping: Any = None, progress: Any = None) -> Heap:
+             mapping: MappingArg = None, progress: ProgressArg = None) -> Heap:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
         which (0, the first, as VisualVM; negative counts from the end); size_model is 'visualvm' (its
         shallow sizes, compressed oops guessed on 64-bit dumps) or
@@ -362,7 +359,8 @@ class Dump:
         from ._progress import reporting
         if isinstance(heap_dump, int) and heap_dump < 0:
             heap_dump = self._heap_dump_index(heap_dump)  # counted from the end, as stats() counts
-        options = dict(heap_dump=heap_dump, size_model=size_model, semantics=semantics, mapping=mapping)
+        options: dict[str, Any] = dict(heap_dump=heap_dump, size_model=size_model, semantics=semantics,
+                                       mapping=mapping)
         with reporting(progress) as reporter:
             if reporter is None:
                 return Heap._open(self.buffer, self.path, **options)
@@ -402,26 +400,26 @@ class Dump:
         return f"<hprofkit.Dump {source} {self.magic} id_size={self.id_size} {state}>"
 
 
-def open(source: Any) -> Dump:  # noqa: A001 - mirrors gzip.open & co
+def open(source: DumpSource) -> Dump:  # noqa: A001 - mirrors gzip.open & co
     """Opens an HPROF dump (plain, gzip or bzip2) as a Dump: from a path, a
     bytes-like object, an io.BytesIO or a binary file object (see Dump)."""
     return Dump(source)
 
 
-def stats(source: Any, progress: Callable[[int, int], object] | None = None, *,
-          heap_dump: int | None = None, mapping: Any = None) -> Stats:
+def stats(source: DumpSource, progress: Callable[[int, int], object] | None = None, *,
+          heap_dump: int | None = None, mapping: MappingArg = None) -> Stats:
     """Stats of a dump given as open() takes it (see Dump.stats)."""
     mapping = Mapping.of(mapping)  # a bad mapping fails before the dump is read
     with Dump(source) as dump:
         return dump.stats(progress, heap_dump=heap_dump, mapping=mapping)
 
 
-def iter_records(buffer: Any) -> Iterator[Any]:
+def iter_records(buffer: Buffer) -> Iterator[_hprof.Record]:
     """Top-level records of a whole dump held in any bytes-like object (zero-copy)."""
     return _hprof.records(buffer)
 
 
-def iter_subrecords(buffer: Any, heap_dump: int | None = None) -> Iterator[Any]:
+def iter_subrecords(buffer: Buffer, heap_dump: int | None = None) -> Iterator[_hprof.SubRecord]:
     """Heap sub-records of a whole dump held in any bytes-like object
     (zero-copy): of every heap dump, or of heap dump number heap_dump only."""
     return _hprof.subrecords(buffer, heap_dump=heap_dump)

@@ -19,7 +19,7 @@ class HprofError(ValueError):
         self.tag = None if tag is None or tag < 0 else tag
         self.record = record
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[HprofError], tuple[str | int | None, ...]]:
         return (type(self), (self.args[0], self.offset, self.tag, self.record))
 
 
@@ -63,7 +63,7 @@ class MappingError(HprofError):
         self.line = line
         self.path = path
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[HprofError], tuple[str | int | None, ...]]:
         return (type(self), (self.args[0], self.line, self.path))
 
 

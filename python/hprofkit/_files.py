@@ -17,7 +17,7 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator
 
 from . import _bmd, _hprof
 from ._codec import Converter, Decoder, Encoder, encoder_options
@@ -25,8 +25,8 @@ from ._compressed import decompressed, detect_compression
 from ._output import check_not_same_file, is_path, named, output_file
 from ._pack import is_pack
 from ._stats import UnfinishedDump, unfinished_of
-from ._dump import MAGIC_LENGTH, Readable, Rewound, read_head
-from ._io import is_buffer
+from ._dump import MAGIC_LENGTH, Rewound, read_head
+from ._io import Destination, DumpSource, Readable, is_buffer
 
 CHUNK = 8 << 20
 Progress = Callable[[int, int], object]
@@ -54,7 +54,7 @@ class Result:
 
 
 @contextlib.contextmanager
-def _source(src: Any) -> Iterator[tuple[Iterator[Any], int | None]]:
+def _source(src: DumpSource) -> Iterator[tuple[Iterator[Any], int | None]]:
     """Chunks of the source and its size if known.  A source is a path, "-"
     (stdin), a bytes-like object or a binary file object; gzip and bzip2
     sources (told by their magic, whatever the kind) are decompressed on the
@@ -65,16 +65,18 @@ def _source(src: Any) -> Iterator[tuple[Iterator[Any], int | None]]:
             yield (view[i:i + CHUNK] for i in range(0, len(view), CHUNK)), len(view)
             return
         src = io.BytesIO(view)
-    if isinstance(src, (str, os.PathLike)) and src != "-":
-        with open(src, "rb") as f:
-            kind = detect_compression(f.read(MAGIC_LENGTH))
-            f.seek(0)
-            if kind:
-                yield decompressed(f, kind), None
-            else:
-                yield _read_chunks(f), os.fstat(f.fileno()).st_size
-        return
-    with _stream(sys.stdin.buffer if src == "-" else src, None) as source:
+    if isinstance(src, (str, os.PathLike)):
+        if src != "-":
+            with open(src, "rb") as f:
+                kind = detect_compression(f.read(MAGIC_LENGTH))
+                f.seek(0)
+                if kind:
+                    yield decompressed(f, kind), None
+                else:
+                    yield _read_chunks(f), os.fstat(f.fileno()).st_size
+            return
+        src = sys.stdin.buffer
+    with _stream(src, None) as source:
         yield source
 
 
@@ -126,14 +128,14 @@ class _Output:
     it has one (no Python bytes in between), else through write().  A failed
     write names the destination."""
 
-    def __init__(self, f: IO[bytes], dst: Any) -> None:
+    def __init__(self, f: IO[bytes], dst: Destination) -> None:
         self.f, self.fd, self.written = f, _fileno(f), 0
         name = os.fspath(dst) if is_path(dst) else getattr(f, "name", None)
         if not isinstance(name, str):
             name = "standard output" if f is sys.stdout.buffer else "the output"
         self.name: str = name
 
-    def take(self, produce: Callable[[int], Any]) -> None:
+    def take(self, produce: Callable[[int], bytes | int]) -> None:
         try:
             out = produce(self.fd)
             if isinstance(out, int):
@@ -146,14 +148,15 @@ class _Output:
 
 
 @contextlib.contextmanager
-def _files(src: Any, dst: Any) -> Iterator[tuple[Iterator[Any], int | None, _Output]]:
+def _files(src: DumpSource, dst: Destination) -> Iterator[tuple[Iterator[Any], int | None, _Output]]:
     """The source's chunks and size, and the output, once dst is known not to be src."""
     check_not_same_file(src, dst)
     with _source(src) as (chunks, size), output_file(dst) as f:
         yield chunks, size, _Output(f, dst)
 
 
-def _pump(codec: Any, src: Any, dst: Any, progress: Progress | None) -> tuple[int, int | None, int]:
+def _pump(codec: Encoder | Converter, src: DumpSource, dst: Destination,
+          progress: Progress | None) -> tuple[int, int | None, int]:
     """Runs src through codec into dst; returns (consumed, source size, output bytes)."""
     consumed = 0
     with _files(src, dst) as (chunks, size, out):
@@ -169,7 +172,7 @@ def _pump(codec: Any, src: Any, dst: Any, progress: Progress | None) -> tuple[in
 def _inflating(decoder: Decoder, chunks: Iterator[Any]) -> Iterator[bytes]:
     """Inflates in a second thread (zlib releases the GIL), so that restoring
     and writing overlap inflation.  Yields the mini stream in bounded pieces."""
-    pieces: queue.Queue = queue.Queue(maxsize=4)
+    pieces: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=4)
     stop = threading.Event()
 
     def produce() -> None:
@@ -203,9 +206,9 @@ def _inflating(decoder: Decoder, chunks: Iterator[Any]) -> Iterator[bytes]:
         worker.join()
 
 
-def encode(src: Any, dst: Any, *, format: str = "hprofkit", level: int | None = None, app_only: bool = False,
-           threads: int = 0, strip: Any = None, drop_traces: bool = False,
-           progress: Progress | None = None) -> Result:
+def encode(src: DumpSource, dst: Destination, *, format: str = "hprofkit", level: int | None = None,
+           app_only: bool = False, threads: int = 0, strip: str | Iterable[str | int] | None = None,
+           drop_traces: bool = False, progress: Progress | None = None) -> Result:
     """Trims (and compresses) the dump `src` into `dst`; see Encoder (every
     option goes to it, and what a format cannot honour raises there)."""
     if format == "bmd":  # read twice: a path or a buffer again, anything else through a spool
@@ -255,8 +258,8 @@ class _Again:
         self._chunks = iter(())
 
 
-def _run_passes(core: Any, src: Any, chunks: Iterator[Any], size: int | None, out: _Output,
-                progress: Progress | None) -> Result:
+def _run_passes(core: _hprof.BmdEncoder | _hprof.BmdDecoder, src: DumpSource, chunks: Iterator[Any],
+                size: int | None, out: _Output, progress: Progress | None) -> Result:
     """Runs a BMD filter (it asks for its input more than once) over src, of
     which `chunks` are the reading begun, into out."""
     with _bmd.reread(src, chunks, size, _source) as passes:
@@ -265,7 +268,7 @@ def _run_passes(core: Any, src: Any, chunks: Iterator[Any], size: int | None, ou
     return Result(core.input_size, size, out.written, None, core.counter(), None, restored)
 
 
-def decode(src: Any, dst: Any, *, threads: int = 0, max_block: int = 0, max_record: int = 0,
+def decode(src: DumpSource, dst: Destination, *, threads: int = 0, max_block: int = 0, max_record: int = 0,
            strings: Any = None, progress: Progress | None = None) -> Result:
     """Restores an hprofkit pack, a Tailor mini (zlib, gzip or bare) or a
     Badoo BMD `src` into an HPROF `dst`; max_block and max_record bound
@@ -291,7 +294,7 @@ def decode(src: Any, dst: Any, *, threads: int = 0, max_block: int = 0, max_reco
     return Result(decoder.bytes_in, size, out.written, decoder.mini_bytes, decoder.counter(), decoder.unfinished)
 
 
-def convert(src: Any, dst: Any, *, app_only: bool = False, max_record: int = 0,
+def convert(src: DumpSource, dst: Destination, *, app_only: bool = False, max_record: int = 0,
             progress: Progress | None = None) -> Result:
     """Android HPROF -> standard HPROF, as hprof-conv ([-z] is app_only); a
     heap record longer than max_record (0: 64 MiB) is streamed, not held."""
@@ -315,13 +318,18 @@ class EncodeWriter(io.RawIOBase):
     created, and a file object is cut back to where it was (when it can
     seek).  The exception of a `with` block goes through unchanged."""
 
-    def __init__(self, fileobj: Any, *, closefd: bool = False, **options: Any) -> None:
+    def __init__(self, fileobj: Destination, *, closefd: bool = False, **options: Any) -> None:
         super().__init__()
         try:
             self._encoder = Encoder(**options)
             self._closefd = closefd
-            self._output = output_file(fileobj) if isinstance(fileobj, (str, os.PathLike)) else None
-            self._out: IO[bytes] = self._output.__enter__() if self._output else fileobj
+            self._output: contextlib.AbstractContextManager[IO[bytes]] | None = None
+            self._out: IO[bytes]
+            if isinstance(fileobj, (str, os.PathLike)):
+                self._output = output_file(fileobj)
+                self._out = self._output.__enter__()
+            else:
+                self._out = fileobj
         except BaseException:
             super().close()  # nothing to abandon
             if closefd and not isinstance(fileobj, (str, os.PathLike)):
@@ -401,7 +409,7 @@ def _position(f: IO[bytes]) -> int | None:
         return None
 
 
-def encode_writer(fileobj: Any, **options: Any) -> EncodeWriter:
+def encode_writer(fileobj: Destination, **options: Any) -> EncodeWriter:
     """A writable file that trims (and compresses) into fileobj (a path, "-"
     or a binary file); options as Encoder."""
     return EncodeWriter(fileobj, **options)

@@ -24,7 +24,10 @@ from ._views import SequenceView
 from ._values import AllocationSite, AllocSite, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
 
 if TYPE_CHECKING:
-    from ._mapping import Mapping
+    from typing_extensions import Buffer
+
+    from ._io import DumpSource
+    from ._mapping import Mapping, MappingArg
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
 
     from ._bitmaps import Bitmap, DuplicateBitmaps
@@ -164,7 +167,7 @@ class _DeclaredFields(list[Field]):
         self._deprecated()
         return list.__eq__(self, other)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 class HeapClass(_hprof.HeapClass, HeapObject):
@@ -178,7 +181,7 @@ class HeapClass(_hprof.HeapClass, HeapObject):
     __module__ = "hprofkit"
 
     @property
-    def fields(self) -> _DeclaredFields:  # type: ignore[override]  # a method once the property form goes
+    def fields(self) -> _DeclaredFields:  # a method once the property form goes
         """Declared instance fields as Field(declaring_class, name, type, None): call
         cls.fields() (reading cls.fields as a list is deprecated)."""
         return _DeclaredFields(_hprof.HeapClass.fields(self))
@@ -236,13 +239,13 @@ class Heap(_hprof.Heap):
     __slots__ = ()
     __module__ = "hprofkit"
 
-    def __new__(cls, buffer: Any, /, *, heap_dump: int = 0, size_model: str = "visualvm",
-                semantics: str = "hprofkit", mapping: Any = None) -> "Heap":
+    def __new__(cls, buffer: Buffer, /, *, heap_dump: int = 0, size_model: str = "visualvm",
+                semantics: str = "hprofkit", mapping: MappingArg = None) -> "Heap":
         return cls._open(buffer, None, heap_dump=heap_dump, size_model=size_model, semantics=semantics,
                          mapping=mapping)
 
     @classmethod
-    def _open(cls, buffer: Any, name: Optional[str], *, mapping: Any = None, **options: Any) -> "Heap":
+    def _open(cls, buffer: Buffer, name: Optional[str], *, mapping: MappingArg = None, **options: Any) -> "Heap":
         """A Heap of buffer, `name` naming the dump in warnings."""
         mapping = _mapping_of(mapping)
         heap = super().__new__(cls, buffer, mapping=mapping, **options)
@@ -441,7 +444,7 @@ class Heap(_hprof.Heap):
         return _tables.to_parquet(self, directory, retained=retained, fields=fields, max_chars=max_chars)
 
 
-def _mapping_of(mapping: Any) -> Optional[Mapping]:
+def _mapping_of(mapping: MappingArg) -> Optional[Mapping]:
     """Mapping.of(mapping): hprofkit._mapping loads with the first mapping given
     (`import hprofkit` stays light)."""
     if mapping is None:
@@ -464,8 +467,8 @@ def _clear_frames(heap: Heap, mapping: Mapping) -> list[tuple[int, str, Optional
     return out
 
 
-def open_heap(source: Any, *, heap_dump: int = 0, size_model: str = "visualvm",
-              semantics: str = "hprofkit", mapping: Any = None, progress: ProgressArg = None) -> Heap:
+def open_heap(source: DumpSource, *, heap_dump: int = 0, size_model: str = "visualvm",
+              semantics: str = "hprofkit", mapping: MappingArg = None, progress: ProgressArg = None) -> Heap:
     """Opens a dump and indexes one of its heap dumps: the one opener of the
     package.  source is what hprofkit.open takes (a path, a bytes-like
     object, an io.BytesIO, a binary file object such as a pipe or

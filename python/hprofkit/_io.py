@@ -7,10 +7,27 @@ import collections
 import concurrent.futures
 import mmap
 import os
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any, Protocol, Union
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer, TypeAlias, TypeIs
 
 
-def is_buffer(source: Any) -> bool:
+class Readable(Protocol):
+    """A binary stream, as far as reading it goes."""
+
+    def read(self, size: int = ..., /) -> bytes | None: ...
+
+
+# A dump to read: a path ("-" is standard input where the codecs take it), a
+# bytes-like object, or a binary stream (see hprofkit.open).
+DumpSource: TypeAlias = Union[str, "os.PathLike[str]", "Buffer", Readable]
+# Where output goes: a path (written atomically, see _output), "-" for
+# standard output, or a binary file object.
+Destination: TypeAlias = Union[str, "os.PathLike[str]", IO[bytes]]
+
+
+def is_buffer(source: Any) -> TypeIs[Buffer]:
     """Whether source is a bytes-like object (not a path, not a stream)."""
     if isinstance(source, (bytes, bytearray, memoryview, mmap.mmap)):
         return True
@@ -41,7 +58,7 @@ class OrderedJobs:
         self.threads = max(1, int(threads))
         self.window = 2 * self.threads
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix=name)
-        self._pending: collections.deque[concurrent.futures.Future] = collections.deque()
+        self._pending: collections.deque[concurrent.futures.Future[Any]] = collections.deque()
 
     def submit(self, fn: Any, *args: Any) -> None:
         self._pending.append(self._pool.submit(fn, *args))

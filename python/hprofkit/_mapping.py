@@ -32,7 +32,7 @@ import re
 import sys
 import threading
 import warnings
-from typing import Any, Iterator, NamedTuple, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence, Union
 
 from . import _hprof
 from ._errors import MappingError, MappingWarning
@@ -43,6 +43,8 @@ SUPPORTED_VERSION = (2, 2)
 _PRIMITIVE_DESCRIPTORS = {"boolean": "Z", "byte": "B", "char": "C", "short": "S", "int": "I", "long": "J",
                           "float": "F", "double": "D", "void": "V"}
 _CLASS_IN_DESCRIPTOR = re.compile(r"L([^;()]+);")
+# What a `mapping=` argument takes (Mapping.of): a Mapping, the path of a mapping.txt, or None.
+MappingArg = Union["Mapping", str, "os.PathLike[str]", None]
 
 
 class MappedFrame(NamedTuple):
@@ -140,7 +142,7 @@ class Mapping(_hprof.MappingIndex):
         return cls(text, name)
 
     @classmethod
-    def of(cls, mapping: "Mapping | str | os.PathLike[str] | None") -> "Mapping | None":
+    def of(cls, mapping: MappingArg) -> "Mapping | None":
         """A Mapping from what a `mapping=` argument takes: a Mapping, a
         path (read once per process while the file stays the same), or None."""
         if mapping is None or isinstance(mapping, Mapping):

@@ -29,13 +29,16 @@ import secrets
 import shutil
 import stat
 import sys
-from typing import IO, Any, Callable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard
 
 # Whether to try O_TMPFILE (tests turn it off to check the named fallback).
 USE_TMPFILE = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
 
 
-def is_path(obj: Any) -> bool:
+def is_path(obj: object) -> TypeGuard[str | os.PathLike[str]]:
     return isinstance(obj, (str, os.PathLike)) and obj != "-"
 
 

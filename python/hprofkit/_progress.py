@@ -110,7 +110,7 @@ class NotebookLine:
         self.state: tuple[int, int, str] = (0, 0, "")
 
     def _html(self, note: str) -> Any:
-        from IPython.display import HTML
+        from IPython.core.display import HTML  # where it is defined (IPython.display re-exports it)
 
         from ._html import text
         done, total, stage = self.state

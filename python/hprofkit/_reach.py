@@ -286,6 +286,7 @@ def _frame_text(frame: Optional[StackFrame]) -> Optional[str]:
 
 
 def _thread_name(thread: HeapObject) -> Optional[str]:
+    name: Optional[HeapObject]
     try:
         name = thread["name"]
     except (KeyError, TypeError):

@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import mmap
 import os
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, Union, cast
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, Union, cast
 
 from ._output import new_directory
 
 if TYPE_CHECKING:
+    import duckdb as _duckdb
     import pyarrow as _pyarrow  # private: stubtest looks for public names at run time
+    from typing_extensions import Buffer, TypeGuard
 
     from ._heap import Heap
 
@@ -48,9 +51,16 @@ FIELD_TYPES = ("boolean", "char", "float", "double", "byte", "short", "int", "lo
 ID_BITS = 48  # the Perfetto views' ids over many dumps: dump << 48 | id
 
 Source = Union["Heap", str, "os.PathLike[str]"]
+# What connect() and sql() read: tables already built, a Parquet directory to_parquet() wrote,
+# or what tables() takes.
+Tables = Union[Source, Iterable[Source], Mapping[str, "_pyarrow.Table"]]
+# The C core's columns (Heap._columns): buffers, lists of them, and its dictionaries by name.
+Columns = dict[str, Any]
+# A dictionary array's values: an Arrow array, or names in code order.
+Names = Union["_pyarrow.Array", Sequence[str]]
 
 
-def require(module: str, extra: str, what: str) -> Any:
+def require(module: str, extra: str, what: str) -> ModuleType:
     """Imports an optional dependency, or raises an ImportError saying which extra installs it."""
     import importlib
     try:
@@ -60,24 +70,26 @@ def require(module: str, extra: str, what: str) -> Any:
                           f"(or pip install {module.split('.')[0]})") from exc
 
 
-def _pa():
+def _pa() -> ModuleType:
     return require("pyarrow", "tables", "heap.tables()")
 
 
 # ---- arrays over the core's buffers ----------------------------------------------------------
 
-def _fixed(pa, type_, rows: int, data, valid=None):
+def _fixed(pa: ModuleType, type_: _pyarrow.DataType, rows: int, data: Buffer,
+           valid: Buffer | None = None) -> _pyarrow.Array:
     buffers = [pa.py_buffer(valid) if valid is not None else None, pa.py_buffer(data)]
     return pa.Array.from_buffers(type_, rows, buffers)
 
 
-def _text(pa, entry) -> Any:
+def _text(pa: ModuleType, entry: tuple[Buffer, Buffer, int]) -> _pyarrow.Array:
     """A dictionary the core collected: (int64 offsets, bytes, count) as a large_string array."""
     offsets, data, count = entry
     return pa.Array.from_buffers(pa.large_string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
-def _dictionary(pa, index_type, rows: int, codes, names, valid=None):
+def _dictionary(pa: ModuleType, index_type: _pyarrow.DataType, rows: int, codes: Buffer, names: Names,
+                valid: Buffer | None = None) -> _pyarrow.DictionaryArray:
     values = names if isinstance(names, pa.Array) else pa.array(names, pa.string())
     # safe=False: the core wrote every code below the dictionary's length (no pass to check them)
     return pa.DictionaryArray.from_arrays(_fixed(pa, index_type, rows, codes, valid), values, safe=False)
@@ -87,17 +99,17 @@ class _Nulls:
     """All-null columns of one length sharing one buffer of zeros that the kernel maps lazily
     (tables(retained=False) costs no memory for the columns it leaves empty)."""
 
-    def __init__(self, pa, rows: int) -> None:
+    def __init__(self, pa: ModuleType, rows: int) -> None:
         self.pa, self.rows = pa, rows
         self.zeros = pa.py_buffer(mmap.mmap(-1, max(rows * 8, 1)))
 
-    def __call__(self, type_):
+    def __call__(self, type_: _pyarrow.DataType) -> _pyarrow.Array:
         return self.pa.Array.from_buffers(type_, self.rows, [self.zeros, self.zeros], null_count=self.rows)
 
 
 # ---- one heap's tables ---------------------------------------------------------------------------
 
-def _objects(pa, raw, dicts, retained: bool):
+def _objects(pa: ModuleType, raw: Columns, dicts: Columns, retained: bool) -> _pyarrow.Table:
     o, s = raw["objects"], raw["strings"]
     n = len(o["id"]) // 8
     nulls = _Nulls(pa, n)
@@ -135,9 +147,10 @@ def _objects(pa, raw, dicts, retained: bool):
     })
 
 
-def _references(pa, c, names):
+def _references(pa: ModuleType, c: Columns, names: _pyarrow.Array) -> _pyarrow.Table:
     """One chunk per slice of objects (the core fills each at its bound, then trims it)."""
-    columns = {name: [] for name in ("source_id", "target_id", "name", "qualified_name")}
+    columns: dict[str, list[_pyarrow.Array]] = {
+        name: [] for name in ("source_id", "target_id", "name", "qualified_name")}
     for k, source in enumerate(c["source_id"]):
         n = len(source) // 8
         columns["source_id"].append(_fixed(pa, pa.int64(), n, source))
@@ -150,7 +163,7 @@ def _references(pa, c, names):
     return pa.table({name: pa.chunked_array(chunks, types[name]) for name, chunks in columns.items()})
 
 
-def _classes(pa, c, class_names, kinds):
+def _classes(pa: ModuleType, c: Columns, class_names: _pyarrow.Array, kinds: Names) -> _pyarrow.Table:
     n = len(c["id"]) // 8
     return pa.table({
         "id": _fixed(pa, pa.int64(), n, c["id"]),
@@ -162,7 +175,7 @@ def _classes(pa, c, class_names, kinds):
     })
 
 
-def _roots(pa, c, kinds):
+def _roots(pa: ModuleType, c: Columns, kinds: Names) -> _pyarrow.Table:
     n = len(c["object_id"]) // 8
     return pa.table({
         "object_id": _fixed(pa, pa.int64(), n, c["object_id"]),
@@ -170,7 +183,7 @@ def _roots(pa, c, kinds):
     })
 
 
-def _class_retained(pa, raw, classes, retained: bool):
+def _class_retained(pa: ModuleType, raw: Columns, classes: _pyarrow.Table, retained: bool) -> _pyarrow.Table:
     n = classes.num_rows
     o = raw["objects"]
     return pa.table({
@@ -182,7 +195,7 @@ def _class_retained(pa, raw, classes, retained: bool):
     })
 
 
-def _fields(pa, c, names):
+def _fields(pa: ModuleType, c: Columns, names: _pyarrow.Array) -> _pyarrow.Table:
     n = len(c["object_id"]) // 8
     return pa.table({
         "object_id": _fixed(pa, pa.int64(), n, c["object_id"]),
@@ -210,8 +223,8 @@ def heap_tables(heap: Heap, *, retained: bool = True, fields: bool = False,
         raw = heap._columns(wanted, max_chars=max_chars)
         dicts = raw["dictionaries"]
         names, class_names = _text(pa, dicts["names"]), _text(pa, dicts["classes"])
-        made: dict[str, Any] = {}
-        builds = {"objects": lambda: _objects(pa, raw, dicts, retained),
+        made: dict[str, _pyarrow.Table] = {}
+        builds: dict[str, Callable[[], _pyarrow.Table]] = {"objects": lambda: _objects(pa, raw, dicts, retained),
                   "references": lambda: _references(pa, raw["references"], names),
                   "classes": lambda: _classes(pa, raw["classes"], class_names, dicts["class_kinds"]),
                   "roots": lambda: _roots(pa, raw["roots"], _text(pa, dicts["root_kinds"])),
@@ -229,13 +242,14 @@ def heap_tables(heap: Heap, *, retained: bool = True, fields: bool = False,
 
 # ---- many dumps --------------------------------------------------------------------------------
 
-def _is_source_list(source: Any) -> bool:
+def _is_source_list(source: object) -> TypeGuard[Iterable[Source]]:
     return isinstance(source, (list, tuple)) or (
         not isinstance(source, (str, bytes, os.PathLike, Mapping)) and hasattr(source, "__iter__")
         and not hasattr(source, "_columns"))
 
 
-def _each_dump(sources: Iterable[Source], open_options: Mapping[str, Any]) -> Iterator[tuple[int, Heap, dict]]:
+def _each_dump(sources: Iterable[Source], open_options: Mapping[str, Any]
+               ) -> Iterator[tuple[int, Heap, dict[str, Any]]]:
     """(dump number, heap, its row of the dumps table) for each source; a path is opened for its turn
     and closed after it, so one dump's index is in memory at a time."""
     from ._dump import Dump
@@ -244,7 +258,7 @@ def _each_dump(sources: Iterable[Source], open_options: Mapping[str, Any]) -> It
             heap = cast("Heap", source)
             yield number, heap, {"dump": number, "path": None, "timestamp": None, "id_size": heap.id_size}
             continue
-        path = os.fspath(cast("str | os.PathLike[str]", source))
+        path = os.fspath(source)
         with Dump(path) as dump:
             row = {"dump": number, "path": path, "timestamp": dump.timestamp, "id_size": dump.id_size}
             heap = dump.heap(**open_options)
@@ -252,11 +266,11 @@ def _each_dump(sources: Iterable[Source], open_options: Mapping[str, Any]) -> It
             yield number, heap, row
 
 
-def _with_dump(pa, table, number: int):
+def _with_dump(pa: ModuleType, table: _pyarrow.Table, number: int) -> _pyarrow.Table:
     return table.add_column(0, "dump", pa.repeat(pa.scalar(number, pa.int32()), table.num_rows))
 
 
-def _dumps_table(pa, rows: list[dict]):
+def _dumps_table(pa: ModuleType, rows: list[dict[str, Any]]) -> _pyarrow.Table:
     return pa.table({
         "dump": pa.array([r["dump"] for r in rows], pa.int32()),
         "path": pa.array([r["path"] for r in rows], pa.string()),
@@ -266,10 +280,11 @@ def _dumps_table(pa, rows: list[dict]):
     })
 
 
-def _dump_tables(sources, options) -> Iterator[tuple[dict, dict[str, Any]]]:
+def _dump_tables(sources: Iterable[Source], options: dict[str, Any]
+                 ) -> Iterator[tuple[dict[str, Any], dict[str, _pyarrow.Table]]]:
     """Each dump's tables with their dump column, and its row of the dumps table."""
     pa = _pa()
-    open_options = {k: options.pop(k) for k in ("heap_dump", "semantics", "size_model") if k in options}
+    open_options: dict[str, Any] = {k: options.pop(k) for k in ("heap_dump", "semantics", "size_model") if k in options}
     for number, heap, row in _each_dump(sources, open_options):
         one = heap_tables(heap, **options)
         row["objects"] = one["objects"].num_rows
@@ -411,7 +426,7 @@ def _perfetto_views(columns: Mapping[str, Sequence[str]]) -> list[str]:
     return views
 
 
-def _register(con, source, options) -> None:
+def _register(con: _duckdb.DuckDBPyConnection, source: Tables, options: dict[str, Any]) -> None:
     """Registers source's tables (Arrow tables, or a Parquet directory's files) on DuckDB
     connection `con`, with the refs alias and Perfetto's views."""
     columns: dict[str, list[str]] = {}
@@ -440,13 +455,13 @@ def _quote(text: str) -> str:
     return os.fspath(text).replace("'", "''")
 
 
-def connect(source: Any, *, database: str = ":memory:", **options: Any) -> Any:
+def connect(source: Tables, *, database: str = ":memory:", **options: Any) -> _duckdb.DuckDBPyConnection:
     """A DuckDB connection over `source`'s tables with the refs alias and Perfetto's views (the
     caller closes it).  `source`: a heap, tables already built, a dump's path, a list of heaps or
     paths (hprofkit.tables), or a directory to_parquet() wrote (its files are read in place).
     `options` go to hprofkit.tables (retained, fields, max_chars, heap_dump, semantics)."""
     duckdb = require("duckdb", "tables", "hprofkit.connect()")
-    con = duckdb.connect(database)
+    con: _duckdb.DuckDBPyConnection = duckdb.connect(database)
     try:
         _register(con, source, options)
     except BaseException:
@@ -455,7 +470,8 @@ def connect(source: Any, *, database: str = ":memory:", **options: Any) -> Any:
     return con
 
 
-def sql(source: Any, query: str, params: Any = None, **options: Any) -> _pyarrow.Table:
+def sql(source: Tables, query: str, params: Sequence[object] | Mapping[str, object] | None = None,
+        **options: Any) -> _pyarrow.Table:
     """Runs DuckDB SQL over `source`'s tables (anything connect() takes) and returns the result as a
     pyarrow Table (``.to_pandas()``, ``.to_pylist()``...).
 
@@ -473,7 +489,7 @@ def sql(source: Any, query: str, params: Any = None, **options: Any) -> _pyarrow
         return _int64_sums(fetch())
 
 
-def _int64_sums(table):
+def _int64_sums(table: _pyarrow.Table) -> _pyarrow.Table:
     """DuckDB sums BIGINTs into a HUGEINT (DECIMAL(38,0) in Arrow, Python Decimals in pandas): a
     whole-number decimal column whose values fit comes back as int64, as the sizes it sums."""
     pa = _pa()

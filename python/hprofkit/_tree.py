@@ -99,7 +99,7 @@ _PRIMITIVES = frozenset(("boolean", "char", "float", "double", "byte", "short", 
 
 
 def _class_table(heap: Heap, keys_by_class: list[Hashable], *,
-                 class_objects: str) -> tuple[array.array, list[Hashable]]:
+                 class_objects: str) -> tuple[array.array[int], list[Hashable]]:
     """The C table of mode "class" (entries by class ordinal for instances
     and arrays, then for class objects by the class they are) from one key
     per class ordinal, and the keys by group number.
@@ -128,7 +128,7 @@ def _class_table(heap: Heap, keys_by_class: list[Hashable], *,
     return table, keys
 
 
-def _heap_table(heap: Heap) -> tuple[array.array, list[Hashable]]:
+def _heap_table(heap: Heap) -> tuple[array.array[int], list[Hashable]]:
     """The C table of mode "heap": a group per heap name (Android heaps
     0..255), and "default" for objects of no heap (every HotSpot object)."""
     numbers: dict[str, int] = {}
@@ -143,7 +143,7 @@ def _heap_table(heap: Heap) -> tuple[array.array, list[Hashable]]:
     return table, keys
 
 
-def _object_table(heap: Heap, key: Callable[[HeapObject], Hashable]) -> tuple[array.array, list[Hashable]]:
+def _object_table(heap: Heap, key: Callable[[HeapObject], Hashable]) -> tuple[array.array[int], list[Hashable]]:
     """The C table of mode "object": key(obj) for every object (a Python
     call each); None puts an object in no group."""
     numbers: dict[Hashable, int] = {}

@@ -116,7 +116,7 @@ class Thread(NamedTuple):
         return thread(self)
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: Optional[HeapObject]) -> Optional[str]:
     """A thread's name: a String (JDK 7+, Android), or a char[] (JDK 6)."""
     if value is None:
         return None
@@ -299,7 +299,8 @@ class LargeArray:
         self.heap = heap
         self.array = array
         self.bytes = size
-        self._dominator = self._path = self._UNSET
+        self._dominator: Optional[HeapObject] = self._UNSET
+        self._path: Optional[HeapPath] = self._UNSET
 
     @property
     def dominator(self) -> Optional[HeapObject]:

@@ -15,7 +15,7 @@ import signal
 import sys
 import tempfile
 import threading
-from typing import Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, TextIO
 
 from . import (
     __version__, _cli_batch, _cli_bitmaps, _cli_diff, _cli_explore, _cli_leaks, _cli_reach, _cli_report, _cli_show,
@@ -33,7 +33,7 @@ from ._mapping import Mapping
 from ._files import Result, convert, decode, encode
 from ._output import is_stdout
 from ._progress import Progress, reporting
-from ._stats import UnfinishedDump
+from ._stats import Stats, UnfinishedDump
 from ._units import human_size
 
 SIGPIPE = 13  # its number on every Unix; signal.SIGPIPE is absent on Windows
@@ -44,7 +44,7 @@ def _open(file: str) -> Dump:
     return Dump(grammar.source(file))
 
 
-def _stats(dump: Dump, heap_dump: int | None, mapping: Mapping | None = None):
+def _stats(dump: Dump, heap_dump: int | None, mapping: Mapping | None = None) -> Stats:
     """dump.stats() with a progress bar on a terminal, and a warning on
     stderr when a heap dump stops early or the mapping does not fit."""
     progress = Progress("reading")
@@ -70,7 +70,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         stats = _stats(dump, args.heap_dump, mapping)
         on_disk = os.path.getsize(dump.path) if dump.path and os.path.isfile(dump.path) else None
         if args.json:
-            doc: dict = {"file": args.file, "size": on_disk if on_disk is not None else dump.size,
+            doc: dict[str, Any] = {"file": args.file, "size": on_disk if on_disk is not None else dump.size,
                          "compression": dump.compression, "decompressed_size": dump.size, "format": dump.magic,
                          "datetime": dump.datetime.isoformat()}
             doc.update((k, v) for k, v in stats.to_dict().items() if k not in ("size", "heap", "histogram"))
@@ -110,7 +110,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(command: str, result: Result, stream) -> None:
+def _report(command: str, result: Result, stream: TextIO) -> None:
     """Tailor's lines: the tag counter, then what was consumed and produced
     (deobfuscate: first what it renamed)."""
     if isinstance(result, DeobfuscateResult):
@@ -137,8 +137,8 @@ OUTPUT_SUFFIXES = {"hprofkit": ".hpk", "tailor": ".mini", "hprof": ".trimmed.hpr
 DEOBFUSCATE_COUNTS = ("classes", "fields", "frames", "strings", "mismatch")  # DeobfuscateResult's, in its JSON
 
 
-def _result_json(args: argparse.Namespace, result: Result) -> dict:
-    doc = {"input": args.input, "output": args.output, "consumed": result.consumed, "size": result.size,
+def _result_json(args: argparse.Namespace, result: Result) -> dict[str, Any]:
+    doc: dict[str, Any] = {"input": args.input, "output": args.output, "consumed": result.consumed, "size": result.size,
            "written": result.output, "trimmed": result.trimmed, "counter": result.counter, "restored": result.restored,
            "unfinished": dataclasses.asdict(result.unfinished) if result.unfinished else None}
     if args.command == "deobfuscate":
@@ -146,7 +146,7 @@ def _result_json(args: argparse.Namespace, result: Result) -> dict:
     return doc
 
 
-def _run_file_command(args: argparse.Namespace, run) -> int:
+def _run_file_command(args: argparse.Namespace, run: Callable[[Progress], Result]) -> int:
     # The library refuses an output that is the input file (same device and inode).
     progress = Progress(PROGRESS_LABELS[args.command])
     try:
@@ -366,7 +366,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # The heap commands' stages (index, dominators, leaks...) as a bar on a terminal's stderr.
         with _terminations_unwind(), reporting(sys.stderr.isatty()):
-            return args.func(args)
+            func: Callable[[argparse.Namespace], int] = args.func
+            return func(args)
     except _Terminated as exc:
         # Cleaned up: now die of the signal, as without the handler.
         signal.signal(exc.signum, signal.SIG_DFL)

@@ -64,8 +64,8 @@ class Matcher(NamedTuple):
         return f"<Matcher {self.pattern} {target} {self.kind}>"
 
 
-def _matcher(pattern: str, class_name, name, kind: str, description: str, sdk: SdkRange = None,
-             manufacturer: Optional[str] = None) -> Matcher:
+def _matcher(pattern: str, class_name: Optional[str], name: Optional[str], kind: str, description: str,
+             sdk: SdkRange = None, manufacturer: Optional[str] = None) -> Matcher:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     # What each pattern names: checked now, not when a search first uses the matcher.
@@ -124,7 +124,7 @@ JDK_DEFAULTS: tuple[Matcher, ...] = (
 )
 
 
-def _android(rows: tuple[tuple, ...], kind: str) -> tuple[Matcher, ...]:
+def _android(rows: tuple[_android_leaks.KnownReference, ...], kind: str) -> tuple[Matcher, ...]:
     return tuple(_matcher(pattern, class_name, name, kind, description, sdk, manufacturer)
                  for pattern, class_name, name, sdk, manufacturer, description in rows)
 

@@ -716,7 +716,7 @@ class _Sample:
                      stack_serial=serial, statics=statics, fields=fields)
 
 
-def write_sample_dump(dest: str | os.PathLike | BinaryIO, *, android: bool = False,
+def write_sample_dump(dest: str | os.PathLike[str] | BinaryIO, *, android: bool = False,
                       id_size: int | None = None, seed: int = 0, objects: int = 24,
                       version: str | None = None) -> SampleInfo:
     """Write a small, consistent, realistic application heap and return what it holds.

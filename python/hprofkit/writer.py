@@ -271,11 +271,11 @@ class _Packer:
     def id(self, v: Any, what: str = "id") -> bytes:
         if v is None:
             v = 0
-        v = operator.index(v)
-        if not 0 <= v <= self.id_max:
-            raise ValueError(f"{what} {v:#x} does not fit in a {self.id_size}-byte id"
-                             if v >= 0 else f"{what} {v} is negative")
-        return v.to_bytes(self.id_size, "big")
+        n = operator.index(v)
+        if not 0 <= n <= self.id_max:
+            raise ValueError(f"{what} {n:#x} does not fit in a {self.id_size}-byte id"
+                             if n >= 0 else f"{what} {n} is negative")
+        return n.to_bytes(self.id_size, "big")
 
     def value(self, t: int, v: Any) -> bytes:
         """Pack one value of basic type ``t`` (a validated code)."""
@@ -355,7 +355,7 @@ class HprofWriter:
     ``string()`` for a field name, say) land in the file *before* that heap-dump record.
     """
 
-    def __init__(self, dest: str | os.PathLike | BinaryIO, *, version: str = "1.0.2",
+    def __init__(self, dest: str | os.PathLike[str] | BinaryIO, *, version: str = "1.0.2",
                  id_size: int = 4, timestamp: int = 0):
         if version not in VERSIONS:
             raise ValueError(f"unknown HPROF version {version!r}; expected one of {VERSIONS}")
