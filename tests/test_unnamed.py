@@ -172,3 +172,25 @@ def test_a_mapping_keeps_the_placeholders(tmp_path):
     assert proc.stdout.startswith("class com.example.ClearHolder\n") and "<unnamed static #1>: object = " in proc.stdout
     proc = run("path", str(fields), hex(ids["field"]), "--mapping", str(mapping_file))
     assert proc.returncode == 0 and "ClearHolder.<unnamed field #1>" in proc.stdout
+
+
+def test_a_class_named_by_an_empty_string_has_tables(tmp_path):
+    """A LOAD_CLASS naming a STRING of 0 bytes, the first class: tables() raised MemoryError,
+    the names' work buffer being asked for 0 bytes before any was made (found by fuzz_heap)."""
+    path = tmp_path / "empty-name.hprof"
+    empty = 0x80  # first by id and in the file
+    with HprofWriter(str(path), version="1.0.2", id_size=4) as w:
+        w.load_class(empty, "")
+        w.load_class(OBJECT, "java/lang/Object")
+        with w.heap_dump() as h:
+            h.class_dump(empty, fields=[("next", "object")])
+            h.class_dump(OBJECT)
+            h.instance(0x2000, empty, values=[0x2008])
+            h.instance(0x2008, empty, values=[0])
+        w.heap_dump_end()
+    with hprofkit.open_heap(path) as heap:
+        assert heap.object(empty).name == ""
+        tables = heap.tables()
+    refs = tables["references"].to_pylist()
+    assert [(r["source_id"], r["target_id"], r["name"]) for r in refs] == [(0x2000, 0x2008, "next")]
+    assert "" in [c["name"] for c in tables["classes"].to_pylist()]

@@ -14,7 +14,8 @@ const char *const hp_class_kind_names[HP_CK_COUNT] = {
 /* Work buffer k of `t`, grown to `size` bytes; NULL when memory runs out. */
 static uint8_t *room(hp_table_names *t, int k, size_t size)
 {
-    if (size > t->work_cap[k]) {
+    /* An empty name (a STRING of 0 bytes) still needs a buffer: NULL means out of memory. */
+    if (size > t->work_cap[k] || !t->work[k]) {
         uint8_t *p = t->alloc->realloc_fn(t->work[k], size ? size : 1);
         if (!p)
             return NULL;
