@@ -65,6 +65,8 @@ class Collections:
         Cycle()
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="since 3.12 the collector runs between bytecodes, "
+                    "never inside a C call: no finalizer can re-enter feed(), which runs no Python code")
 def test_a_parser_reentered_from_a_finalizer_raises_and_its_feed_is_intact():
     """A finalizer run inside feed() calls feed() on the same parser: that
     call gets RuntimeError, and the outer feed's events are whole."""
