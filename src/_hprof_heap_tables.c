@@ -316,6 +316,7 @@ static int class_columns(const hp_heap *h, const hp_table_names *names, PyObject
         tables_put(out, "instance_size", tables_column((uint64_t)n * 8, 0, &c.instance_size)) < 0 ||
         tables_put(out, "size_valid", tables_column(bits, 1, &c.size_valid)) < 0 ||
         tables_put(out, "name", copy_column(names->class_codes, n, 4)) < 0 ||
+        tables_put(out, "dump_name", copy_column(names->dump_codes, n, 4)) < 0 ||
         tables_put(out, "kind", copy_column(names->class_kinds, n, 1)) < 0)
         return -1;
     hp_tables_classes(h, &c); /* index data only: no slices */

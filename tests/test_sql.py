@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hprofkit
-from conftest import dump_path
+from conftest import DATA, dump_path
 
 JDK8 = "mat__oracle_jdk8_05_x64.hprof"
 ART = "leakcanary__leak_service_binder.hprof"
@@ -116,6 +116,39 @@ def test_views_have_the_issues_columns_and_answer_what_the_api_answers(heap_and_
             assert sorted((t, n.rsplit(".", 1)[-1], c) for t, n, c in refs) == sorted(
                 (r.target_id, r.name, r.target.class_.name if r.target is not None and r.target.class_ is not None
                  else "unknown") for r in obj.references()), hex(object_id)
+
+
+@pytest.mark.parametrize("name", ["heapgen_s5_16mb_obf.hprof.gz", "heapgen_s5_16mb_obf_android.hprof.gz"])
+def test_a_mapped_class_has_perfettos_name_and_deobfuscated_name(name):
+    # Perfetto's name is the trace's (obfuscated) one; deobfuscated_name the clear one where the
+    # mapping renamed the class, else null; hprofkit's own classes table carries both.
+    path = DATA / "obfuscated" / name
+    with hprofkit.open_heap(path, mapping=DATA / "obfuscated" / "mapping.txt") as heap:
+        tables = heap.tables()
+        by_id = {c.class_id: c for c in heap.classes}
+        own = tables["classes"].select(["id", "name", "obfuscated_name"]).to_pylist()
+        assert {r["id"]: (r["name"], r["obfuscated_name"]) for r in own} == {
+            i: (c.name, c.obfuscated_name) for i, c in by_id.items()}
+        renamed = {i for i, c in by_id.items() if c.name != c.obfuscated_name}
+        assert {by_id[i].name for i in renamed} >= {"HeapGen$Activity", "HeapGen$Node", "HeapGen$Listener"}
+        with hprofkit.connect(tables) as con:
+            rows = con.execute("select id, name, deobfuscated_name from heap_graph_class where id >= 0").fetchall()
+            assert {i: (n, d) for i, n, d in rows} == {
+                i: (c.obfuscated_name, c.name if i in renamed else None) for i, c in by_id.items()}
+            activity = next(i for i in renamed if by_id[i].name == "HeapGen$Activity")
+            assert con.execute("select name, deobfuscated_name from heap_graph_class where id = ?",
+                               [~activity]).fetchone() == (f"java.lang.Class<{by_id[activity].obfuscated_name}>",
+                                                           "java.lang.Class<HeapGen$Activity>")
+            # Perfetto's usual spelling of a class's name gives the clear names.
+            clear = dict(con.execute("""select ifnull(c.deobfuscated_name, c.name), sum(o.self_size)
+                                        from heap_graph_object o join heap_graph_class c on o.type_id = c.id
+                                        where reachable = 1 group by 1""").fetchall())
+        assert clear == bytes_by_class(heap)
+    with hprofkit.open_heap(path) as heap:  # no mapping: the dump's names, nothing deobfuscated
+        tables = heap.tables(retained=False)
+        assert tables["classes"].column("obfuscated_name").to_pylist() == tables["classes"].column("name").to_pylist()
+        assert hprofkit.sql(tables, "select count(*) as n from heap_graph_class where deobfuscated_name is not null"
+                            ).to_pylist() == [{"n": 0}]
 
 
 def test_today_names_keep_working_beside_the_views():

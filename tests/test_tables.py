@@ -149,7 +149,7 @@ def test_tables_hold_what_the_api_answers(heap_and_tables):
         assert qualified in declared, (hex(source_id), name, qualified)
 
     classes = tables["classes"].to_pylist()
-    assert classes == [{"id": c.class_id, "name": c.name,
+    assert classes == [{"id": c.class_id, "name": c.name, "obfuscated_name": c.obfuscated_name,
                         "super_id": c.superclass.class_id if c.superclass is not None else None,
                         "loader_id": c.loader.id if c.loader is not None else None,
                         "instance_size": c.instance_size, "kind": kind_of(c)} for c in heap.classes]

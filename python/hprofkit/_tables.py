@@ -168,6 +168,8 @@ def _classes(pa: ModuleType, c: Columns, class_names: _pyarrow.Array, kinds: Nam
     return pa.table({
         "id": _fixed(pa, pa.int64(), n, c["id"]),
         "name": _dictionary(pa, pa.int32(), n, c["name"], class_names).dictionary_decode().cast(pa.string()),
+        "obfuscated_name": _dictionary(pa, pa.int32(), n, c["dump_name"], class_names).dictionary_decode()
+        .cast(pa.string()),
         "super_id": _fixed(pa, pa.int64(), n, c["super_id"], c["super_valid"]),
         "loader_id": _fixed(pa, pa.int64(), n, c["loader_id"], c["loader_valid"]),
         "instance_size": _fixed(pa, pa.int64(), n, c["instance_size"], c["size_valid"]),
@@ -373,6 +375,12 @@ def _perfetto_views(columns: Mapping[str, Sequence[str]]) -> list[str]:
         return f"({table}.dump::BIGINT << {ID_BITS} | {expr})" if many else expr
 
     upid = "o.dump" if many else "0"
+    # Perfetto's name is the trace's (obfuscated) one, deobfuscated_name the clear one where a
+    # mapping gave it (else null); tables written before obfuscated_name existed have no mapping.
+    has_dump_name = "obfuscated_name" in columns.get("classes", ())
+    dump_name = "c.obfuscated_name" if has_dump_name else "c.name"
+    clear_name = "CASE WHEN c.name <> c.obfuscated_name THEN c.name END" if has_dump_name \
+        else "CAST(NULL AS VARCHAR)"
     ts = "(select epoch_ns(d.timestamp) from dumps d where d.dump = o.dump)" if "dumps" in columns \
         else "CAST(NULL AS BIGINT)"
     views = [f"""
@@ -390,13 +398,14 @@ def _perfetto_views(columns: Mapping[str, Sequence[str]]) -> list[str]:
             o.value_string, o.array_hash AS array_data_hash
         FROM objects o""", f"""
         CREATE OR REPLACE VIEW heap_graph_class AS
-        SELECT {gid('c.id', 'c')} AS id, c.name, c.name AS deobfuscated_name, CAST(NULL AS VARCHAR) AS location,
+        SELECT {gid('c.id', 'c')} AS id, {dump_name} AS name, {clear_name} AS deobfuscated_name,
+               CAST(NULL AS VARCHAR) AS location,
                {gid('c.super_id', 'c')} AS superclass_id, {gid('c.loader_id', 'c')} AS classloader_id,
                CAST(c.kind AS VARCHAR) AS kind
         FROM classes c
         UNION ALL
-        SELECT ~{gid('c.id', 'c')}, 'java.lang.Class<' || c.name || '>', 'java.lang.Class<' || c.name || '>',
-               NULL, NULL, NULL, 'KIND_CLASS'
+        SELECT ~{gid('c.id', 'c')}, 'java.lang.Class<' || {dump_name} || '>',
+               'java.lang.Class<' || {clear_name} || '>', NULL, NULL, NULL, 'KIND_CLASS'
         FROM classes c""", f"""
         CREATE OR REPLACE VIEW heap_graph_reference AS SELECT
             {gid('r.source_id', 'r')} AS reference_set_id, {gid('r.source_id', 'r')} AS owner_id,

@@ -37,7 +37,8 @@ enum { HP_CK_NORMAL, HP_CK_NOREFERENCES, HP_CK_STRING, HP_CK_ARRAY, HP_CK_CLASS,
 extern const char *const hp_class_kind_names[HP_CK_COUNT];
 
 /* Per class ordinal: its name's code in `classes` (the Java name, as the
- * API gives it), its kind, and the codes of its fields' names in `names`:
+ * API gives it: the clear one with a mapping), the code of the name the
+ * dump gives it (dump_codes: HeapClass.obfuscated_name), its kind, and the codes of its fields' names in `names`:
  * for reference field slot k (hp_ref.slot), ref_codes[ref_base[c] + k] is
  * the name and ref_qualified[...] "Declaring.name"; statics likewise
  * (static_base, static_codes, static_qualified, static number = slot);
@@ -47,7 +48,7 @@ extern const char *const hp_class_kind_names[HP_CK_COUNT];
  * loader_code names a class object's loader reference ("<loader>"). */
 typedef struct hp_table_names {
     hp_strdict classes, names;
-    int32_t *class_codes;
+    int32_t *class_codes, *dump_codes;
     int8_t *class_kinds;
     uint32_t *ref_base, *static_base, *prim_base;
     int32_t *ref_codes, *ref_qualified, *static_codes, *static_qualified, *prim_codes, *prim_qualified;

@@ -39,23 +39,43 @@ static int32_t add(hp_strdict *d, const uint8_t *text, size_t len, hp_code *rc)
     return code;
 }
 
-/* Class `ord`'s Java name as UTF-8 into t->work[0] (as the API's cls.name). */
-static size_t class_name(hp_table_names *t, const hp_heap *h, uint32_t ord, hp_code *rc)
+/* A class's Java name (`name` of `len` bytes, NULL for none: then the
+ * placeholder of class `id`) as UTF-8 into t->work[0], as the API's cls.name. */
+static size_t java_name(hp_table_names *t, const uint8_t *name, size_t len, uint64_t id, hp_code *rc)
 {
-    hp_class_info ci;
     size_t n;
-    hp_heap_class(h, ord, &ci);
-    if (!ci.name) { /* the placeholder every reader shows (hp_unnamed) */
+    if (!name) { /* the placeholder every reader shows (hp_unnamed) */
         if (!room(t, 0, HP_UNNAMED_MAX))
             return *rc = HP_E_NOMEM, 0;
-        return hp_unnamed((char *)t->work[0], HP_UNNAMED_CLASS, ci.id);
+        return hp_unnamed((char *)t->work[0], HP_UNNAMED_CLASS, id);
     }
-    if (!room(t, 1, HP_JAVA_NAME_MAX(ci.name_len)))
+    if (!room(t, 1, HP_JAVA_NAME_MAX(len)))
         return *rc = HP_E_NOMEM, 0;
-    n = hp_java_name(ci.name, ci.name_len, t->work[1]);
+    n = hp_java_name(name, len, t->work[1]);
     if (!room(t, 0, HP_UTF8_REPAIR_MAX(n)))
         return *rc = HP_E_NOMEM, 0;
     return hp_name_utf8(t->work[1], n, t->work[0]);
+}
+
+/* Class `ord`'s code in t->classes into t->class_codes, and the code of the
+ * name the dump gives it (another only when a mapping renamed it) into
+ * t->dump_codes. */
+static void add_class_names(hp_table_names *t, const hp_heap *h, uint32_t ord, hp_code *rc)
+{
+    hp_class_info ci;
+    const uint8_t *dump_name;
+    size_t n, dump_len;
+    hp_heap_class(h, ord, &ci);
+    n = java_name(t, ci.name, ci.name_len, ci.id, rc);
+    if (*rc != HP_OK)
+        return;
+    t->class_codes[ord] = t->dump_codes[ord] = add(&t->classes, t->work[0], n, rc);
+    if (ci.name && hp_heap_class_dump_name(h, ord, &dump_name, &dump_len) &&
+        (dump_len != ci.name_len || memcmp(dump_name, ci.name, dump_len) != 0)) {
+        n = java_name(t, dump_name, dump_len, ci.id, rc);
+        if (*rc == HP_OK)
+            t->dump_codes[ord] = add(&t->classes, t->work[0], n, rc);
+    }
 }
 
 /* Adds field f's name and "Declaring.name" (declaring: a code in
@@ -251,20 +271,18 @@ hp_code hp_table_names_build(hp_table_names *t, const hp_heap *h, uint32_t eleme
     if (hp_strdict_init(&t->classes, alloc) != HP_OK || hp_strdict_init(&t->names, alloc) != HP_OK)
         return HP_E_NOMEM;
     t->class_codes = new_array(alloc, nc, 4);
+    t->dump_codes = new_array(alloc, nc, 4);
     t->class_kinds = new_array(alloc, nc, 1);
     t->ref_base = new_array(alloc, (uint64_t)nc + 1, 4);
     t->static_base = new_array(alloc, (uint64_t)nc + 1, 4);
     t->prim_base = new_array(alloc, (uint64_t)nc + 1, 4);
     t->element_codes = new_array(alloc, elements, 4);
-    if (!t->class_codes || !t->class_kinds || !t->ref_base || !t->static_base || !t->prim_base ||
+    if (!t->class_codes || !t->dump_codes || !t->class_kinds || !t->ref_base || !t->static_base || !t->prim_base ||
         !t->element_codes)
         return HP_E_NOMEM;
     class_kinds(t, h, t->prim_base); /* its chains in prim_base, which walk_fields fills later */
-    for (c = 0; c < nc && rc == HP_OK; c++) {
-        size_t n = class_name(t, h, c, &rc);
-        if (rc == HP_OK)
-            t->class_codes[c] = add(&t->classes, t->work[0], n, &rc);
-    }
+    for (c = 0; c < nc && rc == HP_OK; c++)
+        add_class_names(t, h, c, &rc);
     t->ref_base[0] = t->static_base[0] = t->prim_base[0] = 0;
     walk_fields(t, h, &rc); /* the counts */
     if (rc == HP_OK) {
@@ -302,6 +320,7 @@ void hp_table_names_free(hp_table_names *t)
     hp_strdict_free(&t->classes);
     hp_strdict_free(&t->names);
     alloc->free_fn(t->class_codes);
+    alloc->free_fn(t->dump_codes);
     alloc->free_fn(t->class_kinds);
     alloc->free_fn(t->ref_base);
     alloc->free_fn(t->static_base);

@@ -9,6 +9,7 @@
 
 #include "countalloc.h"
 #include "hp_heap.h"
+#include "hp_heap_tables.h"
 #include "hp_mapping.h"
 
 static int bytes_are(const uint8_t *p, size_t n, const char *want)
@@ -17,6 +18,13 @@ static int bytes_are(const uint8_t *p, size_t n, const char *want)
 }
 
 static uint32_t find(const hp_heap *h, const char *name) { return hp_heap_find_class_name(h, name, strlen(name), 0); }
+
+/* Entry `code` of a table dictionary is `want`. */
+static int entry_is(const hp_strdict *d, int32_t code, const char *want)
+{
+    return code >= 0 && (uint32_t)code < d->count &&
+           bytes_are(d->data + d->offsets[code], (size_t)(d->offsets[code + 1] - d->offsets[code]), want);
+}
 
 /* The names of class `ord`'s own instance fields, in dump order, joined by ','. */
 static void own_fields(const hp_heap *h, uint32_t ord, char *out, size_t cap)
@@ -54,6 +62,7 @@ static void check_dump(const char *rel, const hp_mapping *m)
     char fields[256];
     hp_field f;
     hp_static_iter st;
+    hp_table_names names;
     CHECK(data != NULL);
     if (!data)
         return;
@@ -81,6 +90,13 @@ static void check_dump(const char *rel, const hp_mapping *m)
     CHECK(bytes_are(info.name, info.name_len, "HeapGen$Listener"));
     CHECK(hp_heap_class_dump_name(h, listener, &name, &n) && bytes_are(name, n, "b"));
     CHECK(hp_heap_class_dump_name(h, main_class, &name, &n) && bytes_are(name, n, "HeapGen"));
+    /* The tables' class names: clear, and the dump's beside them (obfuscated_name). */
+    CHECK(hp_table_names_build(&names, h, 0, NULL) == HP_OK);
+    CHECK(entry_is(&names.classes, names.class_codes[listener], "HeapGen$Listener"));
+    CHECK(entry_is(&names.classes, names.dump_codes[listener], "b"));
+    CHECK(entry_is(&names.classes, names.dump_codes[main_class], "HeapGen"));
+    CHECK(names.dump_codes[main_class] == names.class_codes[main_class]);
+    hp_table_names_free(&names);
     /* The key's instance fields, in dump order: one STRING `a` named three ways. */
     own_fields(h, activity, fields, sizeof fields);
     CHECK(strcmp(fields, "extras,bitmap,destroyed,name") == 0);
