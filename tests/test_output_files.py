@@ -293,7 +293,10 @@ def test_a_failed_encode_leaves_nothing_and_keeps_the_old_output(tmp_path):
 
 
 CHILD = """
-import sys
+import signal, sys
+# A command run from a terminal takes SIGHUP's default; the suite itself may run under nohup (SIGHUP
+# ignored, which the CLI leaves so, as any program would).
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
 from hprofkit import _output
 _output.USE_TMPFILE &= sys.argv[1] == "tmpfile"
 from hprofkit.cli import main
@@ -353,6 +356,34 @@ def test_an_interrupt_leaves_no_file(tmp_path):
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             stream.close()
     assert os.listdir(out_dir) == []
+
+
+def test_under_nohup_sighup_stays_ignored_and_the_output_is_whole(tmp_path):
+    """A command started with SIGHUP ignored (nohup) keeps it ignored: the
+    hang-up changes nothing, and the conversion ends whole once its input does."""
+    out = tmp_path / "out.hprof"
+    data = ANDROID.read_bytes()
+    child = CHILD.replace("signal.SIG_DFL)", "signal.SIG_IGN)")
+    proc = subprocess.Popen([sys.executable, "-c", child, "named", str(out)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        proc.stdin.write(data[:len(data) // 2])
+        proc.stdin.flush()
+        wait_for(proc, lambda: has_open(proc.pid, tmp_path) and blocked_in(proc.pid, "read", 0),
+                 "opened its output and waited for more input")
+        proc.send_signal(signal.SIGHUP)  # ignored: discarded when sent, never pending
+        proc.stdin.write(data[len(data) // 2:])
+        proc.stdin.close()
+        assert end(proc) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    want = tmp_path / "want.hprof"
+    hprofkit.convert(ANDROID, want)
+    assert out.read_bytes() == want.read_bytes()
 
 
 def test_a_full_disk_names_the_output(tmp_path):
