@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from visualvm import VISUALVM_JAR, GraphOracle, Oracle, OracleRunner
+from visualvm import VISUALVM_JAR, GraphOracle, Oracle, OracleRunner, cache_dir, sha256_of
 
 import chromium
 
@@ -163,9 +163,11 @@ def plain_path(raw_dir):
 
 
 def is_shared_dump(path: Path) -> bool:
-    """Whether `path` is one of the fixed shared dumps (or a plain copy of one)."""
+    """Whether `path` is one of the fixed shared dumps (or a plain copy of one),
+    or a fresh dump kept for this run's seed (kept_dump)."""
     real = path.resolve()
-    return real.is_relative_to(DATA.resolve()) or real in PLAIN_COPIES
+    return real.is_relative_to(DATA.resolve()) or real in PLAIN_COPIES or real.is_relative_to(
+        (cache_dir() / "fresh").resolve())
 
 
 @pytest.fixture(scope="session")
@@ -190,18 +192,46 @@ def run_heapgen(path: Path, megabytes: int, seed: int) -> Path:
     return path
 
 
+def run_androidize(source: Path, out: Path) -> Path:
+    subprocess.run(["python3", str(SHARED_TOOLS / "androidize" / "androidize.py"), str(source), str(out)],
+                   check=True, capture_output=True, timeout=600)
+    return out
+
+
+# HPROFKIT_TEST_SEED fixes the fresh dumps' seeds: .ci/run draws one per run, so that both its runs
+# of the suite, and every xdist worker of each, read the same fresh dumps, made once and kept with the
+# oracle's answers on them (the oracle answers the same bytes alike).  Without it each session draws
+# its own seeds and makes its own dumps.
+RUN_SEED = os.environ.get("HPROFKIT_TEST_SEED")
+
+
+def kept_dump(tmp_path_factory, name: str, make, *tools: Path) -> Path:
+    """The fresh dump `name`, made by make(path): kept in the test cache under the sha256 of the
+    tools that make it when the run's seed is fixed, else made in this session's temp dir."""
+    if RUN_SEED is None:
+        return make(tmp_path_factory.mktemp("fresh") / name)
+    target = cache_dir() / "fresh" / sha256_of(*tools)[:16] / name
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = make(target.parent / f".partial-{os.getpid()}-{name}")  # HeapGen wants .hprof at the end
+        os.replace(partial, target)  # sessions making it at once: the file appears whole
+    return target
+
+
 @pytest.fixture(scope="session")
 def heapgen_dumps(tmp_path_factory) -> list[Path]:
     """Two fresh HotSpot dumps from HeapGen, with seeds drawn for this run."""
-    tmp = tmp_path_factory.mktemp("heapgen")
-    seeds = [random.randrange(1 << 30) for _ in range(2)]
-    return [run_heapgen(tmp / f"heapgen-{mb}mb-seed{seed}.hprof", mb, seed) for mb, seed in zip((4, 12), seeds)]
+    rng = random.Random(int(RUN_SEED)) if RUN_SEED is not None else random
+    seeds = [rng.randrange(1 << 30) for _ in range(2)]
+    heapgen = SHARED_TOOLS / "heapgen" / "HeapGen.java"
+    return [kept_dump(tmp_path_factory, f"heapgen-{mb}mb-seed{seed}.hprof",
+                      lambda path, mb=mb, seed=seed: run_heapgen(path, mb, seed), heapgen)
+            for mb, seed in zip((4, 12), seeds)]
 
 
 @pytest.fixture(scope="session")
 def android_heapgen_dump(tmp_path_factory, heapgen_dumps) -> Path:
     """An ART-style dump made from a HeapGen dump by ../shared/tools/androidize."""
-    out = tmp_path_factory.mktemp("androidized") / "art.hprof"
-    subprocess.run(["python3", str(SHARED_TOOLS / "androidize" / "androidize.py"), str(heapgen_dumps[0]), str(out)],
-                   check=True, capture_output=True, timeout=600)
-    return out
+    source = heapgen_dumps[0]
+    return kept_dump(tmp_path_factory, source.stem + "-art.hprof", lambda path: run_androidize(source, path),
+                     SHARED_TOOLS / "heapgen" / "HeapGen.java", SHARED_TOOLS / "androidize" / "androidize.py")

@@ -16,7 +16,7 @@ import pytest
 
 import hprofkit
 import notebook_run
-from conftest import HPROF_DIR, run_heapgen
+from conftest import HPROF_DIR, SHARED_TOOLS, kept_dump, run_heapgen
 
 SHARED = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
 
@@ -57,7 +57,8 @@ class Recorder:
 @pytest.fixture(scope="module")
 def big_dump(tmp_path_factory):
     """A 40 MB HotSpot dump from HeapGen: its index build checks in every 16 MB."""
-    return run_heapgen(tmp_path_factory.mktemp("heapgen") / "heapgen.hprof", 40, 7)
+    return kept_dump(tmp_path_factory, "heapgen-40mb-seed7.hprof", lambda path: run_heapgen(path, 40, 7),
+                     SHARED_TOOLS / "heapgen" / "HeapGen.java")
 
 
 def test_open_heap_reports_the_index_by_bytes_walked(big_dump):
