@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from visualvm import SOURCES as ORACLE_SOURCES
 from visualvm import VISUALVM_JAR, GraphOracle, Oracle, OracleRunner, cache_dir, sha256_of
 
 import chromium
@@ -173,7 +174,8 @@ def is_shared_dump(path: Path) -> bool:
 @pytest.fixture(scope="session")
 def oracle_runner() -> OracleRunner:
     peer("oracle")
-    return OracleRunner(ORACLE_SCRIPT.parent, java=peer("java"), keep=is_shared_dump)
+    return OracleRunner([ORACLE_SCRIPT.parent / name for name in ORACLE_SOURCES], java=peer("java"),
+                        keep=is_shared_dump)
 
 
 @pytest.fixture(scope="session")
@@ -206,15 +208,19 @@ RUN_SEED = os.environ.get("HPROFKIT_TEST_SEED")
 
 
 def kept_dump(tmp_path_factory, name: str, make, *tools: Path) -> Path:
-    """The fresh dump `name`, made by make(path): kept in the test cache under the sha256 of the
-    tools that make it when the run's seed is fixed, else made in this session's temp dir."""
+    """The fresh dump (or folder) `name`, made by make(path): kept in the test cache under the
+    sha256 of the tools that make it when the run's seed is fixed, else made in this session's
+    temp dir."""
     if RUN_SEED is None:
         return make(tmp_path_factory.mktemp("fresh") / name)
     target = cache_dir() / "fresh" / sha256_of(*tools)[:16] / name
-    if not target.is_file():
+    if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = make(target.parent / f".partial-{os.getpid()}-{name}")  # HeapGen wants .hprof at the end
-        os.replace(partial, target)  # sessions making it at once: the file appears whole
+        try:
+            os.rename(partial, target)  # sessions making it at once: it appears whole
+        except OSError:  # another session's folder came first
+            shutil.rmtree(partial)
     return target
 
 

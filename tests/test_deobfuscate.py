@@ -18,7 +18,7 @@ import pytest
 
 import hprofkit
 from hprofkit import _hprof
-from conftest import DATA, SHARED_TOOLS, peer
+from conftest import DATA, SHARED_TOOLS, kept_dump, peer
 
 pytest_plugins = ["pytester"]
 
@@ -383,15 +383,20 @@ def second_obfuscation(tmp_path_factory) -> Path:
     program's dump (work/clear.hprof) among them."""
     peer("java")
     peer("proguard")
-    root = tmp_path_factory.mktemp("second-obfuscation")
-    (root / "dict.txt").write_text("".join(f"{c}\n" for c in "qrstuvwxyz"))
-    rules = (SHARED_TOOLS / "obfuscate" / "heapgen.pro").read_text()
-    (root / "second.pro").write_text(rules + "-obfuscationdictionary dict.txt\n-classobfuscationdictionary dict.txt\n"
-                                     "-keepattributes LineNumberTable,SourceFile\n-renamesourcefileattribute SourceFile\n")
-    subprocess.run(["bash", str(SHARED_TOOLS / "obfuscate" / "make.sh"), str(root / "out"), "16", "5",
-                    str(root / "second.pro")], check=True, capture_output=True, timeout=900,
-                   env={**os.environ, "KEEP": str(root / "work")})
-    return root
+    tools = SHARED_TOOLS / "obfuscate"
+
+    def make(root: Path) -> Path:
+        root.mkdir()
+        (root / "dict.txt").write_text("".join(f"{c}\n" for c in "qrstuvwxyz"))
+        rules = (tools / "heapgen.pro").read_text()
+        (root / "second.pro").write_text(rules + "-obfuscationdictionary dict.txt\n"
+                                         "-classobfuscationdictionary dict.txt\n-keepattributes LineNumberTable,"
+                                         "SourceFile\n-renamesourcefileattribute SourceFile\n")
+        subprocess.run(["bash", str(tools / "make.sh"), str(root / "out"), "16", "5", str(root / "second.pro")],
+                       check=True, capture_output=True, timeout=900, env={**os.environ, "KEEP": str(root / "work")})
+        return root
+    return kept_dump(tmp_path_factory, "second-obfuscation", make, Path(__file__), tools / "make.sh",
+                     tools / "heapgen.pro", SHARED_TOOLS / "heapgen" / "HeapGen.java")
 
 
 def dump_frames(path) -> list[list[tuple]]:

@@ -9,6 +9,7 @@ on a dump of every collection this machine's JDK writes
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 
 import hprofkit
 from hprofkit.writer import HprofWriter
-from conftest import SHARED_TOOLS, dump_path, peer
+from conftest import SHARED_TOOLS, dump_path, kept_dump, peer, run_androidize
 from leaky_heap import LeakyHeap
 from vvvalues import VV, run_peer, walk, wasted
 
@@ -45,19 +46,20 @@ ISSUE_CLASSES = {
 @pytest.fixture(scope="session")
 def collections_dump(tmp_path_factory) -> Path:
     """Every collection layout of this machine's JDK, with null keys, tree bins, counter cells."""
-    out = tmp_path_factory.mktemp("collections") / "collections.hprof"
-    subprocess.run([peer("java"), "--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED",
-                    str(Path(__file__).parent / "peers" / "CollectionsHeap.java"), str(out)],
-                   check=True, capture_output=True, timeout=600)
-    return out
+    program = Path(__file__).parent / "peers" / "CollectionsHeap.java"
+    java = peer("java")
+
+    def make(out: Path) -> Path:
+        subprocess.run([java, "--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED", str(program), str(out)],
+                       check=True, capture_output=True, timeout=600)
+        return out
+    return kept_dump(tmp_path_factory, "collections.hprof", make, program, Path(os.path.realpath(java)))
 
 
 @pytest.fixture(scope="session")
 def android_collections_dump(collections_dump, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("collections-art") / "collections-art.hprof"
-    subprocess.run(["python3", str(SHARED_TOOLS / "androidize" / "androidize.py"), str(collections_dump), str(out)],
-                   check=True, capture_output=True, timeout=600)
-    return out
+    return kept_dump(tmp_path_factory, "collections-art.hprof", lambda out: run_androidize(collections_dump, out),
+                     collections_dump, SHARED_TOOLS / "androidize" / "androidize.py")
 
 
 def ours(value):

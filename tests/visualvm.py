@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 VISUALVM_JAR = Path("/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar")
 SOURCES = ("HeapOracle.java", "HeapGraphOracle.java")
@@ -52,11 +52,12 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 class OracleRunner:
-    """Runs the oracle's programs; `keep(path)` says which dumps' answers
-    are kept on disk (the fixed shared ones: fresh dumps would only grow the cache)."""
+    """Runs the programs of `sources` (Java files, each with a main class of
+    its name); `keep(path)` says which dumps' answers are kept on disk (the
+    fixed shared ones: fresh dumps would only grow the cache)."""
 
-    def __init__(self, oracle_dir: Path, java: str, keep: Callable[[Path], bool]) -> None:
-        self.sources = [oracle_dir / name for name in SOURCES]
+    def __init__(self, sources: Sequence[Path], java: str, keep: Callable[[Path], bool]) -> None:
+        self.sources = list(sources)
         self.java = java
         self.keep = keep
         self.key = sha256_of(*self.sources, VISUALVM_JAR)
@@ -68,7 +69,7 @@ class OracleRunner:
         """The compiled classes, per oracle and JDK (compiled at most once)."""
         jdk = Path(os.path.realpath(self.java)).parent
         target = cache_dir() / "oracle-classes" / hashlib.sha256(f"{self.key} {jdk}".encode()).hexdigest()[:32]
-        if (target / "HeapGraphOracle.class").is_file():
+        if all((target / f"{source.stem}.class").is_file() for source in self.sources):
             return target
         target.parent.mkdir(parents=True, exist_ok=True)
         build = Path(tempfile.mkdtemp(dir=target.parent, prefix=".tmp-"))

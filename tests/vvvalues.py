@@ -8,32 +8,34 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
-from conftest import SHARED_TOOLS
+from conftest import SHARED_TOOLS, is_shared_dump
+from visualvm import OracleRunner
 
 JAR = Path("/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar")
 PEER = Path(__file__).resolve().parent / "peers" / "VisualVMValues.java"
 _CACHE: dict[tuple[str, str], list[dict]] = {}
+_RUNNER: list[OracleRunner] = []
+
+
+def _runner(path: Path) -> OracleRunner:
+    """VisualVMValues compiled once, its answers kept as the oracle's are (tests/visualvm.py)."""
+    if not _RUNNER:
+        if not JAR.is_file():  # graph.sh installs Debian's visualvm on first use
+            subprocess.run(["bash", str(SHARED_TOOLS / "oracle" / "graph.sh"), str(path), "roots"], check=True,
+                           capture_output=True, timeout=900)
+        _RUNNER.append(OracleRunner([PEER], java=shutil.which("java") or "java", keep=is_shared_dump))
+    return _RUNNER[0]
 
 
 def run_peer(path: Path, mode: str) -> list[dict]:
     """VisualVMValues.java's JSON lines for one dump (cached for the session)."""
     key = (str(path), mode)
     if key not in _CACHE:
-        if not JAR.is_file():  # graph.sh installs Debian's visualvm on first use
-            subprocess.run(["bash", str(SHARED_TOOLS / "oracle" / "graph.sh"), str(path), "roots"], check=True,
-                           capture_output=True, timeout=900)
-        with tempfile.TemporaryDirectory() as tmp:
-            link = Path(tmp) / "dump.hprof"  # VisualVM writes its caches next to the dump
-            link.symlink_to(Path(path).resolve())
-            proc = subprocess.run([shutil.which("java") or "java", "-Xmx4g", "-cp", str(JAR), str(PEER), str(link),
-                                   mode], capture_output=True, text=True, timeout=900)
-        if proc.returncode != 0:
-            raise RuntimeError(f"VisualVMValues failed on {path}: {proc.stderr[-2000:]}")
-        _CACHE[key] = [json.loads(line) for line in proc.stdout.split("\n") if line.strip()]
+        text = _runner(Path(path)).output("VisualVMValues", Path(path), mode)
+        _CACHE[key] = [json.loads(line) for line in text.split("\n") if line.strip()]
     return _CACHE[key]
 
 
