@@ -287,6 +287,9 @@ int heap_full_search(HeapIndex *heap, hp_bfs *out);
 /* The index of a HeapObject / HeapClass of this heap; -1 with TypeError
  * (not a handle) or ValueError (another heap's). */
 int heap_object_index(HeapIndex *heap, PyObject *obj, uint32_t *out);
+/* The indices of a list of handles, as heap_object_index: a PyMem array of
+ * *count; NULL with an exception set. */
+uint32_t *heap_object_indices(HeapIndex *heap, PyObject *list, Py_ssize_t *count);
 /* Reference rules from heap._paths's list of tuples (pattern, edge, class
  * ordinal, thread serial, name bytes or None): a PyMem array whose names
  * stay owned by the list; NULL with an exception set. */

@@ -158,6 +158,21 @@ static int object_index(HeapIndex *heap, PyObject *obj, uint32_t *out)
 
 int heap_object_index(HeapIndex *heap, PyObject *obj, uint32_t *out) { return object_index(heap, obj, out); }
 
+uint32_t *heap_object_indices(HeapIndex *heap, PyObject *list, Py_ssize_t *count)
+{
+    Py_ssize_t n = PyList_GET_SIZE(list), k;
+    uint32_t *indices = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *indices);
+    if (!indices)
+        return (uint32_t *)PyErr_NoMemory();
+    for (k = 0; k < n; k++)
+        if (object_index(heap, PyList_GET_ITEM(list, k), &indices[k]) < 0) {
+            PyMem_Free(indices);
+            return NULL;
+        }
+    *count = n;
+    return indices;
+}
+
 static PyObject *retained(HeapIndex *heap, uint32_t index, int count)
 {
     hp_reach *r = heap_reach(heap, REACH_DOMINATORS);
@@ -283,24 +298,16 @@ PyObject *reach_routes(HeapIndex *heap, PyObject *args)
     PyObject *targets_list, *rules_list, *out = NULL;
     hp_reach_rule *rules = NULL;
     uint32_t *targets = NULL;
-    Py_ssize_t ntargets, nrules = 0, k;
+    Py_ssize_t ntargets = 0, nrules = 0;
     hp_reach_routes routes;
     int leaves = 0;
     reach_call call;
     memset(&routes, 0, sizeof routes);
     if (!PyArg_ParseTuple(args, "O!O!|p:_routes", &PyList_Type, &targets_list, &PyList_Type, &rules_list, &leaves))
         return NULL;
-    if (!heap_reach(heap, REACH_GRAPH) || !(rules = reach_parse_rules(rules_list, &nrules)))
+    if (!heap_reach(heap, REACH_GRAPH) || !(rules = reach_parse_rules(rules_list, &nrules)) ||
+        !(targets = heap_object_indices(heap, targets_list, &ntargets)))
         goto done;
-    ntargets = PyList_GET_SIZE(targets_list);
-    targets = PyMem_Malloc((size_t)(ntargets ? ntargets : 1) * 4);
-    if (!targets) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (k = 0; k < ntargets; k++)
-        if (object_index(heap, PyList_GET_ITEM(targets_list, k), &targets[k]) < 0)
-            goto done;
     memset(&call, 0, sizeof call);
     call.rules = rules;
     call.nrules = (size_t)nrules;

@@ -342,22 +342,15 @@ PyObject *tree_merged_paths(HeapIndex *heap, PyObject *args)
     PyObject *targets_list, *rules_list, *nodes = NULL, *out = NULL;
     hp_reach_rule *rules = NULL;
     uint32_t *targets = NULL;
-    Py_ssize_t ntargets, nrules = 0, k;
+    Py_ssize_t ntargets = 0, nrules = 0;
     hp_merged merged;
     tree_call call;
     memset(&merged, 0, sizeof merged);
     if (!PyArg_ParseTuple(args, "O!O!:_merged_paths", &PyList_Type, &targets_list, &PyList_Type, &rules_list))
         return NULL;
-    if (!(rules = reach_parse_rules(rules_list, &nrules)))
-        return NULL;
-    ntargets = PyList_GET_SIZE(targets_list);
-    if (!(targets = PyMem_Malloc((size_t)(ntargets ? ntargets : 1) * 4))) {
-        PyErr_NoMemory();
+    if (!(rules = reach_parse_rules(rules_list, &nrules)) ||
+        !(targets = heap_object_indices(heap, targets_list, &ntargets)))
         goto done;
-    }
-    for (k = 0; k < ntargets; k++)
-        if (heap_object_index(heap, PyList_GET_ITEM(targets_list, k), &targets[k]) < 0)
-            goto done;
     memset(&call, 0, sizeof call);
     call.rules = rules;
     call.nrules = (size_t)nrules;
