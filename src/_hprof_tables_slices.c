@@ -6,8 +6,6 @@
 #include "_hprof_tables.h"
 
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "core/hp_parallel.h"
 
@@ -88,25 +86,6 @@ int tables_slices(HeapIndex *heap, uint32_t n, int workers, slice_gil_fn before,
     return 0;
 }
 
-/* A column of millions of rows is fresh memory that the kernel would hand
- * out a page fault at a time while the slices fill it; one call maps all of
- * its pages at once (Linux 5.14+; elsewhere a no-op). */
-static void populate(char *start, size_t size)
-{
-#ifdef MADV_POPULATE_WRITE
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t from = ((uintptr_t)start + page - 1) & ~(page - 1), to = ((uintptr_t)start + size) & ~(page - 1);
-    if (to > from && to - from >= ((uintptr_t)1 << 20)) {
-        Py_BEGIN_ALLOW_THREADS
-        (void)madvise((void *)from, (size_t)(to - from), MADV_POPULATE_WRITE);
-        Py_END_ALLOW_THREADS
-    }
-#else
-    (void)start;
-    (void)size;
-#endif
-}
-
 PyObject *tables_column(uint64_t size, int zero, void *data)
 {
     PyObject *b;
@@ -115,7 +94,6 @@ PyObject *tables_column(uint64_t size, int zero, void *data)
     b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (!b)
         return NULL;
-    populate(PyBytes_AS_STRING(b), (size_t)size);
     if (zero)
         memset(PyBytes_AS_STRING(b), 0, (size_t)size);
     *(void **)data = PyBytes_AS_STRING(b);
