@@ -48,6 +48,17 @@ def end(proc: subprocess.Popen) -> int:
         pytest.fail(f"the child did not end within {HANG_GUARD:.0f} s: it hangs")
 
 
+def reap(proc: subprocess.Popen) -> None:
+    """Ends the child if it still runs (a test that failed half-way) and
+    closes the pipes the test opened to it."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
 def blocked_in(pid: int, call: str, fd: int) -> bool:
     """Whether the main thread of process `pid` sleeps in system call `call`
     (read, write) on descriptor `fd`: the kernel's word that it waits there

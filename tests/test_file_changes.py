@@ -18,7 +18,7 @@ import pytest
 import hprofkit
 
 from conftest import raw_bytes
-from procstate import HANG_GUARD, has_mapped, is_stopped, wait_for
+from procstate import HANG_GUARD, has_mapped, is_stopped, reap, wait_for
 
 pytestmark = pytest.mark.sanitize
 
@@ -330,9 +330,7 @@ def test_the_cli_says_the_file_changed_when_truncate_shrinks_it_under_stats(tmp_
         proc.send_signal(signal.SIGCONT)
         out, err = proc.communicate(timeout=HANG_GUARD)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        reap(proc)
     assert proc.returncode == 1, f"exit {proc.returncode} ({signal.Signals(-proc.returncode).name if proc.returncode < 0 else ''}): {err}"
     assert err.count("\n") == 1 and err.startswith("hprofkit: error: the file changed while it was read"), err
     assert out == ""

@@ -28,6 +28,7 @@ from hprofkit import match
 from hprofkit.writer import HprofWriter
 
 import hostile
+from procstate import reap
 
 TESTS = Path(__file__).resolve().parent
 
@@ -101,9 +102,7 @@ def interrupted_inside(code: str, path: Path, bound: float = 30) -> str:
         assert proc.returncode == 0 and out.strip() == "interrupted", err[-3000:]
         return out
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        reap(proc)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from hprofkit._errors import CorruptError
 from conftest import ROOT
 import hostile
 from hostile import traced_peak
-from procstate import bytes_written, end, has_open, wait_for
+from procstate import bytes_written, end, has_open, reap, wait_for
 
 MiB = 1 << 20
 
@@ -184,8 +184,5 @@ def test_ctrl_c_stops_a_decode_that_produces_gigabytes(tmp_path):
         os.kill(proc.pid, signal.SIGINT)
         assert end(proc) == 3, proc.stderr.read().decode()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stderr.close()
+        reap(proc)
     assert os.listdir(out_dir) == []

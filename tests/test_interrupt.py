@@ -13,7 +13,7 @@ import pytest
 
 import hprofkit
 from conftest import dump_path
-from procstate import blocked_in, end, wait_for
+from procstate import blocked_in, end, reap, wait_for
 
 ANDROID = dump_path("leakcanary__leak_service_binder.hprof")
 
@@ -55,8 +55,4 @@ def test_ctrl_c_ends_a_write_blocked_on_a_full_pipe(sources, case):
         assert code == 3, proc.stderr.read().decode()
         assert proc.stderr.read().decode().endswith("KeyboardInterrupt\n")
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+        reap(proc)

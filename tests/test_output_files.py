@@ -6,6 +6,7 @@ leaves nothing when it is abandoned."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import json
@@ -15,6 +16,7 @@ import stat
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,7 @@ import hprofkit
 import hprofkit.tasks
 from hprofkit.cli import main
 from conftest import dump_path, peer, raw_bytes
-from procstate import blocked_in, end, has_open, wait_for
+from procstate import blocked_in, end, has_open, reap, wait_for
 
 pytestmark = pytest.mark.sanitize
 
@@ -304,6 +306,23 @@ sys.exit(main(["convert", "-i", "-", "-o", sys.argv[2]]))
 """
 
 
+@contextlib.contextmanager
+def converting_child(how: str, out: Path, first: bytes, child: str = CHILD) -> Iterator[subprocess.Popen]:
+    """The CLI converting from a pipe into `out` (CHILD, `how` its temporary
+    file): given once it has read `first`, opened its output and waits in
+    read(2) for more; ended and its pipes closed afterwards."""
+    proc = subprocess.Popen([sys.executable, "-c", child, how, str(out)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        proc.stdin.write(first)
+        proc.stdin.flush()
+        wait_for(proc, lambda: has_open(proc.pid, out.parent) and blocked_in(proc.pid, "read", 0),
+                 "opened its output and waited for more input")
+        yield proc
+    finally:
+        reap(proc)
+
+
 # O_TMPFILE leaves no name even on SIGKILL; the named fallback is removed on
 # SIGTERM and SIGHUP (nothing can clean up after SIGKILL: that is what
 # O_TMPFILE is for).
@@ -316,23 +335,9 @@ def test_a_signal_during_a_write_leaves_no_file(tmp_path, how, signum):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     data = ANDROID.read_bytes()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, how, str(out_dir / "out.hprof")],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        proc.stdin.write(data[:len(data) // 2])
-        proc.stdin.flush()
-        # The output is open and the child has read what was sent: it waits for more.
-        wait_for(proc, lambda: has_open(proc.pid, out_dir) and blocked_in(proc.pid, "read", 0),
-                 "opened its output and waited for more input")
+    with converting_child(how, out_dir / "out.hprof", data[:len(data) // 2]) as proc:
         proc.send_signal(signum)
         end(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdin.close()
-        proc.stdout.close()
-        proc.stderr.close()
     assert proc.returncode == -signum
     assert os.listdir(out_dir) == []
 
@@ -340,21 +345,9 @@ def test_a_signal_during_a_write_leaves_no_file(tmp_path, how, signum):
 def test_an_interrupt_leaves_no_file(tmp_path):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, "named", str(out_dir / "out.hprof")],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        proc.stdin.write(ANDROID.read_bytes()[:100_000])
-        proc.stdin.flush()
-        wait_for(proc, lambda: has_open(proc.pid, out_dir) and blocked_in(proc.pid, "read", 0),
-                 "opened its output and waited for more input")
+    with converting_child("named", out_dir / "out.hprof", ANDROID.read_bytes()[:100_000]) as proc:
         proc.send_signal(signal.SIGINT)
         assert end(proc) == 130
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            stream.close()
     assert os.listdir(out_dir) == []
 
 
@@ -364,23 +357,11 @@ def test_under_nohup_sighup_stays_ignored_and_the_output_is_whole(tmp_path):
     out = tmp_path / "out.hprof"
     data = ANDROID.read_bytes()
     child = CHILD.replace("signal.SIG_DFL)", "signal.SIG_IGN)")
-    proc = subprocess.Popen([sys.executable, "-c", child, "named", str(out)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        proc.stdin.write(data[:len(data) // 2])
-        proc.stdin.flush()
-        wait_for(proc, lambda: has_open(proc.pid, tmp_path) and blocked_in(proc.pid, "read", 0),
-                 "opened its output and waited for more input")
+    with converting_child("named", out, data[:len(data) // 2], child) as proc:
         proc.send_signal(signal.SIGHUP)  # ignored: discarded when sent, never pending
         proc.stdin.write(data[len(data) // 2:])
         proc.stdin.close()
         assert end(proc) == 0, proc.stderr.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
     want = tmp_path / "want.hprof"
     hprofkit.convert(ANDROID, want)
     assert out.read_bytes() == want.read_bytes()
