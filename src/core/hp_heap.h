@@ -91,6 +91,20 @@ typedef struct hp_object {
 
 /* Describes object `index` (< object count). */
 void hp_heap_object(const hp_heap *h, uint32_t index, hp_object *out);
+/* What a row of the objects table holds of object `index`, from one look
+ * at its index entry and, for arrays, one read of its record (the single
+ * calls below each look again): as hp_heap_object_kind, _class,
+ * _instance_class (counted_ord), _shallow_size and _heap; arrays' length,
+ * and a primitive array's elements as hp_object.data/data_len. */
+typedef struct hp_object_row {
+    uint64_t id, shallow_size;
+    hp_kind kind;
+    uint32_t class_ord, counted_ord, length;
+    int heap;
+    const uint8_t *elements;
+    uint64_t elements_len;
+} hp_object_row;
+void hp_heap_object_row(const hp_heap *h, uint32_t index, hp_object_row *out);
 /* Hints that object `index` will be described soon: a walk that knows its
  * next objects asks for their index entries a few steps ahead, then for
  * their records (which needs the entries), so the memory reads overlap. */

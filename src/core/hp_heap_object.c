@@ -149,6 +149,52 @@ void hp_heap_object(const hp_heap *h, uint32_t index, hp_object *out)
     }
 }
 
+void hp_heap_object_row(const hp_heap *h, uint32_t index, hp_object_row *out)
+{
+    const int id = h->id_size;
+    uint32_t ord = obj_ord(h, index), C = h->n_classes, prim;
+    const uint8_t *p;
+    out->id = obj_id(h, index);
+    out->heap = hp_heap_object_heap(h, index);
+    out->length = 0;
+    out->elements = NULL;
+    out->elements_len = 0;
+    if (ord < C) { /* most objects: no read of the record */
+        out->kind = HP_KIND_INSTANCE;
+        out->class_ord = out->counted_ord = ord;
+        out->shallow_size = h->classes[ord].instance_size;
+        return;
+    }
+    p = h->buf + obj_offset(h, index);
+    if (ord < 2 * C || ord == 2 * C + ORD_LOST_ARRAY) {
+        out->kind = HP_KIND_OBJ_ARRAY;
+        out->class_ord = out->counted_ord = ord < 2 * C ? ord - C : HP_NONE;
+        out->length = hp_be32(p + 1 + id + 4);
+        out->shallow_size = hp_size_array(&h->model, HP_T_OBJECT, out->length);
+        return;
+    }
+    prim = ord - 2 * C;
+    if (prim < 8) {
+        out->kind = HP_KIND_PRIM_ARRAY;
+        out->class_ord = out->counted_ord = h->prim_class[prim];
+        out->length = hp_be32(p + 1 + id + 4);
+        out->shallow_size = hp_size_array(&h->model, (int)prim + 4, out->length);
+        out->elements = p + 1 + id + 9;
+        out->elements_len = (uint64_t)out->length * hp_type_size((int)prim + 4, id);
+        return;
+    }
+    out->counted_ord = HP_NONE;
+    if (prim == ORD_CLASS_OBJECT) {
+        out->kind = HP_KIND_CLASS;
+        out->class_ord = h->class_class;
+        out->shallow_size = h->class_class != HP_NONE ? h->classes[h->class_class].instance_size : 0;
+        return;
+    }
+    out->kind = HP_KIND_INSTANCE; /* of an absent class */
+    out->class_ord = HP_NONE;
+    out->shallow_size = hp_size_instance(&h->model, hp_be32(p + 1 + 2 * id + 4), hp_be32(p + 1 + 2 * id + 4));
+}
+
 void hp_heap_prefetch_entry(const hp_heap *h, uint32_t index)
 {
     HP_PREFETCH(&h->off_lo[index]);

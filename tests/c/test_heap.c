@@ -329,6 +329,21 @@ static void test_large_offsets(void)
 }
 
 /* Every shared dump (decompressed when gzip): consistency of the index. */
+/* hp_heap_object_row says what the single look-ups and hp_heap_object say. */
+static int row_agrees(const hp_heap *h, uint32_t i)
+{
+    hp_object_row row;
+    hp_object obj;
+    int prim;
+    hp_heap_object_row(h, i, &row);
+    hp_heap_object(h, i, &obj);
+    prim = obj.kind == HP_KIND_PRIM_ARRAY;
+    return row.id == obj.id && row.kind == obj.kind && row.kind == hp_heap_object_kind(h, i) &&
+           row.class_ord == obj.class_ord && row.counted_ord == hp_heap_instance_class(h, i) &&
+           row.shallow_size == hp_heap_shallow_size(h, i) && row.heap == obj.heap && row.length == obj.length &&
+           row.elements == (prim ? obj.data : NULL) && row.elements_len == (prim ? obj.data_len : 0);
+}
+
 static void test_shared_dumps(void)
 {
     size_t n_inv = 0, k;
@@ -372,7 +387,7 @@ static void test_shared_dumps(void)
         for (i = 0; i < n; i++) {
             hp_ref_iter it;
             hp_ref r;
-            if (hp_heap_find(h, hp_heap_object_id(h, i)) != i)
+            if (hp_heap_find(h, hp_heap_object_id(h, i)) != i || !row_agrees(h, i))
                 break;
             hp_ref_iter_init(&it, h, i);
             while (hp_ref_next(&it, &r))
