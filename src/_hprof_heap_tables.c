@@ -27,13 +27,48 @@ static PyObject *copy_column(const void *data, uint64_t n, size_t size)
     return b;
 }
 
-/* dictionaries[name] = (offsets, data, count): the texts of `d` as Arrow's
- * large_string buffers. */
-static int put_strdict(PyObject *out, const char *name, const hp_strdict *d)
+/* ---- memory the core filled, handed over ---------------------------------- */
+
+static const char owned_name[] = "hprofkit._hprof.owned";
+
+static void free_owned(PyObject *capsule) { hprof_raw_alloc.free_fn(PyCapsule_GetPointer(capsule, owned_name)); }
+
+/* (address, size, owner): `data` (raw memory, NULL when `size` is 0), for
+ * pyarrow.foreign_buffer; the owner frees it.  Owned by the tuple from the
+ * call on, also when it fails. */
+static PyObject *owned_chunk(void *data, size_t size)
 {
-    PyObject *offsets = copy_column(d->offsets, (uint64_t)d->count + 1, 8);
-    PyObject *data = offsets ? copy_column(d->data, d->len, 1) : NULL;
-    return tables_put(out, name, data ? Py_BuildValue("(NNI)", offsets, data, d->count) : (Py_XDECREF(offsets), NULL));
+    PyObject *owner;
+    if (!data)
+        return Py_BuildValue("(KnO)", 0ull, (Py_ssize_t)0, Py_None);
+    if (!(owner = PyCapsule_New(data, owned_name, free_owned))) {
+        hprof_raw_alloc.free_fn(data);
+        return NULL;
+    }
+    return Py_BuildValue("(KnN)", (unsigned long long)(uintptr_t)data, (Py_ssize_t)size, owner);
+}
+
+static int append_owned(PyObject *list, void **data, size_t size)
+{
+    PyObject *chunk = owned_chunk(*data, size);
+    int rc = chunk ? PyList_Append(list, chunk) : -1;
+    *data = NULL;
+    Py_XDECREF(chunk);
+    return rc;
+}
+
+/* dictionaries[name] = (offsets, data, count): the texts of `d` as Arrow's
+ * large_string buffers, handed over (millions of element names, for a long
+ * array: a copy of them was serial time). */
+static int put_strdict(PyObject *out, const char *name, hp_strdict *d)
+{
+    PyObject *offsets = owned_chunk(d->offsets, ((size_t)d->count + 1) * sizeof *d->offsets);
+    PyObject *data;
+    d->offsets = NULL;
+    data = owned_chunk(d->data, d->len);
+    d->data = NULL;
+    return tables_put(out, name, offsets && data ? Py_BuildValue("(NNI)", offsets, data, d->count)
+                                                  : (Py_XDECREF(offsets), Py_XDECREF(data), NULL));
 }
 
 /* ---- the small dictionaries: heaps and GC root kinds ----------------------- */
@@ -168,24 +203,30 @@ done:
 
 /* ---- String values: one chunk of text per slice ------------------------------- */
 
+/* Each slice's offsets and text are filled into memory of their own, handed
+ * over whole (copied afterwards, with the GIL, they made a fifth of the
+ * String values' time serial). */
 typedef struct {
     hp_string_columns c[WORKERS];   /* each slot's offsets and text; the length columns are shared */
     hp_code rc[WORKERS];
-    PyObject *offsets, *data;       /* lists: a bytes object per slice */
+    size_t last_len[WORKERS];       /* the text of the slot's previous slice: room reserved for the next */
+    PyObject *offsets, *data;       /* lists: an owned_chunk per slice */
 } string_pass;
 
 static void fill_strings(const hp_heap *h, uint32_t start, uint32_t end, int slot, void *ctx)
 {
     string_pass *p = ctx;
-    p->rc[slot] = hp_tables_strings(h, start, end, &p->c[slot], &hprof_raw_alloc);
+    hp_string_columns *c = &p->c[slot];
+    c->offsets = hprof_raw_alloc.malloc_fn(((size_t)(end - start) + 1) * sizeof *c->offsets);
+    c->data_cap = p->last_len[slot] + p->last_len[slot] / 4 + 1;
+    c->data = hprof_raw_alloc.malloc_fn(c->data_cap);
+    p->rc[slot] = c->offsets && c->data ? hp_tables_strings(h, start, end, c, &hprof_raw_alloc) : HP_E_NOMEM;
 }
 
 static int keep_strings(void *ctx, int slot, uint32_t start, uint32_t end)
 {
     string_pass *p = ctx;
     hp_string_columns *c = &p->c[slot];
-    PyObject *offsets, *data;
-    int rc;
     if (p->rc[slot] == HP_E_LIMIT) {
         PyErr_SetString(PyExc_ValueError, "the String values of 262144 objects pass 2 GiB: lower max_chars");
         return -1;
@@ -194,19 +235,16 @@ static int keep_strings(void *ctx, int slot, uint32_t start, uint32_t end)
         PyErr_NoMemory();
         return -1;
     }
-    offsets = copy_column(c->offsets, (uint64_t)(end - start) + 1, 4);
-    data = offsets ? copy_column(c->data, c->data_len, 1) : NULL;
-    rc = data && PyList_Append(p->offsets, offsets) == 0 && PyList_Append(p->data, data) == 0 ? 0 : -1;
-    Py_XDECREF(offsets);
-    Py_XDECREF(data);
-    return rc;
+    p->last_len[slot] = c->data_len;
+    return append_owned(p->offsets, (void **)&c->offsets, ((size_t)(end - start) + 1) * sizeof *c->offsets) < 0 ||
+                   append_owned(p->data, (void **)&c->data, c->data_len) < 0 ? -1 : 0;
 }
 
 static int string_columns(HeapIndex *heap, const hp_heap *h, uint32_t max_chars, PyObject *out)
 {
     uint32_t n = hp_heap_object_count(h);
     string_pass p;
-    int rc = -1, w;
+    int rc, w;
     memset(&p, 0, sizeof p);
     if (tables_put(out, "string_length", tables_column((uint64_t)n * 8, 0, &p.c[0].length)) < 0 ||
         tables_put(out, "string_valid", tables_column(tables_bitmap_size(n), 1, &p.c[0].valid)) < 0 ||
@@ -218,15 +256,10 @@ static int string_columns(HeapIndex *heap, const hp_heap *h, uint32_t max_chars,
         p.c[w].length = p.c[0].length;
         p.c[w].valid = p.c[0].valid;
         p.c[w].max_units = max_chars;
-        if (!(p.c[w].offsets = PyMem_Malloc(((size_t)SLICE_ROWS + 1) * sizeof *p.c[w].offsets))) {
-            PyErr_NoMemory();
-            goto done;
-        }
     }
     rc = tables_slices(heap, n, WORKERS, NULL, fill_strings, keep_strings, &p);
-done:
-    for (w = 0; w < WORKERS; w++) {
-        PyMem_Free(p.c[w].offsets);
+    for (w = 0; w < WORKERS; w++) { /* a slice not handed over: an error */
+        hprof_raw_alloc.free_fn(p.c[w].offsets);
         hprof_raw_alloc.free_fn(p.c[w].data);
     }
     return rc;

@@ -56,6 +56,8 @@ Source = Union["Heap", str, "os.PathLike[str]"]
 Tables = Union[Source, Iterable[Source], Mapping[str, "_pyarrow.Table"]]
 # The C core's columns (Heap._columns): buffers, lists of them, and its dictionaries by name.
 Columns = dict[str, Any]
+# Memory the core filled and handed over: (address, size, the object that frees it).
+Owned = tuple[int, int, object]
 # A dictionary array's values: an Arrow array, or names in code order.
 Names = Union["_pyarrow.Array", Sequence[str]]
 
@@ -82,10 +84,17 @@ def _fixed(pa: ModuleType, type_: _pyarrow.DataType, rows: int, data: Buffer,
     return pa.Array.from_buffers(type_, rows, buffers)
 
 
-def _text(pa: ModuleType, entry: tuple[Buffer, Buffer, int]) -> _pyarrow.Array:
+def _owned(pa: ModuleType, chunk: Owned) -> _pyarrow.Buffer:
+    """Memory the core filled and handed over as (address, size, owner): the owner frees it
+    when the buffer goes."""
+    address, size, owner = chunk
+    return pa.foreign_buffer(address, size, base=owner)
+
+
+def _text(pa: ModuleType, entry: tuple[Owned, Owned, int]) -> _pyarrow.Array:
     """A dictionary the core collected: (int64 offsets, bytes, count) as a large_string array."""
     offsets, data, count = entry
-    return pa.Array.from_buffers(pa.large_string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return pa.Array.from_buffers(pa.large_string(), count, [None, _owned(pa, offsets), _owned(pa, data)])
 
 
 def _dictionary(pa: ModuleType, index_type: _pyarrow.DataType, rows: int, codes: Buffer, names: Names,
@@ -127,7 +136,7 @@ def _objects(pa: ModuleType, raw: Columns, dicts: Columns, retained: bool) -> _p
     # String values: one chunk per slice of rows (each chunk's text has its own offsets).
     step, valid = s["slice_rows"], pa.py_buffer(s["string_valid"])
     chunks = [pa.Array.from_buffers(pa.string(), min(step, n - k * step),
-                                    [valid.slice(k * step // 8), pa.py_buffer(offsets), pa.py_buffer(data)])
+                                    [valid.slice(k * step // 8), _owned(pa, offsets), _owned(pa, data)])
               for k, (offsets, data) in enumerate(zip(s["value_offsets"], s["value_data"]))]
     return pa.table({
         "id": _fixed(pa, pa.int64(), n, o["id"]),

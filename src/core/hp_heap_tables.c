@@ -16,12 +16,6 @@ int hp_tables_root_rank(int tag)
     }
 }
 
-/* Records asked for this many objects ahead (hp_heap_prefetch_record): an
- * array's length and elements, an instance's fields, are each read once,
- * and without the hint every such read waited on memory (reading the
- * instances in hp_ref_iter_init was the references' hottest spot). */
-enum { RECORDS_AHEAD = 16 };
-
 /* The first position in hp_heap_root_by_object order of a root naming an
  * object at or after index `start`. */
 static uint32_t roots_from(const hp_heap *h, uint32_t start)
@@ -38,8 +32,8 @@ void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_
         hp_object_row o;
         int is_array, rank = 4, tag = 0;
         int16_t heap;
-        if (i + RECORDS_AHEAD < end)
-            hp_heap_prefetch_record(h, i + RECORDS_AHEAD);
+        if (i + HP_TABLES_AHEAD < end)
+            hp_heap_prefetch_record(h, i + HP_TABLES_AHEAD);
         hp_heap_object_row(h, i, &o);
         is_array = o.kind == HP_KIND_OBJ_ARRAY || o.kind == HP_KIND_PRIM_ARRAY;
         c->id[i] = (int64_t)o.id;
@@ -175,8 +169,8 @@ int64_t hp_tables_refs(const hp_heap *h, uint32_t start, uint32_t end, const hp_
         hp_ref_iter it;
         hp_ref r;
         int64_t id;
-        if (i + RECORDS_AHEAD < end)
-            hp_heap_prefetch_record(h, i + RECORDS_AHEAD);
+        if (i + HP_TABLES_AHEAD < end)
+            hp_heap_prefetch_record(h, i + HP_TABLES_AHEAD);
         if (hp_heap_object_kind(h, i) == HP_KIND_PRIM_ARRAY)
             continue;
         id = (int64_t)hp_heap_object_id(h, i);

@@ -17,6 +17,13 @@
 #include "hp_reach.h"
 #include "hp_strdict.h"
 
+/* The fills ask for records this many objects ahead
+ * (hp_heap_prefetch_record): an array's length and elements, an instance's
+ * fields, are each read once, and without the hint every such read waited
+ * on memory (reading the instances in hp_ref_iter_init was the references'
+ * hottest spot). */
+enum { HP_TABLES_AHEAD = 16 };
+
 /* Sets (on) or clears bit i of an Arrow validity bitmap. */
 static inline void hp_tables_set_bit(uint8_t *bitmap, uint64_t i, int on)
 {

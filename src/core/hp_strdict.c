@@ -45,6 +45,25 @@ static int grow(void **p, const hp_alloc *alloc, size_t size)
     return 0;
 }
 
+int hp_strdict_reserve(hp_strdict *d, uint64_t entries, uint64_t bytes)
+{
+    if (entries > LIMIT - 1 - d->count || bytes > LIMIT - d->len)
+        return -1;
+    if (d->count + entries > d->cap) {
+        size_t cap = (size_t)(d->count + entries);
+        if (grow((void **)&d->hashes, d->alloc, cap * sizeof *d->hashes) < 0 ||
+            grow((void **)&d->offsets, d->alloc, (cap + 1) * sizeof *d->offsets) < 0)
+            return -1;
+        d->cap = (uint32_t)cap;
+    }
+    if (d->len + bytes > d->data_cap) {
+        if (grow((void **)&d->data, d->alloc, (size_t)(d->len + bytes)) < 0)
+            return -1;
+        d->data_cap = (size_t)(d->len + bytes);
+    }
+    return 0;
+}
+
 int32_t hp_strdict_append(hp_strdict *d, const uint8_t *s, size_t len)
 {
     if (d->count >= LIMIT - 1 || len > LIMIT - d->len)

@@ -28,7 +28,10 @@ hp_code hp_tables_strings(const hp_heap *h, uint32_t start, uint32_t end, hp_str
     c->offsets[0] = 0;
     for (i = start; i < end; i++) {
         hp_text t;
-        int rc = hp_heap_object_kind(h, i) == HP_KIND_INSTANCE ? hp_heap_string(h, i, &t) : 0;
+        int rc;
+        if (i + HP_TABLES_AHEAD < end)
+            hp_heap_prefetch_record(h, i + HP_TABLES_AHEAD);
+        rc = hp_heap_object_kind(h, i) == HP_KIND_INSTANCE ? hp_heap_string(h, i, &t) : 0;
         c->length[i] = rc == 1 ? (int64_t)t.units : 0;
         hp_tables_set_bit(c->valid, i, rc == 1);
         if (rc == 1) {

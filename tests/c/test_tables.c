@@ -88,6 +88,12 @@ static void check_tables(const hp_heap *h, const char *what)
     int bad = 0;
     tk_tables_fill(&t, h);
     CHECK(t.names_ok && t.refs_ok);
+    for (k = 0; k < t.names.element_count && t.names_ok && !bad; k++) { /* every "[k]", counted on from "[0]" */
+        char want[16];
+        bad |= !entry_is(&t.names.names, t.names.element_codes[k], want, (size_t)snprintf(want, sizeof want, "[%u]", k));
+    }
+    CHECK(!bad);
+    CHECK(t.names.element_count == t.max_elements);
     for (i = 0; i < t.n_objects && !bad && t.names_ok; i++) {
         hp_object o;
         hp_ref_iter it;
