@@ -45,25 +45,6 @@ static int grow(void **p, const hp_alloc *alloc, size_t size)
     return 0;
 }
 
-int hp_strdict_reserve(hp_strdict *d, uint64_t entries, uint64_t bytes)
-{
-    if (entries > LIMIT - 1 - d->count || bytes > LIMIT - d->len)
-        return -1;
-    if (d->count + entries > d->cap) {
-        size_t cap = (size_t)(d->count + entries);
-        if (grow((void **)&d->hashes, d->alloc, cap * sizeof *d->hashes) < 0 ||
-            grow((void **)&d->offsets, d->alloc, (cap + 1) * sizeof *d->offsets) < 0)
-            return -1;
-        d->cap = (uint32_t)cap;
-    }
-    if (d->len + bytes > d->data_cap) {
-        if (grow((void **)&d->data, d->alloc, (size_t)(d->len + bytes)) < 0)
-            return -1;
-        d->data_cap = (size_t)(d->len + bytes);
-    }
-    return 0;
-}
-
 int32_t hp_strdict_append(hp_strdict *d, const uint8_t *s, size_t len)
 {
     if (d->count >= LIMIT - 1 || len > LIMIT - d->len)
@@ -128,4 +109,58 @@ int32_t hp_strdict_add(hp_strdict *d, const uint8_t *s, size_t len)
     if ((uint64_t)d->count * 2 > d->mask && rehash(d) < 0)
         return -1; /* the entry is in; only its slots could not grow */
     return (int32_t)(d->count - 1);
+}
+
+/* The bytes of "[0]" .. "[n-1]". */
+static uint64_t indices_bytes(uint32_t n)
+{
+    uint64_t total = 0, low = 0, high = 10;
+    int digits;
+    for (digits = 1; low < n; digits++, low = high, high *= 10)
+        total += ((high < n ? high : n) - low) * (uint64_t)(digits + 2);
+    return total;
+}
+
+int32_t hp_strdict_append_indices(hp_strdict *d, uint32_t n)
+{
+    uint64_t bytes = indices_bytes(n);
+    char digits[10];
+    int32_t first = (int32_t)d->count;
+    uint32_t i;
+    int width = 1, k;
+    if (n > LIMIT - 1 - d->count || bytes > LIMIT - d->len)
+        return -1;
+    if (d->count + n > d->cap) {
+        size_t cap = (size_t)d->count + n;
+        if (grow((void **)&d->hashes, d->alloc, cap * sizeof *d->hashes) < 0 ||
+            grow((void **)&d->offsets, d->alloc, (cap + 1) * sizeof *d->offsets) < 0)
+            return -1;
+        d->cap = (uint32_t)cap;
+    }
+    if (d->len + bytes > d->data_cap) {
+        if (grow((void **)&d->data, d->alloc, (size_t)(d->len + bytes)) < 0)
+            return -1;
+        d->data_cap = (size_t)(d->len + bytes);
+    }
+    memset(d->hashes + d->count, 0, (size_t)n * sizeof *d->hashes); /* as hp_strdict_append */
+    digits[0] = '0';
+    for (i = 0; i < n; i++) {
+        uint8_t *out = d->data + d->len;
+        *out++ = '[';
+        for (k = 0; k < width; k++)
+            *out++ = (uint8_t)digits[k];
+        *out++ = ']';
+        d->len += (size_t)width + 2;
+        d->offsets[++d->count] = (int64_t)d->len;
+        /* The decimal digits of i + 1, counted on in place. */
+        for (k = width - 1; k >= 0 && digits[k] == '9'; k--)
+            digits[k] = '0';
+        if (k >= 0) {
+            digits[k]++;
+        } else { /* 9..9 + 1 = 10..0 */
+            digits[0] = '1';
+            digits[width++] = '0';
+        }
+    }
+    return first;
 }

@@ -27,9 +27,10 @@ void hp_strdict_free(hp_strdict *d);
  * 32-bit dictionary codes). */
 int32_t hp_strdict_add(hp_strdict *d, const uint8_t *s, size_t len);
 
-/* Room for `entries` more entries of `bytes` more bytes in all, so that
- * appending them moves nothing: 0, or -1 as hp_strdict_add. */
-int hp_strdict_reserve(hp_strdict *d, uint64_t entries, uint64_t bytes);
+/* Appends "[0]" .. "[n-1]" (the names of array elements) as
+ * hp_strdict_append would, one after another, into memory reserved once:
+ * the number of "[0]", or -1 as hp_strdict_add. */
+int32_t hp_strdict_append_indices(hp_strdict *d, uint32_t n);
 
 /* Appends `s` as a new entry without looking it up or making it findable
  * (for many strings the caller knows are new, such as "[0]" .. "[n-1]",

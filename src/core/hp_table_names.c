@@ -232,31 +232,20 @@ static void class_kinds(hp_table_names *t, const hp_heap *h, uint32_t *chain)
     }
 }
 
-/* The bytes of "[0]" .. "[n-1]". */
-static uint64_t element_name_bytes(uint32_t n)
+/* "[i]" into out (16 bytes); its length. */
+static size_t element_name(uint32_t i, char *out)
 {
-    uint64_t total = 0, low = 0, high = 10;
-    int digits;
-    for (digits = 1; low < n; digits++, low = high, high *= 10)
-        total += ((high < n ? high : n) - low) * (uint64_t)(digits + 2);
-    return total;
-}
-
-/* "[i]" -> "[i+1]" in place (name: room for 13 bytes); its new length. */
-static size_t next_element_name(char *name, size_t len)
-{
-    size_t k = len - 2; /* the last digit */
-    while (name[k] == '9') {
-        name[k] = '0';
-        if (k == 1) { /* 9...9 -> 10...0 */
-            memmove(name + 2, name + 1, len - 1);
-            name[1] = '1';
-            return len + 1;
-        }
-        k--;
-    }
-    name[k]++;
-    return len;
+    char tmp[10];
+    size_t n = 0, k = 0;
+    do {
+        tmp[n++] = (char)('0' + i % 10);
+        i /= 10;
+    } while (i);
+    out[k++] = '[';
+    while (n)
+        out[k++] = tmp[--n];
+    out[k++] = ']';
+    return k;
 }
 
 /* Whether a field's name starts with '[' (no Java name does; a dump may
@@ -275,9 +264,6 @@ hp_code hp_table_names_build(hp_table_names *t, const hp_heap *h, uint32_t eleme
 {
     uint32_t nc = hp_heap_class_count(h), c, i;
     hp_code rc = HP_OK;
-    char name[16];
-    size_t len;
-    int append;
     memset(t, 0, sizeof *t);
     t->alloc = alloc = alloc ? alloc : &hp_default_alloc;
     if (hp_strdict_init(&t->classes, alloc) != HP_OK || hp_strdict_init(&t->names, alloc) != HP_OK)
@@ -313,16 +299,18 @@ hp_code hp_table_names_build(hp_table_names *t, const hp_heap *h, uint32_t eleme
     if (rc == HP_OK)
         t->loader_code = add(&t->names, (const uint8_t *)"<loader>", 8, &rc);
     /* Appended, not looked up (millions, for a long array), unless a field
-     * is named like them; in one piece of memory reserved beforehand. */
-    append = !has_bracketed_name(&t->names);
-    if (rc == HP_OK && append && hp_strdict_reserve(&t->names, elements, element_name_bytes(elements)) < 0)
-        rc = HP_E_LIMIT;
-    memcpy(name, "[0]", 3);
-    for (i = 0, len = 3; i < elements && rc == HP_OK; i++, len = next_element_name(name, len)) {
-        t->element_codes[i] = append ? hp_strdict_append(&t->names, (const uint8_t *)name, len)
-                                     : add(&t->names, (const uint8_t *)name, len, &rc);
-        if (t->element_codes[i] < 0 && rc == HP_OK)
+     * is named like them. */
+    if (rc == HP_OK && !has_bracketed_name(&t->names)) {
+        int32_t first = hp_strdict_append_indices(&t->names, elements);
+        if (first < 0)
             rc = HP_E_LIMIT;
+        for (i = 0; i < elements && rc == HP_OK; i++)
+            t->element_codes[i] = first + (int32_t)i;
+    } else {
+        for (i = 0; i < elements && rc == HP_OK; i++) {
+            char name[16];
+            t->element_codes[i] = add(&t->names, (const uint8_t *)name, element_name(i, name), &rc);
+        }
     }
     t->element_count = elements;
     return rc;

@@ -315,8 +315,37 @@ static void test_shared_dumps(void)
     }
 }
 
+/* hp_strdict_append_indices: "[0]".."[n-1]" after what the dictionary
+ * held, across every change of width, and from an empty dictionary (added
+ * last: appended entries are not findable, hp_strdict.h). */
+static void test_element_names(void)
+{
+    static const uint32_t counts[] = { 0, 1, 10, 11, 100, 1001, 100001 };
+    size_t c;
+    for (c = 0; c < sizeof counts / sizeof *counts; c++) {
+        hp_strdict d;
+        uint32_t i;
+        int32_t first;
+        int bad = 0;
+        CHECK(hp_strdict_init(&d, NULL) == HP_OK);
+        if (c % 2)
+            CHECK(hp_strdict_add(&d, (const uint8_t *)"mField", 6) == 0);
+        first = hp_strdict_append_indices(&d, counts[c]);
+        CHECK(first == (int32_t)(c % 2));
+        CHECK_EQ_U64(d.count, (uint64_t)first + counts[c]);
+        for (i = 0; i < counts[c] && !bad; i++) {
+            char want[16];
+            bad |= !entry_is(&d, first + (int32_t)i, want, (size_t)snprintf(want, sizeof want, "[%u]", i));
+        }
+        CHECK(!bad);
+        CHECK_EQ_U64(d.len, (uint64_t)d.offsets[d.count]);
+        hp_strdict_free(&d);
+    }
+}
+
 int main(void)
 {
+    test_element_names();
     test_crafted();
     test_validity();
     test_changed_mapping();
