@@ -33,9 +33,9 @@ static const char owned_name[] = "hprofkit._hprof.owned";
 
 static void free_owned(PyObject *capsule) { hprof_raw_alloc.free_fn(PyCapsule_GetPointer(capsule, owned_name)); }
 
-/* (address, size, owner): `data` (raw memory, NULL when `size` is 0), for
- * pyarrow.foreign_buffer; the owner frees it.  Owned by the tuple from the
- * call on, also when it fails. */
+/* (address, size, owner) of `data` (raw memory; NULL only when `size` is
+ * 0), for pyarrow.foreign_buffer: the owner frees it when it goes.  The
+ * memory is the tuple's from this call on (freed here if it fails). */
 static PyObject *owned_chunk(void *data, size_t size)
 {
     PyObject *owner;

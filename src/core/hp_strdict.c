@@ -124,7 +124,7 @@ static uint64_t indices_bytes(uint32_t n)
 int32_t hp_strdict_append_indices(hp_strdict *d, uint32_t n)
 {
     uint64_t bytes = indices_bytes(n);
-    char digits[10];
+    char digits[11]; /* i + 1 < 2^32: at most 10 digits, and one spare */
     int32_t first = (int32_t)d->count;
     uint32_t i;
     int width = 1, k;
