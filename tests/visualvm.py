@@ -108,10 +108,7 @@ class OracleRunner:
             # VisualVM writes index caches next to the dump: a link in a temp dir takes them.
             link = Path(tmp) / "dump.hprof"
             link.symlink_to(path.resolve())
-            # One collector thread and C1 only: a run of a few seconds spent half its CPU on the
-            # parallel collector's and C2's threads, which the suite's other worker needs.
-            cmd = [self.java, "-Xmx8g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                   "-cp", f"{VISUALVM_JAR}{os.pathsep}{self.classes}", main, str(link), *args]
+            cmd = [self.java, "-Xmx8g", "-cp", f"{VISUALVM_JAR}{os.pathsep}{self.classes}", main, str(link), *args]
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
             raise RuntimeError(f"oracle {main} failed on {path}: {proc.stderr[-2000:]}")
