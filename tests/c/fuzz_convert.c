@@ -42,38 +42,26 @@
 
 static const unsigned strip_choices[4] = { 0, 1u << HP_T_CHAR, 1u << HP_T_BYTE, 0xFF0u };
 
+static hp_code feed(void *c, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
+{
+    return hp_converter_feed(c, data, len, out, err);
+}
+static hp_code finish(void *c, const hp_sink *out, hp_error *err) { return hp_converter_finish(c, out, err); }
+static void unfinished(const void *c, hp_unfinished *out) { hp_converter_unfinished(c, out); }
+
 /* One conversion: chunked (max > 0) or in one piece; the output kept in *o. */
 static hp_code convert(const uint8_t *dump, size_t len, const hp_convert_options *base, size_t max, unsigned seed,
                        size_t hold, int patch, fuzz_out *o)
 {
     hp_convert_options opts = *base;
-    hp_converter *c;
     hp_sink sink = fuzz_sink(o, patch);
-    uint32_t state = seed * 2654435761u + 1;
-    hp_error err;
-    hp_code rc = HP_OK;
-    size_t pos = 0;
+    fuzz_rewriter w = { NULL, feed, finish, unfinished };
+    hp_code rc;
     opts.max_record = hold;
-    if (!(c = hp_converter_new(fuzz_budget(), &opts)))
+    if (!(w.writer = hp_converter_new(fuzz_budget(), &opts)))
         return HP_E_NOMEM;
-    while (rc == HP_OK && pos < len) {
-        size_t n = max ? 1 + xorshift(&state) % max : len;
-        if (n > len - pos)
-            n = len - pos;
-        rc = hp_converter_feed(c, dump + pos, n, &sink, &err);
-        fuzz_check_error(rc, &err);
-        pos += n;
-    }
-    if (rc == HP_OK) {
-        rc = hp_converter_finish(c, &sink, &err);
-        fuzz_check_error(rc, &err);
-    }
-    if (rc == HP_OK) {
-        hp_unfinished u;
-        hp_converter_unfinished(c, &u);
-        fuzz_check_unfinished(&u, len);
-    }
-    hp_converter_free(c);
+    rc = fuzz_rewrite(&w, dump, len, max, seed * 2654435761u + 1, &sink);
+    hp_converter_free(w.writer);
     return rc;
 }
 

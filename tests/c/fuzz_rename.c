@@ -102,34 +102,22 @@ static void make_plan(const uint8_t *dump, size_t len, unsigned control, planned
     }
 }
 
+static hp_code feed(void *r, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err)
+{
+    return hp_renamer_feed(r, data, len, out, err);
+}
+static hp_code finish(void *r, const hp_sink *out, hp_error *err) { return hp_renamer_finish(r, out, err); }
+static void unfinished(const void *r, hp_unfinished *out) { hp_renamer_unfinished(r, out); }
+
 static hp_code rename_all(const uint8_t *dump, size_t len, const hp_rename_plan *plan, size_t max, fuzz_out *o)
 {
-    hp_renamer *r = hp_renamer_new(fuzz_budget(), plan);
     hp_sink sink = fuzz_sink(o, 0);
-    uint32_t state = (uint32_t)len * 2654435761u + 1;
-    hp_error err;
-    hp_code rc = HP_OK;
-    size_t pos = 0;
-    if (!r)
+    fuzz_rewriter w = { hp_renamer_new(fuzz_budget(), plan), feed, finish, unfinished };
+    hp_code rc;
+    if (!w.writer)
         return HP_E_NOMEM;
-    while (rc == HP_OK && pos < len) {
-        size_t n = max ? 1 + xorshift(&state) % max : len;
-        if (n > len - pos)
-            n = len - pos;
-        rc = hp_renamer_feed(r, dump + pos, n, &sink, &err);
-        fuzz_check_error(rc, &err);
-        pos += n;
-    }
-    if (rc == HP_OK) {
-        rc = hp_renamer_finish(r, &sink, &err);
-        fuzz_check_error(rc, &err);
-    }
-    if (rc == HP_OK) {
-        hp_unfinished u;
-        hp_renamer_unfinished(r, &u);
-        fuzz_check_unfinished(&u, len);
-    }
-    hp_renamer_free(r);
+    rc = fuzz_rewrite(&w, dump, len, max, (uint32_t)len * 2654435761u + 1, &sink);
+    hp_renamer_free(w.writer);
     return rc;
 }
 

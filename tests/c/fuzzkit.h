@@ -116,6 +116,46 @@ static inline void fuzz_check_unfinished(const hp_unfinished *u, uint64_t len)
         abort();
 }
 
+/* A streaming rewriter of dumps (hp_converter, hp_renamer) as the
+ * harnesses drive it: its three calls, through one-line wrappers that take
+ * the writer as a void pointer. */
+typedef struct fuzz_rewriter {
+    void *writer;
+    hp_code (*feed)(void *writer, const uint8_t *data, size_t len, const hp_sink *out, hp_error *err);
+    hp_code (*finish)(void *writer, const hp_sink *out, hp_error *err);
+    void (*unfinished)(const void *writer, hp_unfinished *out);
+} fuzz_rewriter;
+
+/* Feeds `dump` to the rewriter in pieces of 1..max bytes drawn from
+ * `state` (max 0: in one piece), then finishes it.  Aborts unless every
+ * failure says why and a heap dump it reports unfinished lies within the
+ * input. */
+static inline hp_code fuzz_rewrite(const fuzz_rewriter *w, const uint8_t *dump, size_t len, size_t max,
+                                   uint32_t state, const hp_sink *sink)
+{
+    hp_error err;
+    hp_code rc = HP_OK;
+    size_t pos = 0;
+    while (rc == HP_OK && pos < len) {
+        size_t n = max ? 1 + xorshift(&state) % max : len;
+        if (n > len - pos)
+            n = len - pos;
+        rc = w->feed(w->writer, dump + pos, n, sink, &err);
+        fuzz_check_error(rc, &err);
+        pos += n;
+    }
+    if (rc == HP_OK) {
+        rc = w->finish(w->writer, sink, &err);
+        fuzz_check_error(rc, &err);
+    }
+    if (rc == HP_OK) {
+        hp_unfinished u;
+        w->unfinished(w->writer, &u);
+        fuzz_check_unfinished(&u, len);
+    }
+    return rc;
+}
+
 /* Aborts unless every allocation was given back. */
 static inline void fuzz_check_freed(void)
 {
