@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import hprofkit
 from hprofkit import _bmd, _hprof
@@ -359,6 +359,7 @@ SAMPLE = _bmd_of(HPROF_DIR / "mat__sun_jdk6_31_hprofagent_compressedOops.hprof")
 @pytest.mark.sanitize
 @settings(max_examples=100)
 @given(st.lists(st.tuples(st.integers(0, len(SAMPLE) - 1), st.integers(0, 255)), min_size=1, max_size=6))
+@example(flips=[(31, 0)])  # a string's length made 0: its empty text was taken for a failed allocation
 def test_random_corruption_never_crashes(flips):
     data = bytearray(SAMPLE)
     for at, value in flips:

@@ -352,7 +352,8 @@ static int write_clear_string(hp_bmd_decoder *d)
     hp_jstring_measure(d->held.data, d->held.len, &js);
     hp_buf_init(&fixed, &d->alloc);
     bytes = hp_jstring_bytes(d->held.data, d->held.len, &js, &fixed);
-    rc = bytes ? put_string(d, d->id, bytes, (size_t)js.utf8_len, 0) : no_memory(d, d->pos);
+    /* An empty string held no bytes: NULL then is its (empty) text, not a failure. */
+    rc = bytes || js.utf8_len == 0 ? put_string(d, d->id, bytes, (size_t)js.utf8_len, 0) : no_memory(d, d->pos);
     hp_buf_free(&fixed);
     return rc;
 }
