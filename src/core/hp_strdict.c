@@ -45,23 +45,33 @@ static int grow(void **p, const hp_alloc *alloc, size_t size)
     return 0;
 }
 
-int32_t hp_strdict_append(hp_strdict *d, const uint8_t *s, size_t len)
+/* Room for `entries` more entries of `bytes` more bytes: each array at
+ * least doubled (appends one by one stay linear), else exactly what is
+ * asked.  0, or -1 past the limits or without memory. */
+static int reserve(hp_strdict *d, uint64_t entries, uint64_t bytes)
 {
-    if (d->count >= LIMIT - 1 || len > LIMIT - d->len)
+    if (entries > LIMIT - 1 - d->count || bytes > LIMIT - d->len)
         return -1;
-    if (d->count == d->cap) {
-        size_t cap = (size_t)d->cap * 2;
+    if (d->count + entries > d->cap) {
+        size_t cap = (size_t)d->cap * 2 > d->count + entries ? (size_t)d->cap * 2 : (size_t)(d->count + entries);
         if (grow((void **)&d->hashes, d->alloc, cap * sizeof *d->hashes) < 0 ||
             grow((void **)&d->offsets, d->alloc, (cap + 1) * sizeof *d->offsets) < 0)
             return -1;
         d->cap = (uint32_t)cap;
     }
-    if (d->len + len > d->data_cap) {
-        size_t cap = d->data_cap * 2 > d->len + len ? d->data_cap * 2 : d->len + len;
+    if (d->len + bytes > d->data_cap) {
+        size_t cap = d->data_cap * 2 > d->len + bytes ? d->data_cap * 2 : (size_t)(d->len + bytes);
         if (grow((void **)&d->data, d->alloc, cap) < 0)
             return -1;
         d->data_cap = cap;
     }
+    return 0;
+}
+
+int32_t hp_strdict_append(hp_strdict *d, const uint8_t *s, size_t len)
+{
+    if (reserve(d, 1, len) < 0)
+        return -1;
     if (len)
         memcpy(d->data + d->len, s, len);
     d->len += len;
@@ -128,20 +138,8 @@ int32_t hp_strdict_append_indices(hp_strdict *d, uint32_t n)
     int32_t first = (int32_t)d->count;
     uint32_t i;
     int width = 1, k;
-    if (n > LIMIT - 1 - d->count || bytes > LIMIT - d->len)
+    if (reserve(d, n, bytes) < 0)
         return -1;
-    if (d->count + n > d->cap) {
-        size_t cap = (size_t)d->count + n;
-        if (grow((void **)&d->hashes, d->alloc, cap * sizeof *d->hashes) < 0 ||
-            grow((void **)&d->offsets, d->alloc, (cap + 1) * sizeof *d->offsets) < 0)
-            return -1;
-        d->cap = (uint32_t)cap;
-    }
-    if (d->len + bytes > d->data_cap) {
-        if (grow((void **)&d->data, d->alloc, (size_t)(d->len + bytes)) < 0)
-            return -1;
-        d->data_cap = (size_t)(d->len + bytes);
-    }
     memset(d->hashes + d->count, 0, (size_t)n * sizeof *d->hashes); /* as hp_strdict_append */
     digits[0] = '0';
     for (i = 0; i < n; i++) {
