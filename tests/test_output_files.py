@@ -296,9 +296,11 @@ def test_a_failed_encode_leaves_nothing_and_keeps_the_old_output(tmp_path):
 
 CHILD = """
 import signal, sys
-# A command run from a terminal takes SIGHUP's default; the suite itself may run under nohup (SIGHUP
-# ignored, which the CLI leaves so, as any program would).
+# A command run from a terminal takes SIGHUP's default and Python's SIGINT handler; the suite itself
+# may run under nohup (SIGHUP ignored) or as a shell's background job (SIGINT ignored, so Python
+# installs no handler), which the CLI leaves so, as any program would.
 signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from hprofkit import _output
 _output.USE_TMPFILE &= sys.argv[1] == "tmpfile"
 from hprofkit.cli import main
