@@ -302,6 +302,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_SHARED_PARSER: list[argparse.ArgumentParser] = []
+
+
+def _shared_parser() -> argparse.ArgumentParser:
+    """The parser main() uses, built once per process: building it costs more than most failing
+    commands (about 10 ms, mostly argparse's gettext look-ups), and parse_args() leaves it as
+    it was, so every call and every thread may share it.  build_parser() stays a fresh one to
+    inspect or change."""
+    if not _SHARED_PARSER:
+        _SHARED_PARSER.append(build_parser())  # threads that race here each build one: any serves
+    return _SHARED_PARSER[0]
+
+
 def command_table(width: int = 110) -> str:
     """The table of commands of docs/guides/cli.md, made from the parsers (tests/test_cli_grammar.py
     checks the page holds it): each command's usage, then what it does."""
@@ -361,7 +374,7 @@ def _terminations_unwind() -> Iterator[None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs one command; every failure is one line on stderr and exit status 1,
     every usage error argparse's usage line and exit status 2."""
-    parser = build_parser()
+    parser = _shared_parser()
     args = parser.parse_args(argv)
     try:
         # The heap commands' stages (index, dominators, leaks...) as a bar on a terminal's stderr.
