@@ -82,13 +82,16 @@ class Pack:
     end_offset: int
     totals: tuple[int, int]  # total_in, total_out
 
-    def write(self) -> bytes:
-        """The pack again, every stream stored (CRCs recomputed)."""
-        out = [self.header]
-        for b in self.blocks:
-            out.append(pack_block(dict(enumerate(b.streams)), b.in_len, b.out_len))
-        out.append(pack_end(len(self.blocks), *self.totals))
-        return b"".join(out)
+    def frame(self, index: int) -> bytes:
+        """Block `index` framed again, every stream stored (CRCs recomputed)."""
+        b = self.blocks[index]
+        return pack_block(dict(enumerate(b.streams)), b.in_len, b.out_len)
+
+    def write(self, frames: list[bytes] | None = None) -> bytes:
+        """The pack again from its blocks' frames (by default, frame(i) of every block)."""
+        if frames is None:
+            frames = [self.frame(i) for i in range(len(self.blocks))]
+        return b"".join([self.header, *frames, pack_end(len(self.blocks), *self.totals)])
 
 
 def read_pack(blob: bytes) -> Pack:

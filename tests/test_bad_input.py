@@ -57,15 +57,24 @@ class Index:
         self.subrecords = [(start, end, tag) for start, _, end, tag, is_sub in units if is_sub]
 
 
+def per_tag(units, rng, k):
+    """Up to k units of each tag, drawn at random: every kind of record and
+    sub-record is cut, not only the commonest (each cut parses from the start)."""
+    by_tag: dict[int, list] = {}
+    for unit in units:
+        by_tag.setdefault(unit[3], []).append(unit)
+    return [unit for tag in sorted(by_tag) for unit in rng.sample(by_tag[tag], min(k, len(by_tag[tag])))]
+
+
 def boundary_cuts(index, rng, size):
     """Cuts covering every boundary class: header, record head, body, sub-record
     boundary, sub-record head, payload, class-dump tables."""
     cuts = {0, 1, 10, 17, 18, 19, 25, 30}
     recs = [u for u in index if not u[4]]
     subs = [u for u in index if u[4]]
-    for start, head, end, tag, _ in rng.sample(recs, min(40, len(recs))):
+    for start, head, end, tag, _ in per_tag(recs, rng, 6):
         cuts |= {start + 1, start + 5, start + 8, min(head + 1, end), end}
-    for start, head, end, tag, _ in rng.sample(subs, min(200, len(subs))):
+    for start, head, end, tag, _ in per_tag(subs, rng, 12):
         cuts |= {start, start + 1, head - 1, head, (head + end) // 2, end}
     for start, head, end, tag, _ in [u for u in subs if u[3] == 0x20][:20]:
         cuts |= {start + 40, (start + end) // 2, end - 1}
