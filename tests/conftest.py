@@ -11,6 +11,7 @@ import random
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -172,10 +173,12 @@ def is_shared_dump(path: Path) -> bool:
 
 
 @pytest.fixture(scope="session")
-def oracle_runner() -> OracleRunner:
+def oracle_runner() -> Iterator[OracleRunner]:
     peer("oracle")
-    return OracleRunner([ORACLE_SCRIPT.parent / name for name in ORACLE_SOURCES], java=peer("java"),
-                        keep=is_shared_dump)
+    runner = OracleRunner([ORACLE_SCRIPT.parent / name for name in ORACLE_SOURCES], java=peer("java"),
+                          keep=is_shared_dump)
+    yield runner
+    runner.close()
 
 
 @pytest.fixture(scope="session")

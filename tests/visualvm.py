@@ -2,7 +2,9 @@
 ../shared/tools/oracle): HeapOracle.java (run.sh: totals and a histogram)
 and HeapGraphOracle.java (graph.sh: one JSON line per object, class or GC
 root), run as those scripts run them but compiled once: `java SOURCE.java`
-compiles the source again at every call (5 s a call, 0.8 s compiled).
+compiles the source again at every call (5 s a call, 0.8 s compiled).  The
+compiled programs run in one JVM per session (tests/peers/OracleServer.java),
+which spares each call the JVM's start and warm-up.
 
 Answers are kept for the session by the dump's content; those on the fixed
 shared dumps also on disk (cache_dir()), keyed by the dump's sha256 and by
@@ -11,18 +13,23 @@ is asked again."""
 
 from __future__ import annotations
 
+import atexit
 import gzip
 import hashlib
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from typing import Callable, Sequence
 
 VISUALVM_JAR = Path("/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar")
 SOURCES = ("HeapOracle.java", "HeapGraphOracle.java")
+SERVER = Path(__file__).resolve().parent / "peers" / "OracleServer.java"
+ANSWER_TIMEOUT = 900.0  # seconds: VisualVM's retained sizes on the largest dump take a minute
 PRIMITIVE_ARRAYS = {p + "[]" for p in ("boolean", "char", "float", "double", "byte", "short", "int", "long")}
 
 
@@ -64,17 +71,20 @@ class OracleRunner:
         self.answers: dict[tuple, str] = {}
         self.digests: dict[tuple, str] = {}
         self.classes = self._compile()
+        self.server: subprocess.Popen | None = None
+        self.server_lock = threading.Lock()  # one request at a time: the server runs them in turn
 
     def _compile(self) -> Path:
         """The compiled classes, per oracle and JDK (compiled at most once)."""
         jdk = Path(os.path.realpath(self.java)).parent
         target = cache_dir() / "oracle-classes" / hashlib.sha256(f"{self.key} {jdk}".encode()).hexdigest()[:32]
-        if all((target / f"{source.stem}.class").is_file() for source in self.sources):
+        if all((target / f"{source.stem}.class").is_file() for source in [*self.sources, SERVER]):
             return target
         target.parent.mkdir(parents=True, exist_ok=True)
         build = Path(tempfile.mkdtemp(dir=target.parent, prefix=".tmp-"))
         javac = shutil.which("javac", path=str(jdk)) or "javac"
-        proc = subprocess.run([javac, "-nowarn", "-cp", str(VISUALVM_JAR), "-d", str(build), *map(str, self.sources)],
+        proc = subprocess.run([javac, "-nowarn", "-cp", str(VISUALVM_JAR), "-d", str(build),
+                               *map(str, self.sources), str(SERVER)],
                               capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
             shutil.rmtree(build, ignore_errors=True)
@@ -108,14 +118,53 @@ class OracleRunner:
             # VisualVM writes index caches next to the dump: a link in a temp dir takes them.
             link = Path(tmp) / "dump.hprof"
             link.symlink_to(path.resolve())
-            cmd = [self.java, "-Xmx8g", "-cp", f"{VISUALVM_JAR}{os.pathsep}{self.classes}", main, str(link), *args]
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-        if proc.returncode != 0:
-            raise RuntimeError(f"oracle {main} failed on {path}: {proc.stderr[-2000:]}")
+            status, out, err = self._run(main, str(link), *args)
+        if status != 0:
+            raise RuntimeError(f"oracle {main} failed on {path}: {err[-2000:]}")
         if entry is not None:
-            write_atomically(entry, gzip.compress(proc.stdout.encode(), 1))  # fast: written while the suite waits
-        self.answers[key] = proc.stdout
-        return proc.stdout
+            write_atomically(entry, gzip.compress(out.encode(), 1))  # fast: written while the suite waits
+        self.answers[key] = out
+        return out
+
+    def _run(self, main: str, *args: str) -> tuple[int, str, str]:
+        """main(args) run by this session's OracleServer: (status, stdout, stderr)."""
+        assert not any("\t" in a or "\n" in a for a in args)  # the request is one tab-separated line
+        with self.server_lock:
+            if self.server is None or self.server.poll() is not None:
+                self.server = subprocess.Popen(
+                    [self.java, "-Xmx8g", "-cp", f"{VISUALVM_JAR}{os.pathsep}{self.classes}", SERVER.stem],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                atexit.register(self.close)  # the runners of tests/vvvalues.py have no fixture to end them
+            server = self.server
+            assert server.stdin is not None and server.stdout is not None
+            try:
+                server.stdin.write(("\t".join([main, *args]) + "\n").encode())
+                server.stdin.flush()
+                ready, _, _ = select.select([server.stdout], [], [], ANSWER_TIMEOUT)
+                head = server.stdout.readline() if ready else b""
+                if not head:
+                    raise RuntimeError(f"the oracle's JVM answered nothing to {main} {' '.join(args)} "
+                                       f"within {ANSWER_TIMEOUT:.0f} s (status {server.poll()})")
+                status, out_size, err_size = map(int, head.split())
+                out, err = server.stdout.read(out_size), server.stdout.read(err_size)
+            except BaseException:
+                self._end(kill=True)  # a half-read reply: the next request starts a new JVM
+                raise
+            return status, out.decode(), err.decode()
+
+    def close(self) -> None:
+        """Ends the server (it ends on its own when this process does: its input closes)."""
+        with self.server_lock:
+            self._end(kill=False)
+
+    def _end(self, kill: bool) -> None:
+        server, self.server = self.server, None
+        if server is not None:
+            if kill:
+                server.kill()
+            server.stdin.close()  # the server's readLine() sees the end
+            server.wait()
+            server.stdout.close()
 
 
 class GraphOracle:
