@@ -67,12 +67,13 @@ class OracleRunner:
         self.sources = list(sources)
         self.java = java
         self.keep = keep
-        self.key = sha256_of(*self.sources, VISUALVM_JAR)
+        self.key = sha256_of(*self.sources, SERVER, VISUALVM_JAR)
         self.answers: dict[tuple, str] = {}
         self.digests: dict[tuple, str] = {}
         self.classes = self._compile()
         self.server: subprocess.Popen | None = None
         self.server_lock = threading.Lock()  # one request at a time: the server runs them in turn
+        atexit.register(self.close)  # the runners of tests/vvvalues.py have no fixture to end them
 
     def _compile(self) -> Path:
         """The compiled classes, per oracle and JDK (compiled at most once)."""
@@ -134,17 +135,18 @@ class OracleRunner:
                 self.server = subprocess.Popen(
                     [self.java, "-Xmx8g", "-cp", f"{VISUALVM_JAR}{os.pathsep}{self.classes}", SERVER.stem],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-                atexit.register(self.close)  # the runners of tests/vvvalues.py have no fixture to end them
             server = self.server
             assert server.stdin is not None and server.stdout is not None
             try:
                 server.stdin.write(("\t".join([main, *args]) + "\n").encode())
                 server.stdin.flush()
                 ready, _, _ = select.select([server.stdout], [], [], ANSWER_TIMEOUT)
-                head = server.stdout.readline() if ready else b""
-                if not head:
+                if not ready:
                     raise RuntimeError(f"the oracle's JVM answered nothing to {main} {' '.join(args)} "
-                                       f"within {ANSWER_TIMEOUT:.0f} s (status {server.poll()})")
+                                       f"within {ANSWER_TIMEOUT:.0f} s")
+                head = server.stdout.readline()
+                if not head:  # its output closed: it ended (its stderr is the test's)
+                    raise RuntimeError(f"the oracle's JVM ended (status {server.wait()}) on {main} {' '.join(args)}")
                 status, out_size, err_size = map(int, head.split())
                 out, err = server.stdout.read(out_size), server.stdout.read(err_size)
             except BaseException:
