@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 from conftest import DATA, ROOT
-from visualvm import VISUALVM_JAR
 
 
 def test_a_missing_peer_fails_under_ci_and_is_skipped_elsewhere(tmp_path):
@@ -26,9 +25,8 @@ def test_the_oracles_server_answers_as_its_own_jvm_does(oracle_runner):
     """tests/visualvm.py runs the oracle's programs in one JVM (OracleServer.java): each answer
     must be what `java MAIN DUMP ARGS...` prints, run after others in that JVM, failures too."""
     dump = DATA / "hprof" / "mat__sun_jdk6_30_x64_compressedOops.hprof"
-    classpath = f"{VISUALVM_JAR}{os.pathsep}{oracle_runner.classes}"
     for args in (["classes", "--no-retained"], ["roots", "--no-retained"], ["classes"], ["objects", "--sample", "50"]):
-        alone = subprocess.run([oracle_runner.java, "-cp", classpath, "HeapGraphOracle", str(dump), *args],
+        alone = subprocess.run(oracle_runner.command("HeapGraphOracle", str(dump), *args),
                                capture_output=True, text=True, timeout=600)
         assert alone.returncode == 0 and alone.stdout.count("\n") > 20, alone.stderr
         assert oracle_runner._run("HeapGraphOracle", str(dump), *args) == (0, alone.stdout, alone.stderr)

@@ -136,14 +136,17 @@ class OracleRunner:
         self.answers[key] = out
         return out
 
+    def command(self, main: str, *args: str) -> list[str]:
+        """The JVM running class `main` of the compiled oracle with `args`, as its own process."""
+        return [self.java, "-Xmx8g", "-cp", f"{VISUALVM_JAR}{os.pathsep}{self.classes}", main, *args]
+
     def _run(self, main: str, *args: str) -> tuple[int, str, str]:
         """main(args) run by this session's OracleServer: (status, stdout, stderr)."""
         assert not any("\t" in a or "\n" in a for a in args)  # the request is one tab-separated line
         with self.server_lock:
             if self.server is None or self.server.poll() is not None:
-                self.server = subprocess.Popen(
-                    [self.java, "-Xmx8g", "-cp", f"{VISUALVM_JAR}{os.pathsep}{self.classes}", SERVER.stem],
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                self.server = subprocess.Popen(self.command(SERVER.stem), stdin=subprocess.PIPE,
+                                               stdout=subprocess.PIPE)
             server = self.server
             assert server.stdin is not None and server.stdout is not None
             try:
