@@ -330,12 +330,16 @@ PyObject *reach_class_retained(HeapHandle *c, int count);
 
 PyObject *values_walk(HeapHandle *o, PyObject *entries);
 PyObject *values_measure(HeapHandle *o, PyObject *unused);
+PyObject *values_corrupt(HeapHandle *o, PyObject *message);
 #define OBJ_VALUES_METHODS \
     { "_walk", (PyCFunction)values_walk, METH_O, \
       "_walk($self, entries, /)\n--\n\nA collection's entries or elements, raw (internal: entries(), elements())." }, \
     { "_measure", (PyCFunction)values_measure, METH_NOARGS, \
       "_measure($self, /)\n--\n\nA collection's shape, size, capacity, wasted bytes and inner collection\n" \
-      "(internal: fill_ratio)." },
+      "(internal: fill_ratio)." }, \
+    { "_corrupt", (PyCFunction)values_corrupt, METH_O, \
+      "_corrupt($self, message, /)\n--\n\nRaises CorruptError(message) at this object's sub-record (internal:\n" \
+      "the checks of value)." },
 
 PyObject *values_collection_waste(HeapIndex *heap, PyObject *unused);
 PyObject *values_duplicate_strings(HeapIndex *heap, PyObject *min_count);

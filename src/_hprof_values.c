@@ -26,7 +26,9 @@ typedef struct {
 static void build_layouts(void *ctx)
 {
     coll_call *c = ctx;
-    c->rc = c->heap->coll ? HP_OK : hp_coll_new(c->heap->index, &hprof_raw_alloc, &c->heap->coll, &c->err);
+    c->rc = c->heap->coll ? HP_OK
+                          : hp_coll_new(c->heap->index, &hprof_raw_alloc, heap_interrupted, NULL, &c->heap->coll,
+                                        &c->err);
 }
 
 /* Whether the layouts are built, read under the lock (not waiting: a thread
@@ -56,8 +58,8 @@ static const hp_coll *layouts(HeapIndex *heap)
     heap_leave(heap);
     if (rc < 0)
         return NULL;
-    if (call.rc != HP_OK)
-        return (const hp_coll *)hprof_raise(heap->st, &call.err);
+    if (call.rc != HP_OK) /* interrupted: the signal handler's exception (KeyboardInterrupt) is set */
+        return PyErr_Occurred() ? NULL : (const hp_coll *)hprof_raise(heap->st, &call.err);
     return heap_index(heap) ? heap->coll : NULL;
 }
 
@@ -195,6 +197,7 @@ typedef struct {
     hp_coll_measure m;
     int array;          /* an object array: its elements counted instead */
     uint64_t used, length;
+    hp_error err;       /* set when m.size_corrupt */
 } measure_call;
 
 static void measure(void *ctx)
@@ -205,6 +208,14 @@ static void measure(void *ctx)
     int id_size;
     uint32_t k;
     hp_coll_measure_of(c->coll, c->index, &c->m);
+    if (c->m.size_corrupt) {
+        hp_heap_object(h, c->index, &arr);
+        hp_failf(&c->err, HP_E_CORRUPT, arr.offset, HP_SUB_INSTANCE_DUMP, 1,
+                 "collection 0x%llx declares size %lld, which its storage cannot hold (capacity %lld; "
+                 "INSTANCE_DUMP at offset %llu)",
+                 (unsigned long long)arr.id, (long long)c->m.size, (long long)c->m.capacity,
+                 (unsigned long long)arr.offset);
+    }
     if (c->m.shape != HP_COLL_NONE)
         return;
     if (hp_heap_object_kind(h, c->index) != HP_KIND_OBJ_ARRAY)
@@ -219,7 +230,8 @@ static void measure(void *ctx)
 
 /* obj._measure(): (shape, size, capacity, wasted, inner) of a collection
  * (shape "list", "set" or "map"; size and capacity None when unknown), of
- * an object array ("array", non-null elements, length, 0, None), else None. */
+ * an object array ("array", non-null elements, length, 0, None), else None;
+ * CorruptError for a size its storage cannot hold. */
 PyObject *values_measure(HeapHandle *o, PyObject *unused)
 {
     static const char *const shapes[] = { NULL, "list", "set", "map" };
@@ -237,6 +249,8 @@ PyObject *values_measure(HeapHandle *o, PyObject *unused)
     if (call.array)
         return Py_BuildValue("sKKiO", "array", (unsigned long long)call.used, (unsigned long long)call.length, 0,
                              Py_None);
+    if (call.m.size_corrupt)
+        return hprof_raise(heap->st, &call.err);
     if (call.m.shape == HP_COLL_NONE)
         Py_RETURN_NONE;
     size = call.m.size >= 0 ? PyLong_FromLongLong(call.m.size) : Py_NewRef(Py_None);
@@ -249,6 +263,36 @@ PyObject *values_measure(HeapHandle *o, PyObject *unused)
         return NULL;
     }
     return Py_BuildValue("sNNKN", shapes[call.m.shape], size, capacity, (unsigned long long)call.m.wasted, inner);
+}
+
+typedef struct {
+    const hp_heap *h;
+    uint32_t index;
+    hp_object o;
+} describe_call;
+
+static void describe(void *ctx)
+{
+    describe_call *c = ctx;
+    hp_heap_object(c->h, c->index, &c->o);
+}
+
+PyObject *values_corrupt(HeapHandle *o, PyObject *message)
+{
+    static const int tags[] = { [HP_KIND_INSTANCE] = HP_SUB_INSTANCE_DUMP, [HP_KIND_CLASS] = HP_SUB_CLASS_DUMP,
+                                [HP_KIND_OBJ_ARRAY] = HP_SUB_OBJ_ARRAY_DUMP,
+                                [HP_KIND_PRIM_ARRAY] = HP_SUB_PRIM_ARRAY_DUMP };
+    describe_call call;
+    hp_error err;
+    const char *text = PyUnicode_AsUTF8(message);
+    if (!text || !(call.h = heap_index(o->heap)))
+        return NULL;
+    call.index = o->index;
+    if (heap_guard(o->heap, describe, &call) < 0)
+        return NULL;
+    hp_failf(&err, HP_E_CORRUPT, call.o.offset, tags[call.o.kind], 1, "%s (%s at offset %llu)", text,
+             hp_subtag_name(tags[call.o.kind]), (unsigned long long)call.o.offset);
+    return hprof_raise(o->heap->st, &err);
 }
 
 /* ---- walks over the whole heap, without the GIL ---- */
@@ -298,7 +342,7 @@ static void waste(void *ctx)
     c->rc = hp_coll_waste(c->coll, c->rows, heap_interrupted, NULL, &c->err);
 }
 
-/* heap._collection_waste(): [(HeapClass, instances, empty, filled, fill sum, wasted bytes)]
+/* heap._collection_waste(): [(HeapClass, instances, empty, filled, fill sum, wasted bytes, corrupt)]
  * for every collection class with instances (hp_coll_waste). */
 PyObject *values_collection_waste(HeapIndex *heap, PyObject *unused)
 {
@@ -320,8 +364,9 @@ PyObject *values_collection_waste(HeapIndex *heap, PyObject *unused)
         if (r->instances == 0)
             continue;
         cls = heap_class_handle(heap, ord);
-        row = cls ? Py_BuildValue("NKKKdK", cls, (unsigned long long)r->instances, (unsigned long long)r->empty,
-                                  (unsigned long long)r->filled, r->fill_sum, (unsigned long long)r->wasted)
+        row = cls ? Py_BuildValue("NKKKdKK", cls, (unsigned long long)r->instances, (unsigned long long)r->empty,
+                                  (unsigned long long)r->filled, r->fill_sum, (unsigned long long)r->wasted,
+                                  (unsigned long long)r->corrupt)
                   : NULL;
         if (!row || PyList_Append(list, row) < 0)
             Py_CLEAR(list);

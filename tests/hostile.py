@@ -8,6 +8,7 @@ measures peak RSS; the tests build small ones.
     pack_of_zeros      a legitimate pack of `blocks` such records, restoring
                        to gigabytes from megabytes (made without encoding them)
     mini_of_roots      a zlib Tailor mini: one segment of `roots` empty roots
+    mini_of_byte_arrays a bare Tailor mini: one segment of byte[] heads
     zero_arrays_dump   HPROF chunks: `count` zeroed byte[] of `size` bytes
     one_array_dump     Android HPROF chunks: one segment holding one byte[]
     app_heap_dump      Android HPROF chunks: one segment of `count` byte[]
@@ -92,6 +93,13 @@ def mini_of_roots(roots: int, level: int = 9) -> bytes:
     out.append(comp.compress(b"\x2c"))
     out.append(comp.flush())
     return b"".join(out)
+
+
+def mini_of_byte_arrays(arrays: int, length: int) -> bytes:
+    """A bare Tailor mini: one heap segment of `arrays` byte[length] (10
+    bytes each: a mini drops byte[] contents, restored as zeros)."""
+    heads = b"".join(struct.pack(">BIIB", 0x23, 0x100 + 8 * k, length, 8) for k in range(arrays))
+    return b"JAVA PROFILE 6.0.1" + b"\x1c" + heads + b"\x2c"
 
 
 # ---- HPROF streams -----------------------------------------------------------------
@@ -237,10 +245,10 @@ def _segments(subs: Iterator[bytes]) -> Iterator[bytes]:
     yield record(0x2C, 0)
 
 
-def _preamble(classes: dict[int, str]) -> Iterator[bytes]:
+def _preamble(classes: dict[int, str], fields: dict[int, str] = _FIELD_NAMES) -> Iterator[bytes]:
     """The header, the field names, and STRING + LOAD_CLASS for each class."""
     yield hprof_header(2, 4)
-    for sid, name in _FIELD_NAMES.items():
+    for sid, name in fields.items():
         yield _string(sid, name)
     for serial, (cid, name) in enumerate(classes.items(), 1):
         yield _string(100 + serial, name) + _load_class(serial, cid, 100 + serial)
@@ -336,6 +344,106 @@ def wide_array_dump(n: int) -> Iterator[bytes]:
         yield _object_array_head(HOLDER, n) + b"".join(struct.pack(">I", object_id(k)) for k in range(n))
         for start in range(0, n, 4096):
             yield b"".join(leaf.pack(0x21, object_id(k), 0, LEAF_CLASS, 0) for k in range(start, min(n, start + 4096)))
+    yield from _segments(subs())
+
+
+# ---- collections and boxes (issue 30: hardening III) ----------------------------------
+#
+#   deep_list_dump     a java.util.ArrayList subclassed `depth` times (every
+#                      third subclass declares an int `pad` of its own), one
+#                      instance of the deepest holding LIST_ITEMS in 4 slots
+#   corrupt_values_dump a java.lang.Character without `value`, a
+#                      java.lang.Long whose `value` is a reference, and an
+#                      ArrayList of size 2^31-1 in 2 slots (CORRUPT_IDS)
+#   flat_classes_dump  `n` classes, one instance each (the report's memory)
+#   identical_strings_dump `n` Strings of one text
+
+LIST_CLASS, CHARACTER_CLASS, LONG_CLASS = 0x130, 0x138, 0x140
+LIST = 0x2000_0000             # the list instance, its elementData at LIST + 8
+LIST_ITEMS = (object_id(1), object_id(2))
+PAD = 0x7FFF_FFFF              # what every `pad` holds: read as a size or a reference, it shows
+_VALUE_FIELDS = {**_FIELD_NAMES, 3: "elementData", 4: "size", 5: "pad", 6: "value", 7: "other", 8: "hash"}
+STRING_CLASS = 0x148
+_LIST_FIELDS = ((3, 2), (4, 10))  # elementData: Object[], size: int
+CORRUPT_IDS = {"character": object_id(10), "long": object_id(11), "list": LIST}
+
+
+def _list_subrecords(list_class: int, own_pads: int, size: int, slots: tuple[int, ...]) -> Iterator[bytes]:
+    """An instance of list_class (whose classes declare own_pads pads before
+    ArrayList's fields) with `size`, its elementData holding `slots`."""
+    data = struct.pack(">I", PAD) * own_pads + struct.pack(">Ii", LIST + 8, size)
+    yield _jni_global(LIST)
+    yield _instance(LIST, list_class, data)
+    yield _object_array_head(LIST + 8, len(slots)) + b"".join(struct.pack(">I", k) for k in slots)
+
+
+def deep_list_dump(depth: int) -> Iterator[bytes]:
+    chain = {CHAIN_CLASS0 + 8 * k: f"C{k}" for k in range(depth)}
+    yield from _preamble({**_NAMES, LIST_CLASS: "java/util/ArrayList", **chain}, _VALUE_FIELDS)
+
+    def subs() -> Iterator[bytes]:
+        yield from _base_classes()
+        yield _class_dump(LIST_CLASS, OBJECT_CLASS, 8, _LIST_FIELDS)
+        for k in range(depth):
+            pad = ((5, 10),) if k % 3 == 0 else ()
+            yield _class_dump(CHAIN_CLASS0 + 8 * k, CHAIN_CLASS0 + 8 * (k - 1) if k else LIST_CLASS, 4 * len(pad), pad)
+        for item in LIST_ITEMS:
+            yield _instance(item, OBJECT_CLASS)
+        yield from _list_subrecords(CHAIN_CLASS0 + 8 * (depth - 1), (depth + 2) // 3, 2, (*LIST_ITEMS, 0, 0))
+    yield from _segments(subs())
+
+
+def corrupt_values_dump() -> Iterator[bytes]:
+    yield from _preamble({**_NAMES, LIST_CLASS: "java/util/ArrayList", CHARACTER_CLASS: "java/lang/Character",
+                          LONG_CLASS: "java/lang/Long"}, _VALUE_FIELDS)
+
+    def subs() -> Iterator[bytes]:
+        yield from _base_classes()
+        yield _class_dump(LIST_CLASS, OBJECT_CLASS, 8, _LIST_FIELDS)
+        yield _class_dump(CHARACTER_CLASS, OBJECT_CLASS, 2, ((7, 5),))  # char other
+        yield _class_dump(LONG_CLASS, OBJECT_CLASS, 4, ((6, 2),))       # Object value
+        yield _jni_global(CORRUPT_IDS["character"]) + _jni_global(CORRUPT_IDS["long"])
+        yield _instance(CORRUPT_IDS["character"], CHARACTER_CLASS, b"\0A")
+        yield _instance(CORRUPT_IDS["long"], LONG_CLASS, struct.pack(">I", CORRUPT_IDS["character"]))
+        yield from _list_subrecords(LIST_CLASS, 0, 2**31 - 1, (object_id(12), 0))
+        yield _instance(object_id(12), OBJECT_CLASS)
+    yield from _segments(subs())
+
+
+def flat_classes_dump(n: int) -> Iterator[bytes]:
+    """`n` classes extending Object, one instance of each, held by an Object[]
+    (the report's memory per class: benchmarks/bench_graph_hostile.py)."""
+    flat = {CHAIN_CLASS0 + 8 * k: f"F{k}" for k in range(n)}
+    yield from _preamble({**_NAMES, **flat})
+
+    def subs() -> Iterator[bytes]:
+        yield _jni_global(HOLDER)
+        yield from _base_classes()
+        for k in range(n):
+            yield _class_dump(CHAIN_CLASS0 + 8 * k, OBJECT_CLASS, 0)
+        yield _object_array_head(HOLDER, n) + b"".join(struct.pack(">I", object_id(k)) for k in range(n))
+        for k in range(n):
+            yield _instance(object_id(k), CHAIN_CLASS0 + 8 * k)
+    yield from _segments(subs())
+
+
+def identical_strings_dump(n: int, text: str = "hello, world") -> Iterator[bytes]:
+    """`n` java.lang.Strings of one text, each with a char[] of its own, held
+    by an Object[] (the report's memory per duplicate String)."""
+    yield from _preamble({**_NAMES, STRING_CLASS: "java/lang/String"}, _VALUE_FIELDS)
+    chars = text.encode("utf-16-be")
+    string = struct.Struct(">BIIII" + "Ii")
+    array = struct.pack(">BIIIB", 0x23, 0, 0, len(text), 5)[5:]  # stack serial, count, char: after the id
+
+    def subs() -> Iterator[bytes]:
+        yield _jni_global(HOLDER)
+        yield from _base_classes()
+        yield _class_dump(STRING_CLASS, OBJECT_CLASS, 8, ((6, 2), (8, 10)))
+        yield _object_array_head(HOLDER, n) + b"".join(struct.pack(">I", object_id(2 * k)) for k in range(n))
+        for start in range(0, n, 4096):
+            yield b"".join(string.pack(0x21, object_id(2 * k), 0, STRING_CLASS, 8, object_id(2 * k + 1), 0)
+                           + b"\x23" + struct.pack(">I", object_id(2 * k + 1)) + array + chars
+                           for k in range(start, min(n, start + 4096)))
     yield from _segments(subs())
 
 

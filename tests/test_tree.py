@@ -14,6 +14,7 @@ dominator_of() and retained_by().
 
 from __future__ import annotations
 
+import itertools
 import json
 import pickle
 import threading
@@ -462,3 +463,15 @@ def test_merged_paths_of_nothing_and_errors():
         alone = heap.merged_paths([obj], exclude=[cut])
         assert (alone.reached + alone.unreached, heap.path_to_root(obj, exclude=[cut]) is None) == (
             1, alone.unreached == 1)
+
+
+def test_merged_paths_format_takes_counts_only():
+    """#30: format(rows=-1) raised a bare IndexError; a negative count is a ValueError, and 0
+    prints each level's "… N more" line only."""
+    heap = hprofkit.open_heap(dump_path("heapdump__small_heap.bin"))
+    merged = heap.merged_paths(list(itertools.islice(heap.objects(), 50)))
+    for bad in ({"rows": -1}, {"max_depth": -2}, {"rows": 1.5}):
+        with pytest.raises(ValueError, match="must be a count"):
+            merged.format(**bad)
+    lines = merged.format(rows=0).splitlines()
+    assert len(lines) == 3 and lines[2].endswith(f"… {len(merged.children):,} more")

@@ -9,8 +9,10 @@ on a dump of every collection this machine's JDK writes
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -19,6 +21,7 @@ import pytest
 import hprofkit
 from hprofkit.writer import HprofWriter
 from conftest import SHARED_TOOLS, dump_path, kept_dump, peer, run_androidize
+import hostile
 from leaky_heap import LeakyHeap
 from vvvalues import VV, run_peer, walk, wasted
 
@@ -615,5 +618,60 @@ def test_a_thread_shows_its_stack_in_a_notebook():
             for obj in frame.locals:
                 assert f"@0x{obj.id:x}" in page
         assert f"{t.retained_size:,} B" in page
-    hostile = threads[0]._replace(name="</code><script>alert(1)</script>")
-    assert "<script>" not in hostile._repr_html_() and "&lt;script&gt;" in hostile._repr_html_()
+    renamed = threads[0]._replace(name="</code><script>alert(1)</script>")
+    assert "<script>" not in renamed._repr_html_() and "&lt;script&gt;" in renamed._repr_html_()
+
+
+# ---- hostile collections and boxes (#30) -------------------------------------------------
+
+def test_layouts_of_a_deep_hierarchy_are_resolved_once_per_class():
+    """A java.util.ArrayList subclassed 200,000 times, every third subclass declaring a field of
+    its own: the deepest class's instance is walked through ArrayList's fields, moved by every
+    pad declared below (a wrong offset reads a pad, 0x7fffffff, as elementData or size).  The
+    layouts took time quadratic in the depth (21 s at 80,000); resolved once per class, they
+    are linear (benchmarks/bench_hostile.py measures the depth's cost)."""
+    depth = 200_000
+    with hprofkit.open_heap(b"".join(hostile.deep_list_dump(depth))) as heap:
+        listed = heap.object(hostile.LIST)
+        assert listed.class_name == f"C{depth - 1}"
+        assert [e.id for e in listed.elements()] == list(hostile.LIST_ITEMS)
+        assert listed.fill_ratio == 0.5
+        (row,) = heap.collection_waste()
+        assert (row.class_name, row.instances, row.empty, row.mean_fill, row.corrupt) == (f"C{depth - 1}", 1, 0, 0.5, 0)
+
+
+def test_corrupt_boxes_and_sizes_are_corrupt_errors_naming_the_object():
+    """A java.lang.Character without `value` (a bare KeyError before), a java.lang.Long whose
+    `value` is a reference (a HeapObject before), an ArrayList of size 2^31-1 in 2 slots (fill
+    1073741823.5 before): each a CorruptError at the object's INSTANCE_DUMP; collection_waste
+    counts the list as corrupt, out of the fill and the waste."""
+    data = b"".join(hostile.corrupt_values_dump())
+    with hprofkit.open_heap(data) as heap:
+        for name, says in (("character", "has no field value, not the char value"),
+                           ("long", "has a field value of type object, not the long value")):
+            obj = heap.object(hostile.CORRUPT_IDS[name])
+            with pytest.raises(hprofkit.CorruptError, match=says) as info:
+                obj.value
+            at = data.index(bytes([0x21]) + obj.id.to_bytes(4, "big"))
+            assert (info.value.offset, info.value.record) == (at, "INSTANCE_DUMP")
+            assert f"INSTANCE_DUMP at offset {at}" in str(info.value)
+        listed = heap.object(hostile.LIST)
+        with pytest.raises(hprofkit.CorruptError, match="declares size 2147483647, which its storage cannot hold"):
+            listed.fill_ratio
+        assert [e.id if e is not None else None for e in listed.elements()] == [hostile.object_id(12), None]
+        (row,) = heap.collection_waste()
+        assert (row.class_name, row.instances, row.corrupt, row.mean_fill, row.wasted_bytes) == (
+            "java.util.ArrayList", 1, 1, None, 0)
+
+
+def test_waste_prints_no_fill_for_a_corrupt_size(tmp_path):
+    path = tmp_path / "corrupt.hprof"
+    hostile.write_dump(path, hostile.corrupt_values_dump())
+    proc = subprocess.run([sys.executable, "-m", "hprofkit", "waste", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    line = next(line for line in proc.stdout.splitlines() if line.endswith("java.util.ArrayList"))
+    assert line.split()[-2:] == ["-", "java.util.ArrayList"] and "2147483647" not in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "hprofkit", "waste", "--json", str(path)], capture_output=True,
+                          text=True)
+    (row,) = json.loads(proc.stdout)["collections"]
+    assert (row["corrupt"], row["mean_fill"], row["wasted_bytes"]) == (1, None, 0)

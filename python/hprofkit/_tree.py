@@ -292,7 +292,10 @@ class MergedPaths:
         """The tree as text, one node a line: targets through it, its objects
         and their retained size, then the reference and the class.  max_depth:
         levels printed (None: all); rows: children printed per node (None: all;
-        the others are summed on a "… N more" line)."""
+        the others are summed on a "… N more" line); ValueError when negative."""
+        for name, limit in (("max_depth", max_depth), ("rows", rows)):
+            if limit is not None and (not isinstance(limit, int) or limit < 0):
+                raise ValueError(f"{name} must be a count (0 or more) or None, not {limit!r}")
         lines = [f"Merged paths to {self.targets:,} objects: {self.reached:,} reached"
                  + (f", {self.unreached:,} with no strong path" if self.unreached else ""),
                  f"{'targets':>9}  {'objects':>9}  {'retained':>10}  path"]

@@ -26,8 +26,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Frame", "Thread", "AllocationSite", "AllocSite", "DuplicateString", "CollectionWaste", "LargeArray"]
 
-BOXES = frozenset(f"java.lang.{name}" for name in
-                  ("Boolean", "Byte", "Character", "Short", "Integer", "Long", "Float", "Double"))
+# The box classes and the type of the `value` field each declares.
+BOX_TYPES = {"java.lang.Boolean": "boolean", "java.lang.Byte": "byte", "java.lang.Character": "char",
+             "java.lang.Short": "short", "java.lang.Integer": "int", "java.lang.Long": "long",
+             "java.lang.Float": "float", "java.lang.Double": "double"}
+BOXES = frozenset(BOX_TYPES)
 
 
 # ---- values ------------------------------------------------------------------------------
@@ -39,11 +42,20 @@ def value_of(obj: HeapObject) -> Any:
     if name == "java.lang.String":
         return obj.as_str()
     if name in BOXES and obj.kind == "instance":
-        return obj["value"]
+        return _box_value(obj, BOX_TYPES[name])
     if obj.kind == "instance" and is_enum(obj.class_):
         constant = obj["name"]
         return None if constant is None else constant.as_str()
     raise TypeError(f"{name} has no value: .value reads boxed primitives, Strings and enum constants")
+
+
+def _box_value(obj: HeapObject, want: str) -> Any:
+    """The `value` of a box, which must be a field of the box's primitive type."""
+    field = next((f for f in obj.fields() if f.name == "value"), None)
+    if field is None or field.type != want:
+        found = "no field value" if field is None else f"a field value of type {field.type}"
+        obj._corrupt(f"{obj.class_name} {obj.id:#x} has {found}, not the {want} value of its box")
+    return field.value
 
 
 def is_enum(cls: Optional[HeapClass]) -> bool:
@@ -269,7 +281,9 @@ def duplicate_strings(heap: Heap, min_count: int = 2) -> list[DuplicateString]:
 class CollectionWaste(NamedTuple):
     """One collection class: its instances, how many are empty (size 0), their mean fill
     ratio (over those with a backing array; None when none has one) and the bytes their
-    backing arrays waste (docs/values.md defines it); ``class_`` is the HeapClass."""
+    backing arrays waste (docs/values.md defines it); ``class_`` is the HeapClass.
+    ``corrupt`` counts the instances whose size their storage cannot hold (an ArrayList of
+    size 2^31-1 in 10 slots): they count in ``instances`` only, never in the fill or the waste."""
 
     class_name: str
     instances: int
@@ -277,12 +291,13 @@ class CollectionWaste(NamedTuple):
     mean_fill: Optional[float]
     wasted_bytes: int
     class_: HeapClass
+    corrupt: int = 0
 
 
 def collection_waste(heap: Heap) -> list[CollectionWaste]:
     """Heap.collection_waste()."""
-    rows = [CollectionWaste(cls.name, instances, empty, fill_sum / filled if filled else None, wasted, cls)
-            for cls, instances, empty, filled, fill_sum, wasted in heap._collection_waste()]
+    rows = [CollectionWaste(cls.name, instances, empty, fill_sum / filled if filled else None, wasted, cls, corrupt)
+            for cls, instances, empty, filled, fill_sum, wasted, corrupt in heap._collection_waste()]
     rows.sort(key=lambda r: (-r.wasted_bytes, -r.instances, r.class_name, r.class_.class_id))
     return rows
 

@@ -21,8 +21,13 @@ enum { HP_COLL_NONE = 0, HP_COLL_LIST, HP_COLL_SET, HP_COLL_MAP };
 
 typedef struct hp_coll hp_coll;
 
-/* Resolves the layouts of every class of `h` (which must outlive it). */
-hp_code hp_coll_new(const hp_heap *h, const hp_alloc *alloc, hp_coll **out, hp_error *err);
+/* Resolves the layouts of every class of `h` (which must outlive it), each
+ * class after its superclass, in time linear in the number of classes
+ * (a class named by no layout takes its superclass's, moved by its own
+ * fields: Java reads a field where it is declared).  interrupt (may be
+ * NULL) is called every 1,024 classes: nonzero stops with HP_E_ABORTED. */
+hp_code hp_coll_new(const hp_heap *h, const hp_alloc *alloc, int (*interrupt)(void *ctx), void *ctx, hp_coll **out,
+                    hp_error *err);
 void hp_coll_free(hp_coll *c);
 
 /* The shape (HP_COLL_*) of object `index`: HP_COLL_NONE when it is not an
@@ -58,6 +63,8 @@ typedef struct hp_coll_measure {
     uint64_t wasted;    /* bytes of backing arrays it does not use (hp_coll_measure_of) */
     uint32_t inner;     /* a wrapper's collection (a HashSet's HashMap), else HP_NONE */
     int owns_inner;     /* the inner collection is the wrapper's own storage (HashSet), not a view's */
+    int size_corrupt;   /* size is one its storage cannot hold (below -1; above an array's slots; above
+                           the heap's objects for nodes): no fill ratio, and the waste rows skip its fill */
 } hp_coll_measure;
 
 /* Measures collection `index`.  capacity counts a map's entries (an
@@ -71,6 +78,7 @@ void hp_coll_measure_of(const hp_coll *c, uint32_t index, hp_coll_measure *out);
 /* Per class, what collection_waste reports. */
 typedef struct hp_coll_class_waste {
     uint64_t instances, empty;   /* instances measured; those of size 0 */
+    uint64_t corrupt;            /* instances whose size cannot be (hp_coll_measure.size_corrupt): no fill */
     uint64_t filled;             /* instances with a capacity > 0 (the fill ratios summed) */
     double fill_sum;
     uint64_t wasted;

@@ -14,8 +14,9 @@ typedef struct coll_field {
     int type;
 } coll_field;
 
-/* The collection fields a layout reads, resolved on one class. */
-enum { F_STORAGE, F_STORAGE2, F_SIZE, F_HEAD, F_NULL_ENTRY, F_CAPACITY, F_COUNT };
+/* The collection fields a layout reads, resolved on one class (F_CELLS:
+ * ConcurrentHashMap's counterCells, optional). */
+enum { F_STORAGE, F_STORAGE2, F_SIZE, F_HEAD, F_NULL_ENTRY, F_CAPACITY, F_CELLS, F_COUNT };
 
 typedef struct coll_layout {
     const coll_spec *spec;
@@ -36,8 +37,8 @@ struct hp_coll {
 #define WRAP_DEPTH 16
 
 /* The instance field of class `ord` named by `names` (the nearest
- * declaration of the first '|'-separated alternative it has); 0 when it
- * has none. */
+ * declaration of the first '|'-separated alternative it has, in ord and
+ * up to 64 classes above it); 0 when it has none. */
 int coll_find_field(const hp_heap *h, uint32_t ord, const char *names, coll_field *out);
 /* The layout of object `index`, or NULL when it is no collection instance. */
 const coll_layout *coll_layout_of(const hp_coll *c, uint32_t index);

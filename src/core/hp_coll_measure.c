@@ -48,21 +48,40 @@ static uint64_t wasted_of(const hp_heap *h, const backing *b, int64_t size)
     return total;
 }
 
-/* baseCount plus the values of counterCells (ConcurrentHashMap's sumCount). */
-static int64_t counted_size(const hp_heap *h, const hp_object *o, int64_t base)
+/* baseCount plus the values of counterCells (ConcurrentHashMap's sumCount).
+ * The cells' `value` is looked up once per cell class met in a row. */
+static int64_t counted_size(const hp_heap *h, const coll_layout *L, const hp_object *o, int64_t base)
 {
-    coll_field f, value;
+    coll_field value = { -1, 0 };
     hp_object cells, cell;
     int id_size = hp_heap_id_size(h);
-    uint32_t k;
-    if (!coll_find_field(h, o->class_ord, "counterCells", &f) || !coll_array_at(h, o, &f, &cells) ||
-        cells.elem_type != HP_T_OBJECT)
+    uint32_t k, value_of = HP_NONE;
+    if (!coll_array_at(h, o, &L->f[F_CELLS], &cells) || cells.elem_type != HP_T_OBJECT)
         return base;
-    for (k = 0; k < cells.length; k++)
-        if (coll_object_of(h, hp_read_id(cells.data + (uint64_t)k * id_size, id_size), NULL, &cell) &&
-            cell.kind == HP_KIND_INSTANCE && coll_find_field(h, cell.class_ord, "value", &value))
+    for (k = 0; k < cells.length; k++) {
+        if (!coll_object_of(h, hp_read_id(cells.data + (uint64_t)k * id_size, id_size), NULL, &cell) ||
+            cell.kind != HP_KIND_INSTANCE)
+            continue;
+        if (cell.class_ord != value_of) {
+            value_of = cell.class_ord;
+            coll_find_field(h, value_of, "value", &value);
+        }
+        if (value.offset >= 0)
             base += coll_int_at(h, &cell, &value, 0);
+    }
     return base;
+}
+
+/* Whether a declared size is one the collection can hold: -1 (unknown)
+ * or more; no more than an array-backed one's slots; no more than the
+ * heap's objects when each entry is a node. */
+static int size_fits(const hp_heap *h, int kind, int64_t size, int64_t capacity)
+{
+    if (size < -1)
+        return 0;
+    if (kind == COLL_ARRAY || kind == COLL_PARALLEL || kind == COLL_CIRCULAR)
+        return capacity < 0 || size <= capacity;
+    return size <= (int64_t)hp_heap_object_count(h);
 }
 
 static void measure(const hp_coll *c, uint32_t index, hp_coll_measure *out, int depth)
@@ -109,7 +128,7 @@ static void measure(const hp_coll *c, uint32_t index, hp_coll_measure *out, int 
         out->capacity = coll_array_at(h, &o, &L->f[F_STORAGE], &arr) ? (int64_t)arr.length : 0;
         out->size = coll_int_at(h, &o, &L->f[F_SIZE], -1);
         if ((spec->flags & COLL_SIZE_CELLS) && out->size >= 0)
-            out->size = counted_size(h, &o, out->size);
+            out->size = counted_size(h, L, &o, out->size);
         add_backing(h, &b, &o, &L->f[F_STORAGE], 1);
         break;
     case COLL_SEGMENTS: {
@@ -119,14 +138,20 @@ static void measure(const hp_coll *c, uint32_t index, hp_coll_measure *out, int 
         out->size = out->capacity = 0;
         if (!coll_array_at(h, &o, &L->f[F_STORAGE], &segs) || segs.elem_type != HP_T_OBJECT)
             break;
+        uint32_t fields_of = HP_NONE; /* the segments' fields, looked up once per class met in a row */
+        coll_field table = { -1, 0 }, count = { -1, 0 };
         for (k = 0; k < segs.length; k++) {
-            coll_field table, count;
             if (!coll_object_of(h, hp_read_id(segs.data + (uint64_t)k * id_size, id_size), NULL, &seg) ||
                 seg.kind != HP_KIND_INSTANCE)
                 continue;
-            if (coll_find_field(h, seg.class_ord, spec->size, &count))
+            if (seg.class_ord != fields_of) {
+                fields_of = seg.class_ord;
+                coll_find_field(h, fields_of, spec->size, &count);
+                coll_find_field(h, fields_of, spec->storage2, &table);
+            }
+            if (count.offset >= 0)
                 out->size += coll_int_at(h, &seg, &count, 0);
-            if (coll_find_field(h, seg.class_ord, spec->storage2, &table) && coll_array_at(h, &seg, &table, &arr)) {
+            if (table.offset >= 0 && coll_array_at(h, &seg, &table, &arr)) {
                 out->capacity += arr.length;
                 add_backing(h, &b, &seg, &table, 1);
             }
@@ -171,7 +196,8 @@ static void measure(const hp_coll *c, uint32_t index, hp_coll_measure *out, int 
     }
     default: break;
     }
-    out->wasted = out->capacity >= 0 ? wasted_of(h, &b, out->size) : 0;
+    out->size_corrupt = !size_fits(h, spec->kind, out->size, out->capacity);
+    out->wasted = out->capacity >= 0 && !out->size_corrupt ? wasted_of(h, &b, out->size) : 0;
 }
 
 void hp_coll_measure_of(const hp_coll *c, uint32_t index, hp_coll_measure *out)
@@ -222,6 +248,10 @@ hp_code hp_coll_waste(const hp_coll *c, hp_coll_class_waste *rows, int (*interru
             continue; /* a view of something that is no collection (a map's key set) */
         row = &rows[hp_heap_object_class(h, i)];
         row->instances++;
+        if (m.size_corrupt) {
+            row->corrupt++;
+            continue;
+        }
         row->empty += m.size == 0;
         if (m.capacity > 0 && m.size >= 0) {
             row->filled++;

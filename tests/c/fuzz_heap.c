@@ -126,7 +126,7 @@ static void read_values(const hp_heap *h)
     uint64_t *objects, *bytes, total = 0, instances = 0, sites = 0;
     hp_dup_string *dups = NULL;
     size_t n_dups = 0;
-    if (hp_coll_new(h, NULL, &c, &err) != HP_OK)
+    if (hp_coll_new(h, NULL, NULL, NULL, &c, &err) != HP_OK)
         die("the collection layouts failed to resolve");
     for (i = 0; i < n; i++) {
         hp_coll_measure m;

@@ -78,7 +78,7 @@ static void test_crafted(int id_size)
     vk_dump(&b, id_size, 0);
     memset(&opt, 0, sizeof opt);
     CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
-    CHECK(hp_coll_new(h, NULL, &c, &err) == HP_OK);
+    CHECK(hp_coll_new(h, NULL, NULL, NULL, &c, &err) == HP_OK);
     oop = (uint64_t)hp_heap_size_model(h)->oop_size;
 
     CHECK(hp_coll_shape(c, hp_heap_find(h, MAP), &known) == HP_COLL_MAP && strcmp(known, "java.util.HashMap") == 0);
@@ -335,7 +335,7 @@ static void test_shared_dumps(void)
             continue;
         memset(&opt, 0, sizeof opt);
         CHECK(hp_heap_build(buf, len, &opt, &h, &err) == HP_OK);
-        CHECK(hp_coll_new(h, NULL, &c, &err) == HP_OK);
+        CHECK(hp_coll_new(h, NULL, NULL, NULL, &c, &err) == HP_OK);
         n = hp_heap_object_count(h);
         for (i = 0; i < n; i++) {
             hp_coll_measure m;
