@@ -363,11 +363,20 @@ static int cmp_class(const void *x, const void *y)
 }
 
 
-static int class_named(const hp_heap *h, const heap_class *c, const char *want)
+static int name_is(const uint8_t *name, size_t len, const char *want)
 {
-    const uint8_t *name;
-    size_t len;
-    return hp_heap_utf8(h, c->name_sid, &name, &len) && hp_java_name_equals(name, len, want, strlen(want));
+    return name && hp_java_name_equals(name, len, want, strlen(want));
+}
+
+/* Every CLASS_CHECK classes, the per-class passes of a build check for an
+ * interrupt (a million classes take a second or more). */
+#define CLASS_CHECK 4096u
+
+static hp_code class_checkpoint(builder *b, size_t i)
+{
+    if ((i + 1) % CLASS_CHECK == 0 && b->opt->interrupt && b->opt->interrupt(b->opt->interrupt_ctx))
+        return hp_fail(b->err, HP_E_USAGE, 0, -1, 0, 0, 0, "interrupted");
+    return HP_OK;
 }
 
 /* Sorts and de-duplicates the class table, names it, finds superclasses. */
@@ -393,7 +402,12 @@ static hp_code settle_classes(builder *b)
     for (i = 0; i < h->n_classes; i++) {
         heap_class *c = &h->classes[i];
         load_entry key, *load;
+        const uint8_t *name;
+        size_t len;
         int t;
+        hp_code rc = class_checkpoint(b, i);
+        if (rc != HP_OK)
+            return rc;
         key.class_id = c->id;
         load = h->n_loads ? bsearch(&key, h->loads, h->n_loads, sizeof *h->loads, cmp_load) : NULL;
         if (load) {
@@ -403,14 +417,16 @@ static hp_code settle_classes(builder *b)
         c->super_ord = c->super_id ? hp_heap_find_class_id(h, c->super_id) : HP_NONE;
         if (c->super_ord == i)
             c->super_ord = HP_NONE; /* a class its own super: treated as a root class */
-        if (h->class_class == HP_NONE && class_named(h, c, "java.lang.Class"))
+        if (!hp_heap_utf8(h, c->name_sid, &name, &len)) /* looked up once, compared with each */
+            name = NULL;
+        if (h->class_class == HP_NONE && name_is(name, len, "java.lang.Class"))
             h->class_class = (uint32_t)i;
-        else if (h->string_class == HP_NONE && class_named(h, c, "java.lang.String"))
+        else if (h->string_class == HP_NONE && name_is(name, len, "java.lang.String"))
             h->string_class = (uint32_t)i;
-        else if (h->object_class == HP_NONE && class_named(h, c, "java.lang.Object"))
+        else if (h->object_class == HP_NONE && name_is(name, len, "java.lang.Object"))
             h->object_class = (uint32_t)i;
         for (t = 0; t < 8; t++)
-            if (h->prim_class[t] == HP_NONE && class_named(h, c, prim_names[t])) {
+            if (h->prim_class[t] == HP_NONE && name_is(name, len, prim_names[t])) {
                 h->prim_class[t] = (uint32_t)i;
                 c->elem_type = (uint8_t)(t + 4);
             }
@@ -895,6 +911,8 @@ hp_code hp_heap_build(const uint8_t *buf, uint64_t len, const hp_heap_options *o
             int inserted;
             if (!hp_idmap_put(&b.class_index, h->classes[i].id, i, &inserted))
                 rc = nomem(&b, "out of memory for the class index");
+            else
+                rc = class_checkpoint(&b, i);
         }
         b.last_class_ord = HP_NONE;
     }
