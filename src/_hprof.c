@@ -46,7 +46,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->mapping_type);
     Py_VISIT(st->routes_type);
     Py_VISIT(st->route_type);
-    for (i = 0; i <= HP_E_NO_DUMP; i++)
+    for (i = 0; i < HP_E_COUNT; i++)
         Py_VISIT(st->errors[i]);
     for (i = 0; i < 4; i++)
         Py_VISIT(st->event_types[i]);
@@ -77,7 +77,7 @@ static int module_clear(PyObject *module)
     Py_CLEAR(st->mapping_type);
     Py_CLEAR(st->routes_type);
     Py_CLEAR(st->route_type);
-    for (i = 0; i <= HP_E_NO_DUMP; i++)
+    for (i = 0; i < HP_E_COUNT; i++)
         Py_CLEAR(st->errors[i]);
     for (i = 0; i < 4; i++)
         Py_CLEAR(st->event_types[i]);

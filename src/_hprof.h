@@ -27,7 +27,7 @@ typedef struct {
      * hprofkit.HeapClass once registered, until then the base types above. */
     PyTypeObject *object_handle_type, *class_handle_type;
     PyTypeObject *mapping_type;       /* MappingIndex (_hprof_mapping.c): the heap reads names through one */
-    PyObject *errors[HP_E_NO_DUMP + 1]; /* hprofkit._errors' classes, indexed by hp_code */
+    PyObject *errors[HP_E_COUNT]; /* hprofkit._errors' classes, indexed by hp_code */
     PyObject *changed_error;          /* FileChangedError: a mapping faulted (hprof_guard) */
     PyObject *event_types[4];         /* the Parser's events, hprofkit._events' (_hprof_parser.c) */
     PyObject *event_kinds[4];         /* their first field: "header", "record", "subrecord", "end" */

@@ -286,7 +286,7 @@ static PyObject *filter_ready(Filter *self)
 static PyObject *tailor_encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = { "app_only", NULL };
-    hp_tailor_options opts = { 0, 0 };
+    hp_tailor_options opts = { 0, 0, 0 };
     PyObject *app_only = NULL;
     Filter *self;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:TailorEncoder", keywords, &app_only) ||
@@ -298,15 +298,17 @@ static PyObject *tailor_encoder_new(PyTypeObject *type, PyObject *args, PyObject
 
 static PyObject *tailor_decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "max_record", NULL };
-    hp_tailor_options opts = { 0, 0 };
+    static char *keywords[] = { "max_record", "max_output", NULL };
+    hp_tailor_options opts = { 0, 0, 0 };
     Py_ssize_t max_record = 0;
+    unsigned long long max_output = 0;
     Filter *self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$n:TailorDecoder", keywords, &max_record) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$nK:TailorDecoder", keywords, &max_record, &max_output) ||
         hprof_arg_range(max_record, "max_record", 0, PY_SSIZE_T_MAX) < 0 ||
         !(self = filter_alloc(type, TAILOR_DECODER)))
         return NULL;
     opts.max_record = (size_t)max_record;
+    opts.max_output = max_output;
     self->core.decoder = hp_tailor_decoder_new(&hprof_raw_alloc, &opts);
     return filter_ready(self);
 }
@@ -314,7 +316,7 @@ static PyObject *tailor_decoder_new(PyTypeObject *type, PyObject *args, PyObject
 static PyObject *bmd_encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = { "max_string", NULL };
-    hp_bmd_options opts = { 0, 0, 0, NULL };
+    hp_bmd_options opts = { 0, 0, 0, NULL, 0 };
     Py_ssize_t max_string = 0;
     Filter *self;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$n:BmdEncoder", keywords, &max_string) ||
@@ -359,14 +361,14 @@ static hp_bmd_names *names_of(PyObject *names)
 
 static PyObject *bmd_decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "names", "max_string", "max_classes", "max_heap_record", NULL };
-    hp_bmd_options opts = { 0, 0, 0, NULL };
+    static char *keywords[] = { "names", "max_string", "max_classes", "max_heap_record", "max_output", NULL };
+    hp_bmd_options opts = { 0, 0, 0, NULL, 0 };
     PyObject *names = NULL;
     Py_ssize_t max_string = 0, max_classes = 0;
-    unsigned long long max_heap_record = 0;
+    unsigned long long max_heap_record = 0, max_output = 0;
     Filter *self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OnnK:BmdDecoder", keywords, &names, &max_string, &max_classes,
-                                     &max_heap_record) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OnnKK:BmdDecoder", keywords, &names, &max_string, &max_classes,
+                                     &max_heap_record, &max_output) ||
         hprof_arg_range(max_string, "max_string", 0, PY_SSIZE_T_MAX) < 0 ||
         hprof_arg_range(max_classes, "max_classes", 0, PY_SSIZE_T_MAX) < 0 ||
         !(self = filter_alloc(type, BMD_DECODER)))
@@ -378,6 +380,7 @@ static PyObject *bmd_decoder_new(PyTypeObject *type, PyObject *args, PyObject *k
     opts.max_string = (size_t)max_string;
     opts.max_classes = (size_t)max_classes;
     opts.max_heap_record = max_heap_record;
+    opts.max_output = max_output;
     opts.names = self->names;
     self->s.again = bmd_decoder_again;
     self->core.bmd_decoder = hp_bmd_decoder_new(&hprof_raw_alloc, &opts);
@@ -565,10 +568,12 @@ static PyType_Slot tailor_encoder_slots[] = FILTER_SLOTS(
     "HPROF in, Tailor's uncompressed mini stream out (byte-identical to encode.py).");
 static PyType_Slot tailor_decoder_slots[] = FILTER_SLOTS(
     tailor_decoder_new,
-    "TailorDecoder(*, max_record=0)\n--\n\n"
+    "TailorDecoder(*, max_record=0, max_output=0)\n--\n\n"
     "Tailor's uncompressed mini stream in, HPROF out (byte-identical to decode.py).  A restored\n"
     "segment longer than max_record (0: 64 MiB) is streamed: its length patched in a file given\n"
-    "by fd, else cut in several segments.");
+    "by fd, else cut in several segments.  max_output: what the restored heap may hold (0: the\n"
+    "larger of 4 GiB and 1,000 times the stream read; a sub-record past it raises\n"
+    "RestoreLimitError before it is written).");
 static PyType_Slot converter_slots[] = FILTER_SLOTS(
     converter_new,
     "Converter(*, to_standard=True, app_only=False, strip_types=0, max_record=0)\n--\n\n"
@@ -591,7 +596,8 @@ static PyType_Slot bmd_decoder_slots[] = FILTER_SLOTS_WITH(
     "objects a hashed string is given back from (the one with its hash and length).  max_string:\n"
     "the most bytes a hashed string may claim (0: 1 MiB); max_classes: bytes of class dumps held\n"
     "(0: 64 MiB); max_heap_record: the longest heap record (0: 4 GiB - 1; a bigger heap goes in\n"
-    "segments).",
+    "segments); max_output: what the restored dump may hold (0: the larger of 4 GiB and 1,000\n"
+    "times the BMD; the first pass raises RestoreLimitError for more, before the heap is written).",
     bmd_getset);
 
 static PyType_Slot renamer_slots[] = FILTER_SLOTS(

@@ -57,7 +57,7 @@ PyObject *hprof_raise(hprof_state *st, const hp_error *err)
     hp_error_format(err, message, sizeof message);
     if (err->tag >= 0)
         record = err->is_sub ? hp_subtag_name(err->tag) : hp_tag_name(err->tag);
-    cls = st->errors[err->code <= HP_E_NO_DUMP ? err->code : HP_E_CORRUPT];
+    cls = st->errors[err->code < HP_E_COUNT ? err->code : HP_E_CORRUPT];
     if (!cls)
         return unregistered(message);
     /* A tag of -1 (the file header) becomes None on the Python side. */

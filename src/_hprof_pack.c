@@ -250,13 +250,15 @@ static PyGetSetDef decoder_getset[] = {
 
 static PyObject *decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = { "threads", "max_block", "max_record", NULL };
+    static char *keywords[] = { "threads", "max_block", "max_record", "max_output", NULL };
     hp_unpacker_options opts;
     int threads = 1;
     Py_ssize_t max_block = 0, max_record = 0;
+    unsigned long long max_output = 0;
     PackDecoder *self;
     memset(&opts, 0, sizeof opts);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$inn:PackDecoder", keywords, &threads, &max_block, &max_record) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$innK:PackDecoder", keywords, &threads, &max_block, &max_record,
+                                     &max_output) ||
         hprof_arg_range(threads, "threads", 1, MAX_THREADS) < 0 ||
         hprof_arg_range(max_block, "max_block", 0, PY_SSIZE_T_MAX) < 0 ||
         hprof_arg_range(max_record, "max_record", 0, PY_SSIZE_T_MAX) < 0)
@@ -264,6 +266,7 @@ static PyObject *decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     opts.workers = (unsigned)threads;
     opts.max_block = (size_t)max_block;
     opts.max_record = (size_t)max_record;
+    opts.max_output = max_output;
     self = (PackDecoder *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
@@ -301,12 +304,43 @@ static PyType_Slot encoder_slots[] = {
 };
 
 static PyType_Slot decoder_slots[] = {
-    { Py_tp_doc, "PackDecoder(*, threads=1, max_block=0, max_record=0)\n--\n\n"
+    { Py_tp_doc, "PackDecoder(*, threads=1, max_block=0, max_record=0, max_output=0)\n--\n\n"
                  "hprofkit pack in, HPROF out.  max_block: what one block's streams may hold (0: 64 MiB;\n"
                  "a pack declaring more is refused before anything is inflated); max_record: what is held\n"
-                 "of a heap record whose length comes at its end (0: 64 MiB; longer ones are streamed)." },
+                 "of a heap record whose length comes at its end (0: 64 MiB; longer ones are streamed);\n"
+                 "max_output: what the restored dump may hold (0: the larger of 4 GiB and 1,000 times the\n"
+                 "pack read; a block past it raises RestoreLimitError before it is inflated)." },
     { Py_tp_new, decoder_new }, { Py_tp_methods, decoder_methods }, { Py_tp_getset, decoder_getset },
     { Py_tp_dealloc, decoder_dealloc }, { 0, NULL },
+};
+
+/* ---- a pack's declared size, before restoring it ---- */
+
+PyDoc_STRVAR(pack_check_end_doc,
+"pack_check_end($module, tail, pack_size, max_output=0, /)\n--\n\n"
+"Raises RestoreLimitError when `tail`, the last bytes (up to PACK_END_MAX) of a\n"
+"pack of pack_size bytes, is an end record declaring a restored dump larger than\n"
+"max_output (0: the larger of 4 GiB and 1,000 times the pack); else None.");
+
+static PyObject *pack_check_end(PyObject *module, PyObject *args)
+{
+    Py_buffer tail;
+    unsigned long long pack_size, max_output = 0;
+    hp_error err;
+    hp_code rc;
+    if (!PyArg_ParseTuple(args, "y*K|K:pack_check_end", &tail, &pack_size, &max_output))
+        return NULL;
+    memset(&err, 0, sizeof err);
+    rc = hp_pack_check_end(tail.buf, (size_t)tail.len, pack_size, max_output, &err);
+    PyBuffer_Release(&tail);
+    if (rc != HP_OK)
+        return hprof_raise(hprof_get_state(module), &err);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef pack_functions[] = {
+    { "pack_check_end", (PyCFunction)pack_check_end, METH_VARARGS, pack_check_end_doc },
+    { NULL, NULL, 0, NULL },
 };
 
 static PyType_Spec pack_specs[] = {
@@ -323,7 +357,8 @@ int hprof_pack_init(PyObject *module, hprof_state *st)
     size_t i;
     int rc;
     (void)st;
-    if (hprof_add_types(module, pack_specs, names, sizeof pack_specs / sizeof pack_specs[0]) < 0)
+    if (hprof_add_types(module, pack_specs, names, sizeof pack_specs / sizeof pack_specs[0]) < 0 ||
+        PyModule_AddFunctions(module, pack_functions) < 0)
         return -1;
     stream_names = PyTuple_New(HP_PACK_NSTREAMS);
     if (!stream_names)
@@ -343,7 +378,8 @@ int hprof_pack_init(PyObject *module, hprof_state *st)
     if (PyModule_AddIntConstant(module, "PACK_BLOCK_DEFAULT", (long)HP_PACK_BLOCK_DEFAULT) < 0 ||
         PyModule_AddIntConstant(module, "PACK_BLOCK_MAX", (long)HP_PACK_BLOCK_MAX) < 0 ||
         PyModule_AddIntConstant(module, "PACK_BLOCK_LIMIT", (long)HP_PACK_BLOCK_LIMIT) < 0 ||
-        PyModule_AddIntConstant(module, "HOLD_DEFAULT", (long)HP_HOLD_DEFAULT) < 0)
+        PyModule_AddIntConstant(module, "HOLD_DEFAULT", (long)HP_HOLD_DEFAULT) < 0 ||
+        PyModule_AddIntConstant(module, "PACK_END_MAX", (long)HP_PACK_END_MAX) < 0)
         return -1;
     return 0;
 }

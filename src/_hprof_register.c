@@ -11,13 +11,14 @@
  * document themselves; the module keeps them by core error code. */
 static int register_errors(hprof_state *st, PyObject *errors)
 {
-    enum { N = 11 };
+    enum { N = 12 };
     static const struct { hp_code code; const char *name; } map[N] = {
         { HP_E_TRUNCATED, "TruncatedError" }, { HP_E_FORMAT, "FormatError" },
         { HP_E_CORRUPT, "CorruptError" },     { HP_E_OVERRUN, "OverrunError" },
         { HP_E_NOMEM, "HprofError" },         { HP_E_USAGE, "HprofError" },
         { HP_E_LIMIT, "UnsupportedError" },   { HP_E_ABORTED, "CorruptError" },
-        { HP_E_NO_DUMP, "NoHeapDumpError" },  { HP_OK, "HprofError" },
+        { HP_E_NO_DUMP, "NoHeapDumpError" },  { HP_E_TOO_LARGE, "RestoreLimitError" },
+        { HP_OK, "HprofError" },
         { HP_OK, "FileChangedError" },        /* the last: st->changed_error */
     };
     PyObject *found[N] = { NULL };

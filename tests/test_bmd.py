@@ -321,7 +321,30 @@ HOSTILE = [
      "a class definition after an instance"),
     ("unknown tag", bmd(9), hprofkit.CorruptError, 20, "an unknown record tag"),
     ("cut header", HEAD[:9], hprofkit.TruncatedError, 0, "truncated BMD header"),
+    # #30: ten long[0x1FFFFFFD] placeholders, 100 bytes restoring to 40 GB: refused before writing
+    ("placeholder bomb", bmd(*[v for k in range(10) for v in (7, 100 + k, 7, 0x1FFFFFFD)]),
+     hprofkit.RestoreLimitError, 20, "the BMD PRIMITIVE_ARRAY_PLACEHOLDER record at offset 20: the restored dump "
+     "would hold 4294967317 bytes (4.0 GiB), over the 4294967296 limit (--max-output, max_output= raise it)"),
 ]
+
+
+def test_max_output_bounds_what_a_bmd_restores_to(tmp_path):
+    """A 16 MiB placeholder: refused under max_output 8 MiB (before the heap is written, by
+    decode, open_heap and the CLI's --max-output), restored under the default limit."""
+    src, out = tmp_path / "array.bmd", tmp_path / "out.hprof"
+    src.write_bytes(bmd(7, 100, 7, 2 << 20))
+    for limit in ("8 MiB", 8 << 20):
+        with pytest.raises(hprofkit.RestoreLimitError, match="over the 8388608 limit"):
+            hprofkit.decode(src, out, max_output=limit)
+        assert not out.exists()
+    with pytest.raises(hprofkit.RestoreLimitError):
+        hprofkit.open_heap(src, max_output="8 MiB")
+    proc = subprocess.run([sys.executable, "-m", "hprofkit", "decode", str(src), str(out), "--max-output", "8M"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "over the 8388608 limit" in proc.stderr
+    assert hprofkit.decode(src, out).output > 16 << 20
+    with pytest.raises(ValueError, match="max_output must be a size of at least 1 byte"):
+        hprofkit.decode(src, out, max_output=0)
 
 
 @pytest.mark.sanitize

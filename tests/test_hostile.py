@@ -164,10 +164,10 @@ def test_classes_dumped_twice_round_trip():
 
 
 def test_ctrl_c_stops_a_decode_that_produces_gigabytes(tmp_path):
-    """A 4 MB pack restoring to 4 GiB: SIGINT stops it (KeyboardInterrupt
-    between slices and every 32 MiB of output) instead of running to the end."""
+    """A 4 MB pack restoring to 3.8 GiB (within the restore limit): SIGINT stops it
+    (KeyboardInterrupt between slices and every 32 MiB of output) instead of running to the end."""
     pack = tmp_path / "zeros.hpk"
-    pack.write_bytes(hostile.pack_of_zeros(128))  # 128 blocks of 32 MiB
+    pack.write_bytes(hostile.pack_of_zeros(120))  # 120 blocks of 32 MiB
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     code = ("import sys, hprofkit\n"
@@ -186,3 +186,43 @@ def test_ctrl_c_stops_a_decode_that_produces_gigabytes(tmp_path):
     finally:
         reap(proc)
     assert os.listdir(out_dir) == []
+
+
+# ---- restores that declare too much (#30) ------------------------------------------------
+
+def test_a_pack_declaring_more_than_it_may_restore_is_refused_before_writing(tmp_path):
+    """140 blocks of 32 MiB of zeros, 4.6 MB declaring 4.4 GiB in its end record: over the
+    larger of 4 GiB and 1,000 times the pack, refused before a block is inflated (nothing
+    written) by decode, open_heap and the CLI; max_output= raises the limit."""
+    pack = hostile.pack_of_zeros(140)
+    path, out = tmp_path / "zeros.hpk", tmp_path / "out.hprof"
+    path.write_bytes(pack)
+    end = len(pack) - 17  # the end record: 'E', three varints (1 + 4 + 5 bytes here), its CRC
+    says = (f"the pack's end record at offset {end}: the restored dump would hold 4697621771 bytes (4.4 GiB), "
+            f"over the {1000 * len(pack)} limit")
+    for source in (path, pack):
+        with pytest.raises(hprofkit.RestoreLimitError) as info:
+            hprofkit.decode(source, out)
+        assert str(info.value).startswith(says) and info.value.offset == end and not out.exists()
+        with pytest.raises(hprofkit.RestoreLimitError, match="4.4 GiB"):
+            hprofkit.open_heap(source)
+    proc = subprocess.run([sys.executable, "-m", "hprofkit", "top", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stderr == f"hprofkit: error: {says} (--max-output, max_output= raise it)\n"
+    hprofkit._hprof.pack_check_end(pack[-hprofkit._hprof.PACK_END_MAX:], len(pack), 5 << 30)  # a limit above: passes
+    # Read as a stream (its end record not there yet), the block taking it past the limit is refused.
+    with pytest.raises(hprofkit.RestoreLimitError, match="pack block 1 at offset"):
+        hprofkit.Decoder(threads=1, max_output="40 MiB").feed(pack[:len(pack) // 10])
+
+
+def test_a_mini_read_as_a_stream_stops_at_the_sub_record_past_the_limit(tmp_path):
+    """A bare mini of three byte[16 MiB] (50 bytes, each array restored as zeros): a stream
+    declares no total, so the sub-record that takes the output past max_output is refused
+    before it is written, and the output goes."""
+    mini = hostile.mini_of_byte_arrays(3, 16 << 20)
+    out = tmp_path / "out.hprof"
+    with pytest.raises(hprofkit.RestoreLimitError) as info:
+        hprofkit.decode(mini, out, max_output="40 MiB")
+    assert str(info.value).startswith("the mini's sub-record at offset 39: the restored dump would hold 50331690 "
+                                      "bytes (48.0 MiB), over the 41943040 limit")
+    assert info.value.record == "PRIMITIVE_ARRAY_DUMP" and not out.exists()
+    assert hprofkit.decode(mini, out).output > 48 << 20  # under the default limit

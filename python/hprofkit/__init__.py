@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from . import _errors, _events, _hprof
 from ._hprof import Parser, Record, SubRecord
 from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, MappingError, MappingWarning,
-                      NoHeapDumpError, OverrunError, TruncatedError, UnsupportedError)
+                      NoHeapDumpError, OverrunError, RestoreLimitError, TruncatedError, UnsupportedError)
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from . import match
 from ._heap import (Field, GcRoot, GcRoots, GroupTable, Heap, HeapClass, HeapObject, ObjectTable, Reference,
@@ -90,7 +90,7 @@ __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
     "ClassRow", "HeapDump", "UnfinishedDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
-    "OverrunError", "UnsupportedError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
+    "OverrunError", "UnsupportedError", "RestoreLimitError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame", "match", "Hop", "Hops", "HeapPath", "NoPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "tables", "to_parquet", "connect", "report", "batch", "BatchResult", "BatchRow", "LeakGroup",
     "ClassTotal", "Bitmap", "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths",

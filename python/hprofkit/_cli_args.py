@@ -28,6 +28,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 from ._cli_mapping import add_mapping_option, mapping_warnings, read_mapping
+from ._units import parse_size
 
 if TYPE_CHECKING:
     from ._heap import Heap
@@ -138,20 +139,45 @@ DUMP_INPUT_HELP = ("the dump: HPROF (plain, .gz or .bz2), an hprofkit pack, a Ta
                    "(restored first), or - for stdin")
 
 
+def printable(text: str) -> str:
+    """text as one line of a terminal: a name holding a newline, an escape
+    or a lone surrogate is shown with Python's escapes ('a\\nb')."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
+def byte_size(text: str) -> int:
+    """A size as people write it ('64 MiB', '2G', 1048576)."""
+    if text[-1:].upper() in ("K", "M", "G", "T"):
+        text += "B"  # 2G as du and ls write it
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_max_output(p: argparse.ArgumentParser) -> None:
+    """--max-output SIZE: what a pack, mini or BMD may restore to."""
+    p.add_argument("--max-output", type=byte_size, default=None, metavar="SIZE",
+                   help="the most a pack, mini or BMD may restore to (default: the larger of 4 GiB and 1,000 "
+                        "times the input; one that declares more is refused before it is written)")
+
+
 def add_dump_input(p: argparse.ArgumentParser) -> None:
     """The dump a command that reads records reads (info, stats): FILE,
-    --heap-dump N and --mapping FILE (read_mapping reads it)."""
+    --heap-dump N, --mapping FILE (read_mapping reads it) and --max-output."""
     p.add_argument("file", metavar="FILE", help=DUMP_INPUT_HELP)
     add_heap_dump(p, default=None)
     add_mapping_option(p)
+    add_max_output(p)
 
 
 def add_heap_input(p: argparse.ArgumentParser, dest: str = "file", metavar: str = "FILE",
                    help: str = DUMP_INPUT_HELP) -> None:
     """The dump a heap command reads (positional), and the options of how it
-    is read (add_heap_options)."""
+    is read (add_heap_options, --max-output)."""
     p.add_argument(dest, metavar=metavar, help=help)
     add_heap_options(p)
+    add_max_output(p)
 
 
 def add_heap_dump(p: argparse.ArgumentParser, default: int | None = 0) -> None:
@@ -190,12 +216,14 @@ def source(file: str) -> Any:
 
 def read_heap(args: argparse.Namespace, file: str | None = None, mapping: Any = _MAPPING_OF_ARGS) -> Heap:
     """The Heap of the command's input (args.file, or `file`), read as its
-    --heap-dump, --semantics and --mapping say (or with `mapping`, as
-    heap_options takes it); a mapping that does not fit is a warning line."""
+    --heap-dump, --semantics, --mapping and --max-output say (or with
+    `mapping`, as heap_options takes it); a mapping that does not fit is a
+    warning line."""
     from ._heap import open_heap
     options = heap_options(args, mapping)  # a malformed mapping fails before the dump is read
     with mapping_warnings():
-        return open_heap(source(args.file if file is None else file), **options)
+        return open_heap(source(args.file if file is None else file), max_output=getattr(args, "max_output", None),
+                         **options)
 
 
 def add_rows(p: argparse.ArgumentParser, default: int | None = ROWS, help: str | None = None, *,

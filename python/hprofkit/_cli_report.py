@@ -22,7 +22,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ._report import write
     options = heap_options(args)  # a malformed mapping fails before the dump is read
     with mapping_warnings():
-        document = write(source(args.file), args.output, baseline=args.baseline, **options)
+        document = write(source(args.file), args.output, baseline=args.baseline, max_output=args.max_output,
+                         **options)
     to_stdout = is_stdout(args.output)
     written = "-" if to_stdout else os.fspath(args.output)
     size = None if to_stdout or not os.path.isfile(written) else os.path.getsize(written)

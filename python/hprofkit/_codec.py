@@ -18,6 +18,7 @@ from ._errors import CorruptError, FormatError, TruncatedError
 from ._io import to_fd
 from ._pack import PackDecoder, is_pack, strip_mask
 from ._stats import UnfinishedDump, unfinished_of
+from ._units import max_output_of
 from ._zstream import ZlibStream, resolve_threads
 
 if TYPE_CHECKING:
@@ -260,13 +261,17 @@ class Decoder:
     paths of jars, apks, dex or text files (one name a line) whose names a
     BMD's hashed strings are given back from, as Badoo's decruncher does; a
     BMD is kept in an anonymous temporary file until flush(), as it is read
-    several times (decode() reads a path again instead)."""
+    several times (decode() reads a path again instead).  max_output: what the
+    restored dump may hold (bytes or a size such as '64 GiB'; None: the larger
+    of 4 GiB and 1,000 times the input); RestoreLimitError, before the bytes
+    are written, for an input that declares more (a decompression bomb)."""
 
     def __init__(self, *, threads: int = 0, max_block: int = 0, max_record: int = 0,
-                 strings: Iterable[Any] | None = None) -> None:
+                 strings: Iterable[Any] | None = None, max_output: int | str | None = None) -> None:
         self._threads = resolve_threads(_check_int("threads", threads, 0))
         self._max_block = _check_int("max_block", max_block, 0)
         self._max_record = _check_int("max_record", max_record, 0)
+        self._max_output = max_output_of(max_output)
         self._lock = threading.Lock()  # feed, flush and inflate take turns; the C restorers lock themselves
         self._pack: _hprof.PackDecoder | None = None
         self._filter: _hprof.TailorDecoder | None = None
@@ -285,12 +290,13 @@ class Decoder:
             if len(self._head) < 8:
                 return memoryview(b"")
             self._kind = "hprofkit"
-            self._pack = PackDecoder(threads=self._threads, max_block=self._max_block, max_record=self._max_record)
+            self._pack = PackDecoder(threads=self._threads, max_block=self._max_block, max_record=self._max_record,
+                                     max_output=self._max_output)
         elif self._head[:1] == b"\x01" and len(self._head) < BMD_HEAD:
             return memoryview(b"")
         elif is_bmd(self._head):
             self._kind = "bmd"
-            self._bmd = Spool(_hprof.BmdDecoder(names=self._names))
+            self._bmd = Spool(_hprof.BmdDecoder(names=self._names, max_output=self._max_output))
         else:
             if len(self._head) < 2:
                 return memoryview(b"")
@@ -301,7 +307,7 @@ class Decoder:
                 raise FormatError("neither an hprofkit pack, a Tailor mini (zlib, gzip or 'JAVA PROFILE 6.0.1') "
                                   "nor a Badoo BMD", 0)
             self._kind = kind
-            self._filter = _hprof.TailorDecoder(max_record=self._max_record)
+            self._filter = _hprof.TailorDecoder(max_record=self._max_record, max_output=self._max_output)
             if kind != "mini":
                 self._inflate = zlib.decompressobj(15 if kind == "zlib" else 31)
         data, self._head = memoryview(self._head), b""

@@ -16,9 +16,7 @@ whatever the source, the Dump holds a plain HPROF dump."""
 
 from __future__ import annotations
 
-import builtins
 import datetime as _dt
-import errno
 import io
 import mmap
 import os
@@ -33,10 +31,11 @@ from ._bmd import is_bmd
 from ._codec import TAILOR_MAGIC, Decoder, sniff
 from ._compressed import decompressed, detect_compression  # noqa: F401 - detect_compression is re-exported
 from ._errors import FormatError, NoHeapDumpError
-from ._io import DumpSource, Readable, is_buffer
+from ._io import DumpSource, Readable, is_buffer, open_regular
 from ._mapping import Mapping, MappingArg, warn_misfit
 from ._pack import is_pack
 from ._stats import VERSION_NAMES, HeapDump, Stats, heap_dumps_of
+from ._units import max_output_of
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -47,27 +46,13 @@ if TYPE_CHECKING:
 _COPY_CHUNK = 1 << 20
 _RESTORE_CHUNK = 8 << 20
 MAGIC_LENGTH = 4  # bytes detect_compression needs
-_FILE_KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO",
-               stat.S_IFSOCK: "a socket"}
-
-
 def _open_regular(path: str) -> IO[bytes]:
     """The file at path, opened for reading; FormatError (without blocking
     on a FIFO) unless it is a regular file, which is what gets mapped."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
-        if not stat.S_ISREG(mode):
-            kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
-            raise FormatError(f"not an HPROF file: {path} is {kind}, not a regular file (stream it into "
-                              f"encode/convert with -i -, or save it to a file first)", 0)
-        os.set_blocking(fd, True)
-        return builtins.open(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    def refuse(kind: str) -> FormatError:
+        return FormatError(f"not an HPROF file: {path} is {kind}, not a regular file (stream it into "
+                           f"encode/convert with -i -, or save it to a file first)", 0)
+    return open_regular(path, refuse)
 
 
 def read_head(f: Readable, n: int = MAGIC_LENGTH) -> bytes:
@@ -143,12 +128,15 @@ def encoded_kind(head: bytes) -> str | None:
     return None
 
 
-def _restore(view: memoryview, name: str) -> IO[bytes]:
-    """The pack or mini in view restored into an anonymous temporary file,
-    in bounded pieces (Decoder writes each straight to the file)."""
+def _restore(view: memoryview, name: str, max_output: int | str | None) -> IO[bytes]:
+    """The pack, mini or BMD in view restored into an anonymous temporary
+    file, in bounded pieces (Decoder writes each straight to the file), no
+    larger than max_output allows (see Decoder)."""
+    if is_pack(bytes(view[:8])):  # its end record says what it restores to: a bomb is refused now
+        _hprof.pack_check_end(view[-_hprof.PACK_END_MAX:], len(view), max_output_of(max_output))
     tmp = tempfile.TemporaryFile(prefix="hprofkit-")
     try:
-        decoder, fd = Decoder(), tmp.fileno()
+        decoder, fd = Decoder(max_output=max_output), tmp.fileno()
         try:
             for start in range(0, len(view), _RESTORE_CHUNK):
                 decoder.feed(view[start:start + _RESTORE_CHUNK], fd=fd)
@@ -207,13 +195,14 @@ class Dump:
     A Dump may be shared by threads; close() waits for no walk: walks under
     way keep the buffer until they end."""
 
-    def __init__(self, source: DumpSource) -> None:
+    def __init__(self, source: DumpSource, *, max_output: int | str | None = None) -> None:
         self.path: str | None = None
         self.compression: str | None = None
         self._file: IO[bytes] | None = None  # a file the Dump opened or spooled, closed with it
         self._map: Any = None
         self._lock = threading.Lock()  # between taking a view of the buffer and close()
         self._heap_dumps: list[HeapDump] | None = None
+        self._max_output = max_output_of(max_output) or None  # checked before anything is read
         try:
             self._map = self._restored(self._open(source), source)
             self.size: int = len(memoryview(self._map))
@@ -260,7 +249,7 @@ class Dump:
             kind = encoded_kind(bytes(view[:len(TAILOR_MAGIC)]))
             if kind is None:
                 return data
-            restored = _restore(view, self.path or "the stream")
+            restored = _restore(view, self.path or "the stream", self._max_output)
         if data is not source and isinstance(data, mmap.mmap):
             data.close()  # the encoded bytes are read: their mapping and file go
         if self._file is not None:
@@ -400,10 +389,12 @@ class Dump:
         return f"<hprofkit.Dump {source} {self.magic} id_size={self.id_size} {state}>"
 
 
-def open(source: DumpSource) -> Dump:  # noqa: A001 - mirrors gzip.open & co
+def open(source: DumpSource, *, max_output: int | str | None = None) -> Dump:  # noqa: A001 - mirrors gzip.open
     """Opens an HPROF dump (plain, gzip or bzip2) as a Dump: from a path, a
-    bytes-like object, an io.BytesIO or a binary file object (see Dump)."""
-    return Dump(source)
+    bytes-like object, an io.BytesIO or a binary file object (see Dump).  A
+    pack, mini or BMD is restored first, into at most max_output bytes (None:
+    the larger of 4 GiB and 1,000 times it; RestoreLimitError beyond)."""
+    return Dump(source, max_output=max_output)
 
 
 def stats(source: DumpSource, progress: Callable[[int, int], object] | None = None, *,

@@ -43,6 +43,13 @@ class UnsupportedError(HprofError):
     """Valid input that the requested output format cannot represent."""
 
 
+class RestoreLimitError(HprofError):
+    """A pack, Tailor mini or BMD that declares more output than a restore
+    may write (a decompression bomb: a 165-byte BMD can declare 40 GB): the
+    larger of 4 GiB and 1,000 times the input, unless ``max_output=`` (CLI
+    ``--max-output``) says otherwise.  Raised before those bytes are written."""
+
+
 class NoHeapDumpError(HprofError, IndexError):
     """A valid dump without the heap dump asked for: it holds none (only
     records such as strings and classes), or fewer than the number given.

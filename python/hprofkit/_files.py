@@ -25,6 +25,7 @@ from ._compressed import decompressed, detect_compression
 from ._output import check_not_same_file, is_path, named, output_file
 from ._pack import is_pack
 from ._stats import UnfinishedDump, unfinished_of
+from ._units import max_output_of
 from ._dump import MAGIC_LENGTH, Rewound, read_head
 from ._io import Destination, DumpSource, Readable, is_buffer
 
@@ -269,17 +270,21 @@ def _run_passes(core: _hprof.BmdEncoder | _hprof.BmdDecoder, src: DumpSource, ch
 
 
 def decode(src: DumpSource, dst: Destination, *, threads: int = 0, max_block: int = 0, max_record: int = 0,
-           strings: Any = None, progress: Progress | None = None) -> Result:
+           strings: Any = None, progress: Progress | None = None, max_output: int | str | None = None) -> Result:
     """Restores an hprofkit pack, a Tailor mini (zlib, gzip or bare) or a
     Badoo BMD `src` into an HPROF `dst`; max_block and max_record bound
-    memory, strings gives a BMD's hashed strings back (see Decoder)."""
-    decoder = Decoder(threads=threads, max_block=max_block, max_record=max_record)
+    memory, max_output what is written (RestoreLimitError beyond it), strings
+    gives a BMD's hashed strings back (see Decoder)."""
+    decoder = Decoder(threads=threads, max_block=max_block, max_record=max_record, max_output=max_output)
     names = None if strings is None else _bmd.names_from(strings)
     with _files(src, dst) as (chunks, size, out):
         head, chunks = _peek(iter(chunks), _bmd.HEAD)
         if _bmd.is_bmd(head):
-            return _run_passes(_hprof.BmdDecoder(names=names), src, chunks, size, out, progress)
+            return _run_passes(_hprof.BmdDecoder(names=names, max_output=max_output_of(max_output)), src, chunks,
+                               size, out, progress)
         if is_pack(head[:8]):
+            if size is not None:  # a pack given whole: its end record says what it restores to
+                _hprof.pack_check_end(_tail(src, size), size, max_output_of(max_output))
             # A pack inflates its blocks in its own threads: feed it directly.
             for chunk in chunks:
                 out.take(lambda fd: decoder.feed(chunk, fd=fd))
@@ -292,6 +297,16 @@ def decode(src: DumpSource, dst: Destination, *, threads: int = 0, max_block: in
                     progress(decoder.bytes_in, size)
         out.take(lambda fd: decoder.flush(fd=fd))
     return Result(decoder.bytes_in, size, out.written, decoder.mini_bytes, decoder.counter(), decoder.unfinished)
+
+
+def _tail(src: DumpSource, size: int) -> bytes:
+    """The last bytes (up to a pack's end record) of a source of known size,
+    which _source gives only for a buffer or a path read as it is."""
+    n = min(size, _hprof.PACK_END_MAX)
+    if is_buffer(src):
+        return bytes(memoryview(src).cast("B")[size - n:])
+    with open(src, "rb") as f:  # type: ignore[arg-type]  # a path: a stream has no size
+        return os.pread(f.fileno(), n, size - n)
 
 
 def convert(src: DumpSource, dst: Destination, *, app_only: bool = False, max_record: int = 0,

@@ -468,7 +468,8 @@ def _clear_frames(heap: Heap, mapping: Mapping) -> list[tuple[int, str, Optional
 
 
 def open_heap(source: DumpSource, *, heap_dump: int = 0, size_model: str = "visualvm",
-              semantics: str = "hprofkit", mapping: MappingArg = None, progress: ProgressArg = None) -> Heap:
+              semantics: str = "hprofkit", mapping: MappingArg = None, progress: ProgressArg = None,
+              max_output: int | str | None = None) -> Heap:
     """Opens a dump and indexes one of its heap dumps: the one opener of the
     package.  source is what hprofkit.open takes (a path, a bytes-like
     object, an io.BytesIO, a binary file object such as a pipe or
@@ -484,10 +485,11 @@ def open_heap(source: DumpSource, *, heap_dump: int = 0, size_model: str = "visu
     progress: None (the default) shows nothing (unless an outer call
     reports), True a bar on a terminal's stderr or a line in a notebook, or a
     callable progress(done, total, stage), here for the "index" stage (bytes
-    of the file walked); False nothing at all."""
+    of the file walked); False nothing at all.  max_output bounds what a
+    pack, mini or BMD restores to (see hprofkit.open)."""
     from ._dump import Dump
     mapping = _mapping_of(mapping)  # a bad mapping fails before the dump is read (or restored)
-    dump = Dump(source)
+    dump = Dump(source, max_output=max_output)
     try:
         heap = dump.heap(heap_dump=heap_dump, size_model=size_model, semantics=semantics, mapping=mapping,
                          progress=progress)

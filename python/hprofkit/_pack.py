@@ -44,10 +44,13 @@ def strip_mask(strip: str | Iterable[str | int]) -> int:
     return mask
 
 
-def PackDecoder(*, threads: int = 1, max_block: int = 0, max_record: int = 0) -> _hprof.PackDecoder:
+def PackDecoder(*, threads: int = 1, max_block: int = 0, max_record: int = 0,
+                max_output: int = 0) -> _hprof.PackDecoder:
     """Pack in, HPROF out: feed(data) -> bytes, flush() -> bytes (fd=N writes
     there instead).  threads inflate blocks in parallel; max_block (0: 64 MiB)
     bounds what one block may declare, max_record (0: 64 MiB) what is held of
-    a heap record whose length comes at its end.  Raises TruncatedError,
-    CorruptError or FormatError for a pack that is not whole and sound."""
-    return _hprof.PackDecoder(threads=threads, max_block=max_block, max_record=max_record)
+    a heap record whose length comes at its end, max_output (0: the larger of
+    4 GiB and 1,000 times the pack) what the restored dump may hold.  Raises
+    TruncatedError, CorruptError or FormatError for a pack that is not whole
+    and sound, RestoreLimitError for one that declares too much."""
+    return _hprof.PackDecoder(threads=threads, max_block=max_block, max_record=max_record, max_output=max_output)

@@ -22,6 +22,17 @@ for _power, _unit in enumerate(_UNITS[1:], start=1):
     _MULTIPLIERS[_unit.upper()] = _MULTIPLIERS[_unit[0] + "B"] = 1024 ** _power
 
 
+def max_output_of(max_output: "str | int | None") -> int:
+    """A restore's max_output= argument as the core takes it: 0 for None
+    (the default limit), else a byte count of at least 1 (an int or '64 GiB')."""
+    if max_output is None:
+        return 0
+    count = parse_size(max_output)
+    if count < 1:
+        raise ValueError(f"max_output must be a size of at least 1 byte or None, not {max_output!r}")
+    return count
+
+
 def parse_size(size: "str | int") -> int:
     """'2 MB' -> 2097152: a byte count written as people write it.
 

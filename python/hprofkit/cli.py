@@ -39,9 +39,9 @@ from ._units import human_size
 SIGPIPE = 13  # its number on every Unix; signal.SIGPIPE is absent on Windows
 
 
-def _open(file: str) -> Dump:
+def _open(args: argparse.Namespace) -> Dump:
     """The dump named on the command line; "-" reads standard input."""
-    return Dump(grammar.source(file))
+    return Dump(grammar.source(args.file), max_output=args.max_output)
 
 
 def _stats(dump: Dump, heap_dump: int | None, mapping: Mapping | None = None) -> Stats:
@@ -66,7 +66,7 @@ def _warn_unfinished(name: str, unfinished: UnfinishedDump | None) -> None:
 
 def cmd_info(args: argparse.Namespace) -> int:
     mapping = read_mapping(args)
-    with _open(args.file) as dump:
+    with _open(args) as dump:
         stats = _stats(dump, args.heap_dump, mapping)
         on_disk = os.path.getsize(dump.path) if dump.path and os.path.isfile(dump.path) else None
         if args.json:
@@ -101,7 +101,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     mapping = read_mapping(args)
-    with _open(args.file) as dump:
+    with _open(args) as dump:
         stats = _stats(dump, args.heap_dump, mapping)
     if args.json:
         grammar.print_json(stats.to_dict(top=args.top, heap=args.heap))
@@ -185,7 +185,8 @@ def cmd_encode(args: argparse.Namespace) -> int:
 def cmd_decode(args: argparse.Namespace) -> int:
     args.input, args.output = grammar.file_io(args, OUTPUT_SUFFIXES["decode"])
     return _run_file_command(args, lambda progress: decode(args.input, args.output, threads=args.threads,
-                                                           strings=args.strings, progress=progress))
+                                                           strings=args.strings, progress=progress,
+                                                           max_output=args.max_output))
 
 
 def cmd_deobfuscate(args: argparse.Namespace) -> int:
@@ -271,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strings", action="append", default=None, metavar="FILE",
                    help="BMD: a jar, apk, dex or text file (one name a line) whose class and field names give "
                         "hashed strings back, as Badoo's decruncher does; repeat for more")
+    grammar.add_max_output(p)
     grammar.add_json(p, "what was read and written as one JSON object (on stderr when OUT is stdout)")
 
     p = grammar.command(sub, "convert", cmd_convert, "Android HPROF to standard HPROF (hprof-conv)",

@@ -53,6 +53,10 @@ typedef struct hp_bmd_options {
     /* Decoder: strings to give back in place of their hash (NULL: none):
      * a HASHED_STRING becomes the string with its hash and length. */
     const hp_bmd_names *names;
+    /* Decoder: the most bytes the restored dump may hold (0: the larger of
+     * 4 GiB and 1,000 times the BMD, hp_restore_limit): the first pass
+     * refuses a BMD declaring more, before the heap is written. */
+    uint64_t max_output;
 } hp_bmd_options;
 
 /* The name of BMD record tag 1..8 ("STRING", "HASHED_STRING", ...), else NULL. */

@@ -57,13 +57,14 @@ typedef struct section {
 struct hp_bmd_decoder {
     hp_alloc alloc;
     size_t max_string;
-    uint64_t max_record;
+    uint64_t max_record, max_output;
     const hp_bmd_names *names;
     hp_writer out;
     hp_error error;
     int failed, finished, again, pass;
     uint64_t pos, total; /* input bytes taken this pass; the input's length */
     uint64_t counts[BMD_TAGS], restored;
+    uint64_t heap_bytes; /* the heap's sub-records measured by the first pass */
 
     /* the reader */
     int state, tag;
@@ -170,10 +171,18 @@ static int cut_push(hp_bmd_decoder *d, section *s)
     return 0;
 }
 
-/* Counts a sub-record of `size` HPROF bytes of section s (first pass). */
+/* Counts a sub-record of `size` HPROF bytes of section s (first pass),
+ * which may take the restored dump past what it may hold. */
 static int measure(hp_bmd_decoder *d, int sec, uint64_t size)
 {
     section *s = &d->sec[sec];
+    uint64_t declared = (d->heap_bytes += size) + hp_writer_pos(&d->out);
+    if (declared > hp_restore_limit(d->max_output, d->pos)) {
+        char what[64];
+        snprintf(what, sizeof what, "the BMD %s record", sec == SEC_CLASSES ? "CLASS_DEFINITION" : tag_names[d->tag]);
+        hp_restore_check(&d->error, d->max_output, d->pos, declared, what, d->rec_at, -1, 0);
+        return -1;
+    }
     s->bytes += size;
     if (s->open && s->open + size > d->max_record && cut_push(d, s) < 0)
         return -1;
@@ -1005,6 +1014,7 @@ hp_bmd_decoder *hp_bmd_decoder_new(const hp_alloc *alloc, const hp_bmd_options *
     memset(d, 0, sizeof *d);
     d->alloc = *alloc;
     d->max_string = opts && opts->max_string ? opts->max_string : MAX_STRING_DEFAULT;
+    d->max_output = opts ? opts->max_output : 0;
     d->max_record = opts && opts->max_heap_record && opts->max_heap_record < RECORD_MAX ? opts->max_heap_record
                                                                                        : RECORD_MAX;
     d->names = opts ? opts->names : NULL;

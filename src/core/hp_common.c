@@ -272,3 +272,28 @@ size_t hp_unnamed(char *buf, hp_unnamed_kind kind, uint64_t id)
     }
     return n < 0 ? 0 : (size_t)n;
 }
+
+uint64_t hp_restore_limit(uint64_t max_output, uint64_t input)
+{
+    if (max_output)
+        return max_output;
+    if (input > (UINT64_MAX - 1) / HP_RESTORE_RATIO)
+        return UINT64_MAX;
+    return input * HP_RESTORE_RATIO > HP_RESTORE_FLOOR ? input * HP_RESTORE_RATIO : HP_RESTORE_FLOOR;
+}
+
+hp_code hp_restore_check(hp_error *err, uint64_t max_output, uint64_t input, uint64_t declared, const char *what,
+                         uint64_t offset, int tag, int is_sub)
+{
+    uint64_t limit = hp_restore_limit(max_output, input);
+    if (declared <= limit)
+        return HP_OK;
+    /* hp_error holds 192 bytes of text: the rule itself is in the docs. */
+    int gib = declared >= (uint64_t)1 << 30;
+    return hp_failf(err, HP_E_TOO_LARGE, offset, tag, is_sub,
+                    "%s at offset %llu: the restored dump would hold %llu bytes (%.1f %s), over the %llu limit "
+                    "(--max-output, max_output= raise it)",
+                    what, (unsigned long long)offset, (unsigned long long)declared,
+                    (double)declared / (double)((uint64_t)1 << (gib ? 30 : 20)), gib ? "GiB" : "MiB",
+                    (unsigned long long)limit);
+}

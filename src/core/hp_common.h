@@ -18,8 +18,10 @@ typedef enum hp_code {
     HP_E_USAGE,       /* the caller broke an API contract (feed after finish...) */
     HP_E_LIMIT,       /* the input is valid HPROF but beyond what an output format can hold */
     HP_E_ABORTED,     /* a caller's callback (checkpoint, edge or size source) asked to stop */
-    HP_E_NO_DUMP      /* valid HPROF without the heap dump asked for (or without any) */
+    HP_E_NO_DUMP,     /* valid HPROF without the heap dump asked for (or without any) */
+    HP_E_TOO_LARGE    /* a restore declares more output than it may write (a decompression bomb) */
 } hp_code;
+#define HP_E_COUNT (HP_E_TOO_LARGE + 1)
 
 /* Where the error is: `offset` is the absolute byte offset of the unit that
  * failed (header, record or sub-record), `tag` its tag, `is_sub` whether it
@@ -176,5 +178,20 @@ size_t hp_mutf8_to_utf8(const uint8_t *in, size_t len, uint8_t *out);
  * into err->text, which hp_error_format then prints as it is. */
 hp_code hp_failf(hp_error *err, hp_code code, uint64_t offset, int tag, int is_sub, const char *fmt, ...)
     HP_PRINTF(6, 7);
+
+/* ---- restores: what packs, minis and BMD files may expand to ---- */
+
+/* A restore writes at most `max_output` bytes when set, else the larger of
+ * HP_RESTORE_FLOOR and HP_RESTORE_RATIO times the input read so far: a
+ * 165-byte BMD declaring 40 GB is refused before anything of it is written
+ * (docs/reference/behaviour.md, "Limits"). */
+#define HP_RESTORE_FLOOR ((uint64_t)4 << 30)
+#define HP_RESTORE_RATIO 1000u
+uint64_t hp_restore_limit(uint64_t max_output, uint64_t input);
+/* Whether a restore that read `input` bytes may declare `declared` bytes of
+ * output in all; HP_OK, or HP_E_TOO_LARGE into err, about `what` (a BMD
+ * record, a pack block...) at `offset`, unit `tag`. */
+hp_code hp_restore_check(hp_error *err, uint64_t max_output, uint64_t input, uint64_t declared, const char *what,
+                         uint64_t offset, int tag, int is_sub);
 
 #endif

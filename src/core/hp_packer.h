@@ -48,6 +48,8 @@ typedef struct hp_unpacker_options {
     unsigned workers;      /* inflating threads; 0 inflates in the caller's thread */
     size_t max_block;      /* what a block's streams may hold; 0: HP_PACK_BLOCK_LIMIT */
     size_t max_record;     /* what is held of a heap record; 0: HP_HOLD_DEFAULT (hp_heaprec.h) */
+    uint64_t max_output;   /* what the restored dump may hold; 0: hp_restore_limit's default.  A block
+                              whose out_len takes it past that is refused before it is inflated */
 } hp_unpacker_options;
 
 /* A pack's header fields. */
@@ -114,5 +116,14 @@ uint64_t hp_unpacker_blocks(const hp_unpacker *u);    /* blocks restored */
 /* Whether `head` (the first `len` bytes of a file) starts a pack; a head
  * shorter than the magic answers whether it could. */
 int hp_is_pack(const uint8_t *head, size_t len);
+
+/* A pack of `pack_size` bytes whose last bytes are tail[0..n) (n up to
+ * HP_PACK_END_MAX; a file or a buffer, known whole before it is restored):
+ * HP_E_TOO_LARGE when its end record declares more restored bytes than
+ * hp_restore_limit(max_output, pack_size), so that a bomb is refused
+ * before any block is inflated; HP_OK otherwise (also when the tail holds
+ * no end record: the restore itself then finds what is wrong). */
+#define HP_PACK_END_MAX 35
+hp_code hp_pack_check_end(const uint8_t *tail, size_t n, uint64_t pack_size, uint64_t max_output, hp_error *err);
 
 #endif

@@ -48,6 +48,11 @@ typedef struct hp_tailor_options {
      * 64 MiB); a longer one is streamed, its length patched or the segment
      * cut in several (hp_heaprec.h).  Ignored by the encoder. */
     size_t max_record;
+    /* Decoder: what the restored heap's sub-records may hold in all (0:
+     * hp_restore_limit's default over the mini stream read so far): a
+     * sub-record taking them past that is refused before it is written
+     * (a 20-byte mini can claim a 4 GB array).  Ignored by the encoder. */
+    uint64_t max_output;
 } hp_tailor_options;
 
 /* The tag counter Tailor's scripts print: counts keyed by name, in the order

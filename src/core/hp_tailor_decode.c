@@ -33,6 +33,7 @@ struct hp_tailor_decoder {
 
     uint64_t pos; /* mini offset of the next byte not yet consumed */
     uint64_t bytes_in;
+    uint64_t max_output, declared; /* the sub-records' restored bytes: at most, so far */
     hp_tailor_counter counter;
     int seen_end; /* the last record decoded is a HEAP_DUMP_END: the mini may end here */
 
@@ -345,7 +346,13 @@ static hp_code end_segment(hp_tailor_decoder *d)
 static hp_code begin_sub(hp_tailor_decoder *d, const uint8_t *u, uint64_t size, uint64_t restored)
 {
     uint64_t head = gathered(u, size);
-    int rc = hp_heaprec_sub(&d->seg, restored, &d->out);
+    int rc;
+    /* One past what a heap record holds is refused as such (HP_E_LIMIT) just below. */
+    if (restored <= UINT32_MAX && hp_restore_check(&d->error, d->max_output, d->pos, d->declared + restored,
+                                                   "the mini's sub-record", d->sub_off, u[0], 1) != HP_OK)
+        return d->error.code;
+    d->declared += restored;
+    rc = hp_heaprec_sub(&d->seg, restored, &d->out);
     if (rc == -2)
         return hp_fail(&d->error, HP_E_LIMIT, d->sub_off, u[0], 1, 0, 0,
                        "restored sub-record longer than a heap record can hold (4 GiB - 1)");
@@ -525,6 +532,7 @@ hp_tailor_decoder *hp_tailor_decoder_new(const hp_alloc *alloc, const hp_tailor_
     hp_buf_init(&d->carry, alloc);
     hp_buf_init(&d->sub, alloc);
     hp_heaprec_init(&d->seg, alloc, opts ? opts->max_record : 0, 1);
+    d->max_output = opts ? opts->max_output : 0;
     if (hp_writer_init(&d->out, alloc, OUT_CAP) < 0 || hp_buf_reserve(&d->carry, HP_TAILOR_MAGIC_LEN) < 0) {
         hp_tailor_decoder_free(d);
         return NULL;

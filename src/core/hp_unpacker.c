@@ -13,6 +13,7 @@
  * is that large. */
 #include "hp_pack_frame.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "hp_jobs.h"
@@ -56,6 +57,7 @@ struct hp_unpacker {
     unsigned nslots, next_slot;
     uint64_t in_flight;       /* bytes held by the jobs in flight */
     uint64_t blocks_seen;     /* frames parsed */
+    uint64_t declared_out;    /* restored bytes the blocks parsed declare */
 
     int ended;                /* the end record was read */
     uint64_t end_blocks, total_in, total_out;
@@ -276,6 +278,22 @@ static uint64_t unit_size(hp_unpacker *u, const uint8_t *p, size_t have, pf_fram
     return f->size + f->stored;
 }
 
+/* A block whose out_len takes the restored dump past what it may hold
+ * (`input`: the pack's bytes up to the block's end) is refused. */
+static hp_code refuse_bomb(hp_unpacker *u, const pf_frame *f, uint64_t input)
+{
+    char what[48];
+    uint64_t declared = u->declared_out + f->out_len;
+    if (declared < u->declared_out)
+        declared = UINT64_MAX;
+    if (declared <= hp_restore_limit(u->opt.max_output, input)) {
+        u->declared_out = declared;
+        return HP_OK;
+    }
+    snprintf(what, sizeof what, "pack block %llu", (unsigned long long)u->blocks_seen);
+    return hp_restore_check(&u->error, u->opt.max_output, input, declared, what, u->base, -1, 0);
+}
+
 static hp_code end_pack(hp_unpacker *u, const uint8_t *p, size_t have)
 {
     size_t size;
@@ -308,7 +326,9 @@ static hp_code parse(hp_unpacker *u, const uint8_t *p, size_t n, int is_pending,
         if (!u->have_info) {
             rc = open_pack(u, p + at);
         } else if (f.size) {
-            rc = start_block(u, &f, p + at, is_pending && size == n ? &u->pending : NULL);
+            rc = refuse_bomb(u, &f, u->base + size);
+            if (rc == HP_OK)
+                rc = start_block(u, &f, p + at, is_pending && size == n ? &u->pending : NULL);
             u->blocks_seen++;
         } else {
             rc = end_pack(u, p + at, n - at);
@@ -497,4 +517,24 @@ int hp_is_pack(const uint8_t *head, size_t len)
     if (len > PF_MAGIC_LEN)
         len = PF_MAGIC_LEN;
     return len > 0 && memcmp(head, PF_MAGIC, len) == 0;
+}
+
+/* hp_packer.h names the end record's largest size without the frame's header. */
+typedef char end_max_is_pf_end_max[HP_PACK_END_MAX == PF_END_MAX ? 1 : -1];
+
+hp_code hp_pack_check_end(const uint8_t *tail, size_t n, uint64_t pack_size, uint64_t max_output, hp_error *err)
+{
+    size_t at;
+    /* The end record's length depends on its varints: try each start that
+     * parses, with a right checksum, exactly up to the end. */
+    for (at = n > PF_END_MAX ? n - PF_END_MAX : 0; at + 6 <= n; at++) {
+        uint64_t blocks, total_in, total_out;
+        size_t size;
+        hp_error ignored;
+        if (tail[at] == PF_END_MARK &&
+            pf_end_read(tail + at, n - at, 0, &blocks, &total_in, &total_out, &size, &ignored) == 1 && size == n - at)
+            return hp_restore_check(err, max_output, pack_size, total_out, "the pack's end record",
+                                    pack_size - (n - at), -1, 0);
+    }
+    return HP_OK;
 }

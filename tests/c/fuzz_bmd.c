@@ -41,7 +41,7 @@
 static hp_code run_passes(int encode, const uint8_t *data, size_t len, size_t max, unsigned seed,
                           uint64_t max_heap_record, const hp_alloc *alloc, hp_sink *sink, hp_error *err)
 {
-    hp_bmd_options opts = { 0, 0, max_heap_record, NULL };
+    hp_bmd_options opts = { 0, 0, max_heap_record, NULL, 0 };
     hp_bmd_encoder *e = encode ? hp_bmd_encoder_new(alloc, &opts) : NULL;
     hp_bmd_decoder *d = encode ? NULL : hp_bmd_decoder_new(alloc, &opts);
     uint32_t state = seed * 2654435761u + 1;

@@ -77,7 +77,7 @@ static int inflate_mini(const uint8_t *in, size_t len, int window_bits, fuzz_out
 static hp_code decode(const uint8_t *mini, size_t len, size_t max, unsigned seed, size_t hold, int patch,
                       fuzz_out *o)
 {
-    hp_tailor_options opts = { 0, hold };
+    hp_tailor_options opts = { 0, hold, 0 };
     hp_tailor_decoder *d = hp_tailor_decoder_new(fuzz_budget(), &opts);
     hp_sink sink = fuzz_sink(o, patch);
     uint32_t state = seed * 2654435761u + 1;

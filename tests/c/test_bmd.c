@@ -123,7 +123,7 @@ static void test_golden_names(void)
     uint8_t *bmd = load_dump("bmd/heapgen_s5_16mb_obf_android.bmd", &blen);
     uint8_t *dec = load_dump("bmd/heapgen_s5_16mb_obf_android.decrunched_jar.hprof.gz", &dlen);
     hp_bmd_names *t = hp_bmd_names_new(NULL);
-    hp_bmd_options opts = { 0, 0, 0, NULL };
+    hp_bmd_options opts = { 0, 0, 0, NULL, 0 };
     run r;
     CHECK(bmd && dec && t);
     if (!bmd || !dec || !t)
@@ -514,7 +514,7 @@ static void test_segments(void)
 {
     size_t blen;
     uint8_t *bmd = load_dump("bmd/platform_tools_base__dialer.bmd", &blen);
-    hp_bmd_options opts = { 0, 0, 100000, NULL };
+    hp_bmd_options opts = { 0, 0, 100000, NULL, 0 };
     hp_buf heap_a, other_a, heap_b, other_b;
     size_t longest_a, longest_b;
     run a, b;
@@ -582,7 +582,7 @@ static void test_encoder_refusals(void)
 {
     static const uint8_t node_dump[] = { HP_SUB_CLASS_DUMP, 0, 0, 0x91, 0, 0, 0, 0, 0 };
     bb b = { 0 }, extra = { 0 };
-    hp_bmd_options opts = { 8, 0, 0, NULL };
+    hp_bmd_options opts = { 8, 0, 0, NULL, 0 };
     run r;
     size_t at;
     /* a STRING longer than max_string */

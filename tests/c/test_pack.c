@@ -2,9 +2,13 @@
  * shared data (keep-all), policy round trips against what each policy must
  * restore, block cuts inside huge payloads, chunking invariance of the
  * encoder, and corrupt or truncated streams -> clean errors. */
+#include <string.h>
+
 #include "testkit.h"
 #include "hp_convert.h"
 #include "hp_pack.h"
+#include "hp_pack_frame.h"
+#include "hp_packer.h"
 #include "hp_parser.h"
 #include "hp_sink.h"
 
@@ -847,8 +851,35 @@ static void test_decoder_out_of_memory(void)
     free(src);
 }
 
+/* #30: the restore limit, and a pack's end record read before anything is
+ * restored: found at any length of its varints, refused over the limit. */
+static void test_declared_size_before_restoring(void)
+{
+    uint8_t pack[64];
+    size_t end, n;
+    hp_error err;
+    CHECK(hp_restore_limit(0, 1000) == HP_RESTORE_FLOOR);
+    CHECK(hp_restore_limit(0, (uint64_t)10 << 30) == ((uint64_t)10 << 30) * HP_RESTORE_RATIO);
+    CHECK(hp_restore_limit(0, UINT64_MAX / 10) == UINT64_MAX);
+    CHECK(hp_restore_limit(12345, (uint64_t)1 << 40) == 12345);
+    memset(pack, 0xAA, sizeof pack);
+    for (end = 0; end < 20; end += 7) {
+        uint64_t total = end == 0 ? 100 : end == 7 ? HP_RESTORE_FLOOR + 1 : UINT64_MAX;
+        n = end + pf_end_write(pack + end, 3, 1 << 20, total);
+        memset(&err, 0, sizeof err);
+        CHECK(hp_pack_check_end(pack, n, 1 << 20, 0, &err) == (total > HP_RESTORE_FLOOR ? HP_E_TOO_LARGE : HP_OK));
+        if (total > HP_RESTORE_FLOOR)
+            CHECK(err.offset == (1 << 20) - (n - end) && strstr(err.text, "the pack's end record at offset") != NULL);
+        CHECK(hp_pack_check_end(pack, n, 1 << 20, UINT64_MAX, &err) == HP_OK);
+        pack[n - 1] ^= 1; /* a bad checksum: no end record there, the restore tells what is wrong */
+        CHECK(hp_pack_check_end(pack, n, 1 << 20, 0, &err) == HP_OK);
+    }
+    CHECK(hp_pack_check_end(pack, 0, 0, 0, &err) == HP_OK);
+}
+
 int main(void)
 {
+    test_declared_size_before_restoring();
     test_crafted();
     test_deferred_heap_records();
     test_corrupt_streams();

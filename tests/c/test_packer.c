@@ -103,7 +103,7 @@ static hp_code pack_mem(const uint8_t *data, size_t len, const hp_packer_options
 
 static hp_code unpack_mem(const uint8_t *data, size_t len, unsigned workers, size_t max, hp_buf *out, hp_error *err)
 {
-    hp_unpacker_options opts = { workers, 0, 0 };
+    hp_unpacker_options opts = { workers, 0, 0, 0 };
     hp_unpacker *u = hp_unpacker_new(NULL, &opts);
     hp_sink sink = hp_buf_sink(out);
     hp_code rc = HP_OK;
@@ -352,7 +352,7 @@ static void test_held_records(void)
     hp_converter_free(c);
     CHECK(pack_mem(dump.d, dump.len, &opts, 0, &blob, &err) == HP_OK);
     for (patch = 0; patch <= 1; patch++) {
-        hp_unpacker_options uopts = { 1, 0, 64 << 10 };
+        hp_unpacker_options uopts = { 1, 0, 64 << 10, 0 };
         hp_unpacker *u = hp_unpacker_new(NULL, &uopts);
         mem_sink m = { 0 };
         hp_sink sink = { mem_write, &m, patch ? mem_patch : NULL };

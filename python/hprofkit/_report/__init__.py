@@ -100,7 +100,8 @@ def _collect(src: Source, baseline: Optional[Source], limits: Limits) -> dict[st
 
 def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str | os.PathLike[str]" = "report.html",
            *, baseline: "Heap | str | os.PathLike[str] | None" = None, semantics: Optional[str] = None,
-           heap_dump: int = 0, limits: Limits = Limits(), mapping: Any = None, progress: Any = None) -> str:
+           heap_dump: int = 0, limits: Limits = Limits(), mapping: Any = None, progress: Any = None,
+           max_output: "int | str | None" = None) -> str:
     """Writes the HTML report of a heap (a Heap, or a dump's path: plain,
     .gz, .bz2, an hprofkit pack, a Tailor mini or a BMD; or a binary file
     holding one, such as standard input) to `out` ("-" for standard output)
@@ -121,22 +122,24 @@ def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str |
     over the input, never through a FIFO's or a symlink's target.
 
     progress: as open_heap takes it (each dump's "index", "dominators",
-    "report")."""
+    "report").  max_output: what a pack, mini or BMD opened here may
+    restore to (see hprofkit.open)."""
     write(heap_or_path, out, baseline=baseline, semantics=semantics, heap_dump=heap_dump, limits=limits,
-          mapping=mapping, progress=progress)
+          mapping=mapping, progress=progress, max_output=max_output)
     return os.fspath(out)
 
 
 def write(heap_or_path: Any, out: Any, *, baseline: Any = None, semantics: Optional[str] = None, heap_dump: int = 0,
-          limits: Limits = Limits(), mapping: Any = None, progress: Any = None) -> dict[str, Any]:
+          limits: Limits = Limits(), mapping: Any = None, progress: Any = None,
+          max_output: "int | str | None" = None) -> dict[str, Any]:
     """report(), returning the JSON document the page holds."""
     from .._progress import reporting
     with reporting(progress):
-        return _write(heap_or_path, out, baseline, semantics, heap_dump, limits, mapping)
+        return _write(heap_or_path, out, baseline, semantics, heap_dump, limits, mapping, max_output)
 
 
 def _write(heap_or_path: Any, out: Any, baseline: Any, semantics: Optional[str], heap_dump: int,
-           limits: Limits, mapping: Any) -> dict[str, Any]:
+           limits: Limits, mapping: Any, max_output: "int | str | None") -> dict[str, Any]:
     from .._heap import _mapping_of
     from .._output import check_not_same_file, output_file
     from .page import render_report
@@ -145,9 +148,10 @@ def _write(heap_or_path: Any, out: Any, baseline: Any, semantics: Optional[str],
         if source is not None and not _is_heap(source):
             check_not_same_file(source, out)
     with contextlib.ExitStack() as stack:
-        src = stack.enter_context(opened(heap_or_path, heap_dump=heap_dump, semantics=semantics, mapping=mapping))
+        src = stack.enter_context(opened(heap_or_path, heap_dump=heap_dump, semantics=semantics, mapping=mapping,
+                                         max_output=max_output))
         base = None if baseline is None else stack.enter_context(
-            opened(baseline, heap_dump=heap_dump, semantics=semantics, mapping=mapping))
+            opened(baseline, heap_dump=heap_dump, semantics=semantics, mapping=mapping, max_output=max_output))
         data = collect(src, baseline=base, limits=limits)
         page = render_report(data)
         for _ in range(_HALVINGS):

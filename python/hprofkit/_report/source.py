@@ -94,8 +94,8 @@ def _heap_options(semantics: Optional[str]) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None, mapping: Any = None
-           ) -> Iterator[Source]:
+def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None, mapping: Any = None,
+           max_output: "int | str | None" = None) -> Iterator[Source]:
     """The Source of a Heap, of a dump's path (any format the Dump opens:
     plain, gzip, bzip2, hprofkit pack, Tailor mini, Badoo BMD) or of a binary
     file (standard input), a dump read through `mapping` (None: none; a Heap
@@ -115,7 +115,7 @@ def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None, 
     else:
         raise TypeError(f"report() takes a Heap, a dump's path or a binary file, not {type(source).__name__}")
     from .._dump import Dump
-    with Dump(source) as dump:
+    with Dump(source, max_output=max_output) as dump:
         stats = _Background(dump, heap_dump)
         try:
             heap = dump.heap(heap_dump=heap_dump, mapping=mapping, **_heap_options(semantics))
