@@ -371,6 +371,45 @@ def test_cli_malformed_mapping_is_one_line_naming_it(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.sanitize
+def test_a_mapping_that_never_ends_is_refused_at_once(tmp_path):
+    """#30: /dev/zero as a mapping was read whole (23.8 GB resident, then killed); a FIFO
+    without a writer would block forever.  What is not a regular file is a MappingError before
+    anything is read, in the API, on the command line and in [tool.hprofkit]."""
+    fifo = tmp_path / "mapping.fifo"
+    os.mkfifo(fifo)
+    for path, kind in (("/dev/zero", "a character device"), (str(fifo), "a FIFO")):
+        with pytest.raises(hprofkit.MappingError, match=f"is {kind}, not a regular file") as info:
+            hprofkit.Mapping.read(path)
+        assert info.value.path == path
+        with pytest.raises(hprofkit.MappingError, match=kind):
+            hprofkit.open_heap(OBF / DUMPS[0], mapping=path)
+        proc = run_cli("top", OBF / DUMPS[0], "--mapping", path)
+        assert proc.returncode == 1 and proc.stdout == ""
+        assert proc.stderr == f"hprofkit: error: not a mapping: {path} is {kind}, not a regular file\n"
+    with pytest.raises(IsADirectoryError):
+        hprofkit.Mapping.read(tmp_path)
+
+
+def test_a_name_given_to_several_classes_warns_naming_the_lines(tmp_path):
+    """#30: a mapping giving one obfuscated name to three classes was taken silently (the first
+    wins): a MappingWarning names the name, its lines and the class used."""
+    path = tmp_path / "mapping.txt"
+    path.write_text("com.a.First -> a.b:\n    int x -> a\ncom.a.Second -> a.b:\ncom.a.Other -> a.c:\n"
+                    "com.a.Third -> a.b:\n")
+    says = f"{path} gives the obfuscated name a.b to 3 classes (lines 1, 3, 5): the first, com.a.First, is used"
+    with pytest.warns(hprofkit.MappingWarning) as caught:
+        mapping = hprofkit.Mapping.read(path)
+    assert [str(w.message) for w in caught] == [says]
+    assert mapping.class_name("a.b") == "com.a.First"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hprofkit.Mapping.read(MAPPING)  # a real ProGuard mapping gives each name once
+    proc = run_cli("stats", OBF / DUMPS[0], "--mapping", path)
+    assert proc.returncode == 0
+    assert f"hprofkit: warning: {says}\n" in proc.stderr
+
+
 # -- a second obfuscation of the same program ------------------------------------------------
 
 @pytest.fixture(scope="session")

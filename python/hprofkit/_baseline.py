@@ -29,6 +29,8 @@ import re
 import stat
 from typing import Any
 
+from ._io import special_kind
+
 FORMAT = 2
 READ_FORMATS = (1, 2)
 MAX_BYTES = 64 << 20  # a baseline of 100,000 classes is about 6 MB
@@ -94,8 +96,7 @@ def read_bytes(path: str) -> bytes:
         if stat.S_ISDIR(st.st_mode):
             raise BaselineError(os.strerror(errno.EISDIR).lower())
         if not stat.S_ISREG(st.st_mode):
-            from ._dump import _FILE_KINDS
-            raise BaselineError(f"{_FILE_KINDS.get(stat.S_IFMT(st.st_mode), 'a special file')}, not a regular file")
+            raise BaselineError(f"{special_kind(st.st_mode)}, not a regular file")
         if st.st_size > MAX_BYTES:
             raise BaselineError(f"{st.st_size:,} bytes, more than a baseline's {MAX_BYTES >> 20} MiB")
         os.set_blocking(fd, True)

@@ -29,7 +29,10 @@ def add_mapping_option(p: argparse.ArgumentParser, pair: bool = False) -> None:
 def read_mapping(args: argparse.Namespace) -> Mapping | None:
     """The --mapping of the command line (None without one)."""
     path = getattr(args, "mapping", None)
-    return None if path is None else Mapping.read(path)
+    if path is None:
+        return None
+    with mapping_warnings():  # a name given to several classes: warning lines
+        return Mapping.read(path)
 
 
 def read_mapping_pair(args: argparse.Namespace) -> tuple[Mapping | None, Mapping | None]:
@@ -37,7 +40,8 @@ def read_mapping_pair(args: argparse.Namespace) -> tuple[Mapping | None, Mapping
     paths = args.mapping or []
     if len(paths) > 2:
         raise ValueError(f"--mapping: once for both dumps, or twice (A's, then B's), not {len(paths)} times")
-    mappings = [Mapping.read(p) for p in paths]
+    with mapping_warnings():
+        mappings = [Mapping.read(p) for p in paths]
     if not mappings:
         return None, None
     return mappings[0], mappings[-1]

@@ -1,13 +1,16 @@
 """Small helpers shared by the codecs: telling a buffer from a path or a
-stream, writing to a descriptor, and an ordered thread pool."""
+stream, opening only regular files, writing to a descriptor, and an ordered
+thread pool."""
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures
+import errno
 import mmap
 import os
-from typing import IO, TYPE_CHECKING, Any, Protocol, Union
+import stat
+from typing import IO, TYPE_CHECKING, Any, Callable, Protocol, Union
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer, TypeAlias, TypeIs
@@ -25,6 +28,34 @@ DumpSource: TypeAlias = Union[str, "os.PathLike[str]", "Buffer", Readable]
 # Where output goes: a path (written atomically, see _output), "-" for
 # standard output, or a binary file object.
 Destination: TypeAlias = Union[str, "os.PathLike[str]", IO[bytes]]
+
+
+_SPECIAL_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+                  stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}
+
+
+def special_kind(mode: int) -> str:
+    """What a file of st_mode `mode` is, when it is not a regular file: "a FIFO"..."""
+    return _SPECIAL_KINDS.get(stat.S_IFMT(mode), "a special file")
+
+
+def open_regular(path: str, refuse: Callable[[str], BaseException]) -> IO[bytes]:
+    """The file at path, opened for reading, when it is a regular file: else
+    refuse(what it is) is raised ("a FIFO", "a character device"...) before
+    anything is read, without waiting for a FIFO's writer; IsADirectoryError
+    for a directory.  /dev/zero or a FIFO never end: they are refused."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        if not stat.S_ISREG(mode):
+            raise refuse(special_kind(mode))
+        os.set_blocking(fd, True)
+        return open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def is_buffer(source: Any) -> TypeIs[Buffer]:

@@ -36,6 +36,7 @@ from typing import Any, Iterator, NamedTuple, Sequence, Union
 
 from . import _hprof
 from ._errors import MappingError, MappingWarning
+from ._io import open_regular
 from ._types import TYPE_CODES
 
 # R8's newest map version this reader knows (com.android.tools.r8.mapping).
@@ -43,6 +44,11 @@ SUPPORTED_VERSION = (2, 2)
 _PRIMITIVE_DESCRIPTORS = {"boolean": "Z", "byte": "B", "char": "C", "short": "S", "int": "I", "long": "J",
                           "float": "F", "double": "D", "void": "V"}
 _CLASS_IN_DESCRIPTOR = re.compile(r"L([^;()]+);")
+# The largest mapping.txt read (the index addresses its text with 32 bits); a
+# mapping is held in memory whole, about twice its size with its index.
+MAX_BYTES = (4 << 30) - 1
+# Obfuscated names given to several classes warned about one by one (then one line for the rest).
+_SHARED_WARNINGS = 5
 # What a `mapping=` argument takes (Mapping.of): a Mapping, the path of a mapping.txt, or None.
 MappingArg = Union["Mapping", str, "os.PathLike[str]", None]
 
@@ -125,15 +131,25 @@ class Mapping(_hprof.MappingIndex):
         self.path = path
         major, minor = divmod(self._version, 1000)
         self.version = f"{major}.{minor}" if self._version else None
+        _warn_shared_names(self)
         return self
 
     # -- building ---------------------------------------------------------------
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> "Mapping":
-        """Reads the mapping file at path (ProGuard's or R8's format)."""
+        """Reads the mapping file at path (ProGuard's or R8's format): a regular
+        file of at most MAX_BYTES; MappingError for anything else (a FIFO or
+        /dev/zero would never end)."""
         name = os.fspath(path)
-        with open(name, "rb") as f:
-            return cls(f.read(), name)
+
+        def refuse(kind: str) -> MappingError:
+            return MappingError(f"not a mapping: {name} is {kind}, not a regular file", path=name)
+        with open_regular(name, refuse) as f:
+            # Its size as it is now (+1: a file that grows meanwhile is read no further than the limit).
+            text = f.read(min(os.fstat(f.fileno()).st_size, MAX_BYTES) + 1)
+        if len(text) > MAX_BYTES:
+            raise MappingError(f"not a mapping: {name} holds 4 GiB or more, more than a mapping may", path=name)
+        return cls(text, name)
 
     @classmethod
     def parse(cls, text: str | bytes, name: str | None = None) -> "Mapping":
@@ -447,6 +463,29 @@ def _caller_level() -> int:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _warn_shared_names(mapping: Mapping) -> None:
+    """A MappingWarning for each obfuscated name the mapping gives to more
+    than one class (a broken or concatenated mapping): the first class in
+    the file is the one used; the warning names every line."""
+    first: dict[str, int] = {}
+    shared: dict[str, list[int]] = {}
+    for index, (_clear, obfuscated) in enumerate(mapping._class_names()):
+        if obfuscated in first:
+            shared.setdefault(obfuscated, [first[obfuscated]]).append(index)
+        else:
+            first[obfuscated] = index
+    name = mapping.path or "the mapping"
+    for obfuscated, indexes in list(shared.items())[:_SHARED_WARNINGS]:
+        classes = [mapping._class_info(i) for i in indexes]
+        lines = ", ".join(str(info[4]) for info in classes)
+        warnings.warn(MappingWarning(
+            f"{name} gives the obfuscated name {obfuscated} to {len(indexes)} classes (lines {lines}): "
+            f"the first, {classes[0][0]}, is used"), stacklevel=_caller_level())
+    if len(shared) > _SHARED_WARNINGS:
+        warnings.warn(MappingWarning(f"{name} gives {len(shared) - _SHARED_WARNINGS:,} more obfuscated names to "
+                                     f"several classes each"), stacklevel=_caller_level())
 
 
 def warn_misfit(mapping: Mapping, dump: str, listed_classes: int, mismatch: str | None = None) -> None:

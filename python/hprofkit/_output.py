@@ -31,6 +31,8 @@ import stat
 import sys
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
 
+from ._io import special_kind
+
 if TYPE_CHECKING:
     from typing_extensions import TypeGuard
 
@@ -232,8 +234,7 @@ def check_replaceable(dst: str | os.PathLike[str], owned: Callable[[str], bool],
     except OSError as exc:
         raise named(exc, shown) from None
     if not stat.S_ISREG(st.st_mode):
-        from ._dump import _FILE_KINDS
-        what = "a directory" if stat.S_ISDIR(st.st_mode) else _FILE_KINDS.get(stat.S_IFMT(st.st_mode), "a special file")
+        what = special_kind(st.st_mode)
         target = f"a symlink to {os.path.realpath(shown)}, " if link else ""
         raise ValueError(f"{shown} is {target}{what}, not a regular file: not replaced")
     if link and not owned(os.path.realpath(shown)):
