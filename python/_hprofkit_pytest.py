@@ -33,6 +33,9 @@ BASELINES = "__hprof_baselines__"
 _NOTES = pytest.StashKey[list]()
 _CHECKS = pytest.StashKey[list]()  # [(DIR, CheckSettings, the pyproject.toml read or None)]
 _RUN = pytest.StashKey["_Run"]()
+# The dumps collected so far, by (device, inode): a symlink loop under DIR
+# (or two links to one file) shows a dump again, which is checked once.
+_SEEN = pytest.StashKey[set]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -203,6 +206,11 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     try:
         if dump_kind(file_path) is None:
             return None
+        st = file_path.stat()
+        seen = parent.config.stash.setdefault(_SEEN, set())
+        if (st.st_dev, st.st_ino) in seen:
+            return None
+        seen.add((st.st_dev, st.st_ino))
     except OSError:
         pass  # the item says what is wrong with it
     return HeapDumpFile.from_parent(parent, path=file_path)

@@ -222,11 +222,13 @@ def legacy_bitmaps(data: bytes, seed: int = 7) -> tuple[bytes, list[Added]]:
 
 
 def dump_data_bitmaps(data: bytes, compress_format: int | None, *, sizes: bool = True,
-                      seed: int = 11) -> tuple[bytes, list[Added]]:
+                      seed: int = 11, big: bool = False) -> tuple[bytes, list[Added]]:
     """`data` (an ART-style dump without android.graphics.Bitmap) with Android 8+ bitmaps
     added, and Bitmap.dumpData holding compressed copies of most in `compress_format`
     (Bitmap.CompressFormat: 0 JPEG, 1 PNG, 2 WEBP...; None: no dumpData, as a dump taken
-    without bitmap data), with their sizes (Android 14+) or without (the first versions)."""
+    without bitmap data), with their sizes (Android 14+) or without (the first versions).
+    big: one more, 200x200 of noise (a copy of about 160 KB) whose size entry says 2 GiB, more
+    than any allocation of 200x200 pixels (its byte_size is then unknown)."""
     ext = Extension(data)
     rng = random.Random(seed)
     heap = ext.heap
@@ -258,18 +260,19 @@ def dump_data_bitmaps(data: bytes, compress_format: int | None, *, sizes: bool =
     copies: list[tuple[int, int, bytes, int]] = []     # native, array id, blob, size
 
     def bitmap(width: int, height: int, *, copy: bytes | None = None, listed: bool = True,
-               reason: str | None = None) -> int:
+               reason: str | None = None, bogus_size: int | None = None) -> int:
         obj_id, native = ext.new_id(), rng.randrange(1 << 40, 1 << 62)
         size = width * height * 4
         bitmaps.append((obj_id, {"mNativePtr": native, "mWidth": width, "mHeight": height, "mDensity": 420,
                                  "mRequestPremultiplied": True, "mId": obj_id, "mSourceId": -1}))
         has = compress_format is not None and copy is not None and listed
         if compress_format is not None and copy is not None:
-            copies.append((native, ext.new_id(), copy, size))
+            copies.append((native, ext.new_id(), copy, size if bogus_size is None else bogus_size))
         if compress_format is None:
             reason = "holds no bitmap data"
         ext.added.append(Added(obj_id, width, height, None, fmt if has else None,
-                               size if has and sizes else None, copy if has else None, True, reason))
+                               size if has and sizes and bogus_size is None else None, copy if has else None,
+                               True, reason))
         return obj_id
 
     first = blob(5, 4)
@@ -277,6 +280,8 @@ def dump_data_bitmaps(data: bytes, compress_format: int | None, *, sizes: bool =
     bitmap(5, 4, copy=first)                            # identical copies: a duplicate group
     bitmap(17, 9, copy=blob(17, 9))
     bitmap(3, 3, reason="has no copy of it")            # not in natives
+    if big:
+        bitmap(200, 200, copy=blob(200, 200), bogus_size=0x7FFF_FFFF)
     listed = len(copies)
     bitmap(6, 2, copy=blob(6, 2), listed=False, reason="has no copy of it")  # beyond count
 

@@ -583,3 +583,22 @@ def test_import_hprofkit_loads_at_most_60_modules():
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert len(loaded) <= 60, (len(loaded), loaded)
     assert not {"multiprocessing", "socket", "logging", "concurrent.futures"} & set(loaded)
+
+
+def test_cli_summary_shows_each_input_on_one_line(tmp_path):
+    """#30: an input named with a newline split its line of the summary (a failure's and an
+    encode's); names are shown with Python's escapes, one line each."""
+    good = tmp_path / "good\nname.hprof"
+    shutil.copy(dump_path("leakcanary__leak_service_binder.hprof"), good)
+    bad = tmp_path / "bad\x1b[2Jname.hprof"
+    bad.write_bytes(b"not a dump\n")
+    proc = run_cli("stats", str(good), str(bad), "--jobs", "1")
+    assert proc.returncode == 1
+    failed = [line for line in proc.stdout.splitlines() if "FAILED" in line]
+    assert len(failed) == 1 and failed[0].startswith(f"  FAILED {tmp_path}/bad\\x1b[2Jname.hprof: ")
+    assert "\x1b" not in proc.stdout
+    out = tmp_path / "packs"
+    proc = run_cli("encode", str(good), "--jobs", "1", "--output-dir", str(out))
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [line for line in proc.stdout.splitlines() if " -> " in line]
+    assert line.startswith(f"  {tmp_path}/good\\nname.hprof -> {out}/good\\nname.")

@@ -384,6 +384,26 @@ def test_bitmaps_in_notebooks(legacy_dump):
     assert bmp._repr_jpeg_() is None
 
 
+def test_a_copy_too_big_to_embed_is_described_and_a_bogus_size_is_unknown(android_heapgen_dump):
+    """#30: a 160 KB PNG copy was embedded whole in the notebook's HTML (a 3 MB one gave a 4 MB
+    string) while the report cut at 48 KiB: one cap for both (EMBED_MAX), the image then
+    described, not embedded.  Its sizes entry, 2 GiB for 200x200 pixels, is no allocation of
+    that bitmap: its byte_size is unknown, not "2.0 GiB"."""
+    from hprofkit._bitmaps import EMBED_MAX
+    from hprofkit._report.images import thumbnail
+    data, added = android_bitmaps.dump_data_bitmaps(android_heapgen_dump.read_bytes(), 1, big=True)
+    heap = hprofkit.Heap(data)
+    check_added(heap, added)
+    big = next(b for b in heap.bitmaps() if b.width == 200)
+    assert len(big.image_bytes()) > EMBED_MAX and big.byte_size is None and "2,147,483,647" not in repr(big)
+    page = big._repr_html_()
+    assert "<img" not in page and f"too big to show here (over {EMBED_MAX >> 10} KiB)" in page and len(page) < 1024
+    uri, why = thumbnail(big)
+    assert uri is None and why == "its PNG image is too big to embed (over 48.0 KiB)"
+    small = next(b for b in heap.bitmaps() if b.width == 17)
+    assert small._repr_html_().startswith('<figure><img src="data:image/png;base64,')
+
+
 @pytest.mark.sanitize
 def test_threads_share_a_heaps_bitmaps():
     import concurrent.futures

@@ -13,6 +13,7 @@ import pytest
 
 import hprofkit
 from conftest import dump_path, raw_bytes
+from leaky_heap import LeakyHeap
 from hprofkit.cli import main
 
 AGENT = "platform_art__RI.hprof"
@@ -112,6 +113,20 @@ def test_bad_arguments_exit_2_with_the_usage_line(argv, capsys):
         main(argv)
     assert exit.value.code == 2
     assert capsys.readouterr().err.startswith(f"usage: hprofkit {argv[0]}")
+
+
+def test_waste_json_gives_a_long_strings_start_and_length(tmp_path, capsys):
+    """#30: --json printed a duplicate String whole (50 MB for a 50 MB String); it gives its
+    first JSON_TEXT_MAX characters and its length, as the text output cuts it."""
+    from hprofkit._cli_explore import JSON_TEXT_MAX
+    heap = LeakyHeap()
+    text = "é" + "x" * 5_000
+    heap.cls("Holder", fields=[("a", "object"), ("b", "object")])
+    heap.roots.append(("jni_global", heap.new("Holder", a=heap.string(text), b=heap.string(text))))
+    heap.write(tmp_path / "strings.hprof")
+    assert main(["waste", str(tmp_path / "strings.hprof"), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["duplicate_strings"]
+    assert (row["text"], row["length"], row["count"]) == (text[:JSON_TEXT_MAX], len(text), 2)
 
 
 @pytest.mark.parametrize("command", ["threads", "sites", "waste"])

@@ -351,6 +351,34 @@ def test_check_settings_from_toml():
             CheckSettings.from_toml(bad)
 
 
+@pytest.mark.parametrize("key, value, says", [
+    ("leaks", "no", "leaks = 'no': write true or false"),  # bool("no") turned the check on (#30)
+    ("fail_on_library", 1, "fail_on_library = 1: write true or false"),
+    ("exclude", "a.B.c", "exclude = 'a.B.c': write a list of tables"),
+    ("max_instances", [1], "max_instances = [1]: write a table of class = count"),
+    ("retained_below", "2 MB", "retained_below = '2 MB': write a table of class = size"),
+])
+def test_check_settings_of_the_wrong_type_are_refused(key, value, says):
+    with pytest.raises(ValueError) as info:
+        CheckSettings.from_toml({key: value})
+    assert str(info.value) == f"[tool.hprofkit] {says}"
+
+
+def test_hprof_check_collects_a_dump_once_through_a_symlink_loop(pytester):
+    """#30: a symlink loop inside DIR (dumps/loop -> dumps) showed each dump 41 times; a dump
+    is one item however many paths lead to it."""
+    dumps = pytester.mkdir("dumps")
+    shutil.copy(dump_path("mat__sun_jdk5_64bit.hprof"), dumps / "small.hprof")
+    (dumps / "loop").symlink_to(dumps, target_is_directory=True)
+    (dumps / "again.hprof").symlink_to(dumps / "small.hprof")
+    pytester.makepyprojecttoml("""
+        [tool.hprofkit]
+        leaks = false
+    """)
+    result = pytester.runpytest("--hprof-check", "dumps", "-v")
+    result.assert_outcomes(passed=1)
+
+
 # -- growth and round trips -----------------------------------------------------------------
 
 def test_no_growth_fails_on_a_grown_class(oracle):

@@ -67,6 +67,12 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 BAND_BYTES = 1 << 20       # scanlines (or pixel bytes) made at a time
 IDAT_BYTES = 1 << 20       # compressed bytes gathered into one IDAT chunk
 HTML_MAX_SIDE = 512        # _repr_html_ shows larger bitmaps scaled down to this
+# An image embedded in HTML (a notebook's _repr_html_, the report's thumbnails) is at most this
+# many bytes: a larger one (a compressed copy is embedded as it is) is described, not embedded.
+EMBED_MAX = 48 << 10
+# The most bytes a pixel takes in any Bitmap.Config (RGBA_F16): an allocation Bitmap$DumpData's
+# sizes give as larger than width x height of them is no allocation of that bitmap.
+_MAX_PIXEL_BYTES = 8
 
 
 class Bitmap:
@@ -236,10 +242,25 @@ class Bitmap:
         caption = f"<figcaption><code>{escape(repr(self))}</code></figcaption>"
         if not self.has_pixels:
             return f"<figure>{caption}</figure>"
-        mime = self._file_type()[1]
-        data = base64.b64encode(self.image_bytes(max_side=HTML_MAX_SIDE)).decode("ascii")
-        return (f'<figure><img src="data:{mime};base64,{data}" alt="{escape(repr(self))}" '
+        image = self.embeddable(HTML_MAX_SIDE)
+        if image is None:
+            return (f"<figure>{caption}<figcaption>its {escape(self.format or 'PNG')} image is too big to show "
+                    f"here (over {EMBED_MAX >> 10} KiB): save() writes it</figcaption></figure>")
+        data = base64.b64encode(image).decode("ascii")
+        return (f'<figure><img src="data:{self._file_type()[1]};base64,{data}" alt="{escape(repr(self))}" '
                 f'style="image-rendering: pixelated; max-width: {HTML_MAX_SIDE}px">{caption}</figure>')
+
+    def embeddable(self, max_side: int) -> Optional[bytes]:
+        """image_bytes() scaled to max_side (or down to a quarter of it) when it fits in
+        EMBED_MAX bytes, else None: what HTML embeds.  A compressed copy is only ever its
+        own bytes, read only when they fit.  ValueError without pixels."""
+        if self.compressed:
+            return self.pixels() if self._pixel_length() <= EMBED_MAX else None
+        for side in (max_side, max_side // 4):
+            image = self.image_bytes(max_side=max(side, 1))
+            if len(image) <= EMBED_MAX:
+                return image
+        return None
 
 
 class DuplicateBitmaps(NamedTuple):
@@ -374,6 +395,8 @@ class _DumpData:
             return Bitmap(obj, width, height, premultiplied=premultiplied,
                           no_pixels_reason="the dump's bitmap data has no copy of it")
         blob, size = copy
+        if size is not None and size > width * height * _MAX_PIXEL_BYTES:
+            size = None  # not this bitmap's allocation: a corrupt sizes entry
         return Bitmap(obj, width, height, format=self.format, byte_size=size, premultiplied=premultiplied,
                       buffer=blob)
 

@@ -25,7 +25,8 @@ def write_summary(result: BatchResult, seconds: float, out: TextIO, top: int = g
     out.write(f"{result.task}: {len(result.rows)} inputs, {len(result.rows) - len(failed)} ok, "
               f"{len(failed)} failed, {seconds:.1f} s\n")
     for row in failed:
-        out.write(f"  FAILED {row.input}: {row.error}{f' (worker {row.worker})' if row.worker else ''}\n")
+        out.write(f"  FAILED {grammar.printable(row.input)}: {grammar.printable(str(row.error))}"
+                  f"{f' (worker {row.worker})' if row.worker else ''}\n")
     if result.task == "leaks":
         # A group is named by its leak (class and suspect reference), its fingerprint told once.
         out.write(f"\n{len(result.leak_groups)} leak groups\n{'dumps':>6}{'retained':>14}  {'fingerprint':<12}  leak\n")
@@ -42,7 +43,8 @@ def write_summary(result: BatchResult, seconds: float, out: TextIO, top: int = g
             if row.ok:
                 found = (f", {row.value['suspects']} suspects, {row.value['leaks']} leaks"
                          if result.task == "report" else "")
-                out.write(f"  {row.input} -> {row.value['output']} ({row.value['written']:,} bytes{found})\n")
+                out.write(f"  {grammar.printable(row.input)} -> {grammar.printable(row.value['output'])} "
+                          f"({row.value['written']:,} bytes{found})\n")
 
 
 def _warn_unfinished(result: BatchResult) -> None:

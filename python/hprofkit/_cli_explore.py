@@ -16,9 +16,10 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._cli_args import add_heap_input, add_json, add_rows, command, print_json, read_heap, whole_number
+from ._cli_args import (add_heap_input, add_json, add_rows, byte_size, command, print_json, printable, read_heap,
+                        whole_number)
 from ._cli_show import ref
-from ._units import human_size, parse_size
+from ._units import human_size
 
 if TYPE_CHECKING:
     from ._heap import HeapObject
@@ -108,8 +109,13 @@ def cmd_sites(args: argparse.Namespace) -> int:
 
 # ---- waste -----------------------------------------------------------------------------------
 
+# waste --json gives each duplicate String's first characters, as many as this, and its length:
+# a dump may hold a 50 MB String many times.
+JSON_TEXT_MAX = 1000
+
+
 def _short(text: str, width: int = 60) -> str:
-    text = text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
+    text = printable(text)
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
@@ -120,10 +126,11 @@ def cmd_waste(args: argparse.Namespace) -> int:
         arrays = heap.large_arrays(args.min_bytes)
         if args.json:
             print_json({
-                "duplicate_strings": [{"text": s.text, "count": s.count, "wasted_bytes": s.wasted_bytes}
-                                      for s in strings[:args.top]],
+                "duplicate_strings": [{"text": s.text[:JSON_TEXT_MAX], "length": len(s.text), "count": s.count,
+                                       "wasted_bytes": s.wasted_bytes} for s in strings[:args.top]],
                 "collections": [{"class": c.class_name, "class_id": c.class_.class_id, "instances": c.instances,
-                                 "empty": c.empty, "mean_fill": c.mean_fill, "wasted_bytes": c.wasted_bytes}
+                                 "empty": c.empty, "mean_fill": c.mean_fill, "wasted_bytes": c.wasted_bytes,
+                                 "corrupt": c.corrupt}
                                 for c in collections[:args.top]],
                 "large_arrays": [{**_object(a.array), "dominator": _maybe(a.dominator)} for a in arrays[:args.top]]})
             return 0
@@ -145,13 +152,6 @@ def cmd_waste(args: argparse.Namespace) -> int:
             held = f"held by {dominator.class_name} <0x{dominator.id:x}>" if dominator is not None else "a GC root"
             out.write(f"{human_size(a.bytes):>11}  {a.array.class_name} <0x{a.array.id:x}>, {held}\n")
     return 0
-
-
-def _size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_commands(sub: Any) -> None:
@@ -176,6 +176,6 @@ def add_commands(sub: Any) -> None:
     add_rows(p, help="rows of each section (default 20)")
     p.add_argument("--min-count", type=whole_number(2, what="a count"), default=2, metavar="N",
                    help="texts held by N or more Strings (default 2)")
-    p.add_argument("--min-bytes", type=_size, default=1 << 20, metavar="SIZE",
+    p.add_argument("--min-bytes", type=byte_size, default=1 << 20, metavar="SIZE",
                    help="primitive arrays of SIZE or more ('64 KB', '1 MB'; default 1 MiB)")
     add_json(p)

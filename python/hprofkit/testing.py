@@ -524,9 +524,12 @@ class CheckSettings:
         defaults = table.get("defaults", "android")
         if defaults not in _DEFAULTS:
             raise ValueError(f"[tool.hprofkit] defaults = {defaults!r}: choose android, jdk or none")
-        exclude = tuple(_DEFAULTS[defaults]) + tuple(_matcher(entry) for entry in table.get("exclude", []))
-        settings = cls(bool(table.get("leaks", True)), bool(table.get("fail_on_library", False)), exclude,
-                       dict(table.get("max_instances", {})), dict(table.get("retained_below", {})))
+        entries = _typed(table, "exclude", list, [], "a list of tables")
+        exclude = tuple(_DEFAULTS[defaults]) + tuple(_matcher(entry) for entry in entries)
+        settings = cls(_typed(table, "leaks", bool, True, "true or false"),
+                       _typed(table, "fail_on_library", bool, False, "true or false"), exclude,
+                       dict(_typed(table, "max_instances", dict, {}, "a table of class = count")),
+                       dict(_typed(table, "retained_below", dict, {}, "a table of class = size")))
         for name, n in settings.max_instances.items():
             if not isinstance(n, int) or isinstance(n, bool) or n < 0:
                 raise ValueError(f"[tool.hprofkit] max_instances {name!r} = {n!r}: write a count")
@@ -537,6 +540,15 @@ class CheckSettings:
             raise ValueError(f"[tool.hprofkit] mapping = {mapping!r}: write the path of a mapping.txt")
         settings.mapping = mapping
         return settings
+
+
+def _typed(table: dict[str, Any], key: str, kind: type, default: Any, what: str) -> Any:
+    """table[key] when it is a `kind` (the default when absent); ValueError
+    otherwise: leaks = "no" is no boolean, though bool("no") is True."""
+    value = table.get(key, default)
+    if not isinstance(value, kind):
+        raise ValueError(f"[tool.hprofkit] {key} = {value!r}: write {what}")
+    return value
 
 
 def _matcher(entry: object) -> match.Matcher:

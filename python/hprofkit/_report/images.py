@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any, Optional
 
+from .._bitmaps import EMBED_MAX
 from .._errors import UnsupportedError
 from .._units import human_size
 from .objects import ObjectTable
@@ -15,10 +16,9 @@ if TYPE_CHECKING:
     from .._bitmaps import Bitmap
     from .._heap import Heap
 
-# A thumbnail is at most this many pixels on its longest side, and an image
-# the dump holds compressed (Android 8+) is embedded only up to this size.
+# A thumbnail is at most this many pixels on its longest side (and, as in a
+# notebook, at most _bitmaps.EMBED_MAX bytes).
 THUMB_SIDE = 96
-THUMB_BYTES = 48 << 10
 _MIME = {".png": "image/png", ".jpg": "image/jpeg", ".webp": "image/webp"}
 
 
@@ -27,11 +27,11 @@ def thumbnail(bmp: Bitmap) -> tuple[Optional[str], Optional[str]]:
     if not bmp.has_pixels:
         return None, bmp.no_pixels_reason
     try:
-        data = bmp.image_bytes(max_side=THUMB_SIDE)
+        data = bmp.embeddable(THUMB_SIDE)
     except (UnsupportedError, ValueError) as exc:
         return None, str(exc)
-    if len(data) > THUMB_BYTES:  # a compressed copy is embedded as it is, whatever its size
-        return None, f"its {bmp.format} image ({human_size(len(data))}) is too big to embed"
+    if data is None:  # a compressed copy is embedded as it is, whatever its size
+        return None, f"its {bmp.format or 'PNG'} image is too big to embed (over {human_size(EMBED_MAX)})"
     mime = _MIME.get(bmp.extension or "")
     if mime is None:
         return None, f"no image type for {bmp.extension}"
