@@ -590,7 +590,7 @@ static PyType_Slot bmd_encoder_slots[] = FILTER_SLOTS_WITH(
     bmd_getset);
 static PyType_Slot bmd_decoder_slots[] = FILTER_SLOTS_WITH(
     bmd_decoder_new,
-    "BmdDecoder(*, names=None, max_string=0, max_classes=0, max_heap_record=0)\n--\n\n"
+    "BmdDecoder(*, names=None, max_string=0, max_classes=0, max_heap_record=0, max_output=0)\n--\n\n"
     "Badoo's BMD in, the HPROF its decruncher writes out (byte for byte).  It reads the BMD up to\n"
     "five times: after a flush() that leaves `again` set, feed the whole BMD again.  names: bytes\n"
     "objects a hashed string is given back from (the one with its hash and length).  max_string:\n"
