@@ -30,7 +30,7 @@ class Tally:
     bytes: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a million classes: a million rows
 class ClassRow:
     """One histogram row: a class (or primitive array type) and its objects.
     ``heap`` names the heap of a per-heap histogram (None in the histogram
@@ -185,6 +185,12 @@ class Stats:
         return (clear_java, java) if clear_java != java else (java, None)
 
     @property
+    def heap_names(self) -> list[str]:
+        """The names of the heaps that hold objects, in the order of heaps (without
+        building their histograms: a million rows each)."""
+        return list(dict.fromkeys(heap for _, _, heap, _, _, _ in self._rows))
+
+    @property
     def heaps(self) -> dict[str, list[ClassRow]]:
         """The histogram of each heap that holds objects, by heap name."""
         if self._heaps is None:
@@ -249,9 +255,14 @@ class Stats:
 
     @property
     def heap_totals(self) -> dict[str, Tally]:
-        """Objects (count) and shallow bytes per heap."""
-        return {name: Tally(sum(r.instances for r in rows), sum(r.shallow_bytes for r in rows))
-                for name, rows in self.heaps.items()}
+        """Objects (count) and shallow bytes per heap (summed from the rows, not from the
+        per-heap histograms: a million classes would build and sort a million rows)."""
+        sums: dict[str, list[int]] = {}
+        for _, _, heap, n, size, _ in self._rows:
+            totals = sums.setdefault(heap, [0, 0])
+            totals[0] += n
+            totals[1] += size
+        return {name: Tally(n, size) for name, (n, size) in sums.items()}
 
     def incomplete_dumps(self) -> list[HeapDump]:
         """The heap dumps that stop without their HEAP_DUMP_END."""

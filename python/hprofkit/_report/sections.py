@@ -7,14 +7,15 @@ the Limits, and returns a dict the page's view of that name draws
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, cast
 
 from .dominators import BIG_DROP_RATIO, Ranking, accumulation_chain
 from .objects import ObjectTable, cut_ends
 
 if TYPE_CHECKING:
-    from .._heap import Heap, HeapObject
+    from .._heap import Heap, HeapClass, HeapObject
     from ..heapdiff import HeapDiff
     from ..leaks import Leak
     from .source import Source
@@ -84,7 +85,8 @@ def overview(src: Source, table: ObjectTable, limits: Limits, histogram: list[li
         "dominators": {"rows": [[table.row(obj), size] for obj, size in biggest],
                        "rest": max(total - sum(size for _, size in biggest), 0)},
         # What the bytes are: the classes of most shallow bytes ([name, instances, shallow]).
-        "composition": [[r[0], r[2], r[3]] for r in sorted(histogram, key=lambda r: (-r[3], r[0]))[:COMPOSITION]],
+        "composition": [[r[0], r[2], r[3]] for r in heapq.nsmallest(COMPOSITION, histogram,
+                                                                    key=lambda r: (-r[3], r[0]))],
     }
     stats = src.stats
     if src.file is not None and stats is not None:
@@ -105,49 +107,61 @@ HISTOGRAM_COLUMNS = ("class", "class_id", "instances", "shallow_size", "retained
 
 
 def histogram_rows(src: Source) -> list[list[Any]]:
-    """[class name, class id (hex) or None, instances, shallow bytes,
-    retained bytes] per class with objects, largest retained first.
+    """[class name, class id or None, instances, shallow bytes,
+    retained bytes] per class with objects, largest retained first (the id
+    written in hex by histogram(), for the rows it keeps).
     Retained is VisualVM's by class (HeapClass.instances_retained_size).  With several
     heaps (Android), a sixth item splits instances and shallow bytes by heap:
     [[instances, shallow] or 0 per heap of heap_names(src)]."""
     heap = src.heap
-    by_id = {cls.class_id: cls for cls in heap.classes}
     rows: list[list[Any]] = []
     if src.stats is not None:
         names = heap_names(src)
         per_heap = [{(r.name, r.class_id): [r.instances, r.shallow_bytes] for r in src.stats.heaps[name]}
                     for name in names]
         for row in src.stats.histogram:
+            # A handle a row (not a table of a million of them, 150 MB on 1 M classes).
             if row.class_id is not None:
-                cls = by_id.get(row.class_id)
+                cls = _class_of(heap, row.class_id)
                 classes = [cls] if cls is not None else []
             else:  # a primitive array type: the dump's class of that name
                 classes = heap.classes_named(row.name)
-            retained = sum(c.instances_retained_size for c in classes)
             one = classes[0] if len(classes) == 1 else None
+            retained = one.instances_retained_size if one is not None else sum(
+                c.instances_retained_size for c in classes)
             ident = one.class_id if one is not None else row.class_id
             # The heap's name of the class (with a mapping, its clear name), else the histogram's.
-            rows.append([one.name if one is not None else row.name, None if ident is None else f"{ident:x}",
-                         row.instances, row.shallow_bytes, retained])
+            rows.append([one.name if one is not None else row.name, ident, row.instances, row.shallow_bytes,
+                         retained])
             if per_heap:
                 rows[-1].append([split.get((row.name, row.class_id), 0) for split in per_heap])
     else:
         from ..heapdiff import class_counts
-        rows = [[cls.name, f"{cls.class_id:x}", count, shallow, cls.instances_retained_size]
+        rows = [[cls.name, cls.class_id, count, shallow, cls.instances_retained_size]
                 for cls, count, shallow in class_counts(heap)]
     rows.sort(key=lambda r: (-r[4], -r[3], r[0]))
     return rows
 
 
+def _class_of(heap: Heap, class_id: int) -> Optional[HeapClass]:
+    """The class of a histogram row's id (a CLASS_DUMP's), None if the index has no class there."""
+    try:
+        found = heap.object(class_id)
+    except KeyError:
+        return None
+    return cast("HeapClass", found) if found.kind == "class" else None
+
+
 def heap_names(src: Source) -> list[str]:
     """The heaps a histogram row splits its objects over: Android's (app,
     zygote, image) when the dump has several, else none."""
-    names = list(src.stats.heaps) if src.stats is not None else []
+    names = src.stats.heap_names if src.stats is not None else []
     return names if len(names) > 1 else []
 
 
 def histogram(src: Source, rows: list[list[Any]], limits: Limits) -> dict[str, Any]:
-    kept, rest = rows[:limits.histogram], rows[limits.histogram:]
+    kept = [[r[0], None if r[1] is None else f"{r[1]:x}", *r[2:]] for r in rows[:limits.histogram]]
+    rest = rows[limits.histogram:]
     return {"columns": list(HISTOGRAM_COLUMNS), "heaps": heap_names(src), "rows": kept, "total_rows": len(rows),
             "rest": {"rows": len(rest), "instances": sum(r[2] for r in rest), "shallow_size": sum(r[3] for r in rest)}}
 
