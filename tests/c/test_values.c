@@ -374,8 +374,103 @@ static void test_shared_dumps(void)
     free(inv);
 }
 
+/* #30: an ArrayList subclassed DEPTH times, every other subclass declaring
+ * an int `size` of its own (which hides nothing from ArrayList's code);
+ * one instance of the deepest holds two elements in three slots.  The
+ * layouts are resolved once per class (this would take DEPTH^2 steps
+ * otherwise), ArrayList's fields read where it declares them; an interrupt
+ * stops the layouts and the heap index's per-class passes. */
+enum { DEPTH = 20000, CHAIN0 = 0x100000 };
+
+static int stop_at_once(void *ctx)
+{
+    ++*(int *)ctx;
+    return 1;
+}
+
+static void chain_dump(bb *b)
+{
+    static const int list_f[2] = { N_ELEMENTDATA, N_SIZE }, own_f[1] = { N_SIZE }, int_t[1] = { HP_T_INT };
+    uint8_t header[HP_HEADER_MAX];
+    uint64_t values[DEPTH / 2 + 2];
+    int types[DEPTH / 2 + 2];
+    const uint64_t elements[3] = { 0x10, 0x18, 0 };
+    uint32_t k, n = 0;
+    size_t i;
+    memset(b, 0, sizeof *b);
+    b->id = 4;
+    bb_raw(b, header, hp_header_write(header, 2, 4, 0));
+    for (i = 1; i < sizeof vk_names / sizeof vk_names[0]; i++) {
+        bb_rec_begin(b, HP_TAG_UTF8);
+        bb_id(b, i);
+        bb_raw(b, vk_names[i], strlen(vk_names[i]));
+        bb_rec_end(b);
+    }
+    for (i = 0; i < 3; i++) {
+        static const uint64_t ids[3] = { C_OBJECT, C_LIST, C_OBJARR }, names[3] = { N_NAME, N_LIST, N_OBJARR };
+        bb_rec_begin(b, HP_TAG_LOAD_CLASS);
+        bb_u4(b, (uint32_t)i + 1);
+        bb_id(b, ids[i]);
+        bb_u4(b, 0);
+        bb_id(b, names[i]);
+        bb_rec_end(b);
+    }
+    bb_rec_begin(b, HP_TAG_HEAP_DUMP_SEGMENT);
+    vk_class(b, C_OBJECT, 0, 0, NULL, NULL);
+    vk_class(b, C_OBJARR, C_OBJECT, 0, NULL, NULL);
+    vk_class(b, C_LIST, C_OBJECT, 2, list_f, T_OO);
+    for (k = 0; k < DEPTH; k++)
+        vk_class(b, CHAIN0 + 8 * (uint64_t)k, k ? CHAIN0 + 8 * (uint64_t)(k - 1) : C_LIST, k % 2 ? 0 : 1, own_f, int_t);
+    for (k = DEPTH; k-- > 0;) /* the deepest class's own fields first */
+        if (k % 2 == 0) {
+            values[n] = 0x7FFFFFFF; /* read as ArrayList's size, it would be past its slots */
+            types[n++] = HP_T_INT;
+        }
+    values[n] = 0x20;
+    types[n++] = HP_T_OBJECT;
+    values[n] = 2;
+    types[n++] = HP_T_INT;
+    vk_instance(b, 0x08, 0, CHAIN0 + 8 * (uint64_t)(DEPTH - 1), (int)n, values, types);
+    vk_objects(b, 0x20, 3, elements);
+    vk_instance(b, 0x10, 0, C_OBJECT, 0, NULL, NULL);
+    vk_instance(b, 0x18, 0, C_OBJECT, 0, NULL, NULL);
+    bb_rec_end(b);
+    bb_rec_begin(b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(b);
+}
+
+static void test_deep_hierarchy(void)
+{
+    bb b;
+    hp_heap_options opt;
+    hp_heap *h = NULL;
+    hp_coll *c = NULL;
+    hp_error err;
+    hp_coll_measure m;
+    items it;
+    int calls = 0;
+    chain_dump(&b);
+    memset(&opt, 0, sizeof opt);
+    opt.interrupt = stop_at_once;
+    opt.interrupt_ctx = &calls;
+    CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_E_USAGE && calls == 1 && h == NULL);
+    CHECK(err.detail && strcmp(err.detail, "interrupted") == 0);
+    memset(&opt, 0, sizeof opt);
+    CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
+    calls = 0;
+    CHECK(hp_coll_new(h, NULL, stop_at_once, &calls, &c, &err) == HP_E_ABORTED && calls == 1 && c == NULL);
+    CHECK(hp_coll_new(h, NULL, NULL, NULL, &c, &err) == HP_OK);
+    CHECK(walk(c, h, 0x08, &it, &err) == HP_OK && it.n == 2 && it.keys[0] == 0x10 && it.keys[1] == 0x18);
+    hp_coll_measure_of(c, hp_heap_find(h, 0x08), &m);
+    CHECK(m.shape == HP_COLL_LIST && m.size == 2 && m.capacity == 3 && !m.size_corrupt);
+    hp_coll_free(c);
+    hp_heap_free(h);
+    free(b.d);
+}
+
 int main(void)
 {
+    test_deep_hierarchy();
     test_crafted(4);
     test_crafted(8);
     test_many_texts();
