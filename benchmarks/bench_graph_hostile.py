@@ -1,11 +1,12 @@
-"""Time and peak memory of the graph surfaces on hostile inputs (issue #19).
+"""Time and peak memory of the graph surfaces on hostile inputs (issues #19 and #30).
 
     python benchmarks/bench_graph_hostile.py [--only WORD ...] [--code DIR] [--timeout S] [--keep DIR]
                                              [--no-interrupt] [--diff]
 
 Builds the issue's inputs with tests/hostile.py (deep class chains, a 10 M
 long list, 50 M referrers, 5 M roots, a 1 M long leak chain, an 80,000-slot
-array), then runs each case in a child process and prints the wall time
+array; for #30, 1 M flat classes and 10 M identical Strings, and `waste` and
+`report` over them and the chains), then runs each case in a child process and prints the wall time
 of the call, the child's peak RSS (ru_maxrss, the index and mapping
 included) and what it printed.  --code runs another checkout's package
 (its python/ folder, extension built in place): the figures before and
@@ -75,6 +76,8 @@ INPUTS = {
     "shared50m": lambda: hostile.shared_target_dump(50_000_000),
     "roots5m": lambda: hostile.many_roots_dump(5_000_000),
     "roots2m5": lambda: hostile.many_roots_dump(2_500_000),
+    "flat1m": lambda: hostile.flat_classes_dump(1_000_000),
+    "strings10m": lambda: hostile.identical_strings_dump(10_000_000),
 }
 
 DEEP = """
@@ -92,6 +95,20 @@ heap.path_to_root(objs[0])          # the graph, built before
 print("ready", flush=True)
 paths = timed(lambda: [str(p.hops[-1].name) for p in heap.paths_to_root(objs)])
 print(paths[-1])
+"""
+
+WASTE = """
+print("ready", flush=True)
+text = cli("waste", sys.argv[1])
+print(text.splitlines()[0])
+"""
+
+REPORT = """
+import os, tempfile
+print("ready", flush=True)
+with tempfile.TemporaryDirectory() as out:
+    cli("report", sys.argv[1], "-o", os.path.join(out, "r.html"))
+    print(f"report {os.path.getsize(os.path.join(out, 'r.html')):,} bytes")
 """
 
 CASES = {
@@ -125,6 +142,16 @@ CASES = {
         roots = timed(lambda: heap.gc_roots)
         print(f"{len(roots):,} roots, last {roots[-1].kind}")
     """, "1.3 GB"),
+    # Issue #30: collection layouts were quadratic in the hierarchy's depth, and the report's
+    # memory on big legitimate inputs (its docs' limits table).
+    "waste, 20,000 chained classes": ("chain20k", WASTE, "1.4 s"),
+    "waste, 40,000 chained classes": ("chain40k", WASTE, "4.9 s"),
+    "waste, 80,000 chained classes": ("chain80k", WASTE, "21 s"),
+    "waste, 1,000,000 chained classes": ("chain1m", WASTE, "-"),
+    "report, 1,000,000 chained classes": ("chain1m", REPORT, "> 600 s"),
+    "report, 1 M flat classes": ("flat1m", REPORT, "1.59 GB"),
+    "report, 10 M identical strings": ("strings10m", REPORT, "1.99 GB"),
+    "report, a 10 M-deep chain": ("list10m", REPORT, "1.07 GB"),
     "show ID --limit 5, an object held by 2.5 M roots": ("roots2m5", """
         print("ready", flush=True)
         text = cli("show", sys.argv[1], hex(hostile.object_id(0)), "--limit", "5")
