@@ -8,7 +8,8 @@ RSS (ru_maxrss), its wall time and how it ended; then, unless
 --no-interrupt, runs it again and sends SIGINT after 1 s, printing how long
 the command took to stop.  Last, the pack encoder's time on dumps whose
 classes are all dumped twice (20k, 40k, 80k classes).  Target: at most
-300 MB peak RSS for every input, Ctrl-C obeyed within 0.5 s."""
+300 MB peak RSS for every input, Ctrl-C obeyed within 0.5 s; a restore
+declaring more than its limit (#30) refused, the BMD before writing."""
 
 from __future__ import annotations
 
@@ -49,8 +50,17 @@ def build(tmp: Path) -> dict[str, tuple[list[str], object]]:
         for chunk in hostile.app_heap_dump(1000, 1 << 20):
             f.write(encoder.feed(chunk))
         f.write(encoder.flush())
+    placeholders = tmp / "placeholders.bmd"  # #30: ten long[0x1FFFFFFD], 100 bytes declaring 40 GB
+    placeholders.write_bytes(b"\x01\x12JAVA PROFILE 1.0.3" + bytes(
+        b for k in range(10) for b in (7, 100 + k, 7, 0xFD, 0xFF, 0xFF, 0xFF, 0x01)))
+    arrays = tmp / "arrays.mini"  # #30: three byte[0xF0000000], 50 bytes declaring 11 GiB
+    arrays.write_bytes(hostile.mini_of_byte_arrays(3, 0xF000_0000))
     out = str(tmp / "out.hprof")
     return {
+        f"BMD of placeholders ({placeholders.stat().st_size} B, 40 GB declared) -> file":
+            (["decode", "-i", str(placeholders), "-o", out], None),
+        f"mini of byte[] heads ({arrays.stat().st_size} B, 11 GiB declared) -> file":
+            (["decode", "-i", str(arrays), "-o", out], None),
         f"crafted pack ({bomb.stat().st_size / 1e6:.1f} MB) -> file": (["decode", "-i", str(bomb), "-o", out], None),
         f"Tailor mini of empty roots ({mini.stat().st_size / 1e6:.1f} MB) -> file":
             (["decode", "-i", str(mini), "-o", out], None),
