@@ -265,33 +265,19 @@ PyObject *values_measure(HeapHandle *o, PyObject *unused)
     return Py_BuildValue("sNNKN", shapes[call.m.shape], size, capacity, (unsigned long long)call.m.wasted, inner);
 }
 
-typedef struct {
-    const hp_heap *h;
-    uint32_t index;
-    hp_object o;
-} describe_call;
-
-static void describe(void *ctx)
-{
-    describe_call *c = ctx;
-    hp_heap_object(c->h, c->index, &c->o);
-}
-
+/* obj._corrupt(message): CorruptError(message) at the object's sub-record. */
 PyObject *values_corrupt(HeapHandle *o, PyObject *message)
 {
     static const int tags[] = { [HP_KIND_INSTANCE] = HP_SUB_INSTANCE_DUMP, [HP_KIND_CLASS] = HP_SUB_CLASS_DUMP,
                                 [HP_KIND_OBJ_ARRAY] = HP_SUB_OBJ_ARRAY_DUMP,
                                 [HP_KIND_PRIM_ARRAY] = HP_SUB_PRIM_ARRAY_DUMP };
-    describe_call call;
+    hp_object obj;
     hp_error err;
     const char *text = PyUnicode_AsUTF8(message);
-    if (!text || !(call.h = heap_index(o->heap)))
+    if (!text || !heap_index(o->heap) || heap_describe(o->heap, o->index, &obj) < 0)
         return NULL;
-    call.index = o->index;
-    if (heap_guard(o->heap, describe, &call) < 0)
-        return NULL;
-    hp_failf(&err, HP_E_CORRUPT, call.o.offset, tags[call.o.kind], 1, "%s (%s at offset %llu)", text,
-             hp_subtag_name(tags[call.o.kind]), (unsigned long long)call.o.offset);
+    hp_failf(&err, HP_E_CORRUPT, obj.offset, tags[obj.kind], 1, "%s (%s at offset %llu)", text,
+             hp_subtag_name(tags[obj.kind]), (unsigned long long)obj.offset);
     return hprof_raise(o->heap->st, &err);
 }
 

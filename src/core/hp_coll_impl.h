@@ -1,6 +1,6 @@
-/* Private to the hp_coll*.c files: a layout resolved on a class, the
- * collection reads they share (hp_coll.c), the walks (hp_coll_walk.c) and
- * the measures (hp_coll_measure.c) stand on. */
+/* Private to the hp_coll*.c files: a layout resolved on a class
+ * (hp_coll_resolve.c), the collection reads they share (hp_coll.c), the
+ * walks (hp_coll_walk.c) and the measures (hp_coll_measure.c) stand on. */
 #ifndef HP_COLL_IMPL_H
 #define HP_COLL_IMPL_H
 

@@ -1,5 +1,5 @@
-/* The layouts of the collections hp_coll knows: private to hp_coll.c and
- * the table in hp_coll_layouts.c.
+/* The layouts of the collections hp_coll knows: private to the hp_coll*.c
+ * files and the table in hp_coll_layouts.c.
  *
  * A layout names the fields a walk reads, by role.  A name may list
  * alternatives separated by '|' ("elementData|array"): the first one the
