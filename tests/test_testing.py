@@ -364,6 +364,22 @@ def test_check_settings_of_the_wrong_type_are_refused(key, value, says):
     assert str(info.value) == f"[tool.hprofkit] {says}"
 
 
+def test_hprof_check_fails_a_mapping_that_never_ends_at_once(pytester):
+    """#30: mapping = "/dev/zero" was read whole (23.8 GB resident); it fails the dump's item
+    with the MappingError's one line."""
+    dumps = pytester.mkdir("dumps")
+    shutil.copy(dump_path("mat__sun_jdk5_64bit.hprof"), dumps / "small.hprof")
+    pytester.makepyprojecttoml("""
+        [tool.hprofkit]
+        leaks = false
+        mapping = "/dev/zero"
+    """)
+    result = pytester.runpytest("--hprof-check", "dumps", "-rf")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*small.hprof: MappingError: not a mapping: /dev/zero is a character device, "
+                                 "not a regular file", "FAILED dumps/small.hprof::hprof-check - MappingError*"])
+
+
 def test_hprof_check_collects_a_dump_once_through_a_symlink_loop(pytester):
     """#30: a symlink loop inside DIR (dumps/loop -> dumps) showed each dump 41 times; a dump
     is one item however many paths lead to it."""
