@@ -335,20 +335,68 @@ def test_matchers(tmp_path):
 
 def test_exclude_none_means_the_defaults_and_empty_means_none():
     """One rule wherever hprofkit takes reference matchers: exclude=None (every default)
-    is default_exclude(heap), exclude=() is none.  Here the main thread's locals (a
-    JDK_DEFAULTS matcher) hold objects that have another path, or none."""
-    heap = hprofkit.open_heap(dump_path("mat__oracle_jdk8_05_x64.hprof"))
+    is default_exclude(heap), exclude=() is none.  Here the finalizer queue's links and
+    referents (JDK_DEFAULTS matchers) hold objects that have another path, or none."""
+    heap = hprofkit.open_heap(dump_path("mat__sun_jdk6_18_x64.hprof"))
     assert hprofkit.leaks.default_exclude(heap) == match.JDK_DEFAULTS
-    locals_ = [r.object for r in heap.gc_roots if r.kind == "JAVA_FRAME" and r.object is not None]
-    assert locals_
-    raw = heap.paths_to_root(locals_, exclude=())
-    defaults = heap.paths_to_root(locals_)
-    assert defaults == heap.paths_to_root(locals_, exclude=None) == heap.paths_to_root(locals_,
-                                                                                     exclude=match.JDK_DEFAULTS)
+    finalizers = list(heap.find_class("java.lang.ref.Finalizer").instances(subclasses=True))
+    queued = finalizers + [f["referent"] for f in finalizers if f["referent"] is not None]
+    raw = heap.paths_to_root(queued, exclude=())
+    defaults = heap.paths_to_root(queued)
+    assert defaults == heap.paths_to_root(queued, exclude=None) == heap.paths_to_root(queued,
+                                                                                   exclude=match.JDK_DEFAULTS)
     assert all(raw) and defaults != raw
     # A batch gives each object its single search's path, or a NoPath (falsy) where that is None.
-    assert [heap.path_to_root(o) for o in locals_[:5]] == [p or None for p in defaults[:5]]
-    assert [heap.path_to_root(o, exclude=()) for o in locals_[:5]] == raw[:5]
+    assert [heap.path_to_root(o) for o in queued] == [p or None for p in defaults]
+    assert [heap.path_to_root(o, exclude=()) for o in queued] == raw
+
+
+def write_main_thread_dump(path: Path, android: bool) -> None:
+    """A Thread named "main" whose frame alone holds an object (0x3018); an Android heap
+    (android.os.Build) when `android`."""
+    with HprofWriter(path, id_size=4) as w:
+        classes = [(OBJ, "java/lang/Object"), (STRING, "java/lang/String"), (0x1030, "java/lang/Thread"),
+                   (0x1038, "[C")] + ([(0x1040, "android/os/Build")] if android else [])
+        for cid, name in classes:
+            w.load_class(cid, name)
+        with w.heap_dump() as seg:
+            seg.root_thread_object(0x3100, 3)
+            seg.root_java_frame(0x3018, 3, 0)
+            seg.class_dump(OBJ)
+            seg.class_dump(STRING, super_id=OBJ, fields=[("value", "object")], instance_size=4)
+            seg.class_dump(0x1030, super_id=OBJ, fields=[("name", "object")], instance_size=4)
+            for cid, _ in classes[3:]:
+                seg.class_dump(cid, super_id=OBJ)
+            seg.instance(0x3018, OBJ, values=[])
+            seg.instance(0x3100, 0x1030, values=[0x3108])
+            seg.instance(0x3108, STRING, values=[0x3110])
+            seg.primitive_array(0x3110, "char", "main")
+        w.heap_dump_end()
+
+
+def test_the_main_threads_locals_are_transient_on_android_only(tmp_path):
+    """#31: LeakCanary's rule for Android's main looper hid every object a HotSpot program's
+    main thread holds in its locals (javac's JavaCompiler had no path).  It is an Android
+    rule (match.ANDROID_THREADS): on a HotSpot heap main's locals are paths like any
+    thread's, on an Android heap they are still skipped."""
+    threads = lambda matchers: {m.name for m in matchers if m.pattern == "thread_local"}  # noqa: E731
+    assert "main" in threads(match.ANDROID_THREADS) and not threads(match.JDK_DEFAULTS)
+    assert set(match.ANDROID_THREADS) <= set(match.ANDROID_DEFAULTS)
+    for android in (False, True):
+        write_main_thread_dump(tmp_path / f"{android}.hprof", android)
+        heap = hprofkit.open_heap(tmp_path / f"{android}.hprof")
+        local, thread = heap.object(0x3018), heap.object(0x3100)
+        frame = heap.path_to_root(local, exclude=())
+        assert frame.hops == [hprofkit.Hop("ROOT", None, "JAVA_FRAME", thread),
+                              hprofkit.Hop("LOCAL", thread, frame.hops[1].name, local)]
+        assert heap.path_to_root(local) == (None if android else frame)
+    # A real HotSpot dump: every local of its main thread's frames has its own frame's path.
+    heap = hprofkit.open_heap(dump_path("mat__oracle_jdk8_05_x64.hprof"))
+    (main,) = [t for t in heap.threads() if t.name == "main"]
+    held = [obj for f in main.frames for obj in f.locals]
+    assert len(held) > 10
+    for obj, path in zip(held, heap.paths_to_root(held)):
+        assert path and path == heap.path_to_root(obj, exclude=()) and path.hops[0].target == main.object
 
 
 def test_weak_referents_are_not_strong(leak_heap):

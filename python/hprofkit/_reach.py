@@ -335,7 +335,9 @@ def _rules(heap: Heap, exclude: Iterable[Matcher]) -> tuple[list[_Rule], list[Ma
 def default_exclude(heap: Heap) -> tuple[Matcher, ...]:
     """What exclude=None means wherever hprofkit takes reference matchers (paths, leaks,
     diffs, testing): ANDROID_DEFAULTS for an Android heap (one with android.os.Build),
-    JDK_DEFAULTS otherwise.  exclude=() means none."""
+    JDK_DEFAULTS otherwise: a HotSpot dump's main thread holds its locals as any thread
+    does, Android's main looper's are transient (match.ANDROID_THREADS).  exclude=() means
+    none."""
     return ANDROID_DEFAULTS if heap.find_class("android.os.Build") is not None else JDK_DEFAULTS
 
 

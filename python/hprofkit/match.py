@@ -11,8 +11,9 @@ only when nothing else reaches the object, and a path that must cross it is a
         hprofkit.match.static_field("com.example.Cache", "sInstance", kind="library"),
     ))
 
-JDK_DEFAULTS and ANDROID_DEFAULTS are plain tuples of matchers: data, easy to
-extend by concatenation.  A matcher may be gated on the Android SDK level and
+JDK_DEFAULTS (any JVM's) and ANDROID_DEFAULTS (those, Android's threads in
+ANDROID_THREADS, and LeakCanary's known leaks) are plain tuples of matchers:
+data, easy to extend by concatenation.  A matcher may be gated on the Android SDK level and
 the device maker (``sdk``, ``manufacturer``): ``applicable()`` keeps the ones
 that apply to a heap's build; ``heap.find_leaks`` applies it for you.
 """
@@ -109,7 +110,7 @@ def root_class(class_name: str, *, kind: str = "ignore", description: str = "",
 
 
 # Shark's JdkReferenceMatchers: Reference referents are not strong, finalizer
-# queues are bookkeeping, and these threads' locals are transient.
+# queues are bookkeeping.  Any JVM's.
 JDK_DEFAULTS: tuple[Matcher, ...] = (
     instance_field("java.lang.ref.Reference", "referent",
                    description="a Reference's referent is not a strong reference"),
@@ -119,8 +120,15 @@ JDK_DEFAULTS: tuple[Matcher, ...] = (
     instance_field("java.lang.ref.FinalizerReference", "next", description="the finalizer queue links (Android)"),
     instance_field("sun.misc.Cleaner", "prev", description="the cleaner queue links"),
     instance_field("sun.misc.Cleaner", "next", description="the cleaner queue links"),
+)
+
+# LeakCanary's rules for Android's own threads: its main thread runs the
+# looper, whose locals are transient while a heap dump is taken.  On a
+# HotSpot dump the main thread is the program's (javac's JavaCompiler is one
+# of its locals): these apply to Android heaps only.
+ANDROID_THREADS: tuple[Matcher, ...] = (
     thread_local("FinalizerWatchdogDaemon", description="the finalizer watchdog holds the object being finalized"),
-    thread_local("main", description="the main thread's locals are transient while a heap dump is taken"),
+    thread_local("main", description="the main looper's locals are transient while a heap dump is taken"),
 )
 
 
@@ -131,7 +139,7 @@ def _android(rows: tuple[_android_leaks.KnownReference, ...], kind: str) -> tupl
 
 # LeakCanary's Android reference matchers: the JDK's, references LeakCanary
 # itself holds, and the known framework and vendor leaks (library kind).
-ANDROID_DEFAULTS: tuple[Matcher, ...] = (JDK_DEFAULTS + _android(_android_leaks.IGNORED, "ignore")
+ANDROID_DEFAULTS: tuple[Matcher, ...] = (JDK_DEFAULTS + ANDROID_THREADS + _android(_android_leaks.IGNORED, "ignore")
                                          + _android(_android_leaks.KNOWN_LEAKS, "library"))
 
 
