@@ -317,7 +317,10 @@ class Heap(_hprof.Heap):
         """The shortest path from a GC root to obj as a hprofkit.HeapPath, or None if no
         strong path reaches it (paths_to_root says why).  exclude: hprofkit.match matchers;
         None (the default) means the defaults, hprofkit.leaks.default_exclude(heap), as
-        everywhere; () means none."""
+        everywhere: on any heap match.JDK_DEFAULTS (Reference referents, the finalizer and
+        cleaner queues are not strong); on an Android heap (one with android.os.Build) also
+        match.ANDROID_THREADS (the main looper's locals) and LeakCanary's known leaks (library
+        references).  () means none."""
         return path_to_root(self, obj, exclude)
 
     def paths_to_root(self, objs: Iterable[HeapObject], /, exclude: Optional[Iterable[Matcher]] = None
