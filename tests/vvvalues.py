@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional
 
@@ -439,13 +440,26 @@ def _walk_as(vv: VV, oid: int, name: str, depth: int) -> Optional[Walk]:  # noqa
 PRIMITIVE_SIZES = {"boolean[]": 1, "byte[]": 1, "char[]": 2, "short[]": 2, "int[]": 4, "float[]": 4, "long[]": 8,
                    "double[]": 8}
 
-def wasted(vv: VV, w: Walk, reference_size: int) -> int:
+def shared_arrays(walks: dict[int, Walk], owned: set[int]) -> set[int]:
+    """The arrays more than one of the measured collections (not the owned ones, not views)
+    holds behind it: nobody's waste (docs/values.md)."""
+    holders: dict[int, int] = defaultdict(int)
+    for oid, w in walks.items():
+        if oid not in owned and not w.view:
+            for array in {array for array, _ in w.arrays}:
+                holders[array] += 1
+    return {array for array, n in holders.items() if n > 1}
+
+
+def wasted(vv: VV, w: Walk, reference_size: int, shared: set[int] = frozenset()) -> int:
     """docs/values.md's wasted bytes: an empty collection's whole backing arrays, else the
-    slots past what its size uses, at their element size."""
+    slots past what its size uses, at their element size; arrays in `shared` are nobody's."""
     if w.view or w.capacity is None or w.size is None or w.size < 0:
         return 0
     total = 0
     for array, per_item in w.arrays:
+        if array in shared:
+            continue
         line = vv.objects[array]
         if w.size == 0:
             total += line["size"]

@@ -87,8 +87,11 @@ typedef struct hp_coll_class_waste {
 /* Measures every collection of the heap into rows[class ordinal] (zeroed
  * by the caller, hp_heap_class_count entries).  The collection a wrapper
  * owns (a HashSet's HashMap, a TreeSet's TreeMap) counts under the
- * wrapper, not under its own class.  interrupt (may be NULL) is called
- * every few thousand objects; non-zero stops with HP_E_ABORTED. */
+ * wrapper, not under its own class.  A backing array that more than one
+ * of the collections measured holds (Android's static HashMap.EMPTY_TABLE
+ * behind every empty map) is nobody's waste: a first pass finds them,
+ * costing a second measure of every collection.  interrupt (may be NULL)
+ * is called every few thousand objects; non-zero stops with HP_E_ABORTED. */
 hp_code hp_coll_waste(const hp_coll *c, hp_coll_class_waste *rows, int (*interrupt)(void *ctx), void *ctx,
                       hp_error *err);
 

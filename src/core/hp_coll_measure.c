@@ -24,8 +24,21 @@ static void add_backing(const hp_heap *h, backing *b, const hp_object *owner, co
     }
 }
 
-/* wasted bytes of the backing arrays: hp_coll.h states the rule. */
-static uint64_t wasted_of(const hp_heap *h, const backing *b, int64_t size)
+static int has_bit(const uint8_t *bits, uint32_t i) { return bits && (bits[i >> 3] & (1u << (i & 7))); }
+static void set_bit(uint8_t *bits, uint32_t i) { bits[i >> 3] |= (uint8_t)(1u << (i & 7)); }
+
+/* What a heap-wide measure passes down: the arrays more than one collection
+ * holds (a bit per object; NULL: none known), and where to note the arrays
+ * this collection holds (NULL: nowhere). */
+typedef struct measuring {
+    const uint8_t *shared;
+    backing *held;
+} measuring;
+
+/* wasted bytes of the backing arrays: hp_coll.h states the rule.  An
+ * array several collections hold (Android's static EMPTY_TABLE) is
+ * nobody's waste. */
+static uint64_t wasted_of(const hp_heap *h, const backing *b, int64_t size, const uint8_t *shared)
 {
     uint64_t total = 0;
     unsigned k;
@@ -34,6 +47,8 @@ static uint64_t wasted_of(const hp_heap *h, const backing *b, int64_t size)
     for (k = 0; k < b->n; k++) {
         hp_object arr;
         uint64_t used, elem;
+        if (has_bit(shared, b->index[k]))
+            continue;
         hp_heap_object(h, b->index[k], &arr);
         if (size == 0) {
             total += hp_heap_shallow_size(h, b->index[k]);
@@ -84,7 +99,7 @@ static int size_fits(const hp_heap *h, int kind, int64_t size, int64_t capacity)
     return size <= (int64_t)hp_heap_object_count(h);
 }
 
-static void measure(const hp_coll *c, uint32_t index, hp_coll_measure *out, int depth)
+static void measure(const hp_coll *c, uint32_t index, hp_coll_measure *out, int depth, const measuring *how)
 {
     const hp_heap *h = c->h;
     const coll_layout *L = coll_layout_of(c, index);
@@ -183,7 +198,12 @@ static void measure(const hp_coll *c, uint32_t index, hp_coll_measure *out, int 
             out->shape = spec->shape ? spec->shape : HP_COLL_LIST;
             return;
         }
-        measure(c, i, out, depth + 1);
+        if (owns) {
+            measure(c, i, out, depth + 1, how); /* its inner collection's arrays are its own */
+        } else {
+            measuring through = { how ? how->shared : NULL, NULL }; /* a view holds nothing itself */
+            measure(c, i, out, depth + 1, &through);
+        }
         if (spec->shape)
             out->shape = spec->shape;
         out->inner = i;
@@ -197,32 +217,34 @@ static void measure(const hp_coll *c, uint32_t index, hp_coll_measure *out, int 
     default: break;
     }
     out->size_corrupt = !size_fits(h, spec->kind, out->size, out->capacity);
-    out->wasted = out->capacity >= 0 && !out->size_corrupt ? wasted_of(h, &b, out->size) : 0;
+    out->wasted = out->capacity >= 0 && !out->size_corrupt ? wasted_of(h, &b, out->size, how ? how->shared : NULL)
+                                                           : 0;
+    if (how && how->held)
+        *how->held = b;
 }
 
 void hp_coll_measure_of(const hp_coll *c, uint32_t index, hp_coll_measure *out)
 {
-    measure(c, index, out, 0);
+    measure(c, index, out, 0, NULL);
     if (out->shape == 0 && coll_layout_of(c, index))
         out->shape = hp_coll_shape(c, index, NULL);
 }
 
-hp_code hp_coll_waste(const hp_coll *c, hp_coll_class_waste *rows, int (*interrupt)(void *ctx), void *ctx,
-                      hp_error *err)
+/* A pass over every object that checks for an interrupt now and then. */
+static int interrupted(uint32_t i, int (*interrupt)(void *ctx), void *ctx)
+{
+    return (i & 4095) == 0 && interrupt && interrupt(ctx);
+}
+
+/* The collections wrappers own (a HashSet's map): they count under the wrapper.  0, or -1 interrupted. */
+static int mark_owned(const hp_coll *c, uint8_t *owned, int (*interrupt)(void *ctx), void *ctx)
 {
     const hp_heap *h = c->h;
     uint32_t n = hp_heap_object_count(h), i;
-    uint8_t *owned = c->alloc.malloc_fn((size_t)n / 8 + 1);
-    if (!owned)
-        return hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the collection measures");
-    memset(owned, 0, (size_t)n / 8 + 1);
-    /* First the collections wrappers own (a HashSet's map): they count under the wrapper. */
     for (i = 0; i < n; i++) {
         const coll_layout *L = coll_layout_of(c, i);
-        if ((i & 4095) == 0 && interrupt && interrupt(ctx)) {
-            c->alloc.free_fn(owned);
-            return hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted");
-        }
+        if (interrupted(i, interrupt, ctx))
+            return -1;
         if (L && L->spec->kind == COLL_WRAPPER && (L->spec->flags & COLL_OWNS)) {
             hp_object o;
             uint64_t inner;
@@ -231,19 +253,70 @@ hp_code hp_coll_waste(const hp_coll *c, hp_coll_class_waste *rows, int (*interru
             inner = coll_ref_at(h, &o, &L->f[F_STORAGE]);
             k = inner ? hp_heap_find(h, inner) : HP_NONE;
             if (k != HP_NONE)
-                owned[k >> 3] |= (uint8_t)(1u << (k & 7));
+                set_bit(owned, k);
         }
     }
+    return 0;
+}
+
+/* The arrays more than one of the measured collections (the owned ones
+ * apart) holds, into `shared` (`seen`: those one holds).  0, or -1 interrupted. */
+static int mark_shared(const hp_coll *c, const uint8_t *owned, uint8_t *seen, uint8_t *shared,
+                       int (*interrupt)(void *ctx), void *ctx)
+{
+    uint32_t n = hp_heap_object_count(c->h), i;
     for (i = 0; i < n; i++) {
         hp_coll_measure m;
-        hp_coll_class_waste *row;
-        if ((i & 4095) == 0 && interrupt && interrupt(ctx)) {
-            c->alloc.free_fn(owned);
-            return hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted");
-        }
-        if (!coll_layout_of(c, i) || (owned[i >> 3] & (1u << (i & 7))))
+        backing held;
+        measuring how;
+        unsigned k, j;
+        if (interrupted(i, interrupt, ctx))
+            return -1;
+        if (!coll_layout_of(c, i) || has_bit(owned, i))
             continue;
-        measure(c, i, &m, 0);
+        held.n = 0;
+        how.shared = NULL;
+        how.held = &held;
+        measure(c, i, &m, 0, &how);
+        for (k = 0; k < held.n; k++) {
+            for (j = 0; j < k && held.index[j] != held.index[k]; j++)
+                ;
+            if (j < k)
+                continue; /* one collection holding an array twice does not share it */
+            if (has_bit(seen, held.index[k]))
+                set_bit(shared, held.index[k]);
+            set_bit(seen, held.index[k]);
+        }
+    }
+    return 0;
+}
+
+hp_code hp_coll_waste(const hp_coll *c, hp_coll_class_waste *rows, int (*interrupt)(void *ctx), void *ctx,
+                      hp_error *err)
+{
+    const hp_heap *h = c->h;
+    uint32_t n = hp_heap_object_count(h), i;
+    size_t bytes = (size_t)n / 8 + 1;
+    uint8_t *bits = c->alloc.malloc_fn(3 * bytes); /* owned, seen, shared */
+    uint8_t *owned = bits, *seen = bits + bytes, *shared = bits + 2 * bytes;
+    measuring how;
+    int stopped;
+    if (!bits)
+        return hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the collection measures");
+    memset(bits, 0, 3 * bytes);
+    stopped = mark_owned(c, owned, interrupt, ctx) < 0 || mark_shared(c, owned, seen, shared, interrupt, ctx) < 0;
+    how.shared = shared;
+    how.held = NULL;
+    for (i = 0; i < n && !stopped; i++) {
+        hp_coll_measure m;
+        hp_coll_class_waste *row;
+        if (interrupted(i, interrupt, ctx)) {
+            stopped = 1;
+            break;
+        }
+        if (!coll_layout_of(c, i) || has_bit(owned, i))
+            continue;
+        measure(c, i, &m, 0, &how);
         if (m.shape == HP_COLL_NONE)
             continue; /* a view of something that is no collection (a map's key set) */
         row = &rows[hp_heap_object_class(h, i)];
@@ -259,6 +332,6 @@ hp_code hp_coll_waste(const hp_coll *c, hp_coll_class_waste *rows, int (*interru
         }
         row->wasted += m.wasted;
     }
-    c->alloc.free_fn(owned);
-    return HP_OK;
+    c->alloc.free_fn(bits);
+    return stopped ? hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted") : HP_OK;
 }

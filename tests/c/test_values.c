@@ -107,10 +107,12 @@ static void test_crafted(int id_size)
 
     {
         hp_coll_class_waste *rows = calloc(hp_heap_class_count(h), sizeof *rows);
-        uint32_t list_class = hp_heap_find_class_id(h, C_LIST);
+        uint32_t list_class = hp_heap_find_class_id(h, C_LIST), mylist_class = hp_heap_find_class_id(h, C_MYLIST);
         CHECK(rows && hp_coll_waste(c, rows, NULL, NULL, &err) == HP_OK);
         CHECK(rows[list_class].instances == 2 && rows[list_class].empty == 1);
-        CHECK(rows[list_class].wasted == 2 * oop + hp_heap_shallow_size(h, hp_heap_find(h, EMPTY_ELEMS)));
+        /* ELEMS, which MYLIST holds too, is nobody's waste (#31); LIST's own measure counts it. */
+        CHECK(rows[list_class].wasted == hp_heap_shallow_size(h, hp_heap_find(h, EMPTY_ELEMS)));
+        CHECK(rows[mylist_class].instances == 1 && rows[mylist_class].wasted == 0);
         CHECK(rows[hp_heap_find_class_id(h, C_MAP)].instances == 2);
         free(rows);
     }
