@@ -614,3 +614,21 @@ def test_baseline_holds_retained_sizes(pytester, oracle):
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*heap differs from its baseline in 1 class: android.graphics.Bitmap*"])
+
+
+def test_growth_paths_count_every_object(tmp_path):
+    """#31: the growth paths counted each class's first 20,000 objects and printed the
+    sample's counts as counts (Listener 20,000 -> 30,000 would read 20,000 -> 20,000, and no
+    growth); every object is counted now, and the counts over all paths are the class's."""
+    from hprofkit.heapdiff import _path_counts
+    a, b = tmp_path / "a.hprof", tmp_path / "b.hprof"
+    growth_dump(a, listeners=20_000, nodes=1)
+    growth_dump(b, listeners=30_000, nodes=1)
+    result = diff(a, b, paths=True)
+    listeners = [p for p in result.paths if p.name == "com.example.Listener"]
+    assert [(p.count_a, p.count_b) for p in listeners] == [(20_000, 30_000)] and not result.paths_sampled
+    (row,) = [r for r in result.rows if r.name == "com.example.Listener"]
+    with hprofkit.open_heap(b) as heap:
+        counts, sampled = _path_counts(heap, "com.example.Listener", None)
+    assert not sampled and sum(counts.values()) == row.count_b == 30_003
+    assert "(sampled)" not in str(result)

@@ -35,9 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["diff", "HeapDiff", "DiffRow", "PathGrowth", "class_histogram", "retained_by_class", "growth_paths"]
 
-# Objects traced per class and dump when looking for growth paths: beyond it
-# counts are those of a sample, and the report says so.
-PATH_SAMPLE = 20_000
 _NO_NODE = 0xFFFFFFFF  # Routes.parents(): a root's parent
 
 
@@ -159,9 +156,10 @@ def hop_name(hop: Hop) -> str:
     return f"{hop.ref_type} {owner}.{hop.name} -> {target}"
 
 
-def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sample: int
+def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sample: int | None = None
                  ) -> tuple[Counter[tuple[str, ...]], bool]:
-    """{named path: objects of class `name` on it}, and whether it is a sample.
+    """{named path: objects of class `name` on it}, and whether it is a sample
+    (the first `sample` objects only; None: every object, exactly).
 
     One search finds the path of each object, the path a search for it
     alone finds (through other objects of the class too: a chained hash
@@ -172,8 +170,9 @@ def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sampl
     paths, however long the chains."""
     objects: list[HeapObject] = []
     for cls in heap.classes_named(name):
-        objects += itertools.islice(cls.instances(), sample - len(objects))
-    sampled = len(objects) == sample and sum(c.instance_count for c in heap.classes_named(name)) > sample
+        objects += cls.instances() if sample is None else itertools.islice(cls.instances(), sample - len(objects))
+    sampled = sample is not None and len(objects) == sample and sum(
+        c.instance_count for c in heap.classes_named(name)) > sample
     rules, _ = _rules(heap, default_exclude(heap) if exclude is None else exclude)
     routes = heap._routes(objects, rules)
     parents = memoryview(routes.parents()).cast("I")
@@ -224,10 +223,11 @@ def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sampl
 
 
 def growth_paths(a: Heap, b: Heap, names: Iterable[str], *, exclude: Iterable[Matcher] | None = None,
-                 sample: int = PATH_SAMPLE) -> tuple[list[PathGrowth], bool]:
+                 sample: int | None = None) -> tuple[list[PathGrowth], bool]:
     """Where the objects of classes `names` hang in both heaps: the named
-    paths whose object count rose, most growth first; and whether counts come
-    from a sample (more than `sample` instances of a class)."""
+    paths whose object count rose, most growth first, every object counted;
+    and whether counts come from a sample (with `sample`, a class's first
+    that many instances only: faster, and its counts are not counts)."""
     grown: list[PathGrowth] = []
     sampled = False
     for name in names:
