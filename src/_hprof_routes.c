@@ -217,6 +217,187 @@ static PyObject *routes_target_nodes(RoutesObject *self, PyObject *unused)
     return u32_bytes(self->rt.tree.node, self->rt.tree.ntargets);
 }
 
+/* ---- hop groups: the nodes whose paths are named alike ---- */
+
+/* A group: the nodes under one parent group whose hop from their parent
+ * has the same kind and slot of reference and the same holder's and
+ * target's classes, so the same name (a million elements of one array: one
+ * group).  A root node is a group of its own. */
+typedef struct {
+    uint64_t k0, k1;   /* kind << 32 | slot; holder's class key << 32 | target's */
+    uint32_t parent;   /* the parent node's group */
+    uint32_t group;    /* HP_NONE: an empty slot */
+} group_slot;
+
+typedef struct {
+    RoutesObject *routes;
+    group_slot *slots;
+    size_t cap;                  /* a power of two, at most half used */
+    uint32_t *node_group;        /* per node */
+    uint32_t *group_parent;      /* per group: its parent group, HP_NONE for a root's */
+    uint32_t *group_node;        /* per group: one of its nodes */
+    uint32_t ngroups, groups_cap;
+    int found;                   /* 1; as hp_reach_namer_edge: -1 no memory, 0 a missing edge */
+} grouping;
+
+/* What names an object in a hop: its class, or for a class object the
+ * class it is (tagged by the high bit). */
+static uint32_t class_key(const hp_heap *h, uint32_t v)
+{
+    hp_object o;
+    if (hp_heap_object_kind(h, v) != HP_KIND_CLASS)
+        return hp_heap_object_class(h, v);
+    hp_heap_object(h, v, &o);
+    return o.self_ord | 0x80000000u;
+}
+
+static size_t slot_hash(uint32_t parent, uint64_t k0, uint64_t k1)
+{
+    uint64_t x = k0 * 0x9E3779B97F4A7C15u ^ k1 * 0xC2B2AE3D27D4EB4Fu ^ (uint64_t)parent * 0x165667B19E3779F9u;
+    return (size_t)(x ^ x >> 31);
+}
+
+/* A new group (parent group, one node); 0 when out of memory. */
+static int new_group(grouping *g, uint32_t parent, uint32_t node)
+{
+    if (g->ngroups == g->groups_cap) {
+        uint32_t cap = g->groups_cap ? g->groups_cap * 2 : 1024;
+        uint32_t *p = PyMem_RawRealloc(g->group_parent, (size_t)cap * 4);
+        uint32_t *n = p ? PyMem_RawRealloc(g->group_node, (size_t)cap * 4) : NULL;
+        if (p)
+            g->group_parent = p;
+        if (!n)
+            return 0;
+        g->group_node = n;
+        g->groups_cap = cap;
+    }
+    g->group_parent[g->ngroups] = parent;
+    g->group_node[g->ngroups++] = node;
+    return 1;
+}
+
+/* Doubles the table; 0 when out of memory. */
+static int grow_slots(grouping *g)
+{
+    size_t cap = g->cap ? g->cap * 2 : 4096, k;
+    group_slot *slots = PyMem_RawMalloc(cap * sizeof *slots);
+    if (!slots)
+        return 0;
+    for (k = 0; k < cap; k++)
+        slots[k].group = HP_NONE;
+    for (k = 0; k < g->cap; k++) {
+        size_t at;
+        if (g->slots[k].group == HP_NONE)
+            continue;
+        at = slot_hash(g->slots[k].parent, g->slots[k].k0, g->slots[k].k1) & (cap - 1);
+        while (slots[at].group != HP_NONE)
+            at = (at + 1) & (cap - 1);
+        slots[at] = g->slots[k];
+    }
+    PyMem_RawFree(g->slots);
+    g->slots = slots;
+    g->cap = cap;
+    return 1;
+}
+
+/* The group of (parent group, hop keys), made with `node` when new; HP_NONE when out of memory. */
+static uint32_t group_of(grouping *g, uint32_t parent, uint64_t k0, uint64_t k1, uint32_t node)
+{
+    size_t at;
+    if ((g->ngroups + 1) * 2 > g->cap && !grow_slots(g))
+        return HP_NONE;
+    at = slot_hash(parent, k0, k1) & (g->cap - 1);
+    for (; g->slots[at].group != HP_NONE; at = (at + 1) & (g->cap - 1))
+        if (g->slots[at].parent == parent && g->slots[at].k0 == k0 && g->slots[at].k1 == k1)
+            return g->slots[at].group;
+    if (!new_group(g, parent, node))
+        return HP_NONE;
+    g->slots[at].parent = parent;
+    g->slots[at].k0 = k0;
+    g->slots[at].k1 = k1;
+    g->slots[at].group = g->ngroups - 1;
+    return g->ngroups - 1;
+}
+
+/* Groups every node, parents first (the tree lists a parent before its children). */
+static void group_nodes(void *ctx)
+{
+    grouping *g = ctx;
+    const hp_bfs_tree *t = &g->routes->rt.tree;
+    const hp_heap *h = g->routes->heap->index;
+    uint32_t k;
+    for (k = 0; k < t->count && g->found == 1; k++) {
+        uint32_t holder, group;
+        hp_ref ref;
+        if (t->parent[k] == HP_NONE) {
+            group = new_group(g, HP_NONE, k) ? g->ngroups - 1 : HP_NONE;
+        } else {
+            holder = t->vertex[t->parent[k]];
+            g->found = hp_reach_namer_edge(g->routes->namer, holder, t->edge[k], &ref);
+            /* An array element's hop is named "[x]" whatever its index. */
+            group = group_of(g, g->node_group[t->parent[k]],
+                             (uint64_t)(uint32_t)ref.kind << 32 | (ref.kind == HP_REF_ELEMENT ? 0 : ref.slot),
+                             (uint64_t)class_key(h, holder) << 32 | class_key(h, t->vertex[k]), k);
+        }
+        if (group == HP_NONE && g->found == 1)
+            g->found = -1;
+        g->node_group[k] = group;
+    }
+}
+
+/* routes.hop_groups(max_tier): (parents, nodes, counts, others): per group
+ * of nodes named alike, its parent group (0xFFFFFFFF for a root's) and one
+ * of its nodes, as native uint32 bytes, and the targets of tier <= max_tier
+ * whose node is in it, as native uint64 bytes; others, the targets of a
+ * higher tier.  A parent group comes before its children.  Naming each
+ * group once names every target's path (hprofkit.heapdiff folds them). */
+static PyObject *routes_hop_groups(RoutesObject *self, PyObject *arg)
+{
+    const hp_reach *r = live_reach(self);
+    const hp_bfs_tree *t = &self->rt.tree;
+    long max_tier = PyLong_AsLong(arg);
+    PyObject *counts = NULL, *out = NULL;
+    unsigned long long others = 0;
+    grouping g;
+    size_t i;
+    if (!r || (max_tier == -1 && PyErr_Occurred()))
+        return NULL;
+    if (!self->namer && !(self->namer = hp_reach_namer_new(r)))
+        return PyErr_NoMemory();
+    memset(&g, 0, sizeof g);
+    g.routes = self;
+    g.found = 1;
+    if (!(g.node_group = PyMem_RawMalloc((size_t)(t->count ? t->count : 1) * 4)))
+        return PyErr_NoMemory();
+    if (heap_guard(self->heap, group_nodes, &g) < 0)
+        goto done;
+    if (g.found != 1) {
+        if (g.found < 0)
+            PyErr_NoMemory();
+        else
+            PyErr_SetString(PyExc_SystemError, "a path edge is missing from the graph");
+        goto done;
+    }
+    if (!(counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)g.ngroups * 8)))
+        goto done;
+    memset(PyBytes_AS_STRING(counts), 0, (size_t)g.ngroups * 8);
+    for (i = 0; i < t->ntargets; i++) {
+        if (self->rt.tier[i] > max_tier || t->node[i] == HP_NONE)
+            others++;
+        else
+            ((uint64_t *)(void *)PyBytes_AS_STRING(counts))[g.node_group[t->node[i]]]++;
+    }
+    out = Py_BuildValue("(NNOK)", u32_bytes(g.group_parent, g.ngroups), u32_bytes(g.group_node, g.ngroups), counts,
+                        others);
+done:
+    Py_XDECREF(counts);
+    PyMem_RawFree(g.slots);
+    PyMem_RawFree(g.node_group);
+    PyMem_RawFree(g.group_parent);
+    PyMem_RawFree(g.group_node);
+    return out;
+}
+
 static PyObject *routes_node_hops(RoutesObject *self, PyObject *arg)
 {
     const hp_reach *r = live_reach(self);
@@ -292,6 +473,11 @@ static PyMethodDef routes_methods[] = {
       "native uint32 bytes; a parent comes before its children." },
     { "target_nodes", (PyCFunction)routes_target_nodes, METH_NOARGS,
       "target_nodes($self, /)\n--\n\nEach target's node (0xFFFFFFFF: none), as native uint32 bytes." },
+    { "hop_groups", (PyCFunction)routes_hop_groups, METH_O,
+      "hop_groups($self, max_tier, /)\n--\n\n(parents, nodes, counts, others): the groups of nodes whose\n"
+      "hops are named alike, parents first: each one's parent group (0xFFFFFFFF for a root's) and one of\n"
+      "its nodes (native uint32 bytes), its targets of tier <= max_tier (native uint64 bytes); others:\n"
+      "the targets of a higher tier." },
     { "node_hops", (PyCFunction)routes_node_hops, METH_O,
       "node_hops($self, k, /)\n--\n\nThe raw hops into node k: the hop from its parent, or for a root its\n"
       "ROOT hop (and LOCAL hop when a thread holds it)." },

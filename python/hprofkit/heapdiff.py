@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["diff", "HeapDiff", "DiffRow", "PathGrowth", "class_histogram", "retained_by_class", "growth_paths"]
 
-_NO_NODE = 0xFFFFFFFF  # Routes.parents(): a root's parent
+_NO_NODE = 0xFFFFFFFF  # Routes.parents(), Routes.hop_groups(): a root's parent
 
 
 @dataclass(frozen=True)
@@ -165,9 +165,10 @@ def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sampl
     alone finds (through other objects of the class too: a chained hash
     bucket, a linked list, an array of arrays).  A hop repeated along such a
     chain is named once, so the items a list or a bucket chain gained count
-    on one path.  The paths share their prefixes (the search's tree): each
-    vertex on them is named once, so this is linear in the vertices on the
-    paths, however long the chains."""
+    on one path.  The paths share their prefixes (the search's tree); its
+    nodes are grouped in C by their parent's group and what names their hop
+    (a million elements of one array: one group), and a group is named once,
+    so this is linear in the vertices on the paths, however long the chains."""
     objects: list[HeapObject] = []
     for cls in heap.classes_named(name):
         objects += cls.instances() if sample is None else itertools.islice(cls.instances(), sample - len(objects))
@@ -175,12 +176,15 @@ def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sampl
         c.instance_count for c in heap.classes_named(name)) > sample
     rules, _ = _rules(heap, default_exclude(heap) if exclude is None else exclude)
     routes = heap._routes(objects, rules)
-    parents = memoryview(routes.parents()).cast("I")
-    target_nodes = memoryview(routes.target_nodes()).cast("I")
+    # The nodes whose hops are named alike, grouped in C (a million elements of one array: one
+    # group), each group named once here, parents first.
+    raw_parents, raw_nodes, raw_counts, weak = routes.hop_groups(_TIER_LOW)
+    group_parent = memoryview(raw_parents).cast("I")
+    group_node = memoryview(raw_nodes).cast("I")
+    group_count = memoryview(raw_counts).cast("Q")
     # Folded paths, interned: key -> (the key without its last name, that name).
     links: list[tuple[int, str]] = []
     interned: dict[tuple[int, str], int] = {}
-    node_key: dict[int, int] = {}
 
     def extend(key: int, hop: str) -> int:
         if key >= 0 and links[key][1] == hop:
@@ -191,18 +195,6 @@ def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sampl
             links.append((key, hop))
         return found
 
-    def key_of(node: int) -> int:
-        stack = []
-        while node != _NO_NODE and node not in node_key:
-            stack.append(node)
-            node = parents[node]
-        key = -1 if node == _NO_NODE else node_key[node]
-        for k in reversed(stack):
-            for raw in routes.node_hops(k):
-                key = extend(key, hop_name(_hop(raw)))
-            node_key[k] = key
-        return key
-
     def named(key: int) -> tuple[str, ...]:
         names = []
         while key >= 0:
@@ -210,13 +202,19 @@ def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sampl
             names.append(name)
         return tuple(reversed(names))
 
+    group_key = [-1] * len(group_parent)
+    for group, (parent, node) in enumerate(zip(group_parent, group_node)):
+        key = -1 if parent == _NO_NODE else group_key[parent]
+        for raw in routes.node_hops(node):
+            key = extend(key, hop_name(_hop(raw)))
+        group_key[group] = key
     by_key: Counter[int] = Counter()
+    for group, count in enumerate(group_count):
+        if count:
+            by_key[group_key[group]] += count
     counts: Counter[tuple[str, ...]] = Counter()
-    for i in range(len(objects)):
-        if routes.status(i)[0] > _TIER_LOW:
-            counts[("(not strongly reachable)",)] += 1
-        else:
-            by_key[key_of(target_nodes[i])] += 1
+    if weak:
+        counts[("(not strongly reachable)",)] = weak
     for key, count in by_key.items():
         counts[named(key)] += count
     return counts, sampled
