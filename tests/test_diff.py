@@ -4,6 +4,9 @@ its outputs (CLI, JSON, HTML, pandas)."""
 from __future__ import annotations
 
 import json
+import re
+
+import pytest
 
 import hprofkit
 from hprofkit.cli import main
@@ -14,10 +17,17 @@ from conftest import dump_path
 MAT_PAIR = ("mat__sun_jdk6_18_x64.hprof", "mat__sun_jdk6_30_x64_compressedOops.hprof")
 
 
+def run_stable(name: str) -> str:
+    """docs/reference/behaviour.md's rule, written again here: a hidden class's address
+    ('+0x...' of JDK 17, '/0x...' of JDK 21+) and a lambda's counter ('$$Lambda$244') go."""
+    return re.sub(r"\$\$Lambda\$[0-9]+", "$$Lambda", re.sub(r"[+/]0x[0-9a-fA-F]+$", "", name))
+
+
 def oracle_by_name(oracle, path) -> dict[str, tuple[int, int]]:
-    """{class name: (instances, bytes)} of VisualVM's histogram, same names summed."""
+    """{class name: (instances, bytes)} of VisualVM's histogram, same stable names summed."""
     out: dict[str, tuple[int, int]] = {}
     for (name, _), (count, size) in oracle.counts_by_class(path).items():
+        name = run_stable(name)
         prev = out.get(name, (0, 0))
         out[name] = (prev[0] + count, prev[1] + size)
     return out
@@ -53,6 +63,46 @@ def test_diff_of_two_heapgen_seeds_matches_the_oracle(oracle, heapgen_dumps):
         result = diff(heap_a, heap_b)
         assert not heap_a.closed, "heaps given stay open"
     check_against_oracle(result, oracle_by_name(oracle, a), oracle_by_name(oracle, b))
+
+
+@pytest.mark.parametrize("name, stable", [
+    ("HeapGen$$Lambda$244+0x00007f4404158a10", "HeapGen$$Lambda"),               # JDK 17
+    ("HeapGen$$Lambda/0x0000000800c03000", "HeapGen$$Lambda"),                   # JDK 21+
+    ("java.lang.invoke.LambdaForm$DMH+0x00007f5e5c100800", "java.lang.invoke.LambdaForm$DMH"),
+    ("com.example.-$$Lambda$MainActivity$Xa1b2", "com.example.-$$Lambda$MainActivity$Xa1b2"),  # D8: stable
+    ("java.lang.String", "java.lang.String"), ("a.Box0x", "a.Box0x"),
+])
+def test_stable_names(name, stable):
+    from hprofkit._classnames import stable_name
+    assert stable_name(name) == stable == run_stable(name)
+
+
+def test_two_runs_of_one_program_differ_in_real_classes_only(oracle, heapgen_dumps):
+    """#31: of 214 rows of a diff of two HeapGen runs, 196 were lambdas and hidden classes
+    (their names carry a counter and an address) shown as 0 -> 1 or 1 -> 0, none of them
+    changed.  They compare by their stable names; the rows equal VisualVM's histograms summed
+    by the same rule."""
+    a, b = heapgen_dumps
+    with hprofkit.open_heap(b) as heap:
+        assert any(c.name != run_stable(c.name) for c in heap.classes)  # HeapGen's dumps hold such classes
+    result = diff(a, b)
+    assert not [r.name for r in result.rows if r.name != run_stable(r.name)]
+    check_against_oracle(result, oracle_by_name(oracle, a), oracle_by_name(oracle, b))
+    # A baseline of one run names its classes as the other run's does.
+    from hprofkit.testing import Baseline
+    with hprofkit.open_heap(a) as heap_a, hprofkit.open_heap(b) as heap_b:
+        classes_a, classes_b = Baseline.summary(heap_a)["classes"], Baseline.summary(heap_b)["classes"]
+    assert all(name == run_stable(name) for name in classes_a.keys() | classes_b.keys())
+
+
+def test_fingerprints_do_not_change_with_a_lambdas_counter_or_address():
+    from collections import namedtuple
+    from hprofkit.leaks import fingerprint
+    Node = namedtuple("Node", "suspect class_name reference_name")
+    run_1 = [Node(True, "app.Cache$$Lambda$12+0x00007f0100000000", "arg$1"), Node(False, "app.Holder", "cache")]
+    run_2 = [Node(True, "app.Cache$$Lambda$97+0x00007f9900000000", "arg$1"), Node(False, "app.Holder", "cache")]
+    jdk21 = [Node(True, "app.Cache$$Lambda/0x0000000800c03000", "arg$1")]
+    assert fingerprint(run_1) == fingerprint(run_2) == fingerprint(jdk21) != fingerprint([Node(True, "app.Cache", "arg$1")])
 
 
 def test_diff_reversed_negates_every_row():

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import tasks as _tasks
+from ._classnames import stable_name
 
 # Light to import (import hprofkit loads this module): the pool, Dask, pyarrow load when a batch runs.
 
@@ -176,6 +177,7 @@ def _histogram(task: str, rows: Sequence[BatchRow]) -> list[ClassTotal]:
         for entry in entries:
             name, instances, size = ((entry["class"], entry["instances"], entry["shallow_size"])
                                      if isinstance(entry, Mapping) else entry)
+            name = stable_name(name)  # a lambda's name differs from run to run
             total = totals.setdefault(name, [0, 0, 0])
             if name not in seen:  # a name twice in one dump (two loaders) is one dump
                 total[0] += 1

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
+from ._classnames import stable_name
 from ._heap import Heap, HeapClass, HeapObject, open_heap
 from ._reach import _TIER_LOW, Hop, _hop, _rules, default_exclude
 from ._units import human_size
@@ -110,12 +111,23 @@ def class_counts(heap: Heap) -> Iterator[tuple[HeapClass, int, int]]:
 
 def class_histogram(heap: Heap) -> dict[str, tuple[int, int]]:
     """{class name: (instances, shallow bytes)} of a heap, classes of the same
-    name summed (class_counts)."""
+    stable name summed (class_counts; stable_name: a lambda's or hidden
+    class's name without its run's counter and address)."""
     out: dict[str, tuple[int, int]] = {}
     for cls, count, shallow in class_counts(heap):
-        prev = out.get(cls.name, (0, 0))
-        out[cls.name] = (prev[0] + count, prev[1] + shallow)
+        name = stable_name(cls.name)
+        prev = out.get(name, (0, 0))
+        out[name] = (prev[0] + count, prev[1] + shallow)
     return out
+
+
+def classes_stably_named(heap: Heap, name: str) -> list[HeapClass]:
+    """The classes whose stable name is `name` (heap.classes_named, and the
+    lambdas and hidden classes it stands for)."""
+    found = heap.classes_named(name)
+    if not found or "$$Lambda" in name:  # a stable name no class of the heap has as its own
+        found = found + [c for c in heap.classes if c.name != name and stable_name(c.name) == name]
+    return found
 
 
 def retained_by_class(heap: Heap, names: Iterable[str] | None = None) -> dict[str, int]:
@@ -124,11 +136,12 @@ def retained_by_class(heap: Heap, names: Iterable[str] | None = None) -> dict[st
     dominator tree), classes of the same name summed.  `names` limits the
     classes (default: every class with instances)."""
     names = list(names) if names is not None else None
-    classes = [c for name in names for c in heap.classes_named(name)] if names is not None else heap.classes
+    classes = [c for name in names for c in classes_stably_named(heap, name)] if names is not None else heap.classes
     out: dict[str, int] = {}
     for cls in classes:
         if cls.instance_count:
-            out[cls.name] = out.get(cls.name, 0) + cls.instances_retained_size
+            name = stable_name(cls.name)
+            out[name] = out.get(name, 0) + cls.instances_retained_size
     if names is not None:
         for name in names:
             out.setdefault(name, 0)
@@ -170,10 +183,10 @@ def _path_counts(heap: Heap, name: str, exclude: Iterable[Matcher] | None, sampl
     (a million elements of one array: one group), and a group is named once,
     so this is linear in the vertices on the paths, however long the chains."""
     objects: list[HeapObject] = []
-    for cls in heap.classes_named(name):
+    classes = classes_stably_named(heap, name)
+    for cls in classes:
         objects += cls.instances() if sample is None else itertools.islice(cls.instances(), sample - len(objects))
-    sampled = sample is not None and len(objects) == sample and sum(
-        c.instance_count for c in heap.classes_named(name)) > sample
+    sampled = sample is not None and len(objects) == sample and sum(c.instance_count for c in classes) > sample
     rules, _ = _rules(heap, default_exclude(heap) if exclude is None else exclude)
     routes = heap._routes(objects, rules)
     # The nodes whose hops are named alike, grouped in C (a million elements of one array: one

@@ -35,6 +35,7 @@ from array import array
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Protocol, Sequence
 
 from . import match
+from ._classnames import stable_name
 from ._heap import Heap, HeapClass, HeapObject
 from ._progress import ProgressArg, Reporter, reporting, step
 from ._reach import (HeapPath, Hop, NoPath, _thread_name, default_exclude, format_trace, leaf_paths, library_lines,
@@ -670,11 +671,12 @@ class TraceNodes(SequenceView[TraceNode]):
 
 def fingerprint(nodes: Iterable[TraceNode]) -> str:
     """SHA-1 (hex) over the suspect references' class name + reference name,
-    array indexes as [x]: no addresses, so the same leak groups across dumps."""
+    array indexes as [x], class names stable (a lambda's without its run's
+    counter and address): no addresses, so the same leak groups across dumps."""
     sha = hashlib.sha1()
     for node in nodes:
         if node.suspect:
-            sha.update((node.class_name + node.reference_name).encode("utf-8"))
+            sha.update((stable_name(node.class_name) + node.reference_name).encode("utf-8"))
     return sha.hexdigest()
 
 
@@ -685,7 +687,7 @@ def _trace_fingerprint(trace: _Trace) -> str:
     for i in trace.suspects():
         hop = hops[i + 1]
         name = {"ARRAY_ENTRY": "[x]", "LOCAL": "<Java Local>"}.get(hop.ref_type) or _hop_name(hop)
-        sha.update((_class_name(trace.path._target(i)) + name).encode("utf-8"))
+        sha.update((stable_name(_class_name(trace.path._target(i))) + name).encode("utf-8"))
     return sha.hexdigest()
 
 

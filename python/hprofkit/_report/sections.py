@@ -11,6 +11,7 @@ import heapq
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, cast
 
+from .._classnames import stable_name
 from .dominators import BIG_DROP_RATIO, Ranking, accumulation_chain
 from .objects import ObjectTable, cut_ends
 
@@ -252,10 +253,11 @@ DIFF_COLUMNS = ("class", "instances_a", "instances_b", "shallow_size_a", "shallo
 
 def name_histogram(rows: list[list[Any]]) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
     """{name: (instances, shallow)} and {name: retained} of histogram rows,
-    classes of the same name summed (as hprofkit.diff counts them)."""
+    classes of the same stable name summed (as hprofkit.diff counts them)."""
     counts: dict[str, tuple[int, int]] = {}
     retained: dict[str, int] = {}
-    for name, _, count, shallow, kept, *_ in rows:
+    for shown, _, count, shallow, kept, *_ in rows:
+        name = stable_name(shown)
         prev = counts.get(name, (0, 0))
         counts[name] = (prev[0] + count, prev[1] + shallow)
         retained[name] = retained.get(name, 0) + kept
