@@ -269,12 +269,14 @@ def test_path_names_roots_fields_and_array_entries(leak_heap):
     assert {"ROOT", "STATIC_FIELD", "INSTANCE_FIELD", "ARRAY_ENTRY"} <= kinds
 
 
-def write_matcher_dump(path: Path) -> None:
+def write_matcher_dump(path: Path, thread: str = "worker", android: bool = False) -> None:
     """Holder(ref) instances held by JNI globals, a static Holder.cache, a
-    Thread named "worker" whose frame holds a third leaf."""
+    Thread named `thread` whose frame alone holds a third leaf (0x3018); an
+    Android heap (android.os.Build) when `android`."""
+    classes = [(OBJ, "java/lang/Object"), (NODE, "Holder"), (STRING, "java/lang/String"),
+               (0x1030, "java/lang/Thread"), (0x1038, "[C")] + ([(0x1040, "android/os/Build")] if android else [])
     with HprofWriter(path, id_size=4) as w:
-        for cid, name in ((OBJ, "java/lang/Object"), (NODE, "Holder"), (STRING, "java/lang/String"),
-                          (0x1030, "java/lang/Thread"), (0x1038, "[C")):
+        for cid, name in classes:
             w.load_class(cid, name)
         with w.heap_dump() as seg:
             seg.root_jni_global(0x3000)
@@ -286,14 +288,15 @@ def write_matcher_dump(path: Path) -> None:
                            statics=[("cache", "object", 0x3010)])
             seg.class_dump(STRING, super_id=OBJ, fields=[("value", "object")], instance_size=4)
             seg.class_dump(0x1030, super_id=OBJ, fields=[("name", "object")], instance_size=4)
-            seg.class_dump(0x1038, super_id=OBJ)
+            for cid, _ in classes[4:]:
+                seg.class_dump(cid, super_id=OBJ)
             seg.instance(0x3000, NODE, values=[0x3008])
             seg.instance(0x3008, OBJ, values=[])
             seg.instance(0x3010, OBJ, values=[])
             seg.instance(0x3018, OBJ, values=[])
             seg.instance(0x3100, 0x1030, values=[0x3108])
             seg.instance(0x3108, STRING, values=[0x3110])
-            seg.primitive_array(0x3110, "char", "worker")
+            seg.primitive_array(0x3110, "char", thread)
         w.heap_dump_end()
 
 
@@ -351,29 +354,6 @@ def test_exclude_none_means_the_defaults_and_empty_means_none():
     assert [heap.path_to_root(o, exclude=()) for o in queued] == raw
 
 
-def write_main_thread_dump(path: Path, android: bool) -> None:
-    """A Thread named "main" whose frame alone holds an object (0x3018); an Android heap
-    (android.os.Build) when `android`."""
-    with HprofWriter(path, id_size=4) as w:
-        classes = [(OBJ, "java/lang/Object"), (STRING, "java/lang/String"), (0x1030, "java/lang/Thread"),
-                   (0x1038, "[C")] + ([(0x1040, "android/os/Build")] if android else [])
-        for cid, name in classes:
-            w.load_class(cid, name)
-        with w.heap_dump() as seg:
-            seg.root_thread_object(0x3100, 3)
-            seg.root_java_frame(0x3018, 3, 0)
-            seg.class_dump(OBJ)
-            seg.class_dump(STRING, super_id=OBJ, fields=[("value", "object")], instance_size=4)
-            seg.class_dump(0x1030, super_id=OBJ, fields=[("name", "object")], instance_size=4)
-            for cid, _ in classes[3:]:
-                seg.class_dump(cid, super_id=OBJ)
-            seg.instance(0x3018, OBJ, values=[])
-            seg.instance(0x3100, 0x1030, values=[0x3108])
-            seg.instance(0x3108, STRING, values=[0x3110])
-            seg.primitive_array(0x3110, "char", "main")
-        w.heap_dump_end()
-
-
 def test_the_main_threads_locals_are_transient_on_android_only(tmp_path):
     """#31: LeakCanary's rule for Android's main looper hid every object a HotSpot program's
     main thread holds in its locals (javac's JavaCompiler had no path).  It is an Android
@@ -383,7 +363,7 @@ def test_the_main_threads_locals_are_transient_on_android_only(tmp_path):
     assert "main" in threads(match.ANDROID_THREADS) and not threads(match.JDK_DEFAULTS)
     assert set(match.ANDROID_THREADS) <= set(match.ANDROID_DEFAULTS)
     for android in (False, True):
-        write_main_thread_dump(tmp_path / f"{android}.hprof", android)
+        write_matcher_dump(tmp_path / f"{android}.hprof", "main", android)
         heap = hprofkit.open_heap(tmp_path / f"{android}.hprof")
         local, thread = heap.object(0x3018), heap.object(0x3100)
         frame = heap.path_to_root(local, exclude=())
