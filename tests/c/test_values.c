@@ -171,7 +171,6 @@ static void test_many_texts(void)
 {
     enum { N = 300000 };
     static const int str_f[2] = { N_VALUE, N_CODER };
-    uint8_t header[HP_HEADER_MAX];
     bb b;
     hp_heap_options opt;
     hp_heap *h = NULL;
@@ -179,21 +178,8 @@ static void test_many_texts(void)
     hp_dup_string *dups = NULL;
     size_t n = 0, k;
     uint32_t i;
-    memset(&b, 0, sizeof b);
-    b.id = 4;
-    bb_raw(&b, header, hp_header_write(header, 2, 4, 0));
-    for (k = 1; k < sizeof vk_names / sizeof vk_names[0]; k++) {
-        bb_rec_begin(&b, HP_TAG_UTF8);
-        bb_id(&b, k);
-        bb_raw(&b, vk_names[k], strlen(vk_names[k]));
-        bb_rec_end(&b);
-    }
-    bb_rec_begin(&b, HP_TAG_LOAD_CLASS);
-    bb_u4(&b, 1);
-    bb_id(&b, C_STRING);
-    bb_u4(&b, 0);
-    bb_id(&b, N_STRING);
-    bb_rec_end(&b);
+    vk_head(&b, 4);
+    vk_load(&b, 1, C_STRING, N_STRING);
     bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
     vk_class(&b, C_STRING, 0, 2, str_f, T_STR);
     for (i = 0; i < N; i++) {
@@ -250,23 +236,14 @@ static void test_substrings_share_arrays(void)
     static const int str_f[3] = { N_VALUE, N_OFFSET, N_COUNT }, str_t[3] = { HP_T_OBJECT, HP_T_INT, HP_T_INT };
     static const uint64_t kept[3] = { KEPT_V, 0, 2 }, dup_big[3] = { BIG, 3, 2 }, whole[3] = { BIG, 0, 5 },
                           dup[3] = { OWN, 0, 2 };
-    uint8_t header[HP_HEADER_MAX];
     bb b;
     hp_heap_options opt;
     hp_heap *h = NULL;
     hp_error err;
     hp_dup_string *dups = NULL;
-    size_t n = 0, k;
+    size_t n = 0;
     uint64_t want = 0;
-    memset(&b, 0, sizeof b);
-    b.id = 4;
-    bb_raw(&b, header, hp_header_write(header, 2, 4, 0));
-    for (k = 1; k < sizeof vk_names / sizeof vk_names[0]; k++) {
-        bb_rec_begin(&b, HP_TAG_UTF8);
-        bb_id(&b, k);
-        bb_raw(&b, vk_names[k], strlen(vk_names[k]));
-        bb_rec_end(&b);
-    }
+    vk_head(&b, 4);
     bb_rec_begin(&b, HP_TAG_UTF8);
     bb_id(&b, N_OFFSET);
     bb_raw(&b, "offset", 6);
@@ -275,12 +252,7 @@ static void test_substrings_share_arrays(void)
     bb_id(&b, N_COUNT);
     bb_raw(&b, "count", 5);
     bb_rec_end(&b);
-    bb_rec_begin(&b, HP_TAG_LOAD_CLASS);
-    bb_u4(&b, 1);
-    bb_id(&b, C_STRING);
-    bb_u4(&b, 0);
-    bb_id(&b, N_STRING);
-    bb_rec_end(&b);
+    vk_load(&b, 1, C_STRING, N_STRING);
     bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
     vk_class(&b, C_STRING, 0, 3, str_f, str_t);
     vk_instance(&b, KEPT, 0, C_STRING, 3, kept, str_t);
@@ -393,30 +365,14 @@ static int stop_at_once(void *ctx)
 static void chain_dump(bb *b)
 {
     static const int list_f[2] = { N_ELEMENTDATA, N_SIZE }, own_f[1] = { N_SIZE }, int_t[1] = { HP_T_INT };
-    uint8_t header[HP_HEADER_MAX];
     uint64_t values[DEPTH / 2 + 2];
     int types[DEPTH / 2 + 2];
     const uint64_t elements[3] = { 0x10, 0x18, 0 };
     uint32_t k, n = 0;
-    size_t i;
-    memset(b, 0, sizeof *b);
-    b->id = 4;
-    bb_raw(b, header, hp_header_write(header, 2, 4, 0));
-    for (i = 1; i < sizeof vk_names / sizeof vk_names[0]; i++) {
-        bb_rec_begin(b, HP_TAG_UTF8);
-        bb_id(b, i);
-        bb_raw(b, vk_names[i], strlen(vk_names[i]));
-        bb_rec_end(b);
-    }
-    for (i = 0; i < 3; i++) {
-        static const uint64_t ids[3] = { C_OBJECT, C_LIST, C_OBJARR }, names[3] = { N_NAME, N_LIST, N_OBJARR };
-        bb_rec_begin(b, HP_TAG_LOAD_CLASS);
-        bb_u4(b, (uint32_t)i + 1);
-        bb_id(b, ids[i]);
-        bb_u4(b, 0);
-        bb_id(b, names[i]);
-        bb_rec_end(b);
-    }
+    vk_head(b, 4);
+    vk_load(b, 1, C_OBJECT, N_NAME);
+    vk_load(b, 2, C_LIST, N_LIST);
+    vk_load(b, 3, C_OBJARR, N_OBJARR);
     bb_rec_begin(b, HP_TAG_HEAP_DUMP_SEGMENT);
     vk_class(b, C_OBJECT, 0, 0, NULL, NULL);
     vk_class(b, C_OBJARR, C_OBJECT, 0, NULL, NULL);

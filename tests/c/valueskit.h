@@ -95,13 +95,11 @@ static inline void vk_bytes(bb *b, uint64_t id, const char *data, uint32_t n)
 static const int T_OO[2] = { HP_T_OBJECT, HP_T_INT }, T_NODE[3] = { HP_T_OBJECT, HP_T_OBJECT, HP_T_OBJECT };
 static const int T_STR[2] = { HP_T_OBJECT, HP_T_BYTE }, T_DEQUE[3] = { HP_T_OBJECT, HP_T_INT, HP_T_INT };
 
-/* The crafted dump (see the file's head); `sites_short` cuts the ALLOC_SITES record. */
-static inline void vk_dump(bb *b, int id_size, int sites_short)
+/* A fresh dump in *b: the header (identifiers of id_size bytes) and a
+ * STRING for each of vk_names. */
+static inline void vk_head(bb *b, int id_size)
 {
     uint8_t header[HP_HEADER_MAX];
-    static const int map_f[2] = { N_TABLE, N_SIZE }, node_f[3] = { N_KEY, N_VALUE, N_NEXT };
-    static const int list_f[2] = { N_ELEMENTDATA, N_SIZE }, str_f[2] = { N_VALUE, N_CODER };
-    static const int deque_f[3] = { N_ELEMENTS, N_HEAD, N_TAIL };
     size_t k;
     memset(b, 0, sizeof *b);
     b->id = id_size;
@@ -112,18 +110,31 @@ static inline void vk_dump(bb *b, int id_size, int sites_short)
         bb_raw(b, vk_names[k], strlen(vk_names[k]));
         bb_rec_end(b);
     }
-    {
-        static const uint64_t ids[] = { C_OBJECT, C_MAP, C_NODE, C_LIST, C_STRING, C_OBJARR, C_BYTES, C_MYLIST,
-                                        C_DEQUE };
-        for (k = 0; k < sizeof ids / sizeof ids[0]; k++) {
-            bb_rec_begin(b, HP_TAG_LOAD_CLASS);
-            bb_u4(b, (uint32_t)k + 1);
-            bb_id(b, ids[k]);
-            bb_u4(b, 0);
-            bb_id(b, k + 1);
-            bb_rec_end(b);
-        }
-    }
+}
+
+/* A LOAD_CLASS record: class `id`, named by string `name`. */
+static inline void vk_load(bb *b, uint32_t serial, uint64_t id, uint64_t name)
+{
+    bb_rec_begin(b, HP_TAG_LOAD_CLASS);
+    bb_u4(b, serial);
+    bb_id(b, id);
+    bb_u4(b, 0);
+    bb_id(b, name);
+    bb_rec_end(b);
+}
+
+/* The crafted dump (see the file's head); `sites_short` cuts the ALLOC_SITES record. */
+static inline void vk_dump(bb *b, int id_size, int sites_short)
+{
+    static const int map_f[2] = { N_TABLE, N_SIZE }, node_f[3] = { N_KEY, N_VALUE, N_NEXT };
+    static const int list_f[2] = { N_ELEMENTDATA, N_SIZE }, str_f[2] = { N_VALUE, N_CODER };
+    static const int deque_f[3] = { N_ELEMENTS, N_HEAD, N_TAIL };
+    static const uint64_t ids[] = { C_OBJECT, C_MAP, C_NODE, C_LIST, C_STRING, C_OBJARR, C_BYTES, C_MYLIST,
+                                    C_DEQUE };
+    size_t k;
+    vk_head(b, id_size);
+    for (k = 0; k < sizeof ids / sizeof ids[0]; k++)
+        vk_load(b, (uint32_t)k + 1, ids[k], k + 1);
     for (k = 0; k < 2; k++) { /* two frames of ArrayList (class serial 4): run()V at A.java:10 and :20 */
         bb_rec_begin(b, HP_TAG_FRAME);
         bb_id(b, k ? F2 : F1);
