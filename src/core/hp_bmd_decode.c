@@ -177,10 +177,11 @@ static int measure(hp_bmd_decoder *d, int sec, uint64_t size)
 {
     section *s = &d->sec[sec];
     uint64_t declared = (d->heap_bytes += size) + hp_writer_pos(&d->out);
-    if (declared > hp_restore_limit(d->max_output, d->pos)) {
+    uint64_t limit = hp_restore_limit(d->max_output, d->pos);
+    if (declared > limit) {
         char what[64];
         snprintf(what, sizeof what, "the BMD %s record", sec == SEC_CLASSES ? "CLASS_DEFINITION" : tag_names[d->tag]);
-        hp_restore_check(&d->error, d->max_output, d->pos, declared, what, d->rec_at, -1, 0);
+        hp_restore_refuse(&d->error, declared, limit, what, d->rec_at, -1, 0);
         return -1;
     }
     s->bytes += size;

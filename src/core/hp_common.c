@@ -282,14 +282,11 @@ uint64_t hp_restore_limit(uint64_t max_output, uint64_t input)
     return input * HP_RESTORE_RATIO > HP_RESTORE_FLOOR ? input * HP_RESTORE_RATIO : HP_RESTORE_FLOOR;
 }
 
-hp_code hp_restore_check(hp_error *err, uint64_t max_output, uint64_t input, uint64_t declared, const char *what,
-                         uint64_t offset, int tag, int is_sub)
+hp_code hp_restore_refuse(hp_error *err, uint64_t declared, uint64_t limit, const char *what, uint64_t offset,
+                          int tag, int is_sub)
 {
-    uint64_t limit = hp_restore_limit(max_output, input);
-    if (declared <= limit)
-        return HP_OK;
-    /* hp_error holds 192 bytes of text: the rule itself is in the docs. */
     int gib = declared >= (uint64_t)1 << 30;
+    /* hp_error holds 192 bytes of text: the rule itself is in the docs. */
     return hp_failf(err, HP_E_TOO_LARGE, offset, tag, is_sub,
                     "%s at offset %llu: the restored dump would hold %llu bytes (%.1f %s), over the %llu limit "
                     "(--max-output, max_output= raise it)",

@@ -188,10 +188,10 @@ hp_code hp_failf(hp_error *err, hp_code code, uint64_t offset, int tag, int is_s
 #define HP_RESTORE_FLOOR ((uint64_t)4 << 30)
 #define HP_RESTORE_RATIO 1000u
 uint64_t hp_restore_limit(uint64_t max_output, uint64_t input);
-/* Whether a restore that read `input` bytes may declare `declared` bytes of
- * output in all; HP_OK, or HP_E_TOO_LARGE into err, about `what` (a BMD
- * record, a pack block...) at `offset`, unit `tag`. */
-hp_code hp_restore_check(hp_error *err, uint64_t max_output, uint64_t input, uint64_t declared, const char *what,
-                         uint64_t offset, int tag, int is_sub);
+/* A restore refused: `what` (a BMD record, a pack block...) at `offset`,
+ * unit `tag`, takes the restored dump to `declared` bytes, over `limit`
+ * (hp_restore_limit's).  Fills err and returns HP_E_TOO_LARGE. */
+hp_code hp_restore_refuse(hp_error *err, uint64_t declared, uint64_t limit, const char *what, uint64_t offset,
+                          int tag, int is_sub);
 
 #endif

@@ -345,12 +345,12 @@ static hp_code end_segment(hp_tailor_decoder *d)
  * restored size `restored`); its elements, if any, pass through next. */
 static hp_code begin_sub(hp_tailor_decoder *d, const uint8_t *u, uint64_t size, uint64_t restored)
 {
-    uint64_t head = gathered(u, size);
+    uint64_t head = gathered(u, size), limit = hp_restore_limit(d->max_output, d->pos);
     int rc;
     /* One past what a heap record holds is refused as such (HP_E_LIMIT) just below. */
-    if (restored <= UINT32_MAX && hp_restore_check(&d->error, d->max_output, d->pos, d->declared + restored,
-                                                   "the mini's sub-record", d->sub_off, u[0], 1) != HP_OK)
-        return d->error.code;
+    if (restored <= UINT32_MAX && d->declared + restored > limit)
+        return hp_restore_refuse(&d->error, d->declared + restored, limit, "the mini's sub-record", d->sub_off, u[0],
+                                 1);
     d->declared += restored;
     rc = hp_heaprec_sub(&d->seg, restored, &d->out);
     if (rc == -2)

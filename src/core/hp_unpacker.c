@@ -283,15 +283,15 @@ static uint64_t unit_size(hp_unpacker *u, const uint8_t *p, size_t have, pf_fram
 static hp_code refuse_bomb(hp_unpacker *u, const pf_frame *f, uint64_t input)
 {
     char what[48];
-    uint64_t declared = u->declared_out + f->out_len;
+    uint64_t declared = u->declared_out + f->out_len, limit = hp_restore_limit(u->opt.max_output, input);
     if (declared < u->declared_out)
         declared = UINT64_MAX;
-    if (declared <= hp_restore_limit(u->opt.max_output, input)) {
+    if (declared <= limit) {
         u->declared_out = declared;
         return HP_OK;
     }
     snprintf(what, sizeof what, "pack block %llu", (unsigned long long)u->blocks_seen);
-    return hp_restore_check(&u->error, u->opt.max_output, input, declared, what, u->base, -1, 0);
+    return hp_restore_refuse(&u->error, declared, limit, what, u->base, -1, 0);
 }
 
 static hp_code end_pack(hp_unpacker *u, const uint8_t *p, size_t have)
@@ -524,6 +524,7 @@ typedef char end_max_is_pf_end_max[HP_PACK_END_MAX == PF_END_MAX ? 1 : -1];
 
 hp_code hp_pack_check_end(const uint8_t *tail, size_t n, uint64_t pack_size, uint64_t max_output, hp_error *err)
 {
+    uint64_t limit = hp_restore_limit(max_output, pack_size);
     size_t at;
     /* The end record's length depends on its varints: try each start that
      * parses, with a right checksum, exactly up to the end. */
@@ -533,8 +534,9 @@ hp_code hp_pack_check_end(const uint8_t *tail, size_t n, uint64_t pack_size, uin
         hp_error ignored;
         if (tail[at] == PF_END_MARK &&
             pf_end_read(tail + at, n - at, 0, &blocks, &total_in, &total_out, &size, &ignored) == 1 && size == n - at)
-            return hp_restore_check(err, max_output, pack_size, total_out, "the pack's end record",
-                                    pack_size - (n - at), -1, 0);
+            return total_out > limit ? hp_restore_refuse(err, total_out, limit, "the pack's end record",
+                                                         pack_size - (n - at), -1, 0)
+                                     : HP_OK;
     }
     return HP_OK;
 }
