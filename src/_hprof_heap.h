@@ -21,6 +21,7 @@
 #include "core/hp_coll.h"
 #include "core/hp_heap.h"
 #include "core/hp_reach.h"
+#include "core/hp_reach_live.h"
 
 /* A heap index over a buffer export (the dump's mmap).  Handles hold a
  * strong reference to it; close() frees the index at once, or, while a
@@ -284,6 +285,16 @@ hp_reach *heap_reach(HeapIndex *heap, int level);
  * set.  The caller frees `out` with hp_bfs_free once the search ran (its
  * alloc is set). */
 int heap_full_search(HeapIndex *heap, hp_bfs *out);
+/* The heap's live set (core/hp_reach_live.h), marked on first use without
+ * the GIL; NULL with an exception set. */
+const uint64_t *heap_live(HeapIndex *heap);
+/* Which objects an analysis counts, from its name: 'all', 'live' or
+ * 'garbage'; 0, or -1 with ValueError. */
+int heap_members_of(PyObject *name, hp_members *out);
+/* The objects `name` ('all', 'live', 'garbage') counts, as a bit per
+ * object for the core's `keep` arguments: NULL for 'all' (*ok 1), else
+ * a PyMem_Raw copy the caller frees; *ok 0 with an exception set. */
+uint64_t *heap_keep(HeapIndex *heap, PyObject *name, int *ok);
 /* The index of a HeapObject / HeapClass of this heap; -1 with TypeError
  * (not a handle) or ValueError (another heap's). */
 int heap_object_index(HeapIndex *heap, PyObject *obj, uint32_t *out);
@@ -341,20 +352,25 @@ PyObject *values_corrupt(HeapHandle *o, PyObject *message);
       "_corrupt($self, message, /)\n--\n\nRaises CorruptError(message) at this object's sub-record (internal:\n" \
       "the checks of value)." },
 
-PyObject *values_collection_waste(HeapIndex *heap, PyObject *unused);
-PyObject *values_duplicate_strings(HeapIndex *heap, PyObject *min_count);
-PyObject *values_large_arrays(HeapIndex *heap, PyObject *min_bytes);
+PyObject *values_collection_waste(HeapIndex *heap, PyObject *members);
+PyObject *values_duplicate_strings(HeapIndex *heap, PyObject *args);
+PyObject *values_large_arrays(HeapIndex *heap, PyObject *args);
+PyObject *values_class_histogram(HeapIndex *heap, PyObject *args);
 PyObject *values_threads(HeapIndex *heap, PyObject *unused);
 PyObject *values_trace(HeapIndex *heap, PyObject *serial);
 PyObject *values_site_counts(HeapIndex *heap, PyObject *unused);
 PyObject *values_alloc_sites(HeapIndex *heap, PyObject *unused);
 #define HEAP_VALUES_METHODS \
-    { "_collection_waste", (PyCFunction)values_collection_waste, METH_NOARGS, \
-      "_collection_waste($self, /)\n--\n\nPer collection class, raw (internal: collection_waste())." }, \
-    { "_duplicate_strings", (PyCFunction)values_duplicate_strings, METH_O, \
-      "_duplicate_strings($self, min_count, /)\n--\n\nRaw groups (internal: duplicate_strings())." }, \
-    { "_large_arrays", (PyCFunction)values_large_arrays, METH_O, \
-      "_large_arrays($self, min_bytes, /)\n--\n\nRaw rows in id order (internal: large_arrays())." }, \
+    { "_collection_waste", (PyCFunction)values_collection_waste, METH_O, \
+      "_collection_waste($self, members, /)\n--\n\nPer collection class, raw (internal: collection_waste()).\n" \
+      "members: 'all', 'live' or 'garbage'." }, \
+    { "_duplicate_strings", (PyCFunction)values_duplicate_strings, METH_VARARGS, \
+      "_duplicate_strings($self, min_count, members, /)\n--\n\nRaw groups (internal: duplicate_strings())." }, \
+    { "_large_arrays", (PyCFunction)values_large_arrays, METH_VARARGS, \
+      "_large_arrays($self, min_bytes, members, /)\n--\n\nRaw rows in id order (internal: large_arrays())." }, \
+    { "_class_histogram", (PyCFunction)values_class_histogram, METH_VARARGS, \
+      "_class_histogram($self, members, slots, /)\n--\n\nInstances and shallow bytes per class ordinal and heap slot,\n" \
+      "as native uint64 (internal: class_histogram())." }, \
     { "_threads", (PyCFunction)values_threads, METH_NOARGS, \
       "_threads($self, /)\n--\n\nRaw thread rows (internal: threads())." }, \
     { "_trace", (PyCFunction)values_trace, METH_O, \
@@ -383,7 +399,7 @@ PyObject *tree_merged_paths(HeapIndex *heap, PyObject *args);
       "_tree_parent($self, obj, /)\n--\n\nobj's immediate dominator, True for the virtual root, False when\n" \
       "unreachable (internal)." }, \
     { "_retained_by", (PyCFunction)tree_retained_by, METH_VARARGS, \
-      "_retained_by($self, how, table, ngroups, /)\n--\n\nGroup totals by the union rule (internal)." }, \
+      "_retained_by($self, how, table, ngroups, members, /)\n--\n\nGroup totals by the union rule (internal)." }, \
     { "_heap_names", (PyCFunction)tree_heap_names, METH_NOARGS, \
       "_heap_names($self, /)\n--\n\nThe names of Android heaps 0..255 (internal)." }, \
     { "_merged_paths", (PyCFunction)tree_merged_paths, METH_VARARGS, \

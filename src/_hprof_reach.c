@@ -129,6 +129,60 @@ hp_reach *heap_reach(HeapIndex *heap, int level)
     return run(heap, compute, &call, 1) < 0 ? NULL : heap->reach;
 }
 
+static void mark_live(void *ctx)
+{
+    reach_call *c = ctx;
+    hp_checkpoint cp = { heap_interrupted, NULL };
+    c->rc = hp_reach_live(c->heap->reach, &cp, &c->err);
+}
+
+const uint64_t *heap_live(HeapIndex *heap)
+{
+    reach_call call;
+    if (!heap_reach(heap, REACH_GRAPH))
+        return NULL;
+    memset(&call, 0, sizeof call);
+    return run(heap, mark_live, &call, 1) < 0 ? NULL : hp_reach_live_bits(heap->reach);
+}
+
+int heap_members_of(PyObject *name, hp_members *out)
+{
+    static const char *const names[] = { "all", "live", "garbage" };
+    int k;
+    for (k = 0; k < 3; k++)
+        if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, names[k]) == 0) {
+            *out = (hp_members)k;
+            return 0;
+        }
+    PyErr_SetString(PyExc_ValueError, "members must be 'all', 'live' or 'garbage'");
+    return -1;
+}
+
+uint64_t *heap_keep(HeapIndex *heap, PyObject *name, int *ok)
+{
+    hp_members members;
+    const uint64_t *live;
+    uint64_t *keep, words, k;
+    *ok = 0;
+    if (heap_members_of(name, &members) < 0)
+        return NULL;
+    if (members == HP_MEMBERS_ALL) {
+        *ok = 1;
+        return NULL;
+    }
+    if (!(live = heap_live(heap)))
+        return NULL;
+    words = hp_bits_bytes(hp_heap_object_count(heap->index)) / 8;
+    if (!(keep = PyMem_RawMalloc(words ? words * 8 : 8))) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (k = 0; k < words; k++)
+        keep[k] = members == HP_MEMBERS_LIVE ? live[k] : ~live[k];
+    *ok = 1;
+    return keep;
+}
+
 int heap_full_search(HeapIndex *heap, hp_bfs *out)
 {
     reach_call call;

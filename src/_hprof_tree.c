@@ -24,6 +24,7 @@ typedef struct {
     const uint32_t *table;
     const uint32_t *group;    /* one per object: the table, or filled */
     uint32_t *filled;
+    const uint64_t *keep;     /* the objects counted (NULL: all) */
     uint32_t ngroups;
     uint64_t *objects, *shallow, *retained;
     /* merged paths: */
@@ -140,7 +141,11 @@ static void fill_groups(tree_call *c)
     for (v = 0; v < n; v++) {
         hp_object o;
         uint32_t cls;
-        if (c->how == GROUP_BY_HEAP) {
+        if (c->keep && !hp_bit(c->keep, v)) {
+            c->filled[v] = HP_NONE;
+        } else if (c->how == GROUP_BY_OBJECT) {
+            c->filled[v] = c->table[v];
+        } else if (c->how == GROUP_BY_HEAP) {
             hp_heap_object(h, v, &o);
             c->filled[v] = c->table[o.heap >= 0 && o.heap < 256 ? o.heap : 256];
         } else if (hp_heap_object_kind(h, v) == HP_KIND_CLASS) {
@@ -173,24 +178,26 @@ static Py_ssize_t table_entries(const hp_heap *h, int how)
     }
 }
 
-/* heap._retained_by(how, table, ngroups): (objects, shallow sizes, retained
- * sizes) of groups 0..ngroups-1, each as ngroups native uint64 in bytes.
+/* heap._retained_by(how, table, ngroups, members): (objects, shallow sizes,
+ * retained sizes) of groups 0..ngroups-1, each as ngroups native uint64 in
+ * bytes, over the objects `members` ('all', 'live', 'garbage') counts.
  * `table` (a buffer of native uint32: a group, HP_NONE for none, or'ed
  * with HP_GROUP_SHADOW for a member that only hides what it dominates)
  * gives the group of an object: how "class": entries [0, C) by the class
  * ordinal of instances and arrays, [C, 2C) by the ordinal of the class a
  * class object is; "object": one per object, by index; "heap": one per
  * Android heap number (0..255), then one for objects without a heap.
- * Memory: 4 B an object while it runs (but for "object"). */
+ * Memory: 4 B an object while it runs (but for "object" of all members). */
 PyObject *tree_retained_by(HeapIndex *heap, PyObject *args)
 {
-    PyObject *how_name, *table, *out = NULL, *parts[3] = { NULL, NULL, NULL };
+    PyObject *how_name, *table, *members, *out = NULL, *parts[3] = { NULL, NULL, NULL };
     unsigned int ngroups;
     Py_buffer view;
     tree_call call;
     const hp_heap *h;
-    int k;
-    if (!PyArg_ParseTuple(args, "UOI:_retained_by", &how_name, &table, &ngroups))
+    uint64_t *keep = NULL;
+    int k, ok;
+    if (!PyArg_ParseTuple(args, "UOIU:_retained_by", &how_name, &table, &ngroups, &members))
         return NULL;
     memset(&call, 0, sizeof call);
     call.how = -1;
@@ -205,8 +212,12 @@ PyObject *tree_retained_by(HeapIndex *heap, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "too many groups");
         return NULL;
     }
-    if (!(h = heap_index(heap)) || PyObject_GetBuffer(table, &view, PyBUF_SIMPLE) < 0)
+    if (!(h = heap_index(heap)) || (!(keep = heap_keep(heap, members, &ok)) && !ok))
         return NULL;
+    if (PyObject_GetBuffer(table, &view, PyBUF_SIMPLE) < 0) {
+        PyMem_RawFree(keep);
+        return NULL;
+    }
     if (view.len != table_entries(h, call.how) * 4) {
         PyErr_Format(PyExc_ValueError, "a %s table holds %zd uint32 entries, not %zd bytes", group_kinds[call.how],
                      table_entries(h, call.how), view.len);
@@ -216,7 +227,8 @@ PyObject *tree_retained_by(HeapIndex *heap, PyObject *args)
         if (!(parts[k] = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)ngroups * 8)))
             goto done;
     call.table = call.group = view.buf;
-    if (call.how != GROUP_BY_OBJECT) {
+    call.keep = keep;
+    if (call.how != GROUP_BY_OBJECT || keep) {
         if (!(call.filled = PyMem_RawMalloc(((size_t)hp_heap_object_count(h) + 1) * 4))) {
             PyErr_NoMemory();
             goto done;
@@ -234,6 +246,7 @@ done:
     for (k = 0; k < 3; k++)
         Py_XDECREF(parts[k]);
     PyBuffer_Release(&view);
+    PyMem_RawFree(keep);
     return out;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/hp_coll.h"
+#include "core/hp_histogram.h"
 #include "core/hp_strdup.h"
 
 /* ---- the heap's collection layouts, resolved on first use ---- */
@@ -294,7 +295,10 @@ typedef struct {
     uint32_t *found;        /* large arrays and their sizes */
     uint64_t *sizes;
     size_t n_found, cap_found;
-    uint64_t *objects, *bytes;
+    uint64_t *objects, *bytes;    /* site counts; the class histogram */
+    const uint8_t *slots;         /* the class histogram: slot per heap number */
+    uint32_t nslots;
+    const uint64_t *keep;   /* the objects counted (NULL: all) */
     int nomem;
     hp_error err;
     hp_code rc;
@@ -325,23 +329,29 @@ static int run(HeapIndex *heap, void (*fn)(void *ctx), heap_call *call)
 static void waste(void *ctx)
 {
     heap_call *c = ctx;
-    c->rc = hp_coll_waste(c->coll, c->rows, heap_interrupted, NULL, &c->err);
+    c->rc = hp_coll_waste(c->coll, c->keep, c->rows, heap_interrupted, NULL, &c->err);
 }
 
 /* heap._collection_waste(): [(HeapClass, instances, empty, filled, fill sum, wasted bytes, corrupt)]
  * for every collection class with instances (hp_coll_waste). */
-PyObject *values_collection_waste(HeapIndex *heap, PyObject *unused)
+PyObject *values_collection_waste(HeapIndex *heap, PyObject *members)
 {
     heap_call call;
     PyObject *list = NULL;
     uint32_t n, ord;
-    (void)unused;
+    uint64_t *keep;
+    int ok;
     memset(&call, 0, sizeof call);
     if (!(call.coll = layouts(heap)))
         return NULL;
+    if (!(keep = heap_keep(heap, members, &ok)) && !ok)
+        return NULL;
     n = hp_heap_class_count(heap->index);
-    if (!(call.rows = PyMem_RawCalloc(n ? n : 1, sizeof *call.rows)))
+    if (!(call.rows = PyMem_RawCalloc(n ? n : 1, sizeof *call.rows))) {
+        PyMem_RawFree(keep);
         return PyErr_NoMemory();
+    }
+    call.keep = keep;
     if (run(heap, waste, &call) == 0)
         list = PyList_New(0);
     for (ord = 0; list && ord < n; ord++) {
@@ -359,28 +369,30 @@ PyObject *values_collection_waste(HeapIndex *heap, PyObject *unused)
         Py_XDECREF(row);
     }
     PyMem_RawFree(call.rows);
+    PyMem_RawFree(keep);
     return list;
 }
 
 static void duplicates(void *ctx)
 {
     heap_call *c = ctx;
-    c->rc = hp_duplicate_strings(c->heap->index, &hprof_raw_alloc, c->min_count, &c->dups, &c->n_dups,
+    c->rc = hp_duplicate_strings(c->heap->index, c->keep, &hprof_raw_alloc, c->min_count, &c->dups, &c->n_dups,
                                  heap_interrupted, NULL, &c->err);
 }
 
-/* heap._duplicate_strings(min_count): [(first String, count, wasted bytes)] (hp_duplicate_strings). */
-PyObject *values_duplicate_strings(HeapIndex *heap, PyObject *arg)
+/* heap._duplicate_strings(min_count, members): [(first String, count, wasted bytes)] (hp_duplicate_strings). */
+PyObject *values_duplicate_strings(HeapIndex *heap, PyObject *args)
 {
     heap_call call;
-    PyObject *list = NULL;
-    unsigned long min_count = PyLong_AsUnsignedLong(arg);
+    PyObject *list = NULL, *members;
+    unsigned long min_count;
     size_t k;
-    if (min_count == (unsigned long)-1 && PyErr_Occurred())
-        return NULL;
-    if (!heap_index(heap))
+    int ok;
+    if (!PyArg_ParseTuple(args, "kU:_duplicate_strings", &min_count, &members) || !heap_index(heap))
         return NULL;
     memset(&call, 0, sizeof call);
+    if (!(call.keep = heap_keep(heap, members, &ok)) && !ok)
+        return NULL;
     call.min_count = min_count > 0xFFFFFFFFul ? 0xFFFFFFFFu : (uint32_t)min_count;
     if (run(heap, duplicates, &call) == 0)
         list = PyList_New((Py_ssize_t)call.n_dups);
@@ -394,6 +406,7 @@ PyObject *values_duplicate_strings(HeapIndex *heap, PyObject *arg)
             PyList_SET_ITEM(list, k, row);
     }
     PyMem_RawFree(call.dups);
+    PyMem_RawFree((void *)call.keep);
     return list;
 }
 
@@ -408,7 +421,7 @@ static void large_arrays(void *ctx)
             return;
         }
         uint64_t size;
-        if (hp_heap_object_kind(h, i) != HP_KIND_PRIM_ARRAY || (size = hp_heap_shallow_size(h, i)) < c->min_bytes)
+        if ((c->keep && !hp_bit(c->keep, i)) || hp_heap_object_kind(h, i) != HP_KIND_PRIM_ARRAY || (size = hp_heap_shallow_size(h, i)) < c->min_bytes)
             continue;
         if (c->n_found == c->cap_found) {
             size_t want = c->cap_found ? 2 * c->cap_found : 64;
@@ -428,18 +441,19 @@ static void large_arrays(void *ctx)
     }
 }
 
-/* heap._large_arrays(min_bytes): [(primitive array, shallow size)] in id order. */
-PyObject *values_large_arrays(HeapIndex *heap, PyObject *arg)
+/* heap._large_arrays(min_bytes, members): [(primitive array, shallow size)] in id order. */
+PyObject *values_large_arrays(HeapIndex *heap, PyObject *args)
 {
     heap_call call;
-    PyObject *list = NULL;
-    unsigned long long min_bytes = PyLong_AsUnsignedLongLong(arg);
+    PyObject *list = NULL, *members;
+    unsigned long long min_bytes;
     size_t k;
-    if (min_bytes == (unsigned long long)-1 && PyErr_Occurred())
-        return NULL;
-    if (!heap_index(heap))
+    int ok;
+    if (!PyArg_ParseTuple(args, "KU:_large_arrays", &min_bytes, &members) || !heap_index(heap))
         return NULL;
     memset(&call, 0, sizeof call);
+    if (!(call.keep = heap_keep(heap, members, &ok)) && !ok)
+        return NULL;
     call.min_bytes = min_bytes;
     if (run(heap, large_arrays, &call) == 0)
         list = PyList_New((Py_ssize_t)call.n_found);
@@ -453,7 +467,63 @@ PyObject *values_large_arrays(HeapIndex *heap, PyObject *arg)
     }
     PyMem_RawFree(call.found);
     PyMem_RawFree(call.sizes);
+    PyMem_RawFree((void *)call.keep);
     return list;
+}
+
+static void class_histogram(void *ctx)
+{
+    heap_call *c = ctx;
+    c->rc = hp_heap_class_histogram(c->heap->index, c->keep, c->slots, c->nslots, c->objects, c->bytes,
+                                    heap_interrupted, NULL, &c->err);
+}
+
+/* heap._class_histogram(members, slots): (instances, shallow bytes) as native uint64 per class
+ * ordinal (then per primitive type without a class: hp_histogram.h) and heap slot
+ * (row * nslots + slot), over the objects `members` counts.  slots: None
+ * (one slot), or 257 bytes giving the slot of each Android heap number and, last, of no heap. */
+PyObject *values_class_histogram(HeapIndex *heap, PyObject *args)
+{
+    heap_call call;
+    PyObject *members, *slots, *parts[2] = { NULL, NULL }, *out = NULL;
+    Py_buffer view = { 0 };
+    Py_ssize_t entries, k;
+    int ok;
+    if (!PyArg_ParseTuple(args, "UO:_class_histogram", &members, &slots) || !heap_index(heap))
+        return NULL;
+    memset(&call, 0, sizeof call);
+    call.nslots = 1;
+    if (slots != Py_None) {
+        if (PyObject_GetBuffer(slots, &view, PyBUF_SIMPLE) < 0)
+            return NULL;
+        if (view.len != 257) {
+            PyErr_SetString(PyExc_ValueError, "slots must be 257 bytes");
+            goto done;
+        }
+        call.slots = view.buf;
+        for (k = 0; k < 257; k++)
+            if (call.slots[k] >= call.nslots)
+                call.nslots = call.slots[k] + 1u;
+    }
+    if (!(call.keep = heap_keep(heap, members, &ok)) && !ok)
+        goto done;
+    entries = ((Py_ssize_t)hp_heap_class_count(heap->index) + HP_HISTOGRAM_TYPE_ROWS) * call.nslots;
+    for (k = 0; k < 2; k++) {
+        if (!(parts[k] = PyBytes_FromStringAndSize(NULL, entries * 8)))
+            goto done;
+        memset(PyBytes_AS_STRING(parts[k]), 0, (size_t)entries * 8);
+    }
+    call.objects = (uint64_t *)PyBytes_AS_STRING(parts[0]);
+    call.bytes = (uint64_t *)PyBytes_AS_STRING(parts[1]);
+    if (run(heap, class_histogram, &call) == 0)
+        out = PyTuple_Pack(2, parts[0], parts[1]);
+done:
+    Py_XDECREF(parts[0]);
+    Py_XDECREF(parts[1]);
+    PyMem_RawFree((void *)call.keep);
+    if (view.obj)
+        PyBuffer_Release(&view);
+    return out;
 }
 
 /* ---- stack traces and allocation sites ---- */

@@ -18,9 +18,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+import hprofkit
+import hprofkit.testing
+
 from conftest import dump_path
 from test_cli_bad_inputs import feed_fifo
-from test_diff import oracle_by_name
+from test_diff import run_stable
+from visualvm import LiveSet
 
 pytest_plugins = ["pytester"]
 
@@ -91,9 +95,10 @@ def test_distinct_tests_never_share_a_baseline(pytester):
 
 # -- the file -------------------------------------------------------------------------------
 
-def test_one_class_a_line_written_only_when_changed(pytester, oracle):
+def test_one_class_a_line_written_only_when_changed(pytester, graph_oracle):
     """#22: one class per line (4 lines a class before), written only when
-    its text changes, and the run's account of what it wrote."""
+    its text changes, and the run's account of what it wrote: the reachable
+    objects' classes (#31), as VisualVM's objects reached from the roots count them."""
     snapshot_module(pytester, "test_a")
     first = pytester.runpytest("--hprof-update-baselines")
     first.assert_outcomes(passed=1)
@@ -101,8 +106,10 @@ def test_one_class_a_line_written_only_when_changed(pytester, oracle):
     path = baselines(pytester) / "test_a.json"
     text = path.read_text()
     stored = json.loads(text)
-    expected = {name: list(v) for name, v in oracle_by_name(oracle, DUMP).items()}
-    assert stored["classes"] == expected and stored["test"] == "test_a" and stored["format"] == 2
+    with hprofkit.open_heap(DUMP) as heap:
+        live = LiveSet(graph_oracle, DUMP, heap)
+        expected = {name: list(v) for name, v in live.by_name(heap, live.live, run_stable).items()}
+    assert stored["classes"] == expected and stored["test"] == "test_a" and stored["format"] == 3
     lines = text.splitlines()
     assert len(lines) == len(expected) + 8  # {, format, test, name, retained, "classes": {, }, }
     assert f'  "java.lang.String": {json.dumps(expected["java.lang.String"])},' in lines
@@ -123,8 +130,8 @@ def test_one_class_a_line_written_only_when_changed(pytester, oracle):
 
 def test_format_1_baselines_are_still_read(pytester):
     """Baselines main wrote (json.dump indent=1, format 1, under names that
-    could collide) keep passing, and the update rewrites them in format 2
-    under their new names."""
+    could collide, counting every object, garbage too) keep passing, and the
+    update rewrites them in format 3 under their new names."""
     pytester.makepyfile(test_snap=f"""
         import pytest
 
@@ -137,9 +144,12 @@ def test_format_1_baselines_are_still_read(pytester):
     """)
     pytester.runpytest("--hprof-update-baselines").assert_outcomes(passed=2)
     directory = baselines(pytester)
+    with hprofkit.open_heap(DUMP) as heap:  # what hprofkit counted then: every object
+        counted = hprofkit.testing.Baseline.summary(heap, unreachable=True)["classes"]
     for path in list(directory.iterdir()):  # as format 1 had them: name, layout and fields
         doc = json.loads(path.read_text())
-        old = {"format": 1, "classes": doc["classes"], "retained": doc["retained"]}
+        assert doc["classes"] != counted  # the dump holds garbage: the test tells the formats apart
+        old = {"format": 1, "classes": counted, "retained": doc["retained"]}
         path.unlink()
         name = "test_old[Dumps_A].json" if doc["test"] != "test_plain" else "test_plain.after.json"
         with open(directory / name, "w") as f:
@@ -158,7 +168,7 @@ def test_format_1_baselines_are_still_read(pytester):
     assert summary_line(rewritten) == "1 baseline written, 1 updated, 1 unused (deleted)"
     names = sorted(p.name for p in directory.iterdir())
     assert len(names) == 2 and "test_plain.after.json" in names and names[0].startswith("test_old[Dumps_A]@")
-    assert all(json.loads((directory / n).read_text())["format"] == 2 for n in names)
+    assert all(json.loads((directory / n).read_text())["format"] == 3 for n in names)
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -276,7 +286,7 @@ def corrupt_baselines(directory) -> dict[str, str]:
         "mistyped": ('{"format": 2, "classes": {"java.lang.String": "many"}, "retained": {}}',
                      'classes["java.lang.String"] is "many", not [instances, shallow bytes]'),
         "negative": ('{"format": 2, "classes": {}, "retained": {"a.B": -1}}', 'retained["a.B"] is -1, not a number*'),
-        "newer": ('{"format": 3, "classes": {}, "retained": {}}', "format 3, written by a newer hprofkit: *"),
+        "newer": ('{"format": 4, "classes": {}, "retained": {}}', "format 4, written by a newer hprofkit: *"),
         "nested": ("[" * 100_000, "not JSON*"),
         "binary": (None, "not UTF-8 text (byte *"),
         "directory": (None, "is a directory"),

@@ -145,8 +145,16 @@ def test_report_figures_equal_the_api(dump, tmp_path):
         ov = sections["overview"]
         assert (ov["objects"], ov["classes"], ov["gc_roots"]) == (heap.object_count, heap.class_count,
                                                                    len(heap.gc_roots))
-        assert ov["heaps"] == [[name, t.count, t.bytes] for name, t in stats.heap_totals.items()]
-        assert ov["total"] == sum(t.bytes for t in stats.heap_totals.values())
+        # The reachable heap and the garbage: together, stats()' record-level totals.
+        counted = heap.histogram()
+        assert ov["counts"] == "reachable" and ov["total"] == sum(r.shallow_size for r in counted)
+        assert ov["total"] + ov["unreachable"]["bytes"] == sum(t.bytes for t in stats.heap_totals.values())
+        assert ov["instances_and_arrays"] + ov["unreachable"]["objects"] == sum(
+            t.count for t in stats.heap_totals.values())
+        heaps = list(stats.heaps) if len(stats.heaps) > 1 else []
+        assert ov["heaps"] == ([[h, sum(r.per_heap[h][0] for r in counted if h in r.per_heap),
+                                 sum(r.per_heap[h][1] for r in counted if h in r.per_heap)] for h in heaps]
+                               if heaps else None)
         assert ov["file"]["format"] == d.magic and ov["file"]["timestamp_ms"] == d.timestamp
         # The biggest objects: the top-level dominators, largest first, with their retained sizes.
         shown = [(int(objects[row][0], 16), size) for row, size in ov["dominators"]["rows"]]
@@ -162,14 +170,16 @@ def test_report_figures_equal_the_api(dump, tmp_path):
         hist = sections["histogram"]
         assert hist["total_rows"] == len(hist["rows"]) and hist["rest"]["rows"] == 0
         by_name: dict[str, list[int]] = {}
-        heaps = list(stats.heaps) if len(stats.heaps) > 1 else []
-        assert hist["heaps"] == heaps
+        assert hist["heaps"] == heaps and hist["counts"] == "reachable"
+        rows = {r.class_.class_id: r for r in counted}
         for name, class_id, count, shallow, retained, *split in hist["rows"]:
             cls = heap.object(int(class_id, 16))
-            assert (cls.name, cls.instance_count, cls.instances_retained_size) == (name, count, retained)
-            # Android: instances and shallow bytes split by heap, as stats().heaps counts them.
-            assert split == ([[next(([r.instances, r.shallow_bytes] for r in stats.heaps[h] if r.class_id == cls.class_id
-                                     or (r.class_id is None and r.name == name)), 0) for h in heaps]] if heaps else [])
+            row = rows[cls.class_id]
+            assert (cls.name, row.instances, row.shallow_size, cls.instances_retained_size) == (name, count, shallow,
+                                                                                                 retained)
+            # Android: instances and shallow bytes split by heap.
+            assert split == ([[list(row.per_heap[h]) if h in row.per_heap and row.per_heap[h][0] else 0
+                               for h in heaps]] if heaps else [])
             sums = by_name.setdefault(stable_name(name), [0, 0])
             sums[0] += count
             sums[1] += shallow
@@ -251,13 +261,14 @@ def test_a_heap_gives_the_report_a_path_gives(tmp_path):
         by_heap = collect(from_heap)
     for name in ("suspects", "leaks"):
         assert by_heap["sections"][name] == by_path["sections"][name], name
-    # The same rows; only a file's stats split them by heap (Android).
-    hist_heap, hist_path = by_heap["sections"]["histogram"], by_path["sections"]["histogram"]
-    assert hist_heap["rows"] == [row[:5] for row in hist_path["rows"]] and hist_heap["rest"] == hist_path["rest"]
-    assert hist_heap["heaps"] == [] and hist_path["heaps"] == ["zygote", "app"]
+    # The same rows, split by heap alike (Android): the heap counts them.
+    for name in ("histogram", "unreachable"):
+        assert by_heap["sections"][name] == by_path["sections"][name], name
+    assert by_path["sections"]["histogram"]["heaps"] == ["zygote", "app"]
     assert by_heap["objects"] == by_path["objects"]
-    assert by_heap["sections"]["overview"]["dominators"] == by_path["sections"]["overview"]["dominators"]
-    assert "file" not in by_heap["sections"]["overview"] and by_heap["sections"]["overview"]["heaps"] is None
+    for name in ("dominators", "heaps", "total", "unreachable"):
+        assert by_heap["sections"]["overview"][name] == by_path["sections"]["overview"][name], name
+    assert "file" not in by_heap["sections"]["overview"]
 
 
 def test_limits_cut_each_list_and_sum_what_they_leave_out(hostile_dumps):
@@ -419,7 +430,7 @@ def test_cli_writes_the_report_and_fails_in_one_line(hostile_dumps, tmp_path):
     proc = _cli(app, "-o", "j.html", "--json", cwd=tmp_path)
     assert proc.returncode == 0 and json.loads(proc.stdout) == {
         "output": "j.html", "size": (tmp_path / "j.html").stat().st_size, "shortened": False,
-        "sections": ["overview", "suspects", "leaks", "histogram", "domtree", "flame", "threads", "waste"]}
+        "sections": ["overview", "suspects", "leaks", "histogram", "unreachable", "domtree", "flame", "threads", "waste"]}
     # A bad value is a usage error (exit 2, the usage line), as in every command.
     proc = _cli(app, "--heap-dump", "first", cwd=tmp_path)
     assert proc.returncode == 2 and "usage: hprofkit report" in proc.stderr and "--heap-dump" in proc.stderr

@@ -11,6 +11,7 @@ missing, except under CI=true, where .ci/run installs them (conftest.peer)."""
 from __future__ import annotations
 
 import re
+from collections import namedtuple
 from pathlib import Path
 
 import pytest
@@ -83,34 +84,43 @@ def test_every_section_shows_the_apis_figures(browser, shots, tmp_path, dump):
         stats = d.stats()
     with hprofkit.open_heap(dump) as heap:
         android = heap.find_class("android.graphics.Bitmap") is not None
-        assert section_names(browser) == ["overview", "suspects", "leaks", "histogram"] + ["bitmaps"] * android + \
-            ["domtree", "flame", "threads", "waste"]
+        assert section_names(browser) == ["overview", "suspects", "leaks", "histogram", "unreachable"] + \
+            ["bitmaps"] * android + ["domtree", "flame", "threads", "waste"]
         figures = js(browser, """return Object.fromEntries([...document.querySelectorAll('[data-figure]')].map(
             t => [t.dataset.figure, Number(t.querySelector('[data-value]').dataset.value)]))""")
+        # The reachable heap and the garbage, two figures that make stats()' record-level total.
+        counted, garbage = heap.histogram(), heap.unreachable_histogram()
         assert figures == {"objects": heap.object_count, "classes": heap.class_count, "gc_roots": len(heap.gc_roots),
-                           "total": sum(t.bytes for t in stats.heap_totals.values())}
+                           "total": sum(r.shallow_size for r in counted),
+                           "unreachable": sum(r.shallow_size for r in garbage)}
+        assert figures["total"] + figures["unreachable"] == sum(t.bytes for t in stats.heap_totals.values())
         def legend(kind):
             return js(browser, f"return [...document.querySelectorAll(\".hk-legend[data-kind='{kind}'] li\")].map("
                                "li => [li.dataset.part, Number(li.querySelector('.hk-legend-value').dataset.value)])")
-        heaps = [[name, t.bytes] for name, t in stats.heap_totals.items()]
+        heaps = [[name, sum(r.per_heap[name][1] for r in counted if name in r.per_heap)] for name in stats.heaps]
         assert legend("heap") == (heaps if len(heaps) > 1 else [])
         # The composition: the classes of most shallow bytes, then the rest.
-        by_shallow = sorted(stats.histogram, key=lambda r: (-r.shallow_bytes, r.name))[:8]
+        by_shallow = sorted(counted, key=lambda r: (-r.shallow_size, r.name))[:8]
         total = figures["total"]
-        assert legend("class") == [[r.name, r.shallow_bytes] for r in by_shallow] + \
-            [["other classes", total - sum(r.shallow_bytes for r in by_shallow)]]
+        assert legend("class") == [[r.name, r.shallow_size] for r in by_shallow] + \
+            [["other classes", total - sum(r.shallow_size for r in by_shallow)]]
         # The chart of the biggest objects: the top-level dominators, each bar its retained size.
         bars = js(browser, "return [...document.querySelectorAll('button.hk-bar')].map(b => "
                            "[b.querySelector('[data-id]').dataset.id, Number(b.dataset.value)])")
         assert bars == [[f"{obj.id:x}", size] for obj, size in top_level(heap, 20)]
         # The histogram's first rows (largest retained first): each class's count and sizes.
         rows = table_rows(browser, "histogram")
-        assert len(rows) == min(100, len(stats.histogram))
+        assert len(rows) == min(100, len(counted))
+        instances_of = {r.class_.class_id: r.instances for r in counted}
         for name_cell, instances, shallow, retained in rows:
             name, class_id = re.fullmatch(r"(.+) @0x([0-9a-f]+)", name_cell).groups()
             cls = heap.object(int(class_id, 16))
-            assert (cls.name, cls.instance_count, cls.instances_retained_size) == (name, instances, retained)
+            assert (cls.name, instances_of[cls.class_id], cls.instances_retained_size) == (name, instances, retained)
         assert [r[3] for r in rows] == sorted((r[3] for r in rows), reverse=True)
+        # The unreachable objects, by class, most shallow bytes first.
+        rows = table_rows(browser, "unreachable")
+        assert [(re.fullmatch(r"(.+) @0x[0-9a-f]+", r[0]).group(1), r[1], r[2]) for r in rows] == \
+            [(r.name, r.instances, r.shallow_size) for r in garbage[:100]]
         # Leak traces: one card per fingerprint, with its count of leaks.
         leaks = heap.find_leaks()
         cards = js(browser, "return [...document.querySelectorAll('article.hk-leak')].map(a => "
@@ -150,10 +160,13 @@ def test_a_biggest_object_shows_its_path_from_a_gc_root_on_click(browser, shots,
     no_console_errors(browser)
 
 
+ClassRow = namedtuple("ClassRow", "name instances")
+
+
 def test_the_histogram_sorts_filters_and_shows_more(browser, tmp_path):
     show(browser, Path(hprofkit.report(SERVICE_BINDER, tmp_path / "report.html")))
-    with hprofkit.open(SERVICE_BINDER) as d:
-        histogram = d.stats().histogram
+    with hprofkit.open_heap(SERVICE_BINDER) as heap:
+        histogram = [ClassRow(r.name, r.instances) for r in heap.histogram()]
     table = "table[data-table='histogram']"
     header = {name: browser.find_element("css selector", f"{table} th[data-col='{i}']")
               for i, name in enumerate(("class", "instances", "shallow", "retained"))}
@@ -179,8 +192,10 @@ def test_the_histogram_sorts_filters_and_shows_more(browser, tmp_path):
 def test_the_histogram_shows_one_android_heap_on_demand(browser, tmp_path):
     dialer = HPROF_DIR / "platform_tools_base__dialer.android-hprof"
     show(browser, Path(hprofkit.report(dialer, tmp_path / "report.html")))
-    with hprofkit.open(dialer) as d:
-        heaps = d.stats().heaps
+    with hprofkit.open_heap(dialer) as heap:
+        counted = heap.histogram()
+    heaps = {name: [(r.name, *r.per_heap[name]) for r in counted if r.per_heap.get(name, (0,))[0]]
+             for name in counted[0].per_heap}
     choice = browser.find_element("css selector", "section[data-section='histogram'] select.hk-heap-choice")
     assert [o.text for o in choice.find_elements("css selector", "option")] == \
         ["All heaps"] + [f"Heap: {name}" for name in heaps]
@@ -193,9 +208,8 @@ def test_the_histogram_shows_one_android_heap_on_demand(browser, tmp_path):
     while more.is_displayed():
         click(browser, more)
     rows = table_rows(browser, "histogram")
-    assert [r[2] for r in rows] == sorted((r.shallow_bytes for r in heaps["app"]), reverse=True)
-    assert sorted((r[0].split(" @0x")[0], r[1], r[2]) for r in rows) == \
-        sorted((r.name, r.instances, r.shallow_bytes) for r in heaps["app"])
+    assert [r[2] for r in rows] == sorted((shallow for _, _, shallow in heaps["app"]), reverse=True)
+    assert sorted((r[0].split(" @0x")[0], r[1], r[2]) for r in rows) == sorted(heaps["app"])
     header = js(browser, "return document.querySelector(\"table[data-table='histogram'] th[data-col='3']\").textContent")
     assert header == "Retained (all heaps)"
     no_console_errors(browser)
@@ -270,7 +284,8 @@ def test_the_diff_shows_hprofkit_diff(browser, shots, tmp_path):
     hostile_app(tmp_path / "app.hprof", activities=4)
     show(browser, Path(hprofkit.report(tmp_path / "app.hprof", tmp_path / "report.html",
                                        baseline=tmp_path / "base.hprof")))
-    assert section_names(browser) == ["overview", "suspects", "leaks", "histogram", "domtree", "flame", "threads", "waste", "diff"]
+    assert section_names(browser) == ["overview", "suspects", "leaks", "histogram", "unreachable", "domtree", "flame",
+                                      "threads", "waste", "diff"]
     expected = hprofkit.diff(tmp_path / "base.hprof", tmp_path / "app.hprof", retained=True, paths=True)
     rows = table_rows(browser, "diff")
     assert sorted((r[0], r[1], r[2], r[3]) for r in rows) == sorted(

@@ -104,7 +104,7 @@ def test_retained_by_class_equals_class_retained_size(name, plain_path):
     """For every class of every shared dump, in both semantics."""
     for semantics in ("hprofkit", "visualvm"):
         heap = hprofkit.open_heap(plain_path(name), semantics=semantics)
-        groups = {g.key: g for g in heap.retained_by("class")}
+        groups = {g.key: g for g in heap.retained_by("class", unreachable=True)}  # every object, as the classes count
         wrong = []
         for cls in heap.classes:
             group = groups.get(cls)
@@ -113,7 +113,7 @@ def test_retained_by_class_equals_class_retained_size(name, plain_path):
                 wrong.append((cls.name, got, cls.instance_count, cls.instances_retained_size))
         assert not wrong, f"{semantics}: {len(wrong)} of {len(heap.classes)} classes differ, e.g. {wrong[:5]}"
         sizes = [g.retained_size for g in groups.values()]
-        assert list(groups) == [g.key for g in heap.retained_by("class")]
+        assert list(groups) == [g.key for g in heap.retained_by("class", unreachable=True)]
         assert sizes == sorted(sizes, reverse=True)
         assert sum(g.shallow_size for g in groups.values()) == sum(
             o.shallow_size for o in heap.objects() if o.kind != "class")
@@ -196,7 +196,8 @@ def test_group_sizes_are_unions_of_retained_sets(name, semantics, plain_path):
                 union = sum(max(heap.retained_size(heap.object(t)), 0) for t in tops)
             want[k] = (len(ids), sum(size[i] for i in ids), union)
         for k_fn in (key, spelled_out):
-            got = {g.key: (g.objects, g.shallow_size, g.retained_size) for g in heap.retained_by(k_fn)}
+            got = {g.key: (g.objects, g.shallow_size, g.retained_size)
+                   for g in heap.retained_by(k_fn, unreachable=True)}  # members: every object
             if key == "loader" and k_fn == key:
                 got = {("boot" if k is None else k.id): v for k, v in got.items()}
             assert got == want, (key, k_fn)
@@ -210,11 +211,11 @@ def test_retained_by_callable_and_errors():
         calls.append(obj)
         return None if obj.kind == "primitive_array" else obj.kind
 
-    groups = heap.retained_by(kind)
+    groups = heap.retained_by(kind, unreachable=True)
     assert len(calls) == heap.object_count  # one Python call per object
     assert {g.key for g in groups} == {"instance", "class", "object_array"}
     assert sum(g.objects for g in groups) == sum(1 for o in heap.objects() if o.kind != "primitive_array")
-    everything = heap.retained_by(lambda obj: 1)
+    everything = heap.retained_by(lambda obj: 1, unreachable=True)
     assert len(everything) == 1
     assert everything[0].retained_size == sum(heap.retained_size(o) for o in heap.dominator_roots())
     assert heap.retained_by(lambda obj: None) == []
@@ -244,10 +245,10 @@ def test_retained_by_callable_and_errors():
 
 def test_heap_groups_on_android_and_hotspot():
     art = hprofkit.open_heap(dump_path("platform_tools_base__dialer.android-hprof"))
-    names = {g.key for g in art.retained_by("heap")}
+    names = {g.key for g in art.retained_by("heap", unreachable=True)}
     assert names == {o.heap_name for o in art.objects()} and "default" not in names
     hotspot = hprofkit.open_heap(dump_path("heapdump__small_heap.bin"))
-    (group,) = hotspot.retained_by("heap")
+    (group,) = hotspot.retained_by("heap", unreachable=True)
     assert group.key == "default" and group.objects == hotspot.object_count
 
 

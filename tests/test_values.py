@@ -391,7 +391,7 @@ def test_a_looping_collection_is_a_corrupt_dump_not_a_hang(tmp_path, loop):
     deque = next(heap.find_class("java.util.ArrayDeque").instances())
     with pytest.raises(hprofkit.CorruptError, match="circular buffer"):
         deque.elements()
-    rows = {r.class_name: r for r in heap.collection_waste()}
+    rows = {r.class_name: r for r in heap.collection_waste(unreachable=True)}  # no root holds the map
     assert rows["java.util.HashMap"].instances == 1
 
 
@@ -423,10 +423,11 @@ def test_duplicate_strings_equal_a_grouping_of_visualvm_texts(name, plain_path):
         waste = sum(vv.objects[m]["size"] for m in members[1:]) + sum(vv.objects[a]["size"] for a in freed)
         want.append((text, len(members), waste))
     want.sort(key=lambda r: (-r[2], -r[1], r[0]))
-    got = heap.duplicate_strings()
+    # VisualVM groups every String, garbage too: unreachable=True (test_reachable.py checks the default).
+    got = heap.duplicate_strings(unreachable=True)
     assert [tuple(r) for r in got] == want
     assert len(want) > 20
-    assert heap.duplicate_strings(min_count=3) == [r for r in got if r.count >= 3]
+    assert heap.duplicate_strings(min_count=3, unreachable=True) == [r for r in got if r.count >= 3]
     with pytest.raises(ValueError, match="min_count"):
         heap.duplicate_strings(min_count=0)
 
@@ -456,7 +457,8 @@ def test_collection_waste_equals_a_measure_of_visualvm_values(name, plain_path):
         row[4] += wasted(vv, w, heap.reference_size, shared)
     want = sorted(((cls, n, empty, fill / filled if filled else None, waste) for cls, (n, empty, filled, fill, waste)
                    in rows.items()), key=lambda r: (-r[4], -r[1], r[0]))
-    got = [(r.class_name, r.instances, r.empty, r.mean_fill, r.wasted_bytes) for r in heap.collection_waste()]
+    got = [(r.class_name, r.instances, r.empty, r.mean_fill, r.wasted_bytes)
+           for r in heap.collection_waste(unreachable=True)]  # as VisualVM's values: garbage too
     assert [r[:3] + r[4:] for r in got] == [r[:3] + r[4:] for r in want]
     assert all(a[3] == pytest.approx(b[3]) if b[3] is not None else a[3] is None for a, b in zip(got, want))
     assert sum(r[4] for r in want) > 0
@@ -472,12 +474,12 @@ def test_large_arrays_equal_visualvm_sizes(name, plain_path):
     min_bytes = sizes[-20]
     want = sorted(((line["size"], oid) for oid, line in vv.objects.items()
                    if line["class"] in primitive and line["size"] >= min_bytes), key=lambda r: (-r[0], r[1]))
-    got = heap.large_arrays(min_bytes)
+    got = heap.large_arrays(min_bytes, unreachable=True)  # as VisualVM lists them: garbage too
     assert [(a.bytes, a.array.id) for a in got] == want
     first = got[0]
     assert first.dominator == heap.dominator(first.array)
     assert str(first.path) == str(heap.path_to_root(first.array))
-    assert heap.large_arrays(sizes[-1] + 1) == []
+    assert heap.large_arrays(sizes[-1] + 1, unreachable=True) == []
 
 
 # ---- threads -------------------------------------------------------------------------------

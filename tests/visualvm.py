@@ -221,3 +221,54 @@ class Oracle:
                 count, size = out.get(key, (0, 0))
                 out[key] = (count + c["instances"], size + c["bytes"])
         return out
+
+
+class LiveSet:
+    """The reachable objects of a dump (docs/reference/behaviour.md, Eclipse MAT's rule),
+    walked here from VisualVM's view: its GC roots (but ROOT_UNREACHABLE) and every
+    object's references (graph.sh objects: fields, elements, statics, referents included),
+    plus each object's class and a class's superclass and loader, read off `heap`'s records
+    (and a class's reference statics, where VisualVM has no java.lang.Class object for it:
+    old dumps).  objects: VisualVM's line of every object by id; live: the ids reached."""
+
+    def __init__(self, graph: GraphOracle, path: Path, heap) -> None:
+        self.objects = {o["id"]: o for o in graph.run(path, "objects")}
+        known = set(self.objects) | {c.id for c in heap.classes}
+        roots = [r["id"] for r in graph.run(path, "roots") if "unreachable" not in r["kind"].lower() and r["id"] in known]
+        self.live = set(roots)
+        stack = list(self.live)
+        while stack:
+            oid = stack.pop()
+            obj = heap.object(oid)
+            if oid in self.objects:
+                targets = list(self.objects[oid]["refs"])
+            else:
+                targets = [f.value.id for f in obj.statics() if f.type == "object" and f.value is not None]
+            if obj.kind == "class":
+                targets += [c.id for c in (obj.loader, obj.superclass) if c is not None]
+            elif obj.class_ is not None:
+                targets.append(obj.class_.id)
+            for target in targets:
+                if target in known and target not in self.live:
+                    self.live.add(target)
+                    stack.append(target)
+
+    def by_class(self, heap, ids) -> dict[int, int]:
+        """{class id: instances} of the instances and arrays among ids (class objects apart)."""
+        out: dict[int, int] = {}
+        for oid in ids:
+            obj = heap.object(oid)
+            if obj.kind != "class":
+                out[obj.class_.class_id] = out.get(obj.class_.class_id, 0) + 1
+        return out
+
+    def by_name(self, heap, ids, name=lambda n: n) -> dict[str, tuple[int, int]]:
+        """{name(class name): (instances, VisualVM bytes)} of the instances and arrays among ids."""
+        out: dict[str, tuple[int, int]] = {}
+        for oid in ids:
+            if heap.object(oid).kind != "class":
+                line = self.objects[oid]
+                key = name(line["class"])
+                count, size = out.get(key, (0, 0))
+                out[key] = (count + 1, size + line["size"])
+        return out

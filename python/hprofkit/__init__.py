@@ -19,7 +19,7 @@ from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from . import match
 from ._heap import (Field, GcRoot, GcRoots, GroupTable, Heap, HeapClass, HeapObject, ObjectTable, Reference,
                     Referrer, StackFrame, open_heap)
-from ._values import AllocationSite, AllocSite, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
+from ._values import AllocationSite, AllocSite, ClassCount, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
 
 # Python stands on C: the package hands its classes down to the C module
 # once, here, and the module never imports the package (docs/architecture.md).
@@ -94,7 +94,8 @@ __all__ = [
     "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame", "match", "Hop", "Hops", "HeapPath", "NoPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "tables", "to_parquet", "connect", "report", "batch", "BatchResult", "BatchRow", "LeakGroup",
     "ClassTotal", "Bitmap", "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths",
-    "AllocationSite", "AllocSite", "CollectionWaste", "DuplicateString", "LargeArray", "ObjectTable", "GroupTable",
+    "AllocationSite", "AllocSite", "ClassCount", "CollectionWaste", "DuplicateString", "LargeArray", "ObjectTable",
+    "GroupTable",
     "Mapping", "MappedFrame", "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",
 ]
 # hprofkit.Thread and hprofkit.Frame (heap.threads()'s rows) are left out of __all__: `from

@@ -13,11 +13,15 @@ stems never hold "@", never differ from each other only in letter case
 (macOS and Windows fold case) and read back into one key and name: distinct
 tests never share a file.
 
-Text (format 2): JSON with one entry a line, so that a change is a one-line
+Text (format 3): JSON with one entry a line, so that a change is a one-line
 diff: the test and name it belongs to, the retained bytes of the classes
-asked for, and every class's [instances, shallow bytes], sorted.  Format 1
-(hprofkit before this one: json.dump with indent=1, four lines a class, the
-same fields without test and name) is read as well, for one release."""
+asked for, and every class's [instances, shallow bytes] of its reachable
+objects (docs/reference/behaviour.md), sorted.  Format 2 is the same text
+counting every object, garbage too (hprofkit before reachable objects
+were the rule): a format-2 baseline is compared with every object of the
+heap, as it was written, until --hprof-update-baselines rewrites it.
+Format 1 (json.dump with indent=1, four lines a class, the fields of
+format 2 without test and name) is read as well, for one release."""
 
 from __future__ import annotations
 
@@ -31,8 +35,9 @@ from typing import Any
 
 from ._io import special_kind
 
-FORMAT = 2
-READ_FORMATS = (1, 2)
+FORMAT = 3
+READ_FORMATS = (1, 2, 3)
+COUNTS_GARBAGE = (1, 2)  # formats that counted unreachable objects too
 MAX_BYTES = 64 << 20  # a baseline of 100,000 classes is about 6 MB
 KIND = "a heap baseline"
 
@@ -65,7 +70,7 @@ def legacy_stem(key: str, name: str | None = None) -> str:
 
 
 def render(summary: dict[str, Any], key: str, name: str | None) -> str:
-    """The text of a baseline (format 2) holding Baseline.summary()'s `summary`."""
+    """The text of a baseline (format 3) holding Baseline.summary()'s `summary`."""
     lines = ["{", f' "format": {FORMAT},', f' "test": {json.dumps(key)},', f' "name": {json.dumps(name)},']
     lines += _table("retained", [(n, json.dumps(v)) for n, v in sorted(summary["retained"].items())], ",")
     lines += _table("classes", [(n, f"[{i}, {s}]") for n, (i, s) in sorted(summary["classes"].items())], "")

@@ -162,6 +162,13 @@ def add_max_output(p: argparse.ArgumentParser) -> None:
                         "times the input; one that declares more is refused before it is written)")
 
 
+def add_unreachable(p: argparse.ArgumentParser, what: str = "the figures") -> None:
+    """--unreachable: count garbage too (the analyses' unreachable=True)."""
+    p.add_argument("--unreachable", action="store_true", default=None,
+                   help=f"count unreachable objects (garbage the dump kept) in {what} too; by default only the "
+                        "objects a GC root reaches are counted, as Eclipse MAT does (with --semantics visualvm: all)")
+
+
 def add_dump_input(p: argparse.ArgumentParser) -> None:
     """The dump a command that reads records reads (info, stats): FILE,
     --heap-dump N, --mapping FILE (read_mapping reads it) and --max-output."""

@@ -18,7 +18,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     mapping_a, mapping_b = read_mapping_pair(args)  # a malformed mapping fails before the dumps are read
     # Both dumps are read alike (--heap-dump, --semantics), named as the command line names them.
     with grammar.read_heap(args, args.a, mapping_a) as heap_a, grammar.read_heap(args, args.b, mapping_b) as heap_b:
-        result = diff(heap_a, heap_b, retained=args.retained, paths=args.paths)
+        result = diff(heap_a, heap_b, retained=args.retained, paths=args.paths, unreachable=args.unreachable)
     result.a, result.b = ("<stdin>" if name == "-" else name for name in (args.a, args.b))
     if args.json:
         grammar.print_json(result.to_dict(top=args.top))
@@ -40,4 +40,5 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--retained", action="store_true", help="also compare retained sizes per class (dominator trees)")
     p.add_argument("--paths", action="store_true",
                    help="also show the reference paths along which the grown classes' objects hang")
+    grammar.add_unreachable(p, "the class counts")
     grammar.add_json(p)

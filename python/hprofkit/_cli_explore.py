@@ -16,8 +16,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._cli_args import (add_heap_input, add_json, add_rows, byte_size, command, print_json, printable, read_heap,
-                        whole_number)
+from ._cli_args import (add_heap_input, add_json, add_rows, add_unreachable, byte_size, command, print_json, printable,
+                        read_heap, whole_number)
 from ._cli_show import ref
 from ._units import human_size
 
@@ -121,11 +121,14 @@ def _short(text: str, width: int = 60) -> str:
 
 def cmd_waste(args: argparse.Namespace) -> int:
     with read_heap(args) as heap:
-        strings = heap.duplicate_strings(min_count=args.min_count)
-        collections = heap.collection_waste()
-        arrays = heap.large_arrays(args.min_bytes)
+        strings = heap.duplicate_strings(min_count=args.min_count, unreachable=args.unreachable)
+        collections = heap.collection_waste(unreachable=args.unreachable)
+        arrays = heap.large_arrays(args.min_bytes, unreachable=args.unreachable)
+        counted = "every object, unreachable ones too" if heap._members(args.unreachable) == "all" else \
+            "reachable objects (--unreachable counts garbage too)"
         if args.json:
             print_json({
+                "counted": "all" if heap._members(args.unreachable) == "all" else "reachable",
                 "duplicate_strings": [{"text": s.text[:JSON_TEXT_MAX], "length": len(s.text), "count": s.count,
                                        "wasted_bytes": s.wasted_bytes} for s in strings[:args.top]],
                 "collections": [{"class": c.class_name, "class_id": c.class_.class_id, "instances": c.instances,
@@ -135,6 +138,7 @@ def cmd_waste(args: argparse.Namespace) -> int:
                 "large_arrays": [{**_object(a.array), "dominator": _maybe(a.dominator)} for a in arrays[:args.top]]})
             return 0
         out = sys.stdout
+        out.write(f"Counting {counted}.\n\n")
         out.write(f"Duplicate strings: {len(strings):,} texts held {args.min_count}+ times waste "
                   f"{human_size(sum(s.wasted_bytes for s in strings))}\n")
         for s in strings[:args.top]:
@@ -178,4 +182,5 @@ def add_commands(sub: Any) -> None:
                    help="texts held by N or more Strings (default 2)")
     p.add_argument("--min-bytes", type=byte_size, default=1 << 20, metavar="SIZE",
                    help="primitive arrays of SIZE or more ('64 KB', '1 MB'; default 1 MiB)")
+    add_unreachable(p, "each section")
     add_json(p)

@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from ._cli_args import add_heap_input, add_json, command, heap_options, print_json, source
+from ._cli_args import add_heap_input, add_json, add_unreachable, command, heap_options, print_json, source
 from ._cli_mapping import mapping_warnings
 from ._output import is_stdout
 from ._units import human_size
@@ -23,7 +23,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     options = heap_options(args)  # a malformed mapping fails before the dump is read
     with mapping_warnings():
         document = write(source(args.file), args.output, baseline=args.baseline, max_output=args.max_output,
-                         **options)
+                         unreachable=args.unreachable, **options)
     to_stdout = is_stdout(args.output)
     written = "-" if to_stdout else os.fspath(args.output)
     size = None if to_stdout or not os.path.isfile(written) else os.path.getsize(written)
@@ -47,4 +47,5 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                    help="the HTML file to write (default report.html; - for standard output)")
     p.add_argument("--baseline", default=None, metavar="OTHER",
                    help="an earlier dump (a path): adds the delta histogram and the paths along which growth hangs")
+    add_unreachable(p, "the page's figures")
     add_json(p, "one JSON object: the file written, its size and its sections")

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._cli_args import UsageError, add_heap_input, add_json, add_rows, command, print_json, read_heap, whole_number
+from ._cli_args import (UsageError, add_heap_input, add_json, add_rows, add_unreachable, command, print_json, read_heap,
+                        whole_number)
 from ._cli_reach import describe
 from ._cli_show import object_ref, ref
 from ._units import human_size
@@ -97,7 +98,7 @@ def cmd_dominators(args: argparse.Namespace) -> int:
 
 
 def _groups(heap: Heap, args: argparse.Namespace) -> int:
-    groups = heap.retained_by(args.group_by)
+    groups = heap.retained_by(args.group_by, unreachable=args.unreachable)
     shown, rest = groups[:args.top], groups[args.top:]
     if args.json:
         print_json({"file": args.file, "semantics": args.semantics, "group_by": args.group_by,
@@ -126,5 +127,6 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                    help=f"levels of the tree to print (default {DEPTH}; 1: the roots only)")
     p.add_argument("--group-by", choices=GROUP_KEYS, default=None,
                    help="print the retained size by class, package, class loader or Android heap instead")
+    add_unreachable(p, "the groups' objects and shallow sizes")
     add_rows(p, help="rows per level of the tree, or groups (default 20)")
     add_json(p)

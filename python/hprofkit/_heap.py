@@ -21,7 +21,8 @@ from . import _hprof, _values
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
 from ._reach import HeapPath, NoPath, path_to_root, paths_to_root
 from ._views import SequenceView
-from ._values import AllocationSite, AllocSite, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
+from ._values import (AllocationSite, AllocSite, ClassCount, CollectionWaste, DuplicateString, Frame, LargeArray,
+                      Thread)
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Heap", "HeapObject", "HeapClass", "ObjectTable", "GroupTable", "Reference", "Referrer", "Field", "GcRoot",
            "GcRoots", "StackFrame", "open_heap", "SIZE_MODELS", "SEMANTICS", "Frame", "Thread", "AllocationSite",
-           "AllocSite", "DuplicateString", "CollectionWaste", "LargeArray"]
+           "AllocSite", "DuplicateString", "CollectionWaste", "LargeArray", "ClassCount"]
 
 SIZE_MODELS = ("visualvm", "uncompressed")
 SEMANTICS = ("hprofkit", "visualvm")
@@ -339,7 +340,33 @@ class Heap(_hprof.Heap):
         from ._tree import dominator_of
         return dominator_of(self, obj)
 
-    def retained_by(self, key: Union[str, Callable[[HeapObject], Hashable]], /) -> GroupTable:
+    def _members(self, unreachable: Optional[bool]) -> str:
+        """Which objects an analysis counts (docs/reference/behaviour.md, "Reachable
+        objects"): 'live' (reachable from a GC root through any reference), or 'all' with
+        unreachable=True; None is the semantics' default: reachable under "hprofkit" (MAT's
+        rule), all under "visualvm" (VisualVM counts garbage)."""
+        if unreachable is None:
+            unreachable = self.semantics == "visualvm"
+        if not isinstance(unreachable, bool):
+            raise TypeError(f"unreachable must be True, False or None, not {unreachable!r}")
+        return "all" if unreachable else "live"
+
+    def histogram(self, *, unreachable: Optional[bool] = None) -> list[ClassCount]:
+        """The class histogram of the reachable objects (MAT's default; unreachable=True:
+        of every object, garbage too, as VisualVM and stats() count): a ClassCount (name,
+        ``class_``, instances, shallow_size, per_heap) per class with any, most shallow bytes first.  A class
+        object is not an instance of java.lang.Class here.  Marks the reachable objects
+        once (1 bit an object) over the reference graph."""
+        return _values.class_histogram(self, self._members(unreachable))
+
+    def unreachable_histogram(self) -> list[ClassCount]:
+        """MAT's "Unreachable Objects Histogram": the classes of the objects no GC root
+        reaches through any reference (garbage the dump kept: `jmap -dump` without `live`,
+        `jcmd GC.heap_dump -all`), as histogram() gives them; [] for a live dump."""
+        return _values.class_histogram(self, "garbage")
+
+    def retained_by(self, key: Union[str, Callable[[HeapObject], Hashable]], /, *,
+                    unreachable: Optional[bool] = None) -> GroupTable:
         """The objects grouped by key, as [Group(key, objects, shallow_size, retained_size)],
         largest retained size first.  key: "class" (HeapClass; equals cls.instances_retained_size,
         VisualVM's retained size by class), "package" (Java's package name of the class:
@@ -347,11 +374,12 @@ class Heap(_hprof.Heap):
         loader object, None for the boot loader; class objects likewise), "heap" (Android's
         heap name, "default" on HotSpot), or a callable obj -> key (called once per object,
         a Python call each; None leaves the object out).  A group's retained_size is the
-        size of the union of its members' retained sets: no byte counted twice.  A
-        GroupTable: a list, shown as a table in a notebook."""
+        size of the union of its members' retained sets: no byte counted twice.  Groups count
+        the reachable objects (unreachable=True: garbage too; an unreachable object retains
+        nothing either way).  A GroupTable: a list, shown as a table in a notebook."""
         from ._tree import retained_by
         self._dominators_reported()
-        return GroupTable(retained_by(self, key))
+        return GroupTable(retained_by(self, key, self._members(unreachable)))
 
     def merged_paths(self, objs: Iterable[HeapObject], /, exclude: Optional[Iterable[Matcher]] = None
                      ) -> MergedPaths:
@@ -396,24 +424,26 @@ class Heap(_hprof.Heap):
         in file order; [] when it has none."""
         return _values.alloc_sites(self)
 
-    def duplicate_strings(self, min_count: int = 2) -> list[DuplicateString]:
-        """Texts that min_count or more java.lang.String objects hold, as
+    def duplicate_strings(self, min_count: int = 2, *, unreachable: Optional[bool] = None) -> list[DuplicateString]:
+        """Texts that min_count or more reachable java.lang.String objects hold, as
         DuplicateString(text, count, wasted_bytes), largest waste first (MAT's Duplicate
         Strings).  wasted_bytes: what keeping one String for the text would free, the others'
-        shallow sizes and the value arrays only they hold."""
-        return _values.duplicate_strings(self, min_count)
+        shallow sizes and the value arrays only they hold.  unreachable=True counts garbage
+        Strings too."""
+        return _values.duplicate_strings(self, min_count, self._members(unreachable))
 
-    def collection_waste(self) -> list[CollectionWaste]:
-        """Per collection class (MAT's Java Collections queries): instances, empty ones, mean
-        fill ratio and the bytes their backing arrays waste (unused slots; an empty
+    def collection_waste(self, *, unreachable: Optional[bool] = None) -> list[CollectionWaste]:
+        """Per collection class (MAT's Java Collections queries): reachable instances, empty
+        ones, mean fill ratio and the bytes their backing arrays waste (unused slots; an empty
         collection's whole arrays), largest waste first.  A set's backing map counts under the
-        set.  See docs/values.md."""
-        return _values.collection_waste(self)
+        set.  unreachable=True measures garbage collections too.  See docs/values.md."""
+        return _values.collection_waste(self, self._members(unreachable))
 
-    def large_arrays(self, min_bytes: int) -> list[LargeArray]:
-        """Primitive arrays of min_bytes (shallow size) or more, largest first, each a
-        LargeArray(array, bytes) whose dominator and path are computed on first access."""
-        return _values.large_arrays(self, min_bytes)
+    def large_arrays(self, min_bytes: int, *, unreachable: Optional[bool] = None) -> list[LargeArray]:
+        """Reachable primitive arrays of min_bytes (shallow size) or more, largest first, each
+        a LargeArray(array, bytes) whose dominator and path are computed on first access.
+        unreachable=True lists garbage arrays too."""
+        return _values.large_arrays(self, min_bytes, self._members(unreachable))
 
     def bitmaps(self) -> list[Bitmap]:
         """Every android.graphics.Bitmap of the heap as a hprofkit.Bitmap (size, config,

@@ -288,8 +288,10 @@ def leak(lk: Any) -> str:
 
 
 def heap(h: Any) -> str:
-    """Heap._repr_html_: the overview, cheap to make (no dominators computed):
-    counts, GC roots by kind, the classes with most instances."""
+    """Heap._repr_html_: the overview, cheap to make (no dominators computed: the
+    reachable objects are marked over the reference graph): counts, the reachable
+    heap and the unreachable bytes, GC roots by kind, the classes with most
+    reachable instances (docs/reference/behaviour.md)."""
     roots: dict[str, int] = {}
     if h.gc_root_count <= ROOTS_BY_KIND:  # a GcRoot is made for each: beyond, the count alone
         for root in h.gc_roots:
@@ -301,13 +303,22 @@ def heap(h: Any) -> str:
         pairs.append(("heap dumps in file", count(h.heap_dump_count)))
     if h.dangling_count:
         pairs.append(("dangling references", count(h.dangling_count)))
-    classes = sorted((c for c in h.classes if c.instance_count), key=lambda c: c.instance_count, reverse=True)
-    most = classes[0].instance_count if classes else 0
-    class_rows = ([f"<code>{text(c.name)}</code>", count(c.instance_count), bar(c.instance_count, most)]
-                  for c in classes)
+    counted = h.histogram()
+    garbage = h.unreachable_histogram()
+    counts_all = h._members(None) == "all"
+    pairs.append(("heap counted" if counts_all else "reachable heap",
+                  size(sum(r.shallow_size for r in counted)) + f" in {count(sum(r.instances for r in counted))} "
+                  "instances and arrays"))
+    pairs.append(("unreachable", size(sum(r.shallow_size for r in garbage))
+                  + f" in {count(sum(r.instances for r in garbage))} objects"
+                  + (" (counted, as VisualVM does)" if counts_all else " (garbage the dump kept: counted nowhere)")))
+    classes = sorted(counted, key=lambda c: c.instances, reverse=True)
+    most = classes[0].instances if classes else 0
+    class_rows = ([f"<code>{text(c.name)}</code>", count(c.instances), bar(c.instances, most)] for c in classes)
     root_rows = ([f"<code>{text(k)}</code>", count(n)] for k, n in sorted(roots.items(), key=lambda kv: -kv[1]))
     return fragment(head("<b>Heap</b>"), facts(pairs),
-                    details("classes by instance count (those with instances)",
+                    details("classes by instance count (every object)" if counts_all else
+                            "classes by reachable instances",
                             table(["class", "instances", ""], class_rows, numeric=[False, True, False],
                                   total=len(classes)), open_=True),
                     details("GC roots by kind", table(["kind", "roots"], root_rows, numeric=[False, True])))

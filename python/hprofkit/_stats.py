@@ -113,6 +113,11 @@ class Stats:
     every heap dump with its own counts; ``complete`` is False when one of
     them stops early (no HEAP_DUMP_END).
 
+    The histograms are the record-level ones VisualVM prints: every object the
+    dump holds, unreachable ones (garbage a dump without ``live`` keeps) too.
+    ``heap.histogram()`` counts the reachable ones, as Eclipse MAT and every
+    other hprofkit analysis do (docs/reference/behaviour.md).
+
     ``histogram`` covers all heaps, sorted by shallow bytes, largest first;
     ``heaps`` maps each heap name (Android: "app", "zygote", "image"; else
     "default") to its own histogram.  Shallow sizes follow VisualVM's model:
@@ -349,7 +354,7 @@ class Stats:
         if rows:
             where = f" in heap {heap}" if heap is not None else ""
             lines += ["", f"{'instances':>12}{'shallow bytes':>16}  class (top {min(top, len(rows))} "
-                          f"of {len(rows):,}{where})"]
+                          f"of {len(rows):,}{where}; every object, unreachable ones too)"]
             lines += [f"{r.instances:>12,}{r.shallow_bytes:>16,}  {r.name}" for r in rows[:top]]
         return "\n".join(lines)
 
@@ -388,7 +393,8 @@ class Stats:
         if len(self.heaps) > 1:
             parts.append(table("heaps", ("heap", "objects", "shallow bytes"),
                                [(name, t.count, t.bytes) for name, t in self.heap_totals.items()]))
-        parts.append(table(f"top {min(top, len(self.histogram))} of {len(self.histogram):,} classes",
+        parts.append(table(f"top {min(top, len(self.histogram))} of {len(self.histogram):,} classes "
+                           "(every object, unreachable ones too)",
                            ("class", "instances", "shallow bytes"),
                            [(r.name, r.instances, r.shallow_bytes) for r in self.histogram[:top]]))
         return "<div>" + "".join(parts) + "</div>"

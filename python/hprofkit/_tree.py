@@ -162,9 +162,10 @@ def _object_table(heap: Heap, key: Callable[[HeapObject], Hashable]) -> tuple[ar
     return table, keys
 
 
-def retained_by(heap: Heap, key: Union[str, Callable[[HeapObject], Hashable]]) -> list[Group]:
+def retained_by(heap: Heap, key: Union[str, Callable[[HeapObject], Hashable]], members: str = "all") -> list[Group]:
     """heap.retained_by(key): the objects grouped by key, largest retained
-    size first (ties: the order in which the groups' keys first occur).
+    size first (ties: the order in which the groups' keys first occur),
+    over the objects `members` counts ('all', 'live', 'garbage').
     See Heap.retained_by."""
     how = "class"
     if key == "class":
@@ -183,7 +184,7 @@ def retained_by(heap: Heap, key: Union[str, Callable[[HeapObject], Hashable]]) -
     else:
         raise ValueError(f"key must be one of {', '.join(map(repr, GROUP_KEYS))} or a callable obj -> key, "
                          f"not {key!r}")
-    objects, shallow, retained = (array.array("Q", raw) for raw in heap._retained_by(how, table, len(keys)))
+    objects, shallow, retained = (array.array("Q", raw) for raw in heap._retained_by(how, table, len(keys), members))
     order = sorted(range(len(keys)), key=lambda g: -retained[g])
     return [Group(keys[g], objects[g], shallow[g], retained[g]) for g in order if objects[g]]
 

@@ -17,7 +17,9 @@ values.  docs/values.md defines each view."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional
+import array
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional
 
 if TYPE_CHECKING:
     from ._heap import Heap, HeapClass, HeapObject
@@ -268,12 +270,12 @@ class DuplicateString(NamedTuple):
     wasted_bytes: int
 
 
-def duplicate_strings(heap: Heap, min_count: int = 2) -> list[DuplicateString]:
+def duplicate_strings(heap: Heap, min_count: int, members: str) -> list[DuplicateString]:
     """Heap.duplicate_strings()."""
     if not isinstance(min_count, int) or isinstance(min_count, bool) or min_count < 1:
         raise ValueError(f"min_count must be a whole number, 1 or more, not {min_count!r}")
     rows = [DuplicateString(first.as_str() or "", count, wasted)
-            for first, count, wasted in heap._duplicate_strings(min_count)]
+            for first, count, wasted in heap._duplicate_strings(min_count, members)]
     rows.sort(key=lambda r: (-r.wasted_bytes, -r.count, r.text))
     return rows
 
@@ -294,10 +296,10 @@ class CollectionWaste(NamedTuple):
     corrupt: int = 0
 
 
-def collection_waste(heap: Heap) -> list[CollectionWaste]:
+def collection_waste(heap: Heap, members: str) -> list[CollectionWaste]:
     """Heap.collection_waste()."""
     rows = [CollectionWaste(cls.name, instances, empty, fill_sum / filled if filled else None, wasted, cls, corrupt)
-            for cls, instances, empty, filled, fill_sum, wasted, corrupt in heap._collection_waste()]
+            for cls, instances, empty, filled, fill_sum, wasted, corrupt in heap._collection_waste(members)]
     rows.sort(key=lambda r: (-r.wasted_bytes, -r.instances, r.class_name, r.class_.class_id))
     return rows
 
@@ -333,13 +335,62 @@ class LargeArray:
         return f"<LargeArray {self.array!r}>"
 
 
-def large_arrays(heap: Heap, min_bytes: int) -> list[LargeArray]:
+def large_arrays(heap: Heap, min_bytes: int, members: str) -> list[LargeArray]:
     """Heap.large_arrays()."""
     if not isinstance(min_bytes, int) or isinstance(min_bytes, bool) or min_bytes < 0:
         raise ValueError(f"min_bytes must be a whole number of bytes, 0 or more, not {min_bytes!r}")
-    rows = heap._large_arrays(min_bytes)
+    rows = heap._large_arrays(min_bytes, members)
     rows.sort(key=lambda r: (-r[1], r[0].id))
     return [LargeArray(heap, arr, size) for arr, size in rows]
+
+
+class ClassCount(NamedTuple):
+    """One row of Heap.histogram(): a class's name, the HeapClass (None for a primitive array
+    type the dump declares no class for: dumps written by tools), its instances (or arrays)
+    and their shallow bytes; per_heap splits them by Android heap name ("app", "zygote",
+    "image"...) when the dump has objects in more than one heap, else it is empty."""
+
+    name: str
+    class_: Optional[HeapClass]
+    instances: int
+    shallow_size: int
+    per_heap: Mapping[str, tuple[int, int]] = MappingProxyType({})
+
+
+def _heap_slots(heap: Heap) -> tuple[bytes, list[str]]:
+    """The C table of heap slots (257 bytes: Android heap numbers 0..255, then no heap) and
+    the slots' names: one per named heap, "default" for the rest."""
+    names: list[str] = []
+    slots = bytearray(257)
+    for number, name in enumerate([*heap._heap_names(), None]):
+        key = "default" if name is None else name
+        if key not in names:
+            names.append(key)
+        slots[number] = names.index(key)
+    return bytes(slots), names
+
+
+def class_histogram(heap: Heap, members: str) -> list[ClassCount]:
+    """Heap.histogram() and unreachable_histogram(): members 'live', 'all' or 'garbage'."""
+    slots, names = _heap_slots(heap)
+    counts, shallow = (array.array("Q", raw) for raw in heap._class_histogram(members, slots))
+    width = len(names)
+    used = [slot for slot in range(width) if any(counts[at] for at in range(slot, len(counts), width))]
+    classes: list[Optional[HeapClass]] = list(heap.classes)  # by ordinal, then the class-less primitive types
+    rows = []
+    for row, cls in enumerate(classes + [None] * len(_PRIMITIVE_ROWS)):
+        at = row * width
+        instances = sum(counts[at:at + width])
+        if instances:
+            split = {names[s]: (counts[at + s], shallow[at + s]) for s in used} if len(used) > 1 else {}
+            name = cls.name if cls is not None else _PRIMITIVE_ROWS[row - len(classes)]
+            rows.append(ClassCount(name, cls, instances, sum(shallow[at:at + width]), split))
+    rows.sort(key=lambda r: (-r.shallow_size, -r.instances, r.name, r.class_.class_id if r.class_ else 0))
+    return rows
+
+
+# The histogram's rows past the classes (core/hp_histogram.h), by HPROF basic type 4..11.
+_PRIMITIVE_ROWS = ("boolean[]", "char[]", "float[]", "double[]", "byte[]", "short[]", "int[]", "long[]")
 
 
 def alloc_sites(heap: Heap) -> list[AllocSite]:

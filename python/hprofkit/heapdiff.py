@@ -23,7 +23,7 @@ import itertools
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from ._classnames import stable_name
 from ._heap import Heap, HeapClass, HeapObject, open_heap
@@ -98,26 +98,16 @@ class PathGrowth:
                 "instances_b": self.count_b, "instances_delta": self.count_delta}
 
 
-def class_counts(heap: Heap) -> Iterator[tuple[HeapClass, int, int]]:
-    """(class, instances, shallow bytes) of each class with instances; class
-    objects are not instances of java.lang.Class here, as in VisualVM's
-    histogram.  An array class's arrays are summed one by one (in Python)."""
-    for cls in heap.classes:
-        count = cls.instance_count
-        if count:
-            size = cls.instance_size
-            yield cls, count, count * size if size is not None else sum(obj.shallow_size for obj in cls.instances())
-
-
-def class_histogram(heap: Heap) -> dict[str, tuple[int, int]]:
-    """{class name: (instances, shallow bytes)} of a heap, classes of the same
-    stable name summed (class_counts; stable_name: a lambda's or hidden
-    class's name without its run's counter and address)."""
+def class_histogram(heap: Heap, unreachable: Optional[bool] = None) -> dict[str, tuple[int, int]]:
+    """{class name: (instances, shallow bytes)} of a heap's reachable objects
+    (unreachable=True: every object; heap.histogram()), classes of the same
+    stable name summed (stable_name: a lambda's or hidden class's name
+    without its run's counter and address)."""
     out: dict[str, tuple[int, int]] = {}
-    for cls, count, shallow in class_counts(heap):
-        name = stable_name(cls.name)
+    for row in heap.histogram(unreachable=unreachable):
+        name = stable_name(row.name)
         prev = out.get(name, (0, 0))
-        out[name] = (prev[0] + count, prev[1] + shallow)
+        out[name] = (prev[0] + row.instances, prev[1] + row.shallow_size)
     return out
 
 
@@ -374,8 +364,9 @@ def _as_heap(source: Heap | str | os.PathLike[str], opened: list[Heap], mapping:
 
 def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, retained: bool = False,
          paths: bool | Sequence[str] = False, exclude: Iterable[Matcher] | None = None, top_paths: int = 10,
-         mapping: Any = None, progress: ProgressArg = None) -> HeapDiff:
-    """The per-class changes from heap (or dump path) `a` to `b`.
+         mapping: Any = None, unreachable: Optional[bool] = None, progress: ProgressArg = None) -> HeapDiff:
+    """The per-class changes from heap (or dump path) `a` to `b`: the classes'
+    reachable objects (unreachable=True: garbage too; heap.histogram()).
 
     retained: also compare each class's retained size (computes the
     dominator trees).  paths: also find the reference paths along which the
@@ -390,12 +381,12 @@ def diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], *, 
     "paths")."""
     from ._progress import reporting
     with reporting(progress) as reporter:
-        return _diff(a, b, retained, paths, exclude, top_paths, mapping, reporter)
+        return _diff(a, b, retained, paths, exclude, top_paths, mapping, unreachable, reporter)
 
 
 def _diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], retained: bool,
           paths: bool | Sequence[str], exclude: Iterable[Matcher] | None, top_paths: int, mapping: Any,
-          reporter: Any) -> HeapDiff:
+          unreachable: Optional[bool], reporter: Any) -> HeapDiff:
     from ._progress import step
     mapping_a, mapping_b = mapping if isinstance(mapping, tuple) else (mapping, mapping)
     opened: list[Heap] = []
@@ -408,7 +399,7 @@ def _diff(a: Heap | str | os.PathLike[str], b: Heap | str | os.PathLike[str], re
         ret_a = retained_by_class(heap_a) if retained else None
         ret_b = retained_by_class(heap_b) if retained else None
         with step(reporter, "histogram"):
-            hist_a, hist_b = class_histogram(heap_a), class_histogram(heap_b)
+            hist_a, hist_b = class_histogram(heap_a, unreachable), class_histogram(heap_b, unreachable)
         result = HeapDiff.from_histograms(hist_a, hist_b, ret_a, ret_b, a=label_a, b=label_b)
         if paths:
             if paths is True:

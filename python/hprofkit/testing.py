@@ -384,10 +384,12 @@ class Baseline:
         return os.path.join(self.directory, _baseline.stem(self.test_name, name) + ".json")
 
     @staticmethod
-    def summary(heap: Heap, retained: Iterable[str] = (), mask: Iterable[str] = ()) -> dict[str, Any]:
-        """What a baseline holds: {"classes": {name: [instances, shallow]}, "retained": {name: bytes}}."""
+    def summary(heap: Heap, retained: Iterable[str] = (), mask: Iterable[str] = (), *,
+                unreachable: bool = False) -> dict[str, Any]:
+        """What a baseline holds: {"classes": {name: [instances, shallow]}, "retained": {name: bytes}}
+        of the reachable objects (unreachable=True: every object, as format-2 baselines count)."""
         masks = list(mask)
-        classes = {n: list(v) for n, v in class_histogram(heap).items() if not _masked(n, masks)}
+        classes = {n: list(v) for n, v in class_histogram(heap, unreachable).items() if not _masked(n, masks)}
         names = [n for n in retained if not _masked(n, masks)]
         return {"format": BASELINE_FORMAT, "classes": dict(sorted(classes.items())),
                 "retained": retained_by_class(heap, names) if names else {}}
@@ -399,15 +401,17 @@ class Baseline:
         tells several baselines of one test apart."""
         __tracebackhide__ = True
         retained, mask = list(retained), list(mask)
-        with _heap(heap) as h:
-            current = self.summary(h, retained, mask)
         path = self.path(name)
         if self.ledger is not None:
             self.ledger.used(path)
         if self.update:
+            with _heap(heap) as h:
+                current = self.summary(h, retained, mask)
             self._write(path, _baseline.render(current, self.test_name, name).encode(), heap)
             return
         stored, path = self._stored(path, name)
+        with _heap(heap) as h:  # an older baseline counted garbage too: compared as it was written
+            current = self.summary(h, retained, mask, unreachable=stored["format"] in _baseline.COUNTS_GARBAGE)
         base = {n: v for n, v in stored["classes"].items() if not _masked(n, mask)}
         now = {n: (v[0], v[1]) for n, v in current["classes"].items()}
         table = HeapDiff.from_histograms(base, now, stored["retained"] if retained else None,

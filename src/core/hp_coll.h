@@ -91,8 +91,10 @@ typedef struct hp_coll_class_waste {
  * of the collections measured holds (Android's static HashMap.EMPTY_TABLE
  * behind every empty map) is nobody's waste: a first pass finds them,
  * costing a second measure of every collection.  interrupt (may be NULL)
- * is called every few thousand objects; non-zero stops with HP_E_ABORTED. */
-hp_code hp_coll_waste(const hp_coll *c, hp_coll_class_waste *rows, int (*interrupt)(void *ctx), void *ctx,
+ * is called every few thousand objects; non-zero stops with HP_E_ABORTED.
+ * `keep` (NULL: every collection) is a bit per object: only the
+ * collections whose bit is set are measured (the live ones). */
+hp_code hp_coll_waste(const hp_coll *c, const uint64_t *keep, hp_coll_class_waste *rows, int (*interrupt)(void *ctx), void *ctx,
                       hp_error *err);
 
 #endif

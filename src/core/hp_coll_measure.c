@@ -2,6 +2,8 @@
  * (hp_coll_measure_of), and per class over the heap (hp_coll_waste). */
 #include "hp_coll_impl.h"
 
+#include "hp_graph.h"
+
 #include <string.h>
 
 
@@ -291,7 +293,7 @@ static int mark_shared(const hp_coll *c, const uint8_t *owned, uint8_t *seen, ui
     return 0;
 }
 
-hp_code hp_coll_waste(const hp_coll *c, hp_coll_class_waste *rows, int (*interrupt)(void *ctx), void *ctx,
+hp_code hp_coll_waste(const hp_coll *c, const uint64_t *keep, hp_coll_class_waste *rows, int (*interrupt)(void *ctx), void *ctx,
                       hp_error *err)
 {
     const hp_heap *h = c->h;
@@ -314,7 +316,7 @@ hp_code hp_coll_waste(const hp_coll *c, hp_coll_class_waste *rows, int (*interru
             stopped = 1;
             break;
         }
-        if (!coll_layout_of(c, i) || has_bit(owned, i))
+        if (!coll_layout_of(c, i) || has_bit(owned, i) || (keep && !hp_bit(keep, i)))
             continue;
         measure(c, i, &m, 0, &how);
         if (m.shape == HP_COLL_NONE)

@@ -375,6 +375,7 @@ void hp_reach_free(hp_reach *r)
     r->alloc.free_fn(r->minus_one);
     r->alloc.free_fn(r->tree);
     r->alloc.free_fn(r->class_retained);
+    r->alloc.free_fn(r->live);
     r->alloc.free_fn(r);
 }
 

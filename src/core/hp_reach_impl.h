@@ -45,6 +45,8 @@ struct hp_reach {
     uint64_t *tree;           /* visualvm: bit set: tree objects (retained final before dominators) */
     uint64_t *class_retained; /* per class, once computed: sizes, then counts */
     hp_domtree children;      /* the dominator tree's rows, once asked (hp_reach_tree.c) */
+    uint64_t *live;           /* the live set, once asked (hp_reach_live.c) */
+    uint32_t live_count;
 };
 
 /* Walks the strong edges of one vertex in row order: the references the

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hp_graph.h"
 #include "hp_heap_sort.h"
 
 /* UTF-16 unit k of a text, whatever its encoding. */
@@ -184,8 +185,8 @@ static int split_run(dup_state *s, uint32_t *run, uint32_t *tmp, size_t n)
     return 0;
 }
 
-hp_code hp_duplicate_strings(const hp_heap *h, const hp_alloc *alloc, uint32_t min_count, hp_dup_string **out,
-                             size_t *n_out, int (*interrupt)(void *ctx), void *ctx, hp_error *err)
+hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, uint32_t min_count,
+                             hp_dup_string **out, size_t *n_out, int (*interrupt)(void *ctx), void *ctx, hp_error *err)
 {
     const hp_alloc *a = alloc ? alloc : &hp_default_alloc;
     uint32_t n = hp_heap_object_count(h), i;
@@ -207,8 +208,8 @@ hp_code hp_duplicate_strings(const hp_heap *h, const hp_alloc *alloc, uint32_t m
             rc = hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted");
             goto done;
         }
-        if (hp_heap_object_kind(h, i) != HP_KIND_INSTANCE || (arr = hp_heap_string_array(h, i)) == HP_NONE ||
-            hp_heap_string(h, i, &t) != 1)
+        if ((keep && !hp_bit(keep, i)) || hp_heap_object_kind(h, i) != HP_KIND_INSTANCE ||
+            (arr = hp_heap_string_array(h, i)) == HP_NONE || hp_heap_string(h, i, &t) != 1)
             continue;
         if (count == cap) {
             size_t want = cap ? 2 * cap : 4096;

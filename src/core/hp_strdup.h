@@ -27,8 +27,9 @@ typedef struct hp_dup_string {
  * apart by sorting them by text, so even crafted collisions stay
  * O(n log n)); 28 bytes a String with text of memory.  interrupt (may be
  * NULL) is called every few thousand Strings; non-zero stops with
- * HP_E_ABORTED. */
-hp_code hp_duplicate_strings(const hp_heap *h, const hp_alloc *alloc, uint32_t min_count, hp_dup_string **out,
-                             size_t *n, int (*interrupt)(void *ctx), void *ctx, hp_error *err);
+ * HP_E_ABORTED.  `keep` (NULL: every String) is a bit per object: only
+ * the Strings whose bit is set count (the live ones, hp_reach_live.h). */
+hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, uint32_t min_count,
+                             hp_dup_string **out, size_t *n, int (*interrupt)(void *ctx), void *ctx, hp_error *err);
 
 #endif

@@ -139,12 +139,12 @@ static void read_values(const hp_heap *h)
     }
     {
         hp_coll_class_waste *rows = calloc(hp_heap_class_count(h) + 1, sizeof *rows);
-        if (!rows || hp_coll_waste(c, rows, NULL, NULL, &err) != HP_OK)
+        if (!rows || hp_coll_waste(c, NULL, rows, NULL, NULL, &err) != HP_OK)
             die("the waste per class failed");
         free(rows);
     }
     hp_coll_free(c);
-    if (hp_duplicate_strings(h, NULL, 2, &dups, &n_dups, NULL, NULL, &err) != HP_OK)
+    if (hp_duplicate_strings(h, NULL, NULL, 2, &dups, &n_dups, NULL, NULL, &err) != HP_OK)
         die("duplicate strings failed");
     for (k = 0; k < n_dups; k++)
         if (dups[k].count < 2 || hp_heap_string_array(h, dups[k].first) == HP_NONE)

@@ -8,7 +8,9 @@
 #include "reachkit.h"
 
 #include "hp_heap.h"
+#include "hp_histogram.h"
 #include "hp_reach.h"
+#include "hp_reach_live.h"
 
 #ifndef TEST_LIST
 #define TEST_LIST 10000000
@@ -335,6 +337,63 @@ static void test_weak_referent(void)
     }
 }
 
+/* The live set follows every reference (a weak referent too) and each
+ * object's class, whatever the semantics; garbage holding live objects
+ * stays garbage.  The class histogram counts what it is asked to. */
+static void test_live_set(void)
+{
+    /* node 0: the weak reference's referent; 1 -> 2 rooted; 3 -> 1, unrooted */
+    static const int next[4] = { RK_NULL, 2, RK_NULL, 1 }, other[4] = { RK_NULL, RK_NULL, RK_NULL, RK_NULL };
+    static const rk_root roots[2] = { { HP_SUB_ROOT_JNI_GLOBAL, RK_ROOT_WEAK, 0 }, { HP_SUB_ROOT_JNI_GLOBAL, 1, 0 } };
+    rk_graph g = { 4, next, other, 0, NULL, 0, roots, 2 };
+    int semantics, k;
+    for (semantics = 0; semantics < 2; semantics++) {
+        fixture f;
+        hp_error err;
+        const uint64_t *live;
+        uint64_t counts[64 + HP_HISTOGRAM_TYPE_ROWS], bytes[64 + HP_HISTOGRAM_TYPE_ROWS];
+        uint32_t node_class, nclasses;
+        if (!fixture_open(&f, &g, semantics)) {
+            CHECK(0);
+            continue;
+        }
+        CHECK(hp_reach_live_bits(f.reach) == NULL);
+        CHECK(hp_reach_live(f.reach, NULL, &err) == HP_OK && hp_reach_live(f.reach, NULL, &err) == HP_OK);
+        live = hp_reach_live_bits(f.reach);
+        for (k = 0; k < 4; k++)
+            CHECK(hp_bit(live, hp_heap_find(f.heap, rk_node_id(k))) == (k != 3));
+        CHECK(hp_bit(live, hp_heap_find(f.heap, RK_WEAK)));
+        /* Node's class object through its instances, Object's as the superclass of a live class */
+        CHECK(hp_bit(live, hp_heap_find(f.heap, RK_C_NODE)) && hp_bit(live, hp_heap_find(f.heap, RK_C_OBJECT)));
+        nclasses = hp_heap_class_count(f.heap);
+        node_class = hp_heap_find_class_id(f.heap, RK_C_NODE);
+        CHECK(nclasses <= 64);
+        for (k = 0; k < 3; k++) {
+            const uint64_t *keep = k == 0 ? NULL : live;
+            uint64_t garbage[8];
+            size_t w;
+            if (k == 2) { /* the complement: what no root reaches */
+                for (w = 0; w < 8; w++)
+                    garbage[w] = w < hp_bits_bytes(hp_heap_object_count(f.heap)) / 8 ? ~live[w] : 0;
+                keep = garbage;
+            }
+            memset(counts, 0, sizeof counts);
+            memset(bytes, 0, sizeof bytes);
+            CHECK(hp_heap_class_histogram(f.heap, keep, NULL, 1, counts, bytes, NULL, NULL, &err) == HP_OK);
+            CHECK_EQ_U64(counts[node_class], k == 0 ? 4 : k == 1 ? 3 : 1);
+            CHECK_EQ_U64(bytes[node_class], counts[node_class] * hp_heap_shallow_size(f.heap, hp_heap_find(f.heap,
+                                                                                            rk_node_id(3))));
+        }
+        {
+            uint32_t v, marked = 0;
+            for (v = 0; v < hp_heap_object_count(f.heap); v++)
+                marked += (uint32_t)hp_bit(live, v);
+            CHECK_EQ_U64(hp_reach_live_count(f.reach), marked);
+        }
+        fixture_close(&f);
+    }
+}
+
 /* Thread objects come first among the roots; a thread_local rule ignores
  * (or takes last) the Java-frame roots of that thread only; a root_class
  * rule the roots of that class.  Missing roots are skipped. */
@@ -452,6 +511,8 @@ static void test_interrupts(void)
             if (rc == HP_OK) {
                 rc = hp_reach_dominators(r, 1, &cp, &err);
                 if (rc == HP_OK)
+                    rc = hp_reach_live(r, &cp, &err);
+                if (rc == HP_OK)
                     rc = hp_reach_paths(r, NULL, NULL, 0, 0, &cp, &b, &err);
                 if (rc == HP_OK)
                     hp_bfs_free(&b);
@@ -558,6 +619,7 @@ int main(void)
 {
     test_random_graphs();
     test_weak_referent();
+    test_live_set();
     test_roots_and_rules();
     test_failures();
     test_interrupts();

@@ -108,7 +108,7 @@ static void test_crafted(int id_size)
     {
         hp_coll_class_waste *rows = calloc(hp_heap_class_count(h), sizeof *rows);
         uint32_t list_class = hp_heap_find_class_id(h, C_LIST), mylist_class = hp_heap_find_class_id(h, C_MYLIST);
-        CHECK(rows && hp_coll_waste(c, rows, NULL, NULL, &err) == HP_OK);
+        CHECK(rows && hp_coll_waste(c, NULL, rows, NULL, NULL, &err) == HP_OK);
         CHECK(rows[list_class].instances == 2 && rows[list_class].empty == 1);
         /* ELEMS, which MYLIST holds too, is nobody's waste (#31); LIST's own measure counts it. */
         CHECK(rows[list_class].wasted == hp_heap_shallow_size(h, hp_heap_find(h, EMPTY_ELEMS)));
@@ -121,10 +121,10 @@ static void test_crafted(int id_size)
         size_t n = 0;
         uint64_t want = hp_heap_shallow_size(h, hp_heap_find(h, S2)) + hp_heap_shallow_size(h, hp_heap_find(h, S3)) +
                         hp_heap_shallow_size(h, hp_heap_find(h, S2_V));
-        CHECK(hp_duplicate_strings(h, NULL, 2, &dups, &n, NULL, NULL, &err) == HP_OK && n == 1);
+        CHECK(hp_duplicate_strings(h, NULL, NULL, 2, &dups, &n, NULL, NULL, &err) == HP_OK && n == 1);
         CHECK(dups[0].first == hp_heap_find(h, S1) && dups[0].count == 3 && dups[0].wasted == want);
         free(dups);
-        CHECK(hp_duplicate_strings(h, NULL, 1, &dups, &n, NULL, NULL, &err) == HP_OK && n == 2);
+        CHECK(hp_duplicate_strings(h, NULL, NULL, 1, &dups, &n, NULL, NULL, &err) == HP_OK && n == 2);
         free(dups);
     }
     {
@@ -197,7 +197,7 @@ static void test_many_texts(void)
     bb_rec_end(&b);
     memset(&opt, 0, sizeof opt);
     CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
-    CHECK(hp_duplicate_strings(h, NULL, 2, &dups, &n, NULL, NULL, &err) == HP_OK);
+    CHECK(hp_duplicate_strings(h, NULL, NULL, 2, &dups, &n, NULL, NULL, &err) == HP_OK);
     CHECK_EQ_U64(n, N);
     for (k = 0; k < n; k++) {
         hp_text a, c;
@@ -206,7 +206,7 @@ static void test_many_texts(void)
         CHECK(a.units == c.units && memcmp(a.data, c.data, a.units) == 0); /* its pair: the same text */
     }
     free(dups);
-    CHECK(hp_duplicate_strings(h, NULL, 3, &dups, &n, NULL, NULL, &err) == HP_OK && n == 0);
+    CHECK(hp_duplicate_strings(h, NULL, NULL, 3, &dups, &n, NULL, NULL, &err) == HP_OK && n == 0);
     free(dups);
     hp_heap_free(h);
     free(b.d);
@@ -268,7 +268,7 @@ static void test_substrings_share_arrays(void)
     bb_rec_end(&b);
     memset(&opt, 0, sizeof opt);
     CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
-    CHECK(hp_duplicate_strings(h, NULL, 2, &dups, &n, NULL, NULL, &err) == HP_OK);
+    CHECK(hp_duplicate_strings(h, NULL, NULL, 2, &dups, &n, NULL, NULL, &err) == HP_OK);
     CHECK_EQ_U64(n, 1);
     want = hp_heap_shallow_size(h, hp_heap_find(h, DUP_BIG)) + hp_heap_shallow_size(h, hp_heap_find(h, DUP1)) +
            hp_heap_shallow_size(h, hp_heap_find(h, DUP2)) + hp_heap_shallow_size(h, hp_heap_find(h, OWN));
@@ -325,9 +325,9 @@ static void test_shared_dumps(void)
         }
         walked_total += walked;
         rows = calloc(hp_heap_class_count(h) + 1, sizeof *rows);
-        CHECK(rows && hp_coll_waste(c, rows, NULL, NULL, &err) == HP_OK);
+        CHECK(rows && hp_coll_waste(c, NULL, rows, NULL, NULL, &err) == HP_OK);
         free(rows);
-        CHECK(hp_duplicate_strings(h, NULL, 2, &dups, &n_dups, NULL, NULL, &err) == HP_OK);
+        CHECK(hp_duplicate_strings(h, NULL, NULL, 2, &dups, &n_dups, NULL, NULL, &err) == HP_OK);
         free(dups);
         traces = hp_heap_trace_count(h);
         objects = calloc(traces + 1, 8);

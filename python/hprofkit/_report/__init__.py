@@ -62,7 +62,8 @@ def _collect(src: Source, baseline: Optional[Source], limits: Limits) -> dict[st
     ranking = Ranking(src.heap)
     biggest = ranking.top_level(limits.dominators)
     rows = sections.histogram_rows(src)
-    overview = sections.overview(src, table, limits, rows, biggest)
+    garbage = sections.unreachable_rows(src.heap)
+    overview = sections.overview(src, table, limits, rows, garbage, biggest)
     # Paths from GC roots: one search gives each of the biggest objects its own shortest.
     paths = paths_of(table, [obj for obj, _ in biggest])
     data: dict[str, Any] = {
@@ -74,6 +75,7 @@ def _collect(src: Source, baseline: Optional[Source], limits: Limits) -> dict[st
             "suspects": sections.suspects(table, ranking, biggest, paths, overview["total"]),
             "leaks": sections.leaks(src, table, limits),
             "histogram": sections.histogram(src, rows, limits),
+            "unreachable": sections.unreachable(src, garbage, limits),
         },
         "paths": paths,
     }
@@ -83,7 +85,7 @@ def _collect(src: Source, baseline: Optional[Source], limits: Limits) -> dict[st
     # Each tree node's path one click away: one more search for them all.
     paths.update({row: path for row, path in paths_of(table, tree_objects).items() if row not in paths})
     data["sections"]["threads"] = sections.threads(src.heap, table, limits)
-    data["sections"]["waste"] = sections.waste(src.heap, table, limits)
+    data["sections"]["waste"] = sections.waste(src, table, limits)
     pictures = images.bitmaps(src.heap, table, shown=limits.bitmaps, groups=limits.bitmap_groups,
                               members=limits.leak_objects)
     if pictures is not None:
@@ -101,7 +103,7 @@ def _collect(src: Source, baseline: Optional[Source], limits: Limits) -> dict[st
 def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str | os.PathLike[str]" = "report.html",
            *, baseline: "Heap | str | os.PathLike[str] | None" = None, semantics: Optional[str] = None,
            heap_dump: int = 0, limits: Limits = Limits(), mapping: Any = None, progress: Any = None,
-           max_output: "int | str | None" = None) -> str:
+           max_output: "int | str | None" = None, unreachable: Optional[bool] = None) -> str:
     """Writes the HTML report of a heap (a Heap, or a dump's path: plain,
     .gz, .bz2, an hprofkit pack, a Tailor mini or a BMD; or a binary file
     holding one, such as standard input) to `out` ("-" for standard output)
@@ -123,23 +125,30 @@ def report(heap_or_path: "Heap | str | os.PathLike[str] | BinaryIO", out: "str |
 
     progress: as open_heap takes it (each dump's "index", "dominators",
     "report").  max_output: what a pack, mini or BMD opened here may
-    restore to (see hprofkit.open)."""
+    restore to (see hprofkit.open).
+
+    The page's figures count the reachable objects, as Eclipse MAT does
+    (docs/reference/behaviour.md): the overview shows the reachable heap and
+    the unreachable bytes apart, and a section lists the unreachable
+    objects by class.  unreachable=True counts garbage too (the default
+    under semantics='visualvm')."""
     write(heap_or_path, out, baseline=baseline, semantics=semantics, heap_dump=heap_dump, limits=limits,
-          mapping=mapping, progress=progress, max_output=max_output)
+          mapping=mapping, progress=progress, max_output=max_output, unreachable=unreachable)
     return os.fspath(out)
 
 
 def write(heap_or_path: Any, out: Any, *, baseline: Any = None, semantics: Optional[str] = None, heap_dump: int = 0,
           limits: Limits = Limits(), mapping: Any = None, progress: Any = None,
-          max_output: "int | str | None" = None) -> dict[str, Any]:
+          max_output: "int | str | None" = None, unreachable: Optional[bool] = None) -> dict[str, Any]:
     """report(), returning the JSON document the page holds."""
     from .._progress import reporting
     with reporting(progress):
-        return _write(heap_or_path, out, baseline, semantics, heap_dump, limits, mapping, max_output)
+        return _write(heap_or_path, out, baseline, semantics, heap_dump, limits, mapping, max_output, unreachable)
 
 
 def _write(heap_or_path: Any, out: Any, baseline: Any, semantics: Optional[str], heap_dump: int,
-           limits: Limits, mapping: Any, max_output: "int | str | None") -> dict[str, Any]:
+           limits: Limits, mapping: Any, max_output: "int | str | None", unreachable: Optional[bool]
+           ) -> dict[str, Any]:
     from .._heap import _mapping_of
     from .._output import check_not_same_file, output_file
     from .page import render_report
@@ -149,9 +158,10 @@ def _write(heap_or_path: Any, out: Any, baseline: Any, semantics: Optional[str],
             check_not_same_file(source, out)
     with contextlib.ExitStack() as stack:
         src = stack.enter_context(opened(heap_or_path, heap_dump=heap_dump, semantics=semantics, mapping=mapping,
-                                         max_output=max_output))
+                                         max_output=max_output, unreachable=unreachable))
         base = None if baseline is None else stack.enter_context(
-            opened(baseline, heap_dump=heap_dump, semantics=semantics, mapping=mapping, max_output=max_output))
+            opened(baseline, heap_dump=heap_dump, semantics=semantics, mapping=mapping, max_output=max_output,
+                   unreachable=unreachable))
         data = collect(src, baseline=base, limits=limits)
         page = render_report(data)
         for _ in range(_HALVINGS):

@@ -350,9 +350,14 @@
 
   hk.views.overview = function (el, data, ctx) {
     var file = data.file;
+    var reachable = data.counts === "reachable";
     var tiles = h("div", { cls: "hk-tiles" }, [
-      tile("Heap size", data.total, bytes, "total", "shallow size of " + plural(data.instances_and_arrays, "instance") +
+      tile(reachable ? "Reachable heap" : "Heap size (garbage too)", data.total, bytes, "total",
+           "shallow size of " + plural(data.instances_and_arrays, reachable ? "reachable instance" : "instance") +
            " and arrays"),
+      tile("Unreachable", data.unreachable.bytes, bytes, "unreachable",
+           plural(data.unreachable.objects, "object") + " no GC root reaches" +
+           (reachable ? ", counted nowhere else" : ", counted in every figure")),
       tile("Objects", data.objects, count, "objects", "instances, arrays and class objects"),
       tile("Classes", data.classes, count, "classes"),
       tile("GC roots", data.gc_roots, count, "gc_roots")]);
@@ -570,6 +575,9 @@
     var rest = data.rest;
     var heaps = data.heaps || [];
     var holder = h("div");
+    el.appendChild(h("p", { cls: "hk-muted", text: data.counts === "all" ?
+      "Every object of the dump, unreachable ones included (as VisualVM counts them)." :
+      "The reachable objects, as Eclipse MAT counts them: garbage is listed under Unreachable objects." }));
     function draw(heap) {
       var rows = heap < 0 ? data.rows : data.rows.filter(function (r) { return r[5][heap]; }).map(function (r) {
         return [r[0], r[1], r[5][heap][0], r[5][heap][1], r[4]];
@@ -599,6 +607,27 @@
                     })));
     draw(-1);
     el.appendChild(holder);
+  };
+
+  /* MAT's Unreachable Objects Histogram: the garbage the dump kept, by class. */
+  hk.views.unreachable = function (el, data) {
+    el.appendChild(h("p", { cls: "hk-lead" }, data.total_rows ? [
+      figure("b", data.bytes, bytes), " in " + plural(data.objects, "object") + " no GC root reaches (" +
+      plural(data.total_rows, "class", "classes") + "): " +
+      (data.counted ? "counted in this report's figures, as asked." :
+                      "left out of every other figure of this report, as Eclipse MAT leaves them out.")] :
+      [h("span", { text: "No unreachable objects: every object of the dump is reachable from a GC root." })]));
+    if (!data.total_rows) return;
+    var rest = data.rest;
+    el.appendChild(dataTable([
+      { label: "Class", get: function (r) { return r[0]; },
+        render: function (r) { return [className(r[0]), r[1] ? h("span", { cls: "hk-id", text: " @0x" + r[1] }) : null]; } },
+      { label: "Instances", num: true, get: function (r) { return r[2]; } },
+      { label: "Shallow", num: true, fmt: bytes, get: function (r) { return r[3]; } }], data.rows, {
+      sort: 2, filter: function (r) { return r[0]; }, placeholder: "Filter classes (text or regular expression)",
+      noun: "class", nouns: "classes", name: "unreachable", page: 100,
+      footer: rest.rows ? h("p", { cls: "hk-muted hk-rest", text: "and " + plural(rest.rows, "more class", "more classes") +
+        " not in this report: " + plural(rest.instances, "object") + ", " + bytes(rest.shallow_size) + " shallow." }) : null }));
   };
 
   var IMAGE_URI = /^data:image\/(png|jpeg|webp);base64,[A-Za-z0-9+\/]+=*$/;
@@ -706,6 +735,8 @@
                              "object not leaking and the first leaking one (underlined) are the suspects."],
     ["histogram", "Histogram", "Objects per class. Retained: what the class's objects keep alive together " +
                                "(those no other object of the class dominates)."],
+    ["unreachable", "Unreachable objects", "Objects no GC root reaches through any reference: garbage the dump " +
+                                           "kept (jmap -dump without live), by class."],
     ["bitmaps", "Bitmaps", "Android's android.graphics.Bitmap objects, largest first, as thumbnails of their pixels."],
     ["domtree", "Dominator tree", "What each object keeps alive, largest retained first: open a node to see what it " +
                                   "dominates, click an object for its path from a GC root."],

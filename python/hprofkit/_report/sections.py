@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from .._classnames import stable_name
 from .dominators import BIG_DROP_RATIO, Ranking, accumulation_chain
 from .objects import ObjectTable, cut_ends
 
 if TYPE_CHECKING:
-    from .._heap import Heap, HeapClass, HeapObject
+    from .._heap import Heap, HeapObject
     from ..heapdiff import HeapDiff
     from ..leaks import Leak
     from .source import Source
@@ -67,22 +67,25 @@ def suspect_threshold(total: int) -> int:
 
 
 def heap_totals(src: Source, histogram: list[list[Any]]) -> tuple[int, int, Optional[list[list[Any]]]]:
-    """(objects, bytes, [[heap name, objects, bytes]...] or None) of the heap dump."""
-    if src.stats is not None:
-        totals = src.stats.heap_totals
-        heaps: list[list[Any]] = [[name, t.count, t.bytes] for name, t in totals.items()]
-        return sum(t.count for t in totals.values()), sum(t.bytes for t in totals.values()), heaps
-    return sum(r[2] for r in histogram), sum(r[3] for r in histogram), None
+    """(objects, bytes, [[heap name, objects, bytes]...] or None) of the histogram's rows
+    (the objects the report counts: Source.members)."""
+    names = heap_names(src)
+    heaps = [[name, sum(r[5][k][0] for r in histogram if r[5][k]), sum(r[5][k][1] for r in histogram if r[5][k])]
+             for k, name in enumerate(names)] if names else None
+    return sum(r[2] for r in histogram), sum(r[3] for r in histogram), heaps
 
 
 def overview(src: Source, table: ObjectTable, limits: Limits, histogram: list[list[Any]],
-             biggest: list[tuple[HeapObject, int]]) -> dict[str, Any]:
+             unreachable: list[list[Any]], biggest: list[tuple[HeapObject, int]]) -> dict[str, Any]:
     heap = src.heap
     objects, total, heaps = heap_totals(src, histogram)
     out: dict[str, Any] = {
         "label": src.label, "objects": heap.object_count, "classes": heap.class_count,
         "gc_roots": len(heap.gc_roots), "id_size": heap.id_size, "semantics": heap.semantics,
         "heap_dumps": heap.heap_dump_count, "instances_and_arrays": objects, "total": total, "heaps": heaps,
+        # What the figures count (MAT's rule: the reachable objects), and the garbage beside them.
+        "counts": "reachable" if src.members == "live" else "all",
+        "unreachable": {"objects": sum(r[2] for r in unreachable), "bytes": sum(r[3] for r in unreachable)},
         "dominators": {"rows": [[table.row(obj), size] for obj, size in biggest],
                        "rest": max(total - sum(size for _, size in biggest), 0)},
         # What the bytes are: the classes of most shallow bytes ([name, instances, shallow]).
@@ -108,62 +111,64 @@ HISTOGRAM_COLUMNS = ("class", "class_id", "instances", "shallow_size", "retained
 
 
 def histogram_rows(src: Source) -> list[list[Any]]:
-    """[class name, class id or None, instances, shallow bytes,
-    retained bytes] per class with objects, largest retained first (the id
-    written in hex by histogram(), for the rows it keeps).
-    Retained is VisualVM's by class (HeapClass.instances_retained_size).  With several
-    heaps (Android), a sixth item splits instances and shallow bytes by heap:
-    [[instances, shallow] or 0 per heap of heap_names(src)]."""
-    heap = src.heap
+    """[class name, class id, instances, shallow bytes, retained bytes] per
+    class with objects the report counts (Source.members: the reachable ones
+    by default, heap.histogram()), largest retained first (the id written in
+    hex by histogram(), for the rows it keeps).  Retained is VisualVM's by
+    class (HeapClass.instances_retained_size).  With several heaps (Android),
+    a sixth item splits instances and shallow bytes by heap: [[instances,
+    shallow] or 0 per heap of heap_names(src)]."""
+    counted = src.histogram()
+    names = heap_names(src)
     rows: list[list[Any]] = []
-    if src.stats is not None:
-        names = heap_names(src)
-        per_heap = [{(r.name, r.class_id): [r.instances, r.shallow_bytes] for r in src.stats.heaps[name]}
-                    for name in names]
-        for row in src.stats.histogram:
-            # A handle a row (not a table of a million of them, 150 MB on 1 M classes).
-            if row.class_id is not None:
-                cls = _class_of(heap, row.class_id)
-                classes = [cls] if cls is not None else []
-            else:  # a primitive array type: the dump's class of that name
-                classes = heap.classes_named(row.name)
-            one = classes[0] if len(classes) == 1 else None
-            retained = one.instances_retained_size if one is not None else sum(
-                c.instances_retained_size for c in classes)
-            ident = one.class_id if one is not None else row.class_id
-            # The heap's name of the class (with a mapping, its clear name), else the histogram's.
-            rows.append([one.name if one is not None else row.name, ident, row.instances, row.shallow_bytes,
-                         retained])
-            if per_heap:
-                rows[-1].append([split.get((row.name, row.class_id), 0) for split in per_heap])
-    else:
-        from ..heapdiff import class_counts
-        rows = [[cls.name, cls.class_id, count, shallow, cls.instances_retained_size]
-                for cls, count, shallow in class_counts(heap)]
+    for c in counted:
+        cls = c.class_
+        rows.append([c.name, cls and cls.class_id, c.instances, c.shallow_size, cls.instances_retained_size if cls else 0])
+        if names:
+            rows[-1].append([list(c.per_heap[n]) if c.per_heap.get(n, (0, 0))[0] else 0 for n in names])
     rows.sort(key=lambda r: (-r[4], -r[3], r[0]))
     return rows
 
 
-def _class_of(heap: Heap, class_id: int) -> Optional[HeapClass]:
-    """The class of a histogram row's id (a CLASS_DUMP's), None if the index has no class there."""
-    try:
-        found = heap.object(class_id)
-    except KeyError:
-        return None
-    return cast("HeapClass", found) if found.kind == "class" else None
-
-
 def heap_names(src: Source) -> list[str]:
     """The heaps a histogram row splits its objects over: Android's (app,
-    zygote, image) when the dump has several, else none."""
-    names = src.stats.heap_names if src.stats is not None else []
-    return names if len(names) > 1 else []
+    zygote, image) when the dump has objects in several, else none."""
+    names: list[str] = []
+    for row in src.histogram():
+        names.extend(n for n in row.per_heap if n not in names)
+    return names
+
+
+def _hex(class_id: Optional[int]) -> Optional[str]:
+    """A histogram row's class id as the page shows it; None for a primitive type without a class."""
+    return None if class_id is None else f"{class_id:x}"
+
+
+# ---- unreachable objects (MAT's Unreachable Objects Histogram) ---------------
+
+UNREACHABLE_COLUMNS = ("class", "class_id", "instances", "shallow_size")
+
+
+def unreachable_rows(heap: Heap) -> list[list[Any]]:
+    """[class name, class id, instances, shallow bytes] of the objects no GC root reaches,
+    most shallow bytes first (heap.unreachable_histogram())."""
+    return [[c.name, c.class_ and c.class_.class_id, c.instances, c.shallow_size] for c in heap.unreachable_histogram()]
+
+
+def unreachable(src: Source, rows: list[list[Any]], limits: Limits) -> dict[str, Any]:
+    kept = [[r[0], _hex(r[1]), r[2], r[3]] for r in rows[:limits.histogram]]
+    rest = rows[limits.histogram:]
+    return {"columns": list(UNREACHABLE_COLUMNS), "rows": kept, "total_rows": len(rows),
+            "counted": src.members != "live",
+            "objects": sum(r[2] for r in rows), "bytes": sum(r[3] for r in rows),
+            "rest": {"rows": len(rest), "instances": sum(r[2] for r in rest), "shallow_size": sum(r[3] for r in rest)}}
 
 
 def histogram(src: Source, rows: list[list[Any]], limits: Limits) -> dict[str, Any]:
-    kept = [[r[0], None if r[1] is None else f"{r[1]:x}", *r[2:]] for r in rows[:limits.histogram]]
+    kept = [[r[0], _hex(r[1]), *r[2:]] for r in rows[:limits.histogram]]
     rest = rows[limits.histogram:]
     return {"columns": list(HISTOGRAM_COLUMNS), "heaps": heap_names(src), "rows": kept, "total_rows": len(rows),
+            "counts": "reachable" if src.members == "live" else "all",
             "rest": {"rows": len(rest), "instances": sum(r[2] for r in rest), "shallow_size": sum(r[3] for r in rest)}}
 
 
@@ -336,12 +341,14 @@ def threads(heap: Heap, table: ObjectTable, limits: Limits) -> dict[str, Any]:
 
 # ---- waste: duplicate Strings, collections, large arrays -------------------
 
-def waste(heap: Heap, table: ObjectTable, limits: Limits) -> dict[str, Any]:
+def waste(src: Source, table: ObjectTable, limits: Limits) -> dict[str, Any]:
     """MAT's waste queries: heap.duplicate_strings(), heap.collection_waste(),
-    heap.large_arrays(limits.large_array_bytes), each cut at its limit."""
-    strings = heap.duplicate_strings()
-    collections = heap.collection_waste()
-    arrays = heap.large_arrays(limits.large_array_bytes)
+    heap.large_arrays(limits.large_array_bytes) over the objects the report
+    counts, each cut at its limit."""
+    heap, unreachable = src.heap, src.members == "all"
+    strings = heap.duplicate_strings(unreachable=unreachable)
+    collections = heap.collection_waste(unreachable=unreachable)
+    arrays = heap.large_arrays(limits.large_array_bytes, unreachable=unreachable)
     return {
         "strings": _cut([[s.text, s.count, s.wasted_bytes] for s in strings], limits.duplicate_strings,
                         ["text", "count", "wasted_bytes"], lambda r: {"count": r[1], "wasted_bytes": r[2]}),

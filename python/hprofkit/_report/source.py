@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 
 if TYPE_CHECKING:
     from .._dump import Dump
-    from .._heap import Heap
+    from .._heap import ClassCount, Heap
     from .._stats import Stats
 
 
@@ -33,15 +33,23 @@ class FileInfo:
 
 
 class Source:
-    """The heap, how the page names it, and for a file its Stats and FileInfo
-    (None for a Heap given as it is).  The stats may still be on their way
-    (counted in a thread while the heap is indexed and its dominators
-    computed): reading them waits."""
+    """The heap, how the page names it, which objects its figures count
+    (members: 'live', the reachable ones, or 'all'; Heap._members), and for
+    a file its Stats and FileInfo (None for a Heap given as it is).  The
+    stats may still be on their way (counted in a thread while the heap is
+    indexed and its dominators computed): reading them waits."""
 
     def __init__(self, heap: Heap, label: str, stats: Union[Stats, _Background, None] = None,
-                 file: Optional[FileInfo] = None) -> None:
-        self.heap, self.label, self.file = heap, label, file
+                 file: Optional[FileInfo] = None, members: str = "live") -> None:
+        self.heap, self.label, self.file, self.members = heap, label, file, members
         self._stats = stats
+        self._histogram: Optional[list[ClassCount]] = None
+
+    def histogram(self) -> list[ClassCount]:
+        """heap.histogram() of the objects the report counts, counted once."""
+        if self._histogram is None:
+            self._histogram = self.heap.histogram(unreachable=self.members == "all")
+        return self._histogram
 
     @property
     def stats(self) -> Optional[Stats]:
@@ -101,17 +109,18 @@ def _heap_options(semantics: Optional[str]) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None, mapping: Any = None,
-           max_output: "int | str | None" = None) -> Iterator[Source]:
+           max_output: "int | str | None" = None, unreachable: Optional[bool] = None) -> Iterator[Source]:
     """The Source of a Heap, of a dump's path (any format the Dump opens:
     plain, gzip, bzip2, hprofkit pack, Tailor mini, Badoo BMD) or of a binary
     file (standard input), a dump read through `mapping` (None: none; a Heap
-    keeps its own names); what it opened is closed on exit."""
+    keeps its own names); what it opened is closed on exit.  unreachable: as
+    the heap's analyses take it (None: the semantics' default)."""
     from .._heap import Heap
     if isinstance(source, Heap):
         if semantics is not None and semantics != source.semantics:
             raise ValueError(f"semantics={semantics!r}, but the heap given was opened with "
                              f"semantics={source.semantics!r}: open it with the one wanted")
-        yield Source(source, repr(source), None, None)
+        yield Source(source, repr(source), None, None, source._members(unreachable))
         return
     if isinstance(source, (str, os.PathLike)):
         name, size = os.path.basename(os.fspath(source)), os.path.getsize(source)
@@ -127,7 +136,8 @@ def opened(source: Any, *, heap_dump: int = 0, semantics: Optional[str] = None, 
             heap = dump.heap(heap_dump=heap_dump, mapping=mapping, **_heap_options(semantics))
             try:
                 yield Source(heap, name, stats, FileInfo(name, dump.size if size is None else size, dump.compression,
-                                                         dump.magic, dump.id_size, dump.timestamp))
+                                                         dump.magic, dump.id_size, dump.timestamp),
+                             heap._members(unreachable))
             finally:
                 heap.close()
         finally:
