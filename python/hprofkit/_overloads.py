@@ -161,6 +161,16 @@ class _Hierarchy:
 
 # -- the dump's classes -------------------------------------------------------------------
 
+def overloads(mapping: Mapping, class_obfuscated: str, rows: list[tuple[str | None, int]]) -> bool:
+    """Whether the mapping gives several fields of one basic type the name of
+    one of `rows` (the class's statics and fields: (name, type code))."""
+    counts: dict[tuple[str, int], int] = {}
+    for obfuscated, _clear, java_type in mapping.fields(class_obfuscated):
+        key = (obfuscated, _basic_type(java_type))
+        counts[key] = counts.get(key, 0) + 1
+    return any(counts.get((name, type_code), 0) > 1 for name, type_code in rows if name is not None)
+
+
 def _classes(heap: Any, mapping: Mapping) -> list[_Class]:
     """Every class of the heap the mapping lists with fields, with the
     candidates of each static and own instance field (rule 1)."""
