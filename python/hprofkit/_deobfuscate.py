@@ -307,7 +307,8 @@ def _resolve_overloads(view: memoryview, mapping: Mapping, out: list[Any]) -> di
         if resolution is None:
             return {}
         out.append(resolution)
-        return {heap.classes[ordinal].class_id: names for ordinal, names in resolution.names.items()}
+        classes = heap.classes
+        return {classes[ordinal].class_id: names for ordinal, names in resolution.names.items()}
 
 
 class _NewId:

@@ -47,7 +47,7 @@ _WARNINGS = 5
 
 
 class MappedField(NamedTuple):
-    index: int  # in the mapping's list of the class's fields
+    rank: int  # its place among the class's fields in the mapping
     obfuscated: str
     clear: str
     type: str  # as the mapping writes it: "int", "byte[]", "com.example.Item"
@@ -80,7 +80,7 @@ class _Slot:
 
 @dataclass
 class _Class:
-    ordinal: int
+    cls: Any  # its HeapClass
     obfuscated: str
     clear: str
     n_statics: int
@@ -161,43 +161,45 @@ class _Hierarchy:
 
 # -- the dump's classes -------------------------------------------------------------------
 
+def _fields_by_name(listed: list[tuple[str, str, str]]) -> dict[tuple[str, int], list[MappedField]]:
+    """A class's fields in the mapping by (obfuscated name, basic type), in the mapping's order."""
+    out: dict[tuple[str, int], list[MappedField]] = {}
+    for rank, (obfuscated, clear, java_type) in enumerate(listed):
+        out.setdefault((obfuscated, _basic_type(java_type)), []).append(MappedField(rank, obfuscated, clear, java_type))
+    return out
+
+
 def overloads(mapping: Mapping, class_obfuscated: str, rows: list[tuple[str | None, int]]) -> bool:
     """Whether the mapping gives several fields of one basic type the name of
     one of `rows` (the class's statics and fields: (name, type code))."""
-    counts: dict[tuple[str, int], int] = {}
-    for obfuscated, _clear, java_type in mapping.fields(class_obfuscated):
-        key = (obfuscated, _basic_type(java_type))
-        counts[key] = counts.get(key, 0) + 1
-    return any(counts.get((name, type_code), 0) > 1 for name, type_code in rows if name is not None)
+    by_name = _fields_by_name(mapping.fields(class_obfuscated))
+    return any(len(by_name.get((name, type_code), ())) > 1 for name, type_code in rows if name is not None)
 
 
 def _classes(heap: Any, mapping: Mapping) -> list[_Class]:
     """Every class of the heap the mapping lists with fields, with the
-    candidates of each static and own instance field (rule 1)."""
+    candidates of each static and own instance field (rule 1); [] when no
+    class has a field of several candidates."""
+    listed = [(cls, fields) for cls in heap.classes if (fields := mapping.fields(cls.obfuscated_name))]
+    if all(len({o for o, _, _ in fields}) == len(fields) for _, fields in listed):
+        return []  # no two fields of one class share a name: the type rule named them all
     out = []
-    for cls in heap.classes:
-        obfuscated = cls.obfuscated_name
-        listed = mapping.fields(obfuscated)
-        if not listed:
-            continue
-        by_name: dict[str, list[MappedField]] = {}
-        for index, (obf, clear, java_type) in enumerate(listed):
-            by_name.setdefault(obf, []).append(MappedField(index, obf, clear, java_type))
-        statics, fields = heap._dump_fields(cls.ordinal)
+    for cls, fields in listed:
+        by_name = _fields_by_name(fields)
+        statics, own = heap._dump_fields(cls.ordinal)
         slots = []
-        for kind, rows in enumerate((statics, fields)):
+        for kind, rows in enumerate((statics, own)):
             for position, (name, type_code) in enumerate(rows):
                 if name is None or name.startswith("<"):  # HotSpot's <resolved_references>: no field of the program
                     continue
-                candidates = [m for m in by_name.get(name, ()) if _basic_type(m.type) == type_code]
-                slots.append(_Slot(kind, position, name, type_code, candidates))
-        entry = _Class(cls.ordinal, obfuscated, mapping.class_name(obfuscated) or obfuscated, len(statics), slots,
-                       any(len(s.candidates) > 1 for s in slots))
-        out.append(entry)
+                slots.append(_Slot(kind, position, name, type_code, list(by_name.get((name, type_code), ()))))
+        obfuscated = cls.obfuscated_name
+        out.append(_Class(cls, obfuscated, mapping.class_name(obfuscated) or obfuscated, len(statics), slots,
+                          any(len(s.candidates) > 1 for s in slots)))
     return out
 
 
-def _narrow_by_values(heap: Any, entry: _Class, hierarchy: _Hierarchy) -> None:
+def _narrow_by_values(entry: _Class, hierarchy: _Hierarchy) -> None:
     """Rule 2: drops the candidates whose type does not accept a value of
     the field.  Instances are read until every field is decided; a field
     whose values no candidate accepts keeps its candidates (the values say
@@ -205,7 +207,7 @@ def _narrow_by_values(heap: Any, entry: _Class, hierarchy: _Hierarchy) -> None:
     open_slots = [s for s in entry.slots if len(s.candidates) > 1 and s.type_code == _OBJECT]
     if not open_slots:
         return
-    cls = heap.classes[entry.ordinal]
+    cls = entry.cls
     seen: dict[int, set[int]] = {id(s): set() for s in open_slots}
 
     def take(slot: _Slot, value: Any) -> None:
@@ -238,10 +240,10 @@ def _propagate(entry: _Class) -> None:
     changed = True
     while changed:
         changed = False
-        taken = {s.candidates[0].index for s in entry.slots if s.decided}
+        taken = {s.candidates[0].rank for s in entry.slots if s.decided}
         for s in entry.slots:
             if len(s.candidates) > 1:
-                left = [m for m in s.candidates if m.index not in taken]
+                left = [m for m in s.candidates if m.rank not in taken]
                 if left and len(left) < len(s.candidates):
                     s.candidates, changed = left, True
 
@@ -251,7 +253,7 @@ def _propagate(entry: _Class) -> None:
 def _order_keys(mapping: Mapping) -> dict[str, Callable[[MappedField], Any]]:
     def art(m: MappedField) -> tuple[str, str]:
         return m.obfuscated, _descriptor(m.type, lambda name: mapping.obfuscated_class(name) or name)
-    return {FORWARD: lambda m: m.index, REVERSE: lambda m: -m.index, ART: art}
+    return {FORWARD: lambda m: m.rank, REVERSE: lambda m: -m.rank, ART: art}
 
 
 def _pairs(classes: list[_Class]) -> Iterator[tuple[MappedField, MappedField]]:
@@ -286,8 +288,8 @@ def _by_order(entry: _Class, orders: list[str], keys: dict[str, Callable[[Mapped
         slots = [s for s in group if len(s.candidates) > 1]  # the groups before decided some
         if not slots:
             continue
-        taken = {s.candidates[0].index for s in entry.slots if s.decided}
-        pool = sorted({m for s in slots for m in s.candidates if m.index not in taken})
+        taken = {s.candidates[0].rank for s in entry.slots if s.decided}
+        pool = sorted({m for s in slots for m in s.candidates if m.rank not in taken})
         choices = []
         for order in orders:
             ranked = sorted(pool, key=keys[order])
@@ -322,7 +324,7 @@ def resolve(heap: Any, mapping: Mapping) -> Resolution | None:
     hierarchy = _Hierarchy(heap)
     for entry in classes:
         if entry.overloaded:
-            _narrow_by_values(heap, entry, hierarchy)
+            _narrow_by_values(entry, hierarchy)
             _propagate(entry)
     keys = _order_keys(mapping)
     android = any(name is not None for name in heap._heap_names())
@@ -332,7 +334,7 @@ def resolve(heap: Any, mapping: Mapping) -> Resolution | None:
         if not entry.overloaded:
             continue
         resolution.ambiguities += _by_order(entry, orders, keys)
-        resolution.names[entry.ordinal] = [(s.position + (entry.n_statics if s.kind else 0), s.candidates[0].clear)
+        resolution.names[entry.cls.ordinal] = [(s.position + (entry.n_statics if s.kind else 0), s.candidates[0].clear)
                                            for s in entry.slots if s.candidates and s.candidates[0].clear != s.name]
     return resolution
 
