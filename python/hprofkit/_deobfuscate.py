@@ -6,7 +6,9 @@ compressed or piped):
 
 1. a scan of its names: STRING ids, LOAD_CLASS, every CLASS_DUMP's field
    name ids, STACK_FRAMEs and STACK_TRACEs (memory: the dump's string ids
-   and classes, never its objects);
+   and classes, never its objects, unless the mapping gives several fields
+   of a class one name: the dump is then indexed, as a heap, for the values
+   that tell them apart: _overloads.py);
 2. the core renamer (core/hp_rename.c) streams the dump into the output
    with a plan made from the scan and the mapping.
 
