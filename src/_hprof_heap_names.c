@@ -195,9 +195,11 @@ static int rename_frame(HeapIndex *heap, hp_heap *index, PyObject *item)
     return 0;
 }
 
-/* heap._rename_frames(frames): the names grow, so no other call may read
- * them meanwhile: none runs without the GIL (busy), and this one holds it. */
-PyObject *heap_rename_frames(HeapIndex *heap, PyObject *frames)
+/* Calls one() for each item of a sequence (heap._rename_frames and
+ * _rename_fields): the names grow, so no other call may read them
+ * meanwhile: none runs without the GIL (busy), and this one holds it. */
+static PyObject *rename_each(HeapIndex *heap, PyObject *items, const char *what, const char *not_a_sequence,
+                             int (*one)(HeapIndex *heap, hp_heap *index, PyObject *item))
 {
     const hp_heap *index = heap_index(heap);
     PyObject *seq;
@@ -205,18 +207,23 @@ PyObject *heap_rename_frames(HeapIndex *heap, PyObject *frames)
     if (!index)
         return NULL;
     if (heap->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "_rename_frames: the heap is in use by another call");
+        PyErr_Format(PyExc_RuntimeError, "%s: the heap is in use by another call", what);
         return NULL;
     }
-    if (!(seq = PySequence_Fast(frames, "_rename_frames takes a sequence of frames")))
+    if (!(seq = PySequence_Fast(items, not_a_sequence)))
         return NULL;
     for (i = 0; i < PySequence_Fast_GET_SIZE(seq); i++)
-        if (rename_frame(heap, (hp_heap *)index, PySequence_Fast_GET_ITEM(seq, i)) < 0) {
+        if (one(heap, (hp_heap *)index, PySequence_Fast_GET_ITEM(seq, i)) < 0) {
             Py_DECREF(seq);
             return NULL;
         }
     Py_DECREF(seq);
     Py_RETURN_NONE;
+}
+
+PyObject *heap_rename_frames(HeapIndex *heap, PyObject *frames)
+{
+    return rename_each(heap, frames, "_rename_frames", "_rename_frames takes a sequence of frames", rename_frame);
 }
 
 /* ---- fields of one obfuscated name (hprofkit/_overloads.py) ---- */
@@ -282,25 +289,7 @@ static int rename_one_field(HeapIndex *heap, hp_heap *index, PyObject *item)
     return 0;
 }
 
-/* heap._rename_fields(fields): as _rename_frames, the names grow while this call holds the GIL. */
 PyObject *heap_rename_fields(HeapIndex *heap, PyObject *fields)
 {
-    const hp_heap *index = heap_index(heap);
-    PyObject *seq;
-    Py_ssize_t i;
-    if (!index)
-        return NULL;
-    if (heap->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "_rename_fields: the heap is in use by another call");
-        return NULL;
-    }
-    if (!(seq = PySequence_Fast(fields, "_rename_fields takes a sequence of fields")))
-        return NULL;
-    for (i = 0; i < PySequence_Fast_GET_SIZE(seq); i++)
-        if (rename_one_field(heap, (hp_heap *)index, PySequence_Fast_GET_ITEM(seq, i)) < 0) {
-            Py_DECREF(seq);
-            return NULL;
-        }
-    Py_DECREF(seq);
-    Py_RETURN_NONE;
+    return rename_each(heap, fields, "_rename_fields", "_rename_fields takes a sequence of fields", rename_one_field);
 }
