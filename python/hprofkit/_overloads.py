@@ -92,9 +92,8 @@ class _Class:
 class Resolution:
     """Clear names for the fields of overloaded classes: per class ordinal,
     (k, clear name), k counting its statics then its own instance fields;
-    the order the dump follows; and what stays ambiguous."""
+    and what stays ambiguous."""
     names: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
-    order: str = FORWARD
     ambiguities: list[Ambiguity] = field(default_factory=list)
 
 
@@ -329,7 +328,7 @@ def resolve(heap: Any, mapping: Mapping) -> Resolution | None:
     keys = _order_keys(mapping)
     android = any(name is not None for name in heap._heap_names())
     orders = _orders(classes, keys, android)
-    resolution = Resolution(order=orders[0])
+    resolution = Resolution()
     for entry in classes:
         if not entry.overloaded:
             continue
