@@ -246,6 +246,8 @@ PyObject *heap_get_mapping(HeapIndex *heap, void *closure);
 PyObject *heap_renames(HeapIndex *heap, PyObject *unused);
 PyObject *heap_dump_frames(HeapIndex *heap, PyObject *unused);
 PyObject *heap_rename_frames(HeapIndex *heap, PyObject *frames);
+PyObject *heap_dump_fields(HeapIndex *heap, PyObject *ord);
+PyObject *heap_rename_fields(HeapIndex *heap, PyObject *fields);
 #define HEAP_NAMES_METHODS \
     { "_renames", (PyCFunction)heap_renames, METH_NOARGS, \
       "_renames($self, /)\n--\n\n(classes listed, classes renamed, fields renamed, class, field): what the\n" \
@@ -256,7 +258,13 @@ PyObject *heap_rename_frames(HeapIndex *heap, PyObject *frames);
       "None, method, signature, source file, line)." }, \
     { "_rename_frames", (PyCFunction)heap_rename_frames, METH_O, \
       "_rename_frames($self, frames, /)\n--\n\nGives STACK_FRAMEs clear names: (frame id, method, signature,\n" \
-      "source, line) each, None keeping the dump's; while no other call uses the heap (hprofkit.Heap)." },
+      "source, line) each, None keeping the dump's; while no other call uses the heap (hprofkit.Heap)." }, \
+    { "_dump_fields", (PyCFunction)heap_dump_fields, METH_O, \
+      "_dump_fields($self, ordinal, /)\n--\n\nThe statics and own instance fields of class number `ordinal` as\n" \
+      "the dump names them: ([(name, type code)], [(name, type code)])." }, \
+    { "_rename_fields", (PyCFunction)heap_rename_fields, METH_O, \
+      "_rename_fields($self, fields, /)\n--\n\nGives fields clear names: (class ordinal, k, name) each, k counting\n" \
+      "the class's statics then its own instance fields; while no other call uses the heap (hprofkit.Heap)." },
 #define HEAP_NAMES_GETSET \
     { "mapping", (getter)heap_get_mapping, NULL, \
       "The hprofkit.Mapping whose clear names the heap shows, or None.", NULL },

@@ -195,9 +195,11 @@ static int rename_frame(HeapIndex *heap, hp_heap *index, PyObject *item)
     return 0;
 }
 
-/* heap._rename_frames(frames): the names grow, so no other call may read
- * them meanwhile: none runs without the GIL (busy), and this one holds it. */
-PyObject *heap_rename_frames(HeapIndex *heap, PyObject *frames)
+/* Calls one() for each item of a sequence (heap._rename_frames and
+ * _rename_fields): the names grow, so no other call may read them
+ * meanwhile: none runs without the GIL (busy), and this one holds it. */
+static PyObject *rename_each(HeapIndex *heap, PyObject *items, const char *what, const char *not_a_sequence,
+                             int (*one)(HeapIndex *heap, hp_heap *index, PyObject *item))
 {
     const hp_heap *index = heap_index(heap);
     PyObject *seq;
@@ -205,16 +207,89 @@ PyObject *heap_rename_frames(HeapIndex *heap, PyObject *frames)
     if (!index)
         return NULL;
     if (heap->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "_rename_frames: the heap is in use by another call");
+        PyErr_Format(PyExc_RuntimeError, "%s: the heap is in use by another call", what);
         return NULL;
     }
-    if (!(seq = PySequence_Fast(frames, "_rename_frames takes a sequence of frames")))
+    if (!(seq = PySequence_Fast(items, not_a_sequence)))
         return NULL;
     for (i = 0; i < PySequence_Fast_GET_SIZE(seq); i++)
-        if (rename_frame(heap, (hp_heap *)index, PySequence_Fast_GET_ITEM(seq, i)) < 0) {
+        if (one(heap, (hp_heap *)index, PySequence_Fast_GET_ITEM(seq, i)) < 0) {
             Py_DECREF(seq);
             return NULL;
         }
     Py_DECREF(seq);
     Py_RETURN_NONE;
+}
+
+PyObject *heap_rename_frames(HeapIndex *heap, PyObject *frames)
+{
+    return rename_each(heap, frames, "_rename_frames", "_rename_frames takes a sequence of frames", rename_frame);
+}
+
+/* ---- fields of one obfuscated name (hprofkit/_overloads.py) ---- */
+
+/* (name, type code) of each item, by its name in the dump. */
+static PyObject *dump_field_list(HeapIndex *heap, const heap_field *items, size_t n)
+{
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    size_t k;
+    for (k = 0; list && k < n; k++) {
+        PyObject *item = Py_BuildValue("(Ni)", heap_utf8(heap, items[k].f.dump_name_sid), items[k].f.type);
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)k, item);
+    }
+    return list;
+}
+
+/* heap._dump_fields(ordinal): a class's statics and own fields as the dump names them. */
+PyObject *heap_dump_fields(HeapIndex *heap, PyObject *arg)
+{
+    const hp_heap *index = heap_index(heap);
+    unsigned long ord;
+    heap_field *statics = NULL, *fields = NULL;
+    size_t n_statics = 0, n_fields = 0;
+    PyObject *out = NULL;
+    if (!index)
+        return NULL;
+    ord = PyLong_AsUnsignedLong(arg);
+    if (PyErr_Occurred())
+        return NULL;
+    if (ord >= hp_heap_class_count(index)) {
+        PyErr_SetString(PyExc_IndexError, "_dump_fields: no class of that ordinal");
+        return NULL;
+    }
+    if (heap_fields(heap, FIELDS_STATIC, (uint32_t)ord, HP_NONE, &statics, &n_statics) == 0 &&
+        heap_fields(heap, FIELDS_DECLARED, (uint32_t)ord, HP_NONE, &fields, &n_fields) == 0)
+        out = Py_BuildValue("(NN)", dump_field_list(heap, statics, n_statics), dump_field_list(heap, fields, n_fields));
+    PyMem_RawFree(statics);
+    PyMem_RawFree(fields);
+    return out;
+}
+
+/* One field of heap._rename_fields: (class ordinal, k, name). */
+static int rename_one_field(HeapIndex *heap, hp_heap *index, PyObject *item)
+{
+    unsigned int ord, k;
+    const char *name;
+    Py_ssize_t len;
+    int renamed_before = 0;
+    hp_error err;
+    if (!PyArg_ParseTuple(item, "IIs#:_rename_fields", &ord, &k, &name, &len))
+        return -1;
+    if (hp_heap_rename_field(index, ord, k, name, (size_t)len, &renamed_before, &err) != HP_OK) {
+        if (err.code == HP_E_USAGE)
+            PyErr_Format(PyExc_KeyError, "no field %u of class %u", k, ord);
+        else
+            hprof_raise(heap->st, &err);
+        return -1;
+    }
+    heap->renames.fields_renamed += !renamed_before;
+    return 0;
+}
+
+PyObject *heap_rename_fields(HeapIndex *heap, PyObject *fields)
+{
+    return rename_each(heap, fields, "_rename_fields", "_rename_fields takes a sequence of fields", rename_one_field);
 }

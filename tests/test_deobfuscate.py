@@ -13,6 +13,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -412,14 +413,12 @@ def test_a_name_given_to_several_classes_warns_naming_the_lines(tmp_path):
 
 # -- a second obfuscation of the same program ------------------------------------------------
 
-@pytest.fixture(scope="session")
-def second_obfuscation(tmp_path_factory) -> Path:
-    """The shared dumps' program (HeapGen, 16 MB, seed 5) obfuscated again by
-    ProGuard (../shared/tools/obfuscate/make.sh) as another release would
-    be: other names (a dictionary: q, r, s...), and line numbers kept
-    (LineNumberTable, the source file renamed "SourceFile"), so its mapping
-    has line ranges.  make.sh's work files are kept in work/, the clear
-    program's dump (work/clear.hprof) among them."""
+def obfuscation(tmp_path_factory, name: str, rules: str, megabytes: int) -> Path:
+    """HeapGen (seed 5, `megabytes` MB) obfuscated by ProGuard
+    (../shared/tools/obfuscate/make.sh) with heapgen.pro's rules and `rules`
+    (files they name beside them: dict.txt, q to z), once per session: the
+    folder holds out/ (make.sh's output) and work/ (its work files, the
+    clear program's dump work/clear.hprof among them)."""
     peer("java")
     peer("proguard")
     tools = SHARED_TOOLS / "obfuscate"
@@ -427,15 +426,24 @@ def second_obfuscation(tmp_path_factory) -> Path:
     def make(root: Path) -> Path:
         root.mkdir()
         (root / "dict.txt").write_text("".join(f"{c}\n" for c in "qrstuvwxyz"))
-        rules = (tools / "heapgen.pro").read_text()
-        (root / "second.pro").write_text(rules + "-obfuscationdictionary dict.txt\n"
-                                         "-classobfuscationdictionary dict.txt\n-keepattributes LineNumberTable,"
-                                         "SourceFile\n-renamesourcefileattribute SourceFile\n")
-        subprocess.run(["bash", str(tools / "make.sh"), str(root / "out"), "16", "5", str(root / "second.pro")],
+        (root / "rules.pro").write_text((tools / "heapgen.pro").read_text() + rules)
+        subprocess.run(["bash", str(tools / "make.sh"), str(root / "out"), str(megabytes), "5",
+                        str(root / "rules.pro")],
                        check=True, capture_output=True, timeout=900, env={**os.environ, "KEEP": str(root / "work")})
         return root
-    return kept_dump(tmp_path_factory, "second-obfuscation", make, Path(__file__), tools / "make.sh",
-                     tools / "heapgen.pro", SHARED_TOOLS / "heapgen" / "HeapGen.java")
+    return kept_dump(tmp_path_factory, name, make, Path(__file__), tools / "make.sh", tools / "heapgen.pro",
+                     SHARED_TOOLS / "heapgen" / "HeapGen.java")
+
+
+@pytest.fixture(scope="session")
+def second_obfuscation(tmp_path_factory) -> Path:
+    """The shared dumps' program (HeapGen, 16 MB, seed 5) obfuscated again as
+    another release would be: other names (a dictionary: q, r, s...), and
+    line numbers kept (LineNumberTable, the source file renamed
+    "SourceFile"), so its mapping has line ranges."""
+    return obfuscation(tmp_path_factory, "second-obfuscation",
+                       "-obfuscationdictionary dict.txt\n-classobfuscationdictionary dict.txt\n"
+                       "-keepattributes LineNumberTable,SourceFile\n-renamesourcefileattribute SourceFile\n", 16)
 
 
 def dump_frames(path) -> list[list[tuple]]:
@@ -499,6 +507,191 @@ def test_second_obfuscation_frames_retrace_to_the_clear_programs(second_obfuscat
                                                          second_obfuscation / "work" / "clear.hprof"))
     assert any(f[:4] == ("HeapGen", "q", "()V", "SourceFile") for t in obfuscated for f in t)  # lambda$main$0
     assert obfuscated != clear and ours == clear
+
+
+
+# -- fields of one obfuscated name (ProGuard's -overloadaggressively) -----------------------------
+
+@pytest.fixture(scope="session")
+def aggressive_obfuscation(tmp_path_factory) -> Path:
+    """HeapGen obfuscated with -overloadaggressively: the fields of a class
+    share one name wherever their types differ.  1 MB is the smallest budget
+    with every class of the program instantiated."""
+    return obfuscation(tmp_path_factory, "aggressive-obfuscation", "-overloadaggressively\n", 1)
+
+
+def mapping_fields(text: str) -> dict[str, list[tuple[str, str, str]]]:
+    """{obfuscated class: [(Java type, clear name, obfuscated name)]} of a
+    ProGuard mapping's text, read line by line (no hprofkit)."""
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    fields: list[tuple[str, str, str]] = []
+    for line in text.splitlines():
+        if not line.startswith(" "):
+            fields = out.setdefault(line.rstrip(":").split(" -> ")[1], [])
+        elif "(" not in line:
+            java_type, clear, _, obfuscated = line.split()
+            fields.append((java_type, clear, obfuscated))
+    return out
+
+
+@pytest.mark.parametrize("dump", ["heapgen_s5_1mb_obf.hprof.gz", "heapgen_s5_1mb_obf_android.hprof.gz"])
+def test_aggressively_overloaded_fields_read_with_their_clear_names(aggressive_obfuscation, dump, tmp_path):
+    """#31 point 5: every static and field of every class of the answer key
+    (the clear program's dump) has its clear name, in the heap and in the
+    deobfuscated file, on the HotSpot dump and its ART-style rewrite."""
+    out_dir = aggressive_obfuscation / "out"
+    key = json.loads((out_dir / "heapgen_s5_1mb_clear_histogram.json").read_text())
+    mapping = out_dir / "mapping.txt"
+    primitive = {"boolean", "char", "float", "double", "byte", "short", "int", "long"}
+    overloaded = [(cls, obfuscated) for cls, fields in mapping_fields(mapping.read_text()).items()
+                  for obfuscated in {o for _, _, o in fields}
+                  if sum(t not in primitive for t, _, o in fields if o == obfuscated) > 1]
+    assert len(overloaded) >= 3  # several reference fields of one name: their types do not tell them apart
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        heap = hprofkit.open_heap(out_dir / dump, mapping=mapping)
+        result = hprofkit.deobfuscate(out_dir / dump, tmp_path / "clear.hprof", mapping=mapping)
+    written = dump_names(tmp_path / "clear.hprof")
+    for clear, entry in key["classes"].items():
+        want = ([r[0] for r in entry["static_fields"]], [r[0] for r in entry["instance_fields"]])
+        cls = heap.find_class(clear)
+        assert ([f.name for f in cls.statics()], [f.name for f in cls.fields()]) == want
+        assert written[clear] == want
+    assert result.fields == sum(r[0] != r[1] for e in key["classes"].values()
+                                for r in e["static_fields"] + e["instance_fields"])
+    # Values read by the clear names are those HeapGen.java gives the fields.
+    activities = list(heap.find_class("HeapGen$Activity").instances())
+    assert activities and all(a["bitmap"].class_name == "byte[]" and a["extras"].class_name == "java.util.HashMap"
+                              and a["name"].as_str().startswith(("Activity#", "ThreadLocalHeld")) for a in activities)
+    assert {r.name for r in activities[0].references()} >= {"bitmap", "extras", "name"}
+    statics = {f.name: f.value for f in heap.find_class("HeapGen").statics()}
+    assert statics["CACHE"].class_name == "java.util.HashMap" and statics["LEAKS"].class_name == "java.util.ArrayList"
+    assert [r.name for r in statics["LEAKS"]["elementData"].references() if r.target] and \
+        all(x.class_name == "HeapGen$Listener" for x in statics["LEAKS"]["elementData"].tolist() if x)
+
+
+OVERLOADS = """\
+com.example.Cart -> c:
+    java.lang.String title -> a
+    byte[] data -> a
+    int count -> a
+com.example.Pair -> p:
+    java.util.List first -> a
+    java.util.Map second -> a
+com.example.Evidence -> e:
+    int x -> b
+    int y -> c
+    int z -> a
+com.example.Group -> g:
+    java.util.Map m -> a
+    java.util.Set s -> a
+    java.util.List l -> a
+"""
+
+
+def write_overloads(path, fields: dict[str, list[tuple[str, str, Any]]], *, android: bool = False) -> None:
+    """A dump of the classes of OVERLOADS: per obfuscated class, its fields
+    in the dump's order as (obfuscated name, basic type, value); a value
+    "String", "byte[]" or "ArrayList" is a new object of that class."""
+    from hprofkit.writer import HprofWriter
+    names = {"Object": "java.lang.Object", "String": "java.lang.String", "ArrayList": "java.util.ArrayList",
+             "byte[]": "byte[]"}
+    spell = (lambda n: n) if android else (lambda n: "[B" if n == "byte[]" else n.replace(".", "/"))
+    with HprofWriter(path, version="1.0.3" if android else "1.0.2", id_size=4 if android else 8) as w:
+        ids = {name: 0x100 + 0x10 * k for k, name in enumerate([*names, *fields])}
+        for name, class_id in ids.items():
+            w.load_class(class_id, spell(names.get(name, name)))
+        with w.heap_dump() as h:
+            if android:
+                h.heap_dump_info("app")
+            h.class_dump(ids["Object"])
+            for name in ("String", "ArrayList", "byte[]"):
+                h.class_dump(ids[name], super_id=ids["Object"])
+            next_id = 0x1000
+            for cls, rows in fields.items():
+                h.class_dump(ids[cls], super_id=ids["Object"], fields=[(n, t) for n, t, _ in rows])
+                values = []
+                for _, _, value in rows:
+                    if value == "byte[]":
+                        value = h.primitive_array(next_id, "byte", b"abc")
+                    elif value in ("String", "ArrayList"):
+                        value = h.instance(next_id, ids[value], values=[])
+                    values.append(value)
+                    next_id += 0x10
+                h.root_jni_global(h.instance(next_id, ids[cls], values=values))
+                next_id += 0x10
+        w.heap_dump_end()
+
+
+def clear_fields(source, mapping, tmp_path) -> dict[str, tuple[list[str], list[str]]]:
+    """{class: (the heap's field names, the deobfuscated file's)} of the classes of OVERLOADS."""
+    heap = hprofkit.open_heap(source, mapping=mapping)
+    hprofkit.deobfuscate(source, tmp_path / "clear.hprof", mapping=mapping)
+    written = dump_names(tmp_path / "clear.hprof")
+    return {clear: ([f.name for f in heap.find_class(clear).fields()], written[clear][1])
+            for clear in ("com.example.Cart", "com.example.Pair", "com.example.Evidence", "com.example.Group")
+            if heap.find_class(clear)}
+
+
+@pytest.mark.parametrize("android", [False, True])
+def test_values_tell_apart_fields_the_types_do_not(android, tmp_path):
+    """Two reference fields named a: the class of each one's value (a String,
+    a byte[]) fits one declared type only, whichever order the dump lists
+    them in; the int a is told by its type."""
+    mapping = hprofkit.Mapping.parse(OVERLOADS)
+    clear = {"String": "title", "byte[]": "data", 7: "count"}
+    for order in (["String", 7, "byte[]"], ["byte[]", 7, "String"], [7, "String", "byte[]"]):
+        source = tmp_path / f"{'-'.join(map(str, order))}.hprof"
+        write_overloads(source, {"c": [("a", "int" if v == 7 else "object", v) for v in order]}, android=android)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            names = clear_fields(source, mapping, tmp_path)
+        assert names["com.example.Cart"] == ([clear[v] for v in order],) * 2
+
+
+def test_fields_nothing_tells_apart_are_named_by_a_guess_the_warning_owns(tmp_path):
+    """Two fields a, a List and a Map, both holding an ArrayList, which the
+    dump cannot show to implement one and not the other; no other class
+    shows the dump's order: a MappingWarning says which fields of which
+    class are a guess; the heap and the file make the same guess."""
+    source = tmp_path / "pair.hprof"
+    write_overloads(source, {"p": [("a", "object", "ArrayList"), ("a", "object", "ArrayList")]})
+    mapping = hprofkit.Mapping.parse(OVERLOADS, "overloads.txt")
+    with pytest.warns(hprofkit.MappingWarning) as caught:
+        names = clear_fields(source, mapping, tmp_path)
+    messages = {str(w.message) for w in caught}
+    assert len(messages) == 1 and len(caught) == 2  # the heap's and the file's
+    message = messages.pop()
+    assert message.startswith("overloads.txt gives the name 'a' to fields first, second of com.example.Pair (p) "
+                              f"that {source} does not tell apart")
+    heap_names, file_names = names["com.example.Pair"]
+    assert sorted(heap_names) == ["first", "second"] and file_names == heap_names
+    assert f"named {', '.join(heap_names)} in the dump's order, a guess" in message
+
+
+@pytest.mark.parametrize("android", [False, True])
+def test_the_dumps_own_order_tells_apart_what_values_cannot(android, tmp_path):
+    """Three interface-typed fields a (Map m, Set s, List l), no values: the
+    order decides.  ART lists a class's fields in dex field id order (by
+    name, then type descriptor); HotSpot (JDK 17 here) in the class file's
+    order reversed.  Which one the dump follows its other class shows:
+    Evidence's fields x -> b, y -> c, z -> a, each told by its name."""
+    mapping = hprofkit.Mapping.parse(OVERLOADS)
+    group = [(t, c) for t, c, _ in mapping_fields(OVERLOADS)["g"]]
+    evidence = [(o, c) for _, c, o in mapping_fields(OVERLOADS)["e"]]
+    if android:  # sorted as dex sorts field ids: name, then descriptor
+        group = sorted(group, key=lambda g: "L" + g[0].replace(".", "/") + ";")
+        evidence = sorted(evidence)
+    else:
+        group, evidence = group[::-1], evidence[::-1]
+    source = tmp_path / "order.hprof"
+    write_overloads(source, {"e": [(o, "int", 1) for o, _ in evidence], "g": [("a", "object", None)] * 3},
+                    android=android)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        names = clear_fields(source, mapping, tmp_path)
+    assert names["com.example.Evidence"] == ([c for _, c in evidence],) * 2
+    assert names["com.example.Group"] == ([c for _, c in group],) * 2
 
 
 @pytest.mark.sanitize

@@ -6,7 +6,9 @@ compressed or piped):
 
 1. a scan of its names: STRING ids, LOAD_CLASS, every CLASS_DUMP's field
    name ids, STACK_FRAMEs and STACK_TRACEs (memory: the dump's string ids
-   and classes, never its objects);
+   and classes, never its objects, unless the mapping gives several fields
+   of a class one name: the dump is then indexed, as a heap, for the values
+   that tell them apart: _overloads.py);
 2. the core renamer (core/hp_rename.c) streams the dump into the output
    with a plan made from the scan and the mapping.
 
@@ -30,7 +32,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import _hprof
+from . import _hprof, _overloads
 from ._dump import Dump
 from ._errors import UnsupportedError
 from ._files import CHUNK, Result, _Output
@@ -187,18 +189,29 @@ class _Plan:
                 self.renamed_classes += 1
                 self.records.append((TAG_LOAD_CLASS, class_id, (serial, class_id, stack, self.new_string(clear))))
 
-    def plan_fields(self) -> None:
+    def plan_fields(self, overloaded: Callable[[], dict[int, list[tuple[int, str]]]]) -> None:
+        """The fields' clear names; those of classes whose mapping gives one
+        name to several fields come from overloaded() (class id -> (k, clear
+        name), k counting statics then fields), called once if any."""
+        resolved: dict[int, list[tuple[int, str]]] | None = None
         for class_id, (statics, fields) in self.scan.class_dumps.items():
             cls = self.dotted.get(class_id)
             if cls is None or cls not in self.mapping:
                 continue
-            knows_fields = bool(self.mapping.fields(cls))
-            new_statics = [self._field(cls, knows_fields, name_id, type_) for name_id, type_ in statics]
-            new_fields = [self._field(cls, knows_fields, name_id, type_) for name_id, type_ in fields]
+            listed = self.mapping.fields(cls)
+            new_statics = [self._field(cls, listed, name_id, type_) for name_id, type_ in statics]
+            new_fields = [self._field(cls, listed, name_id, type_) for name_id, type_ in fields]
+            if _overloads.overloads(self.mapping, cls, [(self.text(n), t) for n, t in statics + fields]):
+                resolved = overloaded() if resolved is None else resolved
+                row = new_statics + new_fields
+                for k, clear in resolved.get(class_id, ()):
+                    self.renamed_fields += not row[k]
+                    row[k] = self.new_string(clear)
+                new_statics, new_fields = row[:len(statics)], row[len(statics):]
             if any(new_statics) or any(new_fields):
                 self.classes.append((class_id, new_statics, new_fields))
 
-    def _field(self, cls: str, knows_fields: bool, name_id: int, type_code: int) -> Any:
+    def _field(self, cls: str, listed: list[tuple[str, str, str]], name_id: int, type_code: int) -> Any:
         """The new name id of a field (0: unchanged).  A name the mapping
         lacks, in a class whose fields it lists, is the mismatch reported."""
         name = self.text(name_id)
@@ -206,7 +219,7 @@ class _Plan:
             return 0
         clear = self.mapping.field_name(cls, name, TYPE_NAMES.get(type_code))
         if clear is None:
-            if knows_fields and self.mismatch is None:
+            if listed and self.mismatch is None and all(obfuscated != name for obfuscated, _, _ in listed):
                 self.mismatch = (f"field {name!r} of class {cls} ({self.mapping.class_name(cls)}) is not in the "
                                  f"mapping")
             return 0
@@ -286,6 +299,20 @@ class _Plan:
         return None
 
 
+def _resolve_overloads(view: memoryview, mapping: Mapping, out: list[Any]) -> dict[int, list[tuple[int, str]]]:
+    """The clear names of fields the mapping gives one name, by class id:
+    told apart as a heap with the mapping tells them (_overloads.py), for
+    which the dump is indexed (its values tell them apart).  The resolution
+    is appended to `out`, for its warnings."""
+    with _hprof.Heap(view, mapping=mapping) as heap:
+        resolution = _overloads.resolve(heap, mapping)
+        if resolution is None:
+            return {}
+        out.append(resolution)
+        classes = heap.classes
+        return {classes[ordinal].class_id: names for ordinal, names in resolution.names.items()}
+
+
 class _NewId:
     """A new STRING id, known once every new string is counted."""
     __slots__ = ("index",)
@@ -359,7 +386,8 @@ def deobfuscate(src: Any, dst: Any, *, mapping: Mapping | str | Any, progress: P
     with Dump(sys.stdin.buffer if isinstance(src, str) and src == "-" else src) as dump, dump._view() as view:
         plan = _Plan(view, _scan(view, dump.id_size), mapping)
         plan.plan_classes()
-        plan.plan_fields()
+        overloads: list[_overloads.Resolution] = []
+        plan.plan_fields(lambda: _resolve_overloads(view, mapping, overloads))
         plan.plan_frames()
         prelude, records, classes = _assemble(plan)
         renamer = _hprof.Renamer(prelude=prelude, records=records, classes=classes)
@@ -375,6 +403,8 @@ def deobfuscate(src: Any, dst: Any, *, mapping: Mapping | str | Any, progress: P
             out.take(lambda fd: renamer.flush(fd=fd))
         name = dump.path or "the dump"
     warn_misfit(mapping, name, plan.listed_classes, plan.mismatch)
+    for resolution in overloads:
+        _overloads.warn_ambiguous(mapping, name, resolution)
     return DeobfuscateResult(total, total, out.written, unfinished=unfinished_of(renamer.unfinished),
                              classes=plan.renamed_classes, fields=plan.renamed_fields, frames=plan.renamed_frames,
                              strings=len(plan.clear_ids), mismatch=plan.mismatch)

@@ -251,12 +251,18 @@ class Heap(_hprof.Heap):
         mapping = _mapping_of(mapping)
         heap = super().__new__(cls, buffer, mapping=mapping, **options)
         if mapping is not None:
+            from . import _overloads
             from ._mapping import warn_misfit
             heap._rename_frames(_clear_frames(heap, mapping))
+            overloads = _overloads.resolve(heap, mapping)
+            if overloads is not None:
+                _overloads.rename(heap, overloads)
             listed, _, _, cls_name, field = heap._renames()
             mismatch = None if cls_name is None else (f"field {field!r} of class {cls_name} "
                                                       f"({mapping.class_name(cls_name)}) is not in the mapping")
             warn_misfit(mapping, name or "the dump", listed, mismatch)
+            if overloads is not None:
+                _overloads.warn_ambiguous(mapping, name or "the dump", overloads)
         return heap
 
     @property

@@ -15,7 +15,9 @@ module gives the lookups their meaning:
   names the mapping does not list are left as they are (JDK classes,
   classes R8 kept);
 - fields per declaring class, told apart by type when a class has several
-  of one obfuscated name; an ambiguous field keeps its obfuscated name;
+  of one obfuscated name; a field the type does not tell has no name here
+  (field_name: None), and a dump's values and field order tell it
+  (_overloads.py, for heaps and deobfuscate);
 - method frames by R8's line ranges: the range that holds the frame's line
   gives the original line, and inlined frames (lines with the same range,
   innermost first) come back as several frames; overloads are told apart

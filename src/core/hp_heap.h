@@ -157,6 +157,7 @@ uint32_t hp_heap_class_class(const hp_heap *h);
  * data) or a static (with its value in the mapping). */
 typedef struct hp_field {
     uint64_t name_sid;
+    uint64_t dump_name_sid; /* its name in the dump, before a mapping renamed it */
     int type;               /* HP_T_* */
     int is_static;
     uint32_t declaring;     /* class ordinal */
@@ -346,6 +347,16 @@ typedef struct hp_heap_renames {
  * shared: it changes the index.  Reads the dump's names; the mapping is not
  * kept.  *out says what it did. */
 hp_code hp_heap_apply_mapping(hp_heap *h, const struct hp_mapping *m, hp_heap_renames *out, hp_error *err);
+
+/* Gives static or instance field `k` of class `ord` (its statics first,
+ * then its own instance fields, as the CLASS_DUMP lists them) the clear
+ * name text[0:len], replacing what hp_heap_apply_mapping gave it: the
+ * package tells apart fields of one obfuscated name by their values
+ * (hprofkit/_overloads.py); *renamed_before says whether it had a clear
+ * name already.  HP_E_USAGE for no such field.  Same contract as
+ * hp_heap_apply_mapping: before the index is shared. */
+hp_code hp_heap_rename_field(hp_heap *h, uint32_t ord, uint32_t k, const char *text, size_t len,
+                             int *renamed_before, hp_error *err);
 
 /* The name class `ord` has in the dump (before a mapping renamed it), as
  * hp_class_info.name; 0 when unknown. */

@@ -147,7 +147,7 @@ int hp_static_next(hp_static_iter *it, hp_field *out)
     if (it->k >= h->classes[it->cls].n_statics)
         return 0;
     /* Entries are (id name, u1 type, value); the CLASS_DUMP was checked whole. */
-    out->name_sid = hp_read_id(p, h->id_size);
+    out->name_sid = out->dump_name_sid = hp_read_id(p, h->id_size);
     if (heap_renamed_field(h, it->cls, it->k))
         out->name_sid = heap_renamed_field(h, it->cls, it->k);
     out->type = p[h->id_size];
@@ -182,7 +182,7 @@ int hp_field_next(hp_field_iter *it, hp_field *out)
     if (it->cls == HP_NONE)
         return 0;
     q = h->buf + h->classes[it->cls].offset + h->classes[it->cls].fields_off + 2 + (size_t)it->k * (h->id_size + 1);
-    out->name_sid = hp_read_id(q, h->id_size);
+    out->name_sid = out->dump_name_sid = hp_read_id(q, h->id_size);
     if (heap_renamed_field(h, it->cls, h->classes[it->cls].n_statics + it->k))
         out->name_sid = heap_renamed_field(h, it->cls, h->classes[it->cls].n_statics + it->k);
     out->type = q[h->id_size];

@@ -130,7 +130,9 @@ static int rename_field(apply *a, uint32_t ord, uint32_t mc, int knows_fields, u
         return 0;
     f = hp_mapping_clear_field(a->m, mc, (const char *)name, len, type);
     if (f == HP_MAP_NONE) {
-        if (knows_fields && a->out->mismatch_class == HP_NONE) {
+        /* Listed several times (overloaded): no mismatch; the package tells them apart (_overloads.py). */
+        if (knows_fields && a->out->mismatch_class == HP_NONE &&
+            !hp_mapping_lists_field(a->m, mc, (const char *)name, len)) {
             a->out->mismatch_class = ord;
             a->out->mismatch_sid = sid;
         }
@@ -266,6 +268,30 @@ hp_code hp_heap_apply_mapping(hp_heap *h, const hp_mapping *m, hp_heap_renames *
     h->alloc.free_fn(a);
     if (rc < 0)
         return hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the clear names");
+    return HP_OK;
+}
+
+hp_code hp_heap_rename_field(hp_heap *h, uint32_t ord, uint32_t k, const char *text, size_t len,
+                             int *renamed_before, hp_error *err)
+{
+    heap_class *c = ord < h->n_classes ? &h->classes[ord] : NULL;
+    size_t n = c ? (size_t)c->n_statics + c->n_fields : 0;
+    uint64_t sid;
+    if (k >= n)
+        return hp_fail(err, HP_E_USAGE, 0, -1, 0, 0, 0, "no such field of that class");
+    if (ready_sids(h, err) != HP_OK)
+        return err->code;
+    *renamed_before = heap_renamed_field(h, ord, k) != 0;
+    if (!c->names_at) { /* a row of its own, every name kept (0) but this one */
+        if (reserve(&h->alloc, (void **)&h->names.fields, &h->names.cap_fields, h->names.n_fields + n, 8) < 0)
+            return hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the clear names");
+        memset(h->names.fields + h->names.n_fields, 0, n * sizeof *h->names.fields);
+        c->names_at = (uint32_t)(h->names.n_fields + 1);
+        h->names.n_fields += n;
+    }
+    if (!(sid = new_text(h, text, len)))
+        return hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the clear names");
+    h->names.fields[c->names_at - 1 + k] = sid;
     return HP_OK;
 }
 

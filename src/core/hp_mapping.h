@@ -129,4 +129,7 @@ size_t hp_mapping_clear_class(const hp_mapping *m, const char *name, size_t len,
  * HPROF basic type `type` (HP_T_*, 0 for unknown) does not tell apart. */
 uint32_t hp_mapping_clear_field(const hp_mapping *m, uint32_t class_index, const char *name, size_t len, int type);
 
+/* Whether class `class_index` lists a field whose obfuscated name is name[0:len]. */
+int hp_mapping_lists_field(const hp_mapping *m, uint32_t class_index, const char *name, size_t len);
+
 #endif

@@ -130,3 +130,12 @@ uint32_t hp_mapping_clear_field(const hp_mapping *m, uint32_t class_index, const
         return typed;                        /* the type tells them apart */
     return HP_MAP_NONE;                      /* they cannot be told apart: no name rather than a wrong one */
 }
+
+int hp_mapping_lists_field(const hp_mapping *m, uint32_t class_index, const char *name, size_t len)
+{
+    uint32_t i;
+    for (i = hp_mapping_find_member(m, class_index, name, len); i != HP_MAP_NONE; i = hp_mapping_next_member(m, i))
+        if (hp_mapping_member(m, i)->kind == HP_MAP_FIELD)
+            return 1;
+    return 0;
+}
