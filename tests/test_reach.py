@@ -87,12 +87,16 @@ def test_retained_sizes_equal_visualvm_on_fresh_dumps(heapgen_dumps, android_hea
 # ---- the naive dominators ---------------------------------------------------------------------
 
 ROOT = -1  # the virtual root of the naive graphs (object ids are positive)
+# The kinds of root a thread holds (each names its serial).
+THREADS_ROOTS = {"JAVA_FRAME", "JNI_LOCAL", "NATIVE_STACK", "THREAD_BLOCK", "JNI_MONITOR"}
 
 
 def hprofkit_graph(heap) -> tuple[dict, dict]:
     """hprofkit's graph in Python, from the heap API: every reference to an
     object of the dump but the referents of Reference subclasses, and the
-    virtual root over the GC roots (ROOT_UNREACHABLE is none)."""
+    virtual root over the GC roots (ROOT_UNREACHABLE is none) but a thread's
+    own roots, which hang from its thread object (MAT's model; of two thread
+    objects of one serial, the lower id)."""
     reference = heap.find_class("java.lang.ref.Reference")
     weak = set()
     if reference is not None:
@@ -107,9 +111,15 @@ def hprofkit_graph(heap) -> tuple[dict, dict]:
             if ref.target is None or (skip_referent and ref.name == "referent"):
                 continue
             succ[obj.id].append(ref.target_id)
+    thread_of: dict[int, int] = {}
     for root in heap.gc_roots:
-        if root.object is not None and root.kind != "UNREACHABLE":
-            succ[ROOT].append(root.object_id)
+        if root.kind == "THREAD_OBJECT" and root.object is not None:
+            thread_of[root.thread_serial] = min(thread_of.get(root.thread_serial, root.object_id), root.object_id)
+    for root in heap.gc_roots:
+        if root.object is None or root.kind == "UNREACHABLE":
+            continue
+        holder = thread_of.get(root.thread_serial) if root.kind in THREADS_ROOTS else None
+        succ[ROOT if holder is None else holder].append(root.object_id)
     for node, targets in succ.items():
         for t in targets:
             preds.setdefault(t, []).append(node)
@@ -165,7 +175,7 @@ graphs = st.integers(1, 40).flatmap(lambda n: st.tuples(
     st.lists(st.tuples(st.integers(-2, n - 1), st.integers(-2, n - 1)), min_size=n, max_size=n),
     st.lists(st.integers(-2, n - 1), max_size=4),                     # array elements
     st.integers(-1, n - 1),                                            # the weak referent
-    st.lists(st.tuples(st.sampled_from(["jni", "sticky", "frame", "thread", "monitor"]),
+    st.lists(st.tuples(st.sampled_from(["jni", "sticky", "frame", "thread", "monitor", "native", "thread2"]),
                        st.integers(-2, n + 1)), min_size=1, max_size=6)))
 
 NODE, OBJ, REF, WEAK, ARR, STRING = 0x1000, 0x1008, 0x1010, 0x1018, 0x1020, 0x1028
@@ -198,6 +208,10 @@ def write_graph(path: Path, graph) -> None:
                     seg.root_java_frame(target, 1)
                 elif kind == "thread":
                     seg.root_thread_object(target, 1)
+                elif kind == "native":  # held by thread 2, whose object may be missing
+                    seg.root_native_stack(target, 2)
+                elif kind == "thread2":
+                    seg.root_thread_object(target, 2)
                 else:
                     seg.root_monitor_used(target)
             seg.class_dump(OBJ)
