@@ -66,10 +66,10 @@ static size_t extra_out(const extra_index *x, uint32_t v, uint32_t *count)
  * pre[v] (n entries, preset to HP_NONE) and/or vert[number] (vert[0] =
  * HP_NONE).  *count gets the number of preorder numbers used, the virtual
  * root's included.  The roots are taken in order, each row in order and
- * then the vertex's extra edges.  The
- * stack holds each visited vertex's unseen successors, pushed in reverse
- * order when it is visited and checked again when popped: the preorder of
- * a recursive DFS, with no row read twice.
+ * then the vertex's extra edges.  The stack holds each visited vertex's
+ * unseen successors, pushed in reverse order when it is visited and
+ * checked again when popped: the preorder of a recursive DFS, with no row
+ * read twice.
  * Memory: a bit set over n and a stack of at most one entry (4 B) per edge. */
 static hp_code preorder(const hp_graph *g, const uint32_t *roots, size_t nroots, const extra_index *x,
                         uint32_t *pre, uint32_t *vert, uint32_t *count, hp_pacer *pacer, hp_error *err)
