@@ -3,11 +3,12 @@
  * throughout, so a 10^7-long linked list needs no deep C stack.
  *
  * The flow graph is `g` plus a virtual root whose successors are the roots,
- * in the order given, plus the spec's extra edges (a thread object to the
- * objects its stack holds, which are then no roots: MAT's model).  Vertex v is dominated by d when every path from the
- * virtual root to v passes through d; idom(v) is the closest such d; the
- * retained set of v is what becomes unreachable when v is removed, i.e. v's
- * subtree in the dominator tree.
+ * in the order given, plus the spec's extra edges (hp_reach: a thread
+ * object to the objects its stack holds, which are then no roots).  Vertex
+ * v is dominated by d when every path from the virtual root to v passes
+ * through d; idom(v) is the closest such d; the retained set of v is what
+ * becomes unreachable when v is removed, i.e. v's subtree in the dominator
+ * tree.
  *
  * Phases, in DFS-preorder space (numbers 1..N-1 for the reachable
  * vertices, 0 for the virtual root): a DFS numbers the vertices; the
