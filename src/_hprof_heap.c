@@ -358,7 +358,8 @@ static PyObject *heap_gc_root(HeapIndex *heap, const hp_heap *index, uint32_t i)
     values[1] = PyLong_FromUnsignedLongLong(r.id);
     values[2] = r.index == HP_NONE ? Py_NewRef(Py_None) : heap_handle(heap, r.index);
     values[3] = r.thread_serial || r.kind == HP_SUB_ROOT_THREAD_OBJECT || r.frame >= 0 ||
-                        r.kind == HP_SUB_ROOT_NATIVE_STACK || r.kind == HP_SUB_ROOT_THREAD_BLOCK
+                        r.kind == HP_SUB_ROOT_NATIVE_STACK || r.kind == HP_SUB_ROOT_THREAD_BLOCK ||
+                        r.kind == HP_SUB_ROOT_JNI_MONITOR
                     ? PyLong_FromUnsignedLong(r.thread_serial) : Py_NewRef(Py_None);
     values[4] = heap_stack_frame(heap, &r);
     for (k = 0; k < 5; k++) {

@@ -87,29 +87,41 @@ def test_retained_sizes_equal_visualvm_on_fresh_dumps(heapgen_dumps, android_hea
 # ---- the naive dominators ---------------------------------------------------------------------
 
 ROOT = -1  # the virtual root of the naive graphs (object ids are positive)
+# The kinds of root a thread holds (each names its serial).
+THREADS_ROOTS = {"JAVA_FRAME", "JNI_LOCAL", "NATIVE_STACK", "THREAD_BLOCK", "JNI_MONITOR"}
 
 
-def hprofkit_graph(heap) -> tuple[dict, dict]:
-    """hprofkit's graph in Python, from the heap API: every reference to an
-    object of the dump but the referents of Reference subclasses, and the
-    virtual root over the GC roots (ROOT_UNREACHABLE is none)."""
+def strong_references(heap) -> dict[int, list[int]]:
+    """hprofkit's references in Python, from the heap API: every reference to
+    an object of the dump but the referents of Reference subclasses."""
     reference = heap.find_class("java.lang.ref.Reference")
     weak = set()
     if reference is not None:
         weak = {c.ordinal for c in reference.subclasses()} | {reference.ordinal}
-    succ: dict[int, list[int]] = {ROOT: []}
-    preds: dict[int, list[int]] = {}
+    succ: dict[int, list[int]] = {}
     for obj in heap.objects():
-        succ.setdefault(obj.id, [])
-        preds.setdefault(obj.id, [])
         skip_referent = obj.kind == "instance" and obj.class_ is not None and obj.class_.ordinal in weak
-        for ref in obj.references():
-            if ref.target is None or (skip_referent and ref.name == "referent"):
-                continue
-            succ[obj.id].append(ref.target_id)
+        succ[obj.id] = [ref.target_id for ref in obj.references()
+                        if ref.target is not None and not (skip_referent and ref.name == "referent")]
+    return succ
+
+
+def hprofkit_graph(heap) -> tuple[dict, dict]:
+    """hprofkit's graph in Python: its references, and the virtual root over
+    the GC roots (ROOT_UNREACHABLE is none) but a thread's own roots, which
+    hang from its thread object (MAT's model; of two thread objects of one
+    serial, the lower id)."""
+    succ: dict[int, list[int]] = {ROOT: [], **strong_references(heap)}
+    preds: dict[int, list[int]] = {node: [] for node in succ if node != ROOT}
+    thread_of: dict[int, int] = {}
     for root in heap.gc_roots:
-        if root.object is not None and root.kind != "UNREACHABLE":
-            succ[ROOT].append(root.object_id)
+        if root.kind == "THREAD_OBJECT" and root.object is not None:
+            thread_of[root.thread_serial] = min(thread_of.get(root.thread_serial, root.object_id), root.object_id)
+    for root in heap.gc_roots:
+        if root.object is None or root.kind == "UNREACHABLE":
+            continue
+        holder = thread_of.get(root.thread_serial) if root.kind in THREADS_ROOTS else None
+        succ[ROOT if holder is None else holder].append(root.object_id)
     for node, targets in succ.items():
         for t in targets:
             preds.setdefault(t, []).append(node)
@@ -165,7 +177,7 @@ graphs = st.integers(1, 40).flatmap(lambda n: st.tuples(
     st.lists(st.tuples(st.integers(-2, n - 1), st.integers(-2, n - 1)), min_size=n, max_size=n),
     st.lists(st.integers(-2, n - 1), max_size=4),                     # array elements
     st.integers(-1, n - 1),                                            # the weak referent
-    st.lists(st.tuples(st.sampled_from(["jni", "sticky", "frame", "thread", "monitor"]),
+    st.lists(st.tuples(st.sampled_from(["jni", "sticky", "frame", "thread", "monitor", "native", "thread2"]),
                        st.integers(-2, n + 1)), min_size=1, max_size=6)))
 
 NODE, OBJ, REF, WEAK, ARR, STRING = 0x1000, 0x1008, 0x1010, 0x1018, 0x1020, 0x1028
@@ -198,6 +210,10 @@ def write_graph(path: Path, graph) -> None:
                     seg.root_java_frame(target, 1)
                 elif kind == "thread":
                     seg.root_thread_object(target, 1)
+                elif kind == "native":  # held by thread 2, whose object may be missing
+                    seg.root_native_stack(target, 2)
+                elif kind == "thread2":
+                    seg.root_thread_object(target, 2)
                 else:
                     seg.root_monitor_used(target)
             seg.class_dump(OBJ)
@@ -416,6 +432,109 @@ def test_frame_roots_hang_from_their_thread():
             assert "<Java Local>" in str(path) and "│ GC Root: Thread object" in str(path)
             checked += 1
     assert checked
+
+
+# ---- what a thread retains (#31, point 6b) ----------------------------------------------------
+
+def reachable(succ: dict[int, list[int]], roots, removed: int | None = None) -> set[int]:
+    """The objects a plain walk from `roots` reaches, never entering `removed`."""
+    seen = {r for r in roots if r != removed}
+    todo = list(seen)
+    while todo:
+        for target in succ[todo.pop()]:
+            if target not in seen and target != removed:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def removal_retained(heap, succ, thread, stack_included: bool = True) -> int:
+    """What becomes unreachable when `thread`'s object goes, with the roots of
+    its stack when `stack_included` (MAT's model) or without (the model
+    before #31): the bytes a walk from the other roots no longer reaches."""
+    roots = [r for r in heap.gc_roots if r.object is not None and r.kind != "UNREACHABLE"]
+    everything = reachable(succ, [r.object_id for r in roots])
+    left = reachable(succ, [r.object_id for r in roots if not (
+        stack_included and r.kind in THREADS_ROOTS and r.thread_serial == thread.serial)], thread.object.id)
+    return sum(heap.object(i).shallow_size for i in everything - left)
+
+
+@pytest.mark.parametrize("name", ["mat__oracle_jdk8_05_x64.hprof", "mat__sun_jdk6_18_x32.hprof",
+                                  "hprof-slurp__hprof-64.bin", "platform_art__RI.hprof"])
+def test_a_thread_retains_what_only_its_stack_holds(name):
+    """A thread's retained size is what removing its object, and with it the roots of its
+    stack, leaves unreachable: a plain walk from the other roots, for every thread.  The
+    roots of a thread are the objects threads() lists for it.  On the HotSpot dumps some
+    thread retains more than its object alone did (the JDK 8 dump's main: 77,008 B, 528 B
+    before); on the ART one each object of a stack has another holder."""
+    heap = hprofkit.open_heap(dump_path(name))
+    succ = strong_references(heap)
+    threads = [t for t in heap.threads() if t.object is not None]
+    assert len({t.serial for t in threads}) == len(threads) > 3
+    moved = 0
+    for t in threads:
+        assert t.retained_size == removal_retained(heap, succ, t) == heap.retained_size(t.object), t.name
+        stack = {o.id for f in t.frames for o in f.locals} | {o.id for o in t.held}
+        assert stack == {r.object_id for r in heap.gc_roots
+                         if r.object is not None and r.kind in THREADS_ROOTS and r.thread_serial == t.serial}
+        moved += t.retained_size > removal_retained(heap, succ, t, stack_included=False)
+    assert bool(moved) == (name != "platform_art__RI.hprof")
+
+
+def write_threads_dump(path: Path) -> None:
+    """Two threads (serials 1 and 2; Thread 0x5000 and 0x5100): a frame of the first alone
+    holds a 1 MB byte[] (0x6000) through an Object[] (0x6100); both frames hold a shared
+    Object[] (0x6200) and its 64 KB byte[] (0x6300); the second's native stack holds an
+    Object (0x6400) a JNI global holds too."""
+    with HprofWriter(path, id_size=4) as w:
+        for cid, name in ((OBJ, "java/lang/Object"), (0x1030, "java/lang/Thread"), (ARR, "[Ljava/lang/Object;"),
+                          (0x1038, "[B")):
+            w.load_class(cid, name)
+        with w.heap_dump() as seg:
+            seg.root_thread_object(0x5000, 1)
+            seg.root_thread_object(0x5100, 2)
+            seg.root_java_frame(0x6100, 1, 0)
+            seg.root_java_frame(0x6200, 1, 0)
+            seg.root_jni_local(0x6200, 2, 0)
+            seg.root_native_stack(0x6400, 2)
+            seg.root_jni_global(0x6400)
+            seg.class_dump(OBJ)
+            seg.class_dump(0x1030, super_id=OBJ, fields=[("name", "object")], instance_size=4)
+            seg.class_dump(ARR, super_id=OBJ)
+            seg.class_dump(0x1038, super_id=OBJ)
+            seg.instance(0x5000, 0x1030, values=[0])
+            seg.instance(0x5100, 0x1030, values=[0])
+            seg.object_array(0x6100, ARR, [0x6000])
+            seg.primitive_array(0x6000, "byte", bytes(1 << 20))
+            seg.object_array(0x6200, ARR, [0x6300])
+            seg.primitive_array(0x6300, "byte", bytes(1 << 16))
+            seg.instance(0x6400, OBJ, values=[])
+        w.heap_dump_end()
+
+
+def test_a_threads_stack_is_its_own_or_shared(tmp_path):
+    """The first thread retains the 1 MB array its frame alone holds, and the Object[]
+    holding it; the array both threads' frames hold is retained by neither, nor is the
+    object a JNI global holds too; semantics="visualvm" keeps VisualVM's figures (a thread
+    object's own)."""
+    path = tmp_path / "threads.hprof"
+    write_threads_dump(path)
+    heap = hprofkit.open_heap(path)
+    first, second = sorted((t for t in heap.threads()), key=lambda t: t.serial)
+    alone, shared = heap.object(0x6100), heap.object(0x6200)
+    assert first.retained_size == first.object.shallow_size + alone.retained_size
+    assert alone.retained_size == alone.shallow_size + heap.object(0x6000).shallow_size > 1 << 20
+    assert heap.dominator(alone) == first.object and heap.dominator(shared) is None
+    assert second.retained_size == second.object.shallow_size and heap.dominator(heap.object(0x6400)) is None
+    assert [o for o, _ in heap.top_retainers(1)] == [first.object]
+    succ = strong_references(heap)
+    assert [removal_retained(heap, succ, t) for t in (first, second)] == [first.retained_size, second.retained_size]
+    # Paths still start at the roots: a LOCAL hop from the thread.
+    assert [h.ref_type for h in heap.path_to_root(heap.object(0x6000), exclude=()).hops] == [
+        "ROOT", "LOCAL", "ARRAY_ENTRY"]
+    vv = hprofkit.open_heap(path, semantics="visualvm")
+    assert all(t.retained_size == t.object.shallow_size for t in vv.threads())
+    assert vv.dominator(vv.object(0x6100)) is None
 
 
 def test_dominators_retained_and_top(leak_heap):

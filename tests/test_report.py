@@ -515,7 +515,7 @@ def test_tree_threads_and_waste_equal_the_api(dump):
         assert got["rest"] == {"rows": len(threads[SMALL.threads:]),
                                "retained_size": sum(t.retained_size for t in threads[SMALL.threads:])}
         for row, thread in zip(got["rows"], threads):
-            name, daemon, retained, obj_row, frame_count, frames, held, more_held = row
+            name, daemon, retained, obj_row, frame_count, frames, held, more_held, retains, more_retains = row
             assert (name, daemon, retained, frame_count) == (thread.name, thread.daemon, thread.retained_size,
                                                                len(thread.frames))
             assert ids(objects, [obj_row]) == [thread.object.id]
@@ -530,6 +530,11 @@ def test_tree_threads_and_waste_equal_the_api(dump):
                 assert shown[2] == max(len(frame.locals) - SMALL.thread_locals, 0)
             assert ids(objects, held) == [o.id for o in thread.held[:SMALL.thread_locals]]
             assert more_held == max(len(thread.held) - SMALL.thread_locals, 0)
+            # What it retains, its stack's objects among them: the objects its object dominates.
+            kids = thread.object.dominated()
+            assert ids(objects, retains) == [o.id for o in kids[:SMALL.thread_locals]]
+            assert more_retains == max(len(kids) - SMALL.thread_locals, 0)
+            assert retained == thread.object.shallow_size + sum(o.retained_size for o in kids)
         # Waste: MAT's duplicate Strings, collections and large arrays, each cut with what it leaves out.
         waste = sections["waste"]
         strings = heap.duplicate_strings()
@@ -551,6 +556,9 @@ def test_tree_threads_and_waste_equal_the_api(dump):
         assert waste["arrays"]["rest"]["rows"] == max(len(arrays) - SMALL.large_arrays, 0)
         if dump == JDK8:  # a JDK dump: threads with stacks and locals, and more of each list than the limits
             assert len(threads) > SMALL.threads and any(row[4] for row in got["rows"])
+            # main retains what only its frames hold, and lists it.
+            (main,) = [(row, t) for row, t in zip(got["rows"], threads) if t.name == "main"]
+            assert set(ids(objects, main[0][8])) & {o.id for f in main[1].frames for o in f.locals}
             assert len(strings) > SMALL.duplicate_strings and waste["strings"]["rest"]["wasted_bytes"] > 0
 
 

@@ -390,6 +390,11 @@ def test_threads_and_waste_show_the_apis_figures(browser, shots, tmp_path):
         click(browser, card.find_element("css selector", "summary"))
         frames = [e.text for e in card.find_elements("css selector", "li.hk-frame > code")]
         assert frames == ["at " + str(f) for f in threads[deepest].frames][:len(frames)] and frames
+        # Above the stack, what the thread retains (its stack's objects among them), largest first.
+        kids = threads[deepest].object.dominated()
+        assert card.find_element("css selector", "h4").get_attribute("textContent") == "Retains, largest first" and kids
+        items = card.find_element("css selector", "ul.hk-held").find_elements("css selector", "li")
+        assert [f"@0x{o.id:x}" in item.text for o, item in zip(kids, items)] == [True] * min(len(kids), 20)
         strings = heap.duplicate_strings()
         rows = table_rows(browser, "duplicate-strings")
         assert rows == [[s.text, s.count, s.wasted_bytes] for s in strings[:50]]

@@ -112,9 +112,17 @@ class Frame(NamedTuple):
 class Thread(NamedTuple):
     """A thread of the dump, from its ROOT_THREAD_OBJECT: its java.lang.Thread object (None
     when the dump lacks it), name and daemon flag read from that object, its stack (frames,
-    top first, with the objects each holds), the thread object's retained size, its serial
-    number, and `held`: objects its other roots hold (JNI locals of no frame, native stacks,
-    thread blocks)."""
+    top first, with the objects each holds), its retained size, its serial number, and
+    `held`: objects its other roots hold (JNI locals of no frame, native stacks, thread
+    blocks, JNI monitors).
+
+    retained_size is the thread object's retained size (0 when the dump lacks the object).
+    Under semantics="hprofkit" (the default) it includes what the thread's stack holds, as
+    MAT counts it: the objects of its frames and of `held` hang from the thread object in
+    the dominator tree, so the thread retains those it alone holds and what only they keep
+    alive; one another thread's stack, another GC root or an object the thread does not
+    retain also holds is not the thread's (docs/reference/behaviour.md).  Under
+    semantics="visualvm" it is VisualVM's figure, without them."""
 
     object: Optional[HeapObject]
     name: Optional[str]

@@ -33,16 +33,46 @@ static int stack_room(uint32_t **stack, size_t *cap, size_t used, uint64_t more,
     return 0;
 }
 
+/* The extra edges of the flow graph (hp_dominators_spec.extra), and which
+ * vertices have some: a bit each, so that the DFS looks for them only
+ * there. */
+typedef struct extra_index {
+    const hp_extra_edges *edges;
+    uint64_t *has; /* NULL: no extra edges */
+} extra_index;
+
+/* The extra edges out of v: *count pairs from the returned index. */
+static size_t extra_out(const extra_index *x, uint32_t v, uint32_t *count)
+{
+    const uint32_t *pairs = x->edges->pairs;
+    size_t lo = 0, hi = x->edges->count, end;
+    *count = 0;
+    if (!x->has || !hp_bit(x->has, v))
+        return 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pairs[2 * mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (end = lo; end < x->edges->count && pairs[2 * end] == v; end++)
+        ;
+    *count = (uint32_t)(end - lo);
+    return lo;
+}
+
 /* Numbers the vertices reachable from `roots` in DFS preorder 1, 2, ...:
  * pre[v] (n entries, preset to HP_NONE) and/or vert[number] (vert[0] =
  * HP_NONE).  *count gets the number of preorder numbers used, the virtual
- * root's included.  The roots are taken in order, each row in order.  The
- * stack holds each visited vertex's unseen successors, pushed in reverse
- * order when it is visited and checked again when popped: the preorder of
- * a recursive DFS, with no row read twice.
+ * root's included.  The roots are taken in order, each row in order and
+ * then the vertex's extra edges.  The stack holds each visited vertex's
+ * unseen successors, pushed in reverse order when it is visited and
+ * checked again when popped: the preorder of a recursive DFS, with no row
+ * read twice.
  * Memory: a bit set over n and a stack of at most one entry (4 B) per edge. */
-static hp_code preorder(const hp_graph *g, const uint32_t *roots, size_t nroots, uint32_t *pre, uint32_t *vert,
-                        uint32_t *count, hp_pacer *pacer, hp_error *err)
+static hp_code preorder(const hp_graph *g, const uint32_t *roots, size_t nroots, const extra_index *x,
+                        uint32_t *pre, uint32_t *vert, uint32_t *count, hp_pacer *pacer, hp_error *err)
 {
     const hp_alloc *alloc = &g->alloc;
     uint64_t *seen = hp_bits_new(alloc, g->n);
@@ -60,8 +90,9 @@ static hp_code preorder(const hp_graph *g, const uint32_t *roots, size_t nroots,
         if (roots[i] != HP_NONE)
             stack[top++] = roots[i];
     while (top > 0) {
-        uint32_t t = stack[--top], degree, k;
+        uint32_t t = stack[--top], degree, nextra, k;
         const uint32_t *row;
+        size_t first;
         if (hp_bit(seen, t))
             continue;
         hp_bit_set(seen, t);
@@ -71,14 +102,18 @@ static hp_code preorder(const hp_graph *g, const uint32_t *roots, size_t nroots,
             vert[next] = t;
         next++;
         row = hp_graph_row(g, t, &degree);
-        if (stack_room(&stack, &cap, top, degree, alloc) < 0)
+        first = extra_out(x, t, &nextra);
+        if (stack_room(&stack, &cap, top, (uint64_t)degree + nextra, alloc) < 0)
             goto nomem;
+        for (k = nextra; k-- > 0;)
+            if (!hp_bit(seen, x->edges->pairs[2 * (first + k) + 1]))
+                stack[top++] = x->edges->pairs[2 * (first + k) + 1];
         for (k = degree; k-- > 0;)
             if (!hp_bit(seen, row[k]))
                 stack[top++] = row[k];
         if (top > 0)
             __builtin_prefetch(&g->rows.rel[stack[top - 1]]);
-        if (hp_pace(pacer, (uint64_t)degree + 1)) {
+        if (hp_pace(pacer, (uint64_t)degree + nextra + 1)) {
             rc = hp_graph_stop(err, HP_E_ABORTED);
             goto done;
         }
@@ -235,11 +270,11 @@ static hp_code semi_nca(hp_graph *pred, const uint64_t *is_root, link **links_ou
     return HP_OK;
 }
 
-/* Immediate dominators in preorder space: idom[0..N) (allocated here), N. */
 /* Immediate dominators in preorder space: *idom_out (N entries, allocated
  * here), N, and unless spec->lean the map preorder -> vertex *vert_out. */
-static hp_code dominators_in_preorder(const hp_graph *g, const hp_dominators_spec *spec, uint32_t **idom_out,
-                                      uint32_t **vert_out, uint32_t *N_out, hp_pacer *pacer, hp_error *err)
+static hp_code dominators_in_preorder(const hp_graph *g, const hp_dominators_spec *spec, const extra_index *x,
+                                      uint32_t **idom_out, uint32_t **vert_out, uint32_t *N_out, hp_pacer *pacer,
+                                      hp_error *err)
 {
     const hp_alloc *alloc = &g->alloc;
     uint32_t *pre = hp_array_new(alloc, g->n, 4), *vert = NULL, *idom, N = 0, w;
@@ -255,14 +290,14 @@ static hp_code dominators_in_preorder(const hp_graph *g, const hp_dominators_spe
         rc = hp_graph_stop(err, HP_E_NOMEM);
     if (rc == HP_OK) {
         memset(pre, 0xFF, (size_t)g->n * 4);
-        rc = preorder(g, spec->roots, spec->nroots, pre, vert, &N, pacer, err);
+        rc = preorder(g, spec->roots, spec->nroots, x, pre, vert, &N, pacer, err);
     }
     if (rc == HP_OK && vert && N < g->n + 1) {
         uint32_t *fit = alloc->realloc_fn(vert, (size_t)N * 4);
         vert = fit ? fit : vert;
     }
     if (rc == HP_OK)
-        rc = hp_graph_transpose(&pred, g, pre, N, spec->threads, pacer->cp, err);
+        rc = hp_graph_transpose(&pred, g, &spec->extra, pre, N, spec->threads, pacer->cp, err);
     if (rc == HP_OK && !(is_root = hp_bits_new(alloc, N)))
         rc = hp_graph_stop(err, HP_E_NOMEM);
     if (rc == HP_OK)
@@ -287,6 +322,24 @@ static hp_code dominators_in_preorder(const hp_graph *g, const hp_dominators_spe
         *idom_out = idom; /* the block stays as it was */
     *vert_out = vert;
     *N_out = N;
+    return HP_OK;
+}
+
+/* Checks the extra edges (in range, sorted by source) and marks their
+ * sources in x->has (left NULL when there are none). */
+static hp_code index_extra(const hp_graph *g, const hp_extra_edges *edges, extra_index *x, hp_error *err)
+{
+    size_t k;
+    for (k = 0; k < edges->count; k++)
+        if (edges->pairs[2 * k] >= g->n || edges->pairs[2 * k + 1] >= g->n ||
+            (k > 0 && edges->pairs[2 * k] < edges->pairs[2 * k - 2]))
+            return hp_vertex_fail(err, HP_E_USAGE, k, "extra edge out of range or out of order (offset = its index)");
+    if (edges->count == 0)
+        return HP_OK;
+    if (!(x->has = hp_bits_new(&g->alloc, g->n)))
+        return hp_graph_stop(err, HP_E_NOMEM);
+    for (k = 0; k < edges->count; k++)
+        hp_bit_set(x->has, edges->pairs[2 * k]);
     return HP_OK;
 }
 
@@ -315,6 +368,7 @@ hp_code hp_dominators_build(hp_dominators *d, const hp_graph *g, const hp_domina
     const hp_alloc *alloc = &g->alloc;
     hp_pacer pacer = { cp, 0 };
     uint32_t *idom_pre = NULL, *vert = NULL, N = 0, w, v;
+    extra_index x = { &spec->extra, NULL };
     hp_code rc;
     size_t i;
 
@@ -325,9 +379,13 @@ hp_code hp_dominators_build(hp_dominators *d, const hp_graph *g, const hp_domina
         if (spec->roots[i] != HP_NONE && spec->roots[i] >= g->n)
             return hp_vertex_fail(err, HP_E_USAGE, i, "root out of range (offset = its index)");
 
-    rc = dominators_in_preorder(g, spec, &idom_pre, &vert, &N, &pacer, err);
-    if (rc != HP_OK)
+    if ((rc = index_extra(g, &spec->extra, &x, err)) != HP_OK)
         return rc;
+    rc = dominators_in_preorder(g, spec, &x, &idom_pre, &vert, &N, &pacer, err);
+    if (rc != HP_OK) {
+        alloc->free_fn(x.has);
+        return rc;
+    }
     d->reachable = N - 1;
 
     /* Lean: preorder -> vertex again, by the same DFS, rather than keeping
@@ -335,7 +393,7 @@ hp_code hp_dominators_build(hp_dominators *d, const hp_graph *g, const hp_domina
     if (!vert) {
         if (!(vert = hp_array_new(alloc, N, 4)))
             goto nomem;
-        if ((rc = preorder(g, spec->roots, spec->nroots, NULL, vert, &N, &pacer, err)) != HP_OK)
+        if ((rc = preorder(g, spec->roots, spec->nroots, &x, NULL, vert, &N, &pacer, err)) != HP_OK)
             goto done;
     }
 
@@ -372,6 +430,7 @@ hp_code hp_dominators_build(hp_dominators *d, const hp_graph *g, const hp_domina
 nomem:
     rc = hp_graph_stop(err, HP_E_NOMEM);
 done:
+    alloc->free_fn(x.has);
     alloc->free_fn(idom_pre);
     alloc->free_fn(vert);
     if (rc != HP_OK)

@@ -3,10 +3,12 @@
  * throughout, so a 10^7-long linked list needs no deep C stack.
  *
  * The flow graph is `g` plus a virtual root whose successors are the roots,
- * in the order given.  Vertex v is dominated by d when every path from the
- * virtual root to v passes through d; idom(v) is the closest such d; the
- * retained set of v is what becomes unreachable when v is removed, i.e. v's
- * subtree in the dominator tree.
+ * in the order given, plus the spec's extra edges (hp_reach: a thread
+ * object to the objects its stack holds, which are then no roots).  Vertex
+ * v is dominated by d when every path from the virtual root to v passes
+ * through d; idom(v) is the closest such d; the retained set of v is what
+ * becomes unreachable when v is removed, i.e. v's subtree in the dominator
+ * tree.
  *
  * Phases, in DFS-preorder space (numbers 1..N-1 for the reachable
  * vertices, 0 for the virtual root): a DFS numbers the vertices; the
@@ -63,12 +65,15 @@ typedef struct hp_dominators_spec {
     void *sizes_ctx;
     int lean;                /* 1: 4 B/vertex less at the peak for a second DFS (see above) */
     int threads;             /* 1 or 2 for the passes that split (the result is the same) */
+    hp_extra_edges extra;    /* edges of the flow graph besides g's, sorted by source (zeroed: none);
+                              * n / 8 B more while it runs when there are some */
 } hp_dominators_spec;
 
 /* Computes the dominators of `g` from spec->roots.  Retained sizes
  * saturate at UINT64_MAX.  On failure `d` holds nothing (hp_dominators_free
  * is still safe) and `err` says why: HP_E_USAGE (a root out of range:
- * err->offset is its index in roots), HP_E_LIMIT (a vertex with 2^32
+ * err->offset is its index in roots; an extra edge out of range or out of
+ * order: err->offset is the pair's index), HP_E_LIMIT (a vertex with 2^32
  * reachable in-edges or more), HP_E_NOMEM, HP_E_ABORTED (the checkpoint or
  * the size source). */
 hp_code hp_dominators_build(hp_dominators *d, const hp_graph *g, const hp_dominators_spec *spec,

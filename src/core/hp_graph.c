@@ -162,6 +162,7 @@ static hp_code run_source(hp_graph *g, const hp_graph_source *source, uint32_t f
 typedef struct pass {
     hp_graph *g;             /* the graph being built, or the transpose */
     const hp_graph *from;    /* the transpose: the graph it comes from */
+    const hp_extra_edges *extra; /* the transpose: edges it takes besides from's, or NULL */
     const hp_graph_source *source;
     const uint32_t *map;
     uint32_t *count;         /* the transpose: in-degrees in from's numbering */
@@ -309,17 +310,29 @@ fail:
     return rc;
 }
 
+/* One more in-edge of v; 0, or -1 (the pass failed) at 2^32 of them. */
+static int count_in_edge(pass *p, int worker, uint32_t v)
+{
+    if (p->count[v] == UINT32_MAX) {
+        pass_fail(p, worker, hp_vertex_fail(&p->err[worker], HP_E_LIMIT, v, "2^32 in-edges or more"));
+        return -1;
+    }
+    p->count[v]++;
+    return 0;
+}
+
 /* Transposing, first pass: the in-degree of each vertex of p->from, counted
- * into p->count, leaving out the edges of sources that p->map drops.  The
- * worker counts the targets of its share of the vertices, over all rows: a
- * sequential pass whose increments mostly stay near the source, as heap
- * edges do. */
+ * into p->count (the extra edges too), leaving out the edges of sources
+ * that p->map drops.  The worker counts the targets of its share of the
+ * vertices, over all rows: a sequential pass whose increments mostly stay
+ * near the source, as heap edges do. */
 static void count_share(void *ctx, int worker)
 {
     pass *p = ctx;
     const hp_graph *g = p->from;
     hp_pacer none, *pacer = pacer_of(p, worker, &none);
     uint32_t lo = share_start(p, g->n, worker), hi = share_start(p, g->n, worker + 1), u;
+    size_t e;
     for (u = 0; u < g->n; u++) {
         uint32_t degree, k;
         const uint32_t *row = hp_graph_row(g, u, &degree);
@@ -327,13 +340,8 @@ static void count_share(void *ctx, int worker)
             continue;
         for (k = 0; k < degree; k++) {
             uint32_t v = row[k];
-            if (v < lo || v >= hi)
-                continue;
-            if (p->count[v] == UINT32_MAX) {
-                pass_fail(p, worker, hp_vertex_fail(&p->err[worker], HP_E_LIMIT, v, "2^32 in-edges or more"));
+            if (v >= lo && v < hi && count_in_edge(p, worker, v) < 0)
                 return;
-            }
-            p->count[v]++;
         }
         if (hp_pace(pacer, (uint64_t)degree + 1)) {
             pass_fail(p, worker, hp_graph_stop(&p->err[worker], HP_E_ABORTED));
@@ -342,15 +350,21 @@ static void count_share(void *ctx, int worker)
         if ((u & 1023) == 0 && hp_flag_get(&p->stop))
             return;
     }
+    for (e = 0; p->extra && e < p->extra->count; e++) {
+        uint32_t from = p->extra->pairs[2 * e], to = p->extra->pairs[2 * e + 1];
+        if (to >= lo && to < hi && !(p->map && p->map[from] == HP_NONE) && count_in_edge(p, worker, to) < 0)
+            return;
+    }
 }
 
 /* The rows a fill writes to are scattered: their cursors are fetched this
  * many edges ahead (a quarter less time for a heap-like graph). */
 #define FILL_AHEAD 16
 
-/* Transposing, second pass: rows filled backwards from their ends, sources
- * in decreasing order, so that each row lists its predecessors in
- * increasing order.  The worker fills the rows of its share of p->g. */
+/* Transposing, second pass: rows filled backwards from their ends, the
+ * extra edges first, then sources in decreasing order, so that each row
+ * lists its predecessors in increasing order and then its extra ones.  The
+ * worker fills the rows of its share of p->g. */
 static void fill_share(void *ctx, int worker)
 {
     pass *p = ctx;
@@ -361,6 +375,13 @@ static void fill_share(void *ctx, int worker)
     unsigned shift = p->g->rows.shift;
     hp_pacer none, *pacer = pacer_of(p, worker, &none);
     uint32_t lo = share_start(p, p->g->n, worker), hi = share_start(p, p->g->n, worker + 1), u;
+    size_t k;
+    for (k = p->extra ? p->extra->count : 0; k-- > 0;) {
+        uint32_t from = p->extra->pairs[2 * k], to = p->extra->pairs[2 * k + 1];
+        uint32_t pu = map ? map[from] : from, q = map ? map[to] : to;
+        if (pu != HP_NONE && q >= lo && q < hi) /* HP_NONE excluded */
+            edges[base[q >> shift] + --cursor[q]] = pu;
+    }
     for (u = g->n; u-- > 0;) {
         uint64_t start = hp_row_start(&g->rows, u), end = hp_row_start(&g->rows, u + 1), e;
         uint32_t pu = map ? map[u] : u;
@@ -386,11 +407,12 @@ static void fill_share(void *ctx, int worker)
     }
 }
 
-hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const uint32_t *map, uint32_t t_n, int threads,
-                           const hp_checkpoint *cp, hp_error *err)
+hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const hp_extra_edges *extra, const uint32_t *map,
+                           uint32_t t_n, int threads, const hp_checkpoint *cp, hp_error *err)
 {
     hp_code rc;
     uint32_t u, *rel;
+    size_t k;
     pass p;
 
     memset(t, 0, sizeof *t);
@@ -401,6 +423,7 @@ hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const uint32_t *map, 
     pass_init(&p, threads, cp);
     p.g = t;
     p.from = g;
+    p.extra = extra && extra->count ? extra : NULL;
     p.map = map;
     rel = t->rows.rel = hp_array_new(&t->alloc, (uint64_t)t->n + 1, 4);
     if (!rel)
@@ -409,6 +432,11 @@ hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const uint32_t *map, 
     for (u = 0; map && u < g->n; u++)
         if (map[u] != HP_NONE && map[u] >= t->n) {
             rc = hp_vertex_fail(err, HP_E_USAGE, u, "map sends a vertex out of range");
+            goto fail;
+        }
+    for (k = 0; p.extra && k < 2 * p.extra->count; k++)
+        if (p.extra->pairs[k] >= g->n) {
+            rc = hp_vertex_fail(err, HP_E_USAGE, p.extra->pairs[k], "an extra edge names no vertex of the graph");
             goto fail;
         }
 

@@ -160,18 +160,30 @@ typedef struct hp_graph_source {
 hp_code hp_graph_build(hp_graph *g, uint32_t n, const hp_graph_source *source, const hp_alloc *alloc,
                        const hp_checkpoint *cp, hp_error *err);
 
+/* Edges a computation takes besides a graph's own, a few of them: pairs
+ * (from, to) of vertices, pairs[2k] -> pairs[2k + 1] for k < count, sorted
+ * by `from` (a thread object to the objects its stack holds, for the
+ * dominators of hp_reach).  count 0: none. */
+typedef struct hp_extra_edges {
+    const uint32_t *pairs;
+    size_t count;
+} hp_extra_edges;
+
 /* The transpose of `g` (an edge u -> t becomes t -> u), optionally
  * renumbered: `map` (NULL for the identity, and then t_n is ignored) gives
  * each vertex of g its vertex in `t` (< t_n), or HP_NONE to drop it with
  * its edges.  Each row of `t` lists its predecessors by increasing vertex
- * of g, each as often as the edge occurs.  `threads` (1 or 2) split the
- * work by halves of the vertices, without changing the result.
- * HP_E_USAGE if map sends a vertex to t_n or beyond (err->offset is the
- * vertex), HP_E_LIMIT if a vertex gets 2^32 predecessors or more.
+ * of g, each as often as the edge occurs, then those of the `extra` edges
+ * (NULL: none) in their order, as if g had them too.  `threads` (1 or 2)
+ * split the work by halves of the vertices, without changing the result.
+ * HP_E_USAGE if map sends a vertex to t_n or beyond, or an extra edge
+ * names a vertex of g's n or beyond (err->offset is the vertex),
+ * HP_E_LIMIT if a vertex gets 2^32 predecessors or more.
  * Memory: `t` (4 B/vertex + 4 B/edge kept), and with a map 4 B per vertex
- * of g while counting.  Time: two passes over g's edges, O(n + m). */
-hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const uint32_t *map, uint32_t t_n, int threads,
-                           const hp_checkpoint *cp, hp_error *err);
+ * of g while counting.  Time: two passes over g's edges and the extra
+ * ones, O(n + m + extra). */
+hp_code hp_graph_transpose(hp_graph *t, const hp_graph *g, const hp_extra_edges *extra, const uint32_t *map,
+                           uint32_t t_n, int threads, const hp_checkpoint *cp, hp_error *err);
 
 /* Bytes held by g's arrays. */
 uint64_t hp_graph_bytes(const hp_graph *g);

@@ -239,7 +239,8 @@ static int root_rank(int kind, int semantics)
     return -1;
 }
 
-static int by_serial(const void *a, const void *b)
+/* Pairs of uint32_t, by the first then the second. */
+static int by_pair(const void *a, const void *b)
 {
     const uint32_t *x = a, *y = b;
     return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] > y[1]) - (x[1] < y[1]);
@@ -275,7 +276,7 @@ static hp_code collect_roots(hp_reach *r, hp_error *err)
             r->threads[2 * r->nthreads++ + 1] = root.index;
         }
     }
-    qsort(r->threads, r->nthreads, 8, by_serial);
+    qsort(r->threads, r->nthreads, 8, by_pair);
     return HP_OK;
 }
 
@@ -385,26 +386,63 @@ uint32_t hp_reach_root_record(const hp_reach *r, size_t i) { return r->root_reco
 
 /* ---- dominators ---- */
 
-/* The roots of the dominator graph: the search roots, and under visualvm
- * every object its search did not reach too. */
-static uint32_t *dominator_roots(hp_reach *r, size_t *count)
+/* Whether a root of this kind is one of a thread's, naming it by serial:
+ * a local of its stack frames or JNI frames, an object its native stack
+ * holds, blocks or (ART) locks by JNI. */
+static int names_thread(int kind)
 {
-    size_t extra = 0, k;
-    uint32_t v, *roots;
+    return kind == HP_SUB_ROOT_JAVA_FRAME || kind == HP_SUB_ROOT_JNI_LOCAL || kind == HP_SUB_ROOT_NATIVE_STACK ||
+           kind == HP_SUB_ROOT_THREAD_BLOCK || kind == HP_SUB_ROOT_JNI_MONITOR;
+}
+
+/* hprofkit: the thread object that holds the object of root number i (a
+ * root of its thread's, the thread object in the dump), or HP_NONE. */
+static uint32_t holding_thread(const hp_reach *r, size_t i)
+{
+    hp_root root;
+    hp_heap_root(r->heap, r->root_records[i], &root);
+    return names_thread(root.kind) ? hp_reach_thread_object(r, root.thread_serial) : HP_NONE;
+}
+
+/* The flow graph of the dominators besides r->graph: the virtual root's
+ * successors (*roots, *nroots) and the extra edges (*pairs, *npairs,
+ * sorted).  The search roots, and under visualvm every object its search
+ * did not reach too.  Under hprofkit a thread's roots hang from its
+ * thread object instead (MAT's model), so a thread retains what only its
+ * stack holds. */
+static hp_code dominator_flow(hp_reach *r, uint32_t **roots, size_t *nroots, uint32_t **pairs, size_t *npairs,
+                              hp_error *err)
+{
+    size_t extra = 0, k = 0, i;
+    uint32_t v;
+    *npairs = 0;
     if (r->semantics == HP_REACH_VISUALVM)
         for (v = 0; v < r->n; v++)
             extra += r->parent[v] == HP_NONE && !hp_bit(r->is_root, v);
-    roots = hp_array_new(&r->alloc, r->nroots + extra, 4);
-    if (!roots)
-        return NULL;
-    memcpy(roots, r->roots, r->nroots * 4);
-    k = r->nroots;
+    *roots = hp_array_new(&r->alloc, r->nroots + extra, 4);
+    *pairs = r->semantics == HP_REACH_HPROFKIT ? hp_array_new(&r->alloc, (uint64_t)r->nroots * 2, 4) : NULL;
+    if (!*roots || (r->semantics == HP_REACH_HPROFKIT && !*pairs)) {
+        r->alloc.free_fn(*roots);
+        r->alloc.free_fn(*pairs);
+        return hp_graph_stop(err, HP_E_NOMEM);
+    }
+    for (i = 0; i < r->nroots; i++) {
+        uint32_t thread = *pairs ? holding_thread(r, i) : HP_NONE;
+        if (thread == HP_NONE) {
+            (*roots)[k++] = r->roots[i];
+        } else {
+            (*pairs)[2 * *npairs] = thread;
+            (*pairs)[2 * (*npairs)++ + 1] = r->roots[i];
+        }
+    }
     if (r->semantics == HP_REACH_VISUALVM)
         for (v = 0; v < r->n; v++)
             if (r->parent[v] == HP_NONE && !hp_bit(r->is_root, v))
-                roots[k++] = v;
-    *count = k;
-    return roots;
+                (*roots)[k++] = v;
+    *nroots = k;
+    if (*npairs)
+        qsort(*pairs, *npairs, 8, by_pair);
+    return HP_OK;
 }
 
 /* Walks the dominator tree depth first.  On leaving a vertex (after all it
@@ -416,25 +454,27 @@ static hp_code walk_dominator_tree(hp_reach *r, int accumulate, uint64_t *by_cla
 hp_code hp_reach_dominators(hp_reach *r, int lean, const hp_checkpoint *cp, hp_error *err)
 {
     hp_dominators_spec spec;
-    uint32_t *roots;
-    size_t nroots = 0;
+    uint32_t *roots, *pairs;
+    size_t nroots = 0, npairs = 0;
     hp_code rc;
     if (r->has_dominators)
         return HP_OK;
     if (r->semantics == HP_REACH_VISUALVM && (rc = reach_vv_tree_objects(r, cp, err)) != HP_OK)
         return rc;
-    roots = dominator_roots(r, &nroots);
-    if (!roots)
-        return hp_graph_stop(err, HP_E_NOMEM);
+    if ((rc = dominator_flow(r, &roots, &nroots, &pairs, &npairs, err)) != HP_OK)
+        return rc;
     memset(&spec, 0, sizeof spec);
     spec.roots = roots;
     spec.nroots = nroots;
+    spec.extra.pairs = pairs;
+    spec.extra.count = npairs;
     spec.sizes = r->semantics == HP_REACH_HPROFKIT ? put_sizes : NULL;
     spec.sizes_ctx = r;
     spec.lean = lean;
     spec.threads = 2;
     rc = hp_dominators_build(&r->dom, &r->graph, &spec, cp, err);
     r->alloc.free_fn(roots);
+    r->alloc.free_fn(pairs);
     if (rc == HP_OK && r->semantics == HP_REACH_VISUALVM) {
         r->class_retained = hp_array_new(&r->alloc, (uint64_t)r->nclasses * 2, 8);
         rc = r->class_retained ? walk_dominator_tree(r, 1, r->class_retained, cp, err)

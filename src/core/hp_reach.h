@@ -19,7 +19,12 @@
  *   - roots: every GC root record naming an object of the dump, thread
  *     objects first (so a frame's locals hang from their thread), then in
  *     VisualVM's order of kinds, each kind in file order; ROOT_UNREACHABLE
- *     is not a root; roots naming missing objects are skipped.
+ *     is not a root; roots naming missing objects are skipped;
+ *   - dominators (MAT's model): a thread's roots (its frames' locals, JNI
+ *     locals, native stack, thread block, JNI monitors: the roots naming
+ *     its serial) hang from its thread object when the dump has it, as
+ *     edges thread -> object the reference graph does not have, so a
+ *     thread retains what only its stack holds; paths still start at them.
  *
  * HP_REACH_VISUALVM: VisualVM's heap library exactly (docs/heap-model.md):
  *   its nearest-GC-root search (which skips the referents of the four
@@ -157,7 +162,8 @@ uint64_t hp_reach_namer_bytes(const hp_reach_namer *nm);
 hp_code hp_reach_dominators(hp_reach *r, int lean, const hp_checkpoint *cp, hp_error *err);
 
 /* After hp_reach_dominators: v's immediate dominator, or HP_NONE for a
- * root, an object only the virtual root dominates, or an unreachable one. */
+ * root (but a thread's, under hprofkit), an object only the virtual root
+ * dominates, or an unreachable one. */
 uint32_t hp_reach_idom(const hp_reach *r, uint32_t v);
 /* Retained size (0 when unreachable; under HP_REACH_VISUALVM VisualVM's
  * value, -1 included) and count of objects retained, itself included. */

@@ -318,7 +318,7 @@ int main(int argc, char **argv)
             goto paths;
         p.name = "transpose";
         begin(&p);
-        if (hp_graph_transpose(&t, &g, NULL, 0, threads, NULL, &err) != HP_OK)
+        if (hp_graph_transpose(&t, &g, NULL, NULL, 0, threads, NULL, &err) != HP_OK)
             return 1;
         end(&p, n_vertices, "vertices");
         hp_graph_free(&t);
@@ -363,6 +363,8 @@ int main(int argc, char **argv)
             dspec.sizes_ctx = NULL;
             dspec.lean = lean;
             dspec.threads = threads;
+            dspec.extra.pairs = NULL;
+            dspec.extra.count = 0;
             if (hp_dominators_build(&d, &g, &dspec, NULL, &err) != HP_OK)
                 return 1;
             dominators_seconds = end(&p, n_vertices, "vertices");

@@ -134,6 +134,36 @@ static tg tg_reverse(const tg *g)
     return r;
 }
 
+/* t's edges split in two: about one in `one_in` moved to extra edges
+ * (pairs sorted by source, as t's rows are: *pairs, *npairs), the others
+ * kept in *base. */
+static void tg_split(const tg *t, uint32_t one_in, uint32_t *seed, tg *base, uint32_t **pairs, size_t *npairs)
+{
+    uint32_t v, e, kept = 0;
+    base->n = t->n;
+    base->off = xmalloc(((size_t)t->n + 1) * 4);
+    base->adj = xmalloc((size_t)t->off[t->n] * 4 + 4);
+    *pairs = xmalloc((size_t)t->off[t->n] * 8 + 8);
+    *npairs = 0;
+    for (v = 0; v < t->n; v++) {
+        base->off[v] = kept;
+        for (e = t->off[v]; e < t->off[v + 1]; e++)
+            if (xorshift(seed) % one_in == 0) {
+                (*pairs)[2 * *npairs] = v;
+                (*pairs)[2 * (*npairs)++ + 1] = t->adj[e];
+            } else {
+                base->adj[kept++] = t->adj[e];
+            }
+    }
+    base->off[t->n] = kept;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Random roots: duplicates and HP_NONE entries included. */
 static size_t random_roots(uint32_t *roots, uint32_t n, uint32_t *seed)
 {
@@ -278,8 +308,9 @@ static void naive_free(naive *nv)
 }
 
 /* Which way hp_dominators_build runs in the tests that follow (both are
- * checked: lean toggles between tests). */
+ * checked: lean toggles between tests), and with which extra edges. */
 static int lean_mode;
+static hp_extra_edges extra_edges;
 
 static hp_code dominate(hp_dominators *d, const hp_graph *g, const uint32_t *roots, size_t nroots,
                         hp_size_source sizes, void *sizes_ctx, const hp_checkpoint *cp, hp_error *err)
@@ -291,6 +322,7 @@ static hp_code dominate(hp_dominators *d, const hp_graph *g, const uint32_t *roo
     spec.sizes_ctx = sizes_ctx;
     spec.lean = lean_mode;
     spec.threads = threads;
+    spec.extra = extra_edges;
     return hp_dominators_build(d, g, &spec, cp, err);
 }
 
@@ -317,13 +349,47 @@ static void test_build_and_transpose(void)
 
         /* The transpose lists predecessors by increasing vertex: as tg_reverse. */
         r = tg_reverse(&t);
-        CHECK(hp_graph_transpose(&tr, &g, NULL, 0, threads, NULL, &err) == HP_OK);
+        CHECK(hp_graph_transpose(&tr, &g, NULL, NULL, 0, threads, NULL, &err) == HP_OK);
         CHECK_EQ_U64(tr.m, g.m);
         for (v = 0; v < n; v++) {
             uint32_t degree;
             const uint32_t *row = hp_graph_row(&tr, v, &degree);
             CHECK_EQ_U64(degree, r.off[v + 1] - r.off[v]);
             CHECK(memcmp(row, r.adj + r.off[v], (size_t)degree * 4) == 0);
+        }
+
+        /* Some edges given as extra ones: the same predecessors, g's first. */
+        {
+            tg base;
+            hp_graph bg, btr;
+            hp_extra_edges extra;
+            uint32_t *pairs;
+            tg_split(&t, 3, &seed, &base, &pairs, &extra.count);
+            extra.pairs = pairs;
+            CHECK(build(&bg, &base, &err) == HP_OK);
+            CHECK(hp_graph_transpose(&btr, &bg, &extra, NULL, 0, threads, NULL, &err) == HP_OK);
+            CHECK_EQ_U64(btr.m, g.m);
+            for (v = 0; v < n; v++) {
+                uint32_t degree, *sorted;
+                const uint32_t *row = hp_graph_row(&btr, v, &degree);
+                CHECK_EQ_U64(degree, r.off[v + 1] - r.off[v]);
+                sorted = xmalloc((size_t)degree * 4 + 4);
+                memcpy(sorted, row, (size_t)degree * 4);
+                qsort(sorted, degree, 4, by_value);
+                CHECK(memcmp(sorted, r.adj + r.off[v], (size_t)degree * 4) == 0);
+                free(sorted);
+            }
+            hp_graph_free(&btr);
+            if (n > 0) { /* an extra edge naming no vertex */
+                uint32_t bad[2] = { 0, n };
+                hp_extra_edges out = { bad, 1 };
+                CHECK(hp_graph_transpose(&btr, &bg, &out, NULL, 0, threads, NULL, &err) == HP_E_USAGE);
+                CHECK_EQ_U64(err.offset, n);
+            }
+            hp_graph_free(&btr);
+            hp_graph_free(&bg);
+            tg_free(&base);
+            free(pairs);
         }
 
         /* Renumbered: drop about a third of the vertices, reverse the rest. */
@@ -333,7 +399,7 @@ static void test_build_and_transpose(void)
         for (v = 0; v < n; v++)
             if (map[v] != HP_NONE)
                 map[v] = mapped_n - 1 - map[v];
-        CHECK(hp_graph_transpose(&mapped, &g, map, mapped_n, threads, NULL, &err) == HP_OK);
+        CHECK(hp_graph_transpose(&mapped, &g, NULL, map, mapped_n, threads, NULL, &err) == HP_OK);
         for (v = 0; v < n; v++) {
             uint32_t degree, want = 0, last = 0;
             const uint32_t *row;
@@ -508,6 +574,34 @@ static void check_against_naive(const tg *t, const uint32_t *roots, size_t nroot
     }
     lean_mode = 0;
     hp_graph_free(&g);
+    /* The same flow graph with some of its edges given as extra ones. */
+    {
+        tg base;
+        uint32_t *pairs, seed = t->n + (uint32_t)nroots;
+        tg_split(t, 2, &seed, &base, &pairs, &extra_edges.count);
+        extra_edges.pairs = pairs;
+        CHECK(build(&g, &base, &err) == HP_OK);
+        CHECK(dominate(&d, &g, roots, nroots, sizes ? sizes_from_array : NULL, (void *)sizes, NULL, &err) == HP_OK);
+        CHECK_EQ_U64(d.reachable, nv.reachable);
+        for (v = 0; v < t->n; v++)
+            if (d.idom[v] != nv.idom[v] || d.count[v] != nv.count[v] || (sizes && d.retained[v] != nv.retained[v]))
+                bad++;
+        CHECK_EQ_U64(bad, 0);
+        hp_dominators_free(&d);
+        if (extra_edges.count > 1) { /* out of order */
+            uint32_t from = pairs[0];
+            pairs[0] = pairs[2 * extra_edges.count - 2] + 1;
+            if (pairs[0] < t->n) {
+                CHECK(dominate(&d, &g, roots, nroots, NULL, NULL, NULL, &err) == HP_E_USAGE);
+                CHECK_EQ_U64(err.offset, 1);
+            }
+            pairs[0] = from;
+        }
+        memset(&extra_edges, 0, sizeof extra_edges);
+        hp_graph_free(&g);
+        tg_free(&base);
+        free(pairs);
+    }
     CHECK_EQ_U64(countalloc_live, 0);
     naive_free(&nv);
 }
@@ -1240,7 +1334,7 @@ static hp_code run_everything(const shape *s, const hp_checkpoint *cp)
     spec.ntargets = 1;
     if ((rc = build_shape(&g, s, s->n, cp, &err)) != HP_OK)
         return rc;
-    rc = hp_graph_transpose(&tr, &g, NULL, 0, threads, cp, &err);
+    rc = hp_graph_transpose(&tr, &g, NULL, NULL, 0, threads, cp, &err);
     hp_graph_free(&tr);
     if (rc == HP_OK) {
         lean_mode = !lean_mode;

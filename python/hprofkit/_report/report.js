@@ -742,7 +742,7 @@
                                   "dominates, click an object for its path from a GC root."],
     ["flame", "Flame graph", "Retained sizes down the dominator tree: hover a frame for its size, click to zoom."],
     ["threads", "Threads", "Each thread's stack as jstack prints it, with the objects each frame holds; " +
-                           "largest retained first."],
+                           "largest retained first, a thread retaining what only its stack holds."],
     ["waste", "Waste", "Memory held for nothing: the same text in many Strings, collections' unused slots, " +
                        "large primitive arrays."],
     ["diff", "Diff", "Classes that changed since the baseline dump."]];
@@ -926,6 +926,7 @@
           t[1] ? h("span", { cls: "hk-badge", text: "daemon" }) : null, " ",
           figure("span", t[2], bytes), h("span", { cls: "hk-muted", text: " retained \u00b7 " + plural(t[4], "frame") }),
           o ? [" ", h("span", { cls: "hk-id", text: "@0x" + o.id })] : null]),
+        t[8].length ? [h("h4", { text: "Retains, largest first" }), heldList(ctx, t[8], t[9])] : null,
         t[4] ? stack : h("p", { cls: "hk-muted", text: "The dump holds no stack for this thread." }),
         t[6].length ? [h("h4", { text: "Held outside its frames" }), heldList(ctx, t[6], t[7])] : null]));
     });

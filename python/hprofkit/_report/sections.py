@@ -319,8 +319,10 @@ def flame(heap: Heap, limits: Limits) -> dict[str, Any]:
 
 def threads(heap: Heap, table: ObjectTable, limits: Limits) -> dict[str, Any]:
     """heap.threads(), largest retained first: [name, daemon, retained, object
-    row or None, frame count, frames, held, more held] per thread, frames cut
-    at their ends, each [str(frame), [rows it holds], more it holds]."""
+    row or None, frame count, frames, held, more held, retains, more retains]
+    per thread, frames cut at their ends, each [str(frame), [rows it holds],
+    more it holds]; retains: the objects the thread object immediately
+    dominates (its stack's among them), largest retained first."""
     all_threads = sorted(heap.threads(), key=lambda t: (-t.retained_size, t.serial))
     kept, rest = all_threads[:limits.threads], all_threads[limits.threads:]
 
@@ -332,9 +334,12 @@ def threads(heap: Heap, table: ObjectTable, limits: Limits) -> dict[str, Any]:
         frames = [hop if isinstance(hop, int) else [str(hop), rows_of(hop.locals),
                                                     max(len(hop.locals) - limits.thread_locals, 0)]
                   for hop in cut_ends(t.frames)]
+        retains = t.object.dominated() if t.object is not None else []
         items.append([t.name, t.daemon, t.retained_size, None if t.object is None else table.row(t.object),
-                      len(t.frames), frames, rows_of(t.held), max(len(t.held) - limits.thread_locals, 0)])
-    return {"columns": ["name", "daemon", "retained_size", "object", "frame_count", "frames", "held", "more_held"],
+                      len(t.frames), frames, rows_of(t.held), max(len(t.held) - limits.thread_locals, 0),
+                      rows_of(retains), max(len(retains) - limits.thread_locals, 0)])
+    return {"columns": ["name", "daemon", "retained_size", "object", "frame_count", "frames", "held", "more_held",
+                        "retains", "more_retains"],
             "rows": items, "total_rows": len(all_threads),
             "rest": {"rows": len(rest), "retained_size": sum(t.retained_size for t in rest)}}
 
