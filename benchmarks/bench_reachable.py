@@ -1,9 +1,11 @@
 """Reachable objects by default (issue #31, point 1): what changes, and what it costs.
 
-    python benchmarks/bench_reachable.py [--dump FILE] [--mb 300] [--code DIR]
+    python benchmarks/bench_reachable.py [--dump FILE] [--mb 300] [--code DIR] [--classes 400 | --no-javac]
 
 Part 1, on the shared dumps that hold garbage (a dump written without `live` keeps what the
-last collection had not freed): each figure as every object gives it (before: what
+last collection had not freed) and on javac's own heap dumped half way through compiling
+--classes generated classes, garbage kept (benchmarks/JavacHeapDump.java with `all`: the
+issue's `jcmd GC.heap_dump -all`): each figure as every object gives it (before: what
 hprofkit printed, and what VisualVM prints) and as the reachable objects give it (after: the
 default, Eclipse MAT's) — heap bytes, the largest class, duplicate Strings and their waste,
 the leak-suspect threshold (10% of the heap).
@@ -21,10 +23,11 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
-from _common import SHARED, dump_options, measured_dump
+from _common import SHARED, dump_options, javac_dump, measured_dump
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMPS = ["mat__oracle_jdk8_05_x64.hprof", "py-hprof__example-java.hprof.bz2", "mat__sun_jdk6_18_x64.hprof",
@@ -43,8 +46,9 @@ for label, unreachable in (("every object (before)", True), ("reachable (after)"
           f"duplicate Strings {len(dups):>5,} texts {sum(d.count for d in dups):>7,} copies "
           f"{human_size(sum(d.wasted_bytes for d in dups)):>9} wasted  suspect threshold {human_size(total // 10)}")
 garbage = heap.unreachable_histogram()
+tree = sum(max(heap.retained_size(o), 0) for o in heap.dominator_roots())
 print(f"  unreachable: {sum(r.instances for r in garbage):,} objects, "
-      f"{human_size(sum(r.shallow_size for r in garbage))}")
+      f"{human_size(sum(r.shallow_size for r in garbage))}; the dominator tree holds {human_size(tree)}")
 """
 
 TIMES = """
@@ -80,11 +84,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     dump_options(parser, 300)
     parser.add_argument("--code", type=Path, help="another checkout to time beside this one")
+    parser.add_argument("--classes", type=int, default=400, help="classes javac compiles (default 400)")
+    parser.add_argument("--no-javac", action="store_true", help="leave javac's heap out of part 1")
     args = parser.parse_args()
     print("Part 1: figures, every object vs the reachable ones")
     for name in DUMPS:
         print(name)
         child(FIGURES, ROOT, str(SHARED / "data" / "hprof" / name))
+    if not args.no_javac:
+        with tempfile.TemporaryDirectory(prefix="hprofkit-bench-", dir="/tmp") as tmp:
+            path = javac_dump(Path(tmp), args.classes, live=False)
+            print(f"javac's heap, garbage kept ({os.path.getsize(path) / 1e6:,.0f} MB)")
+            child(FIGURES, ROOT, str(path))
     print("\nPart 2: times")
     with measured_dump(args) as path:
         for tree in [ROOT] + ([args.code.resolve()] if args.code else []):

@@ -23,30 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import ROOT, warm
+from _common import ROOT, javac_dump, warm
 
-HERE = Path(__file__).resolve().parent
-
-
-def javac_dump(folder: Path, classes: int) -> Path:
-    """javac's heap, dumped by its main thread after generating half of `classes` classes."""
-    plugin, sources, out = folder / "plugin", folder / "src", folder / "out"
-    for d in (plugin / "META-INF" / "services", sources, out):
-        d.mkdir(parents=True)
-    subprocess.run(["javac", "-d", str(plugin), str(HERE / "JavacHeapDump.java")], check=True)
-    (plugin / "META-INF" / "services" / "com.sun.source.util.Plugin").write_text("JavacHeapDump\n")
-    for i in range(classes):
-        methods = "\n".join(
-            f"    public int m{j}(int x) {{ java.util.List<String> l = new java.util.ArrayList<>();"
-            f" for (int k = 0; k < x; k++) l.add(\"s{i}_{j}\" + k); return l.size() + (x > 0 ? m{j}(x - 1) : 0); }}"
-            for j in range(40))
-        (sources / f"C{i}.java").write_text(f"public class C{i} {{\n{methods}\n}}\n")
-    dump = folder / "javac.hprof"
-    print(f"compiling {classes} classes with javac, dumping its heap half way ...", file=sys.stderr)
-    subprocess.run(["javac", "-J--add-modules=jdk.management", "-processorpath", str(plugin),
-                    f"-Xplugin:JavacHeapDump {dump} {classes // 2}", "-d", str(out),
-                    *sorted(str(p) for p in sources.iterdir())], check=True)
-    return dump
 
 
 def measure(path: str, figures: bool) -> dict:
