@@ -24,7 +24,7 @@ import shutil
 import stat
 import tempfile
 import threading
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 from . import _hprof
 from ._bmd import is_bmd
@@ -330,7 +330,7 @@ class Dump:
             warn_misfit(mapping, self.path or "the dump", stats.mapping_matches)
         return stats
 
-    def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit",
+    def heap(self, *, heap_dump: int = 0, size_model: Optional[str] = None, semantics: str = "hprofkit",
              mapping: MappingArg = None, progress: ProgressArg = None) -> Heap:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
         which (0, the first, as VisualVM; negative counts from the end); size_model is 'visualvm' (its

@@ -227,7 +227,7 @@ class GcRoots(SequenceView[GcRoot]):
 
 
 class Heap(_hprof.Heap):
-    """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', mapping=None, progress=None)
+    """Heap(buffer, /, *, heap_dump=0, size_model=None, semantics='hprofkit', mapping=None, progress=None)
 
     The object graph of one heap dump of the HPROF file in buffer (hprofkit.open_heap
     and Dump.heap() make one).  With a mapping (a hprofkit.Mapping or the path of a
@@ -239,7 +239,7 @@ class Heap(_hprof.Heap):
     __slots__ = ()
     __module__ = "hprofkit"
 
-    def __new__(cls, buffer: Buffer, /, *, heap_dump: int = 0, size_model: str = "visualvm",
+    def __new__(cls, buffer: Buffer, /, *, heap_dump: int = 0, size_model: Optional[str] = None,
                 semantics: str = "hprofkit", mapping: MappingArg = None) -> "Heap":
         return cls._open(buffer, None, heap_dump=heap_dump, size_model=size_model, semantics=semantics,
                          mapping=mapping)
@@ -470,7 +470,7 @@ def _clear_frames(heap: Heap, mapping: Mapping) -> list[tuple[int, str, Optional
     return out
 
 
-def open_heap(source: DumpSource, *, heap_dump: int = 0, size_model: str = "visualvm",
+def open_heap(source: DumpSource, *, heap_dump: int = 0, size_model: Optional[str] = None,
               semantics: str = "hprofkit", mapping: MappingArg = None, progress: ProgressArg = None,
               max_output: int | str | None = None) -> Heap:
     """Opens a dump and indexes one of its heap dumps: the one opener of the

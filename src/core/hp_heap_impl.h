@@ -111,6 +111,8 @@ struct hp_heap {
     int n_heaps;
 
     hp_size_model model;
+    int size_model;            /* HP_SIZES_* asked for */
+    hp_layout_evidence layout; /* HP_SIZES_JVM: what the model rests on */
 
     /* java.lang.String's fields: offsets in its instance data, or -1 */
     int64_t str_value, str_offset, str_count, str_coder;
@@ -176,8 +178,9 @@ int heap_classes_supers_first(hp_heap *h, void (*fn)(hp_heap *h, uint32_t ord, v
 /* Finds java.lang.String's field layout (hp_heap_string.c). */
 void heap_string_layout(hp_heap *h);
 
-/* Guesses the reference size under VisualVM's rules (hp_heap_size.c) and
- * sizes every class; -1 when out of memory. */
+/* Sets the size model (hp_heap_size.c): VisualVM's guess of the reference
+ * size, under HP_SIZES_JVM then the layout the addresses show, and sizes
+ * every class; -1 when out of memory. */
 int heap_size_classes(hp_heap *h, int size_model);
 
 #endif

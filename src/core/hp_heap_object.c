@@ -9,6 +9,8 @@ uint32_t hp_heap_dump_count(const hp_heap *h) { return h->n_dumps; }
 uint32_t hp_heap_object_count(const hp_heap *h) { return h->n; }
 uint64_t hp_heap_duplicate_count(const hp_heap *h) { return h->duplicates; }
 const hp_size_model *hp_heap_size_model(const hp_heap *h) { return &h->model; }
+int hp_heap_size_model_kind(const hp_heap *h) { return h->size_model; }
+const hp_layout_evidence *hp_heap_layout_evidence(const hp_heap *h) { return &h->layout; }
 
 uint64_t hp_heap_memory(const hp_heap *h)
 {

@@ -1,20 +1,29 @@
 /* The size model's parameters (the formulas are inline in hp_size.h). */
 #include "hp_size.h"
 
+/* VisualVM's arrays: a 4-byte length after the header, whatever follows;
+ * objects aligned to 8. */
+static void visualvm_arrays(hp_size_model *m)
+{
+    m->array_base = m->array_base_wide = m->min_instance + 4;
+    m->align = 8;
+}
+
 void hp_size_model_init(hp_size_model *m, int id_size, uint32_t object_raw_size)
 {
     m->id_size = id_size;
     m->raw = object_raw_size > 0;
-    if (m->raw) {
-        /* Android writes whole object sizes: java.lang.Object's is the header,
-         * and on 64-bit ids whatever it holds beyond the id is a reference. */
-        m->min_instance = (int)(object_raw_size < 64 ? object_raw_size : 64);
-        m->oop_size = id_size;
-        if (id_size == 8 && m->min_instance > 8 && m->min_instance <= 16)
-            m->oop_size = m->min_instance - 8;
+    if (!m->raw) {
+        hp_size_model_set_oop(m, id_size);
         return;
     }
-    hp_size_model_set_oop(m, id_size);
+    /* Android writes whole object sizes: java.lang.Object's is the header,
+     * and on 64-bit ids whatever it holds beyond the id is a reference. */
+    m->min_instance = (int)(object_raw_size < 64 ? object_raw_size : 64);
+    m->oop_size = id_size;
+    if (id_size == 8 && m->min_instance > 8 && m->min_instance <= 16)
+        m->oop_size = m->min_instance - 8;
+    visualvm_arrays(m);
 }
 
 void hp_size_model_set_oop(hp_size_model *m, int oop_size)
@@ -22,4 +31,5 @@ void hp_size_model_set_oop(hp_size_model *m, int oop_size)
     m->oop_size = oop_size;
     if (!m->raw)
         m->min_instance = m->id_size + oop_size;
+    visualvm_arrays(m);
 }
