@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, O
 
 from . import _hprof, _values
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
+from ._layout import Layout
 from ._reach import HeapPath, NoPath, path_to_root, paths_to_root
 from ._views import SequenceView
 from ._values import AllocationSite, AllocSite, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
@@ -259,6 +260,14 @@ class Heap(_hprof.Heap):
         return heap
 
     @property
+    def layout(self) -> Layout:
+        """The object layout shallow sizes follow (a hprofkit.Layout): header, reference size,
+        array headers and alignment, and what they rest on: under size_model 'jvm' (the
+        default with semantics 'hprofkit') the JVM's own layout as the dump's addresses show
+        it, or VisualVM's guess when they show none; see docs/reference/behaviour.md."""
+        return Layout.of(self)
+
+    @property
     def gc_roots(self) -> GcRoots:
         """Every GC root as GcRoot(kind, object_id, object, thread_serial, frame), in file order
         (a sequence made when read: see GcRoots)."""
@@ -480,8 +489,8 @@ def open_heap(source: DumpSource, *, heap_dump: int = 0, size_model: Optional[st
     or a Tailor mini (restored first into an anonymous temporary file).
 
     heap_dump picks the heap dump (from 0; negative counts from the end);
-    semantics the reference graph of paths and retained sizes (see
-    Dump.heap); mapping (a hprofkit.Mapping or the path of a mapping.txt)
+    size_model and semantics the shallow sizes and the reference graph of
+    paths and retained sizes (see Dump.heap); mapping (a hprofkit.Mapping or the path of a mapping.txt)
     gives an obfuscated dump its clear names (see Heap).  The dump stays
     mapped while the Heap or any handle on it lives.
 

@@ -1,11 +1,13 @@
 /* The size model's parameters (the formulas are inline in hp_size.h). */
 #include "hp_size.h"
 
-/* VisualVM's arrays: a 4-byte length after the header, whatever follows;
- * objects aligned to 8. */
+/* VisualVM's arrays: the elements right after a 4-byte length after the
+ * header, whatever they are; objects aligned to 8.  8-byte elements are
+ * said to start at the next 8: the same sizes under that alignment. */
 static void visualvm_arrays(hp_size_model *m)
 {
-    m->array_base = m->array_base_wide = m->min_instance + 4;
+    m->array_base = m->min_instance + 4;
+    m->array_base_wide = (m->array_base + 7) & ~7;
     m->align = 8;
 }
 
