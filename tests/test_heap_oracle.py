@@ -126,8 +126,12 @@ def compare(heap: hprofkit.Heap, path, graph_oracle, sample_fields: int = 40) ->
 
 @pytest.mark.parametrize("name", ORACLE_DUMPS)
 def test_heap_equals_oracle(name, graph_oracle, plain_path):
+    # The oracle sizes objects by VisualVM's model, asked for here: the default model's
+    # layout, read off the addresses, is another on the 64-bit JDK 5 to 7 dumps (their real
+    # headers and compressed oops; tests/test_layout_sizes.py checks it against the addresses).
+    # On the fresh dumps below (JDK 17, and Android sizes) the two agree.
     path = plain_path(name)
-    with hprofkit.open_heap(path) as heap:
+    with hprofkit.open_heap(path, size_model="visualvm") as heap:
         compare(heap, path, graph_oracle, sample_fields=40 if name in FIELD_DUMPS else 0)
 
 
