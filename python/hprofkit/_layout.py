@@ -65,6 +65,7 @@ def _source(model: str, raw: bool, inferred: bool, gaps: int, fits: int, fallbac
         return (f"inferred from the addresses: fits {fits:,} of {gaps:,} gaps between consecutive objects "
                 f"(VisualVM's guess fits {fallback_fits:,})")
     if 2 * fits >= gaps:
-        return f"VisualVM's guess: too few gaps between consecutive objects to tell ({gaps:,}, the best layout fits {fits:,})"
+        return (f"VisualVM's guess: too few gaps between consecutive objects to tell ({gaps:,}, the best "
+                f"layout fits {fits:,})")
     return (f"VisualVM's guess: the addresses show no layout (the best fits {fits:,} of {gaps:,} gaps "
             "between consecutive objects)")
