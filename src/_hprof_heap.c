@@ -445,10 +445,11 @@ static PyObject *heap_layout(HeapIndex *heap, PyObject *unused)
         return NULL;
     m = hp_heap_size_model(index);
     ev = hp_heap_layout_evidence(index);
-    return Py_BuildValue("siiiiiiiiKKK", size_model_names[hp_heap_size_model_kind(index)], hp_heap_id_size(index),
-                         m->min_instance, m->oop_size, m->array_base, m->array_base_wide, m->align, m->raw,
-                         ev->inferred, (unsigned long long)ev->gaps, (unsigned long long)ev->fits,
-                         (unsigned long long)ev->fallback_fits);
+    return Py_BuildValue("siiiiiiiiiKKKKK", size_model_names[hp_heap_size_model_kind(index)], hp_heap_id_size(index),
+                         m->min_instance, m->oop_size, m->array_base, m->array_base_wide, m->align, m->mirror_base,
+                         m->raw, ev->inferred, (unsigned long long)ev->gaps, (unsigned long long)ev->fits,
+                         (unsigned long long)ev->fallback_fits, (unsigned long long)ev->mirror_gaps,
+                         (unsigned long long)ev->mirror_fits);
 }
 
 static PyObject *heap_close(HeapIndex *heap, PyObject *unused)
@@ -523,7 +524,8 @@ static PyMethodDef heap_methods[] = {
     HEAP_NAMES_METHODS
     { "_layout", (PyCFunction)heap_layout, METH_NOARGS,
       "_layout($self, /)\n--\n\n(size model, id size, header, reference size, array base, wide array base,\n"
-      "alignment, raw, inferred, gaps, gaps fitting, gaps VisualVM's guess fits): behind heap.layout." },
+      "alignment, mirror base, raw, inferred, gaps, gaps fitting, gaps VisualVM's guess fits, gaps after\n"
+      "class objects, of them fitting): behind heap.layout." },
     { "close", (PyCFunction)heap_close, METH_NOARGS,
       "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },
     { "__enter__", (PyCFunction)heap_enter_ctx, METH_NOARGS, NULL },

@@ -75,6 +75,12 @@ def test_default_sizes_are_the_gaps(fresh_dump):
     with hprofkit.open_heap(path) as heap:
         assert heap.layout.size_model == "jvm" and heap.layout.inferred
         assert fitting_share(heap) >= 0.95, (name, heap.layout)
+        # Class objects too: HotSpot's java.lang.Class instances, with their statics.
+        gaps, sizes = gaps_and_sizes(heap)
+        classes = {cls.class_id for cls in heap.classes}
+        class_gaps = [(gap, i) for gap, i in gaps if i in classes]
+        assert heap.layout.class_header is not None and len(class_gaps) > 500
+        assert sum(sizes[i] == gap for gap, i in class_gaps) >= 0.95 * len(class_gaps)
 
 
 def test_layout_says_what_was_inferred(fresh_dump):

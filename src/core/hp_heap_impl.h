@@ -23,6 +23,7 @@ typedef struct heap_class {
     uint64_t instances;
     uint64_t field_bytes;      /* model bytes of own + inherited fields */
     uint64_t instance_size;
+    uint64_t object_size;      /* its class object's shallow size */
     uint32_t object_index;
     uint32_t super_ord;
     uint32_t raw_size;

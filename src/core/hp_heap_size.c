@@ -85,6 +85,40 @@ static int layout_object(const hp_heap *h, uint32_t i, hp_layout_object *o)
     return 1;
 }
 
+/* Class `ord`'s statics: references and bytes of primitives, less the
+ * two HotSpot's dumper adds that the mirror does not hold (the constant
+ * pool's resolved references and the initialisation lock). */
+static void class_statics(const hp_heap *h, uint32_t ord, uint64_t *refs, uint64_t *bytes)
+{
+    hp_static_iter it;
+    hp_field f;
+    *refs = *bytes = 0;
+    hp_static_iter_init(&it, h, ord);
+    while (hp_static_next(&it, &f)) {
+        if (f.type != HP_T_OBJECT)
+            *bytes += (uint64_t)hp_type_size(f.type, h->id_size);
+        else if (!heap_sid_is(h, f.name_sid, "<resolved_references>") && !heap_sid_is(h, f.name_sid, "<init_lock>"))
+            ++*refs;
+    }
+}
+
+/* The mirror base from the gap after every class object. */
+static void infer_mirrors(hp_heap *h)
+{
+    hp_layout_mirrors t;
+    uint32_t c;
+    hp_layout_mirrors_init(&t);
+    for (c = 0; c < h->n_classes; c++) {
+        uint32_t i = h->classes[c].object_index;
+        uint64_t refs, bytes;
+        if (i + 1 >= h->n)
+            continue;
+        class_statics(h, c, &refs, &bytes);
+        hp_layout_mirror_observe(&t, &h->model, refs, bytes, obj_id(h, i + 1) - obj_id(h, i));
+    }
+    hp_layout_mirror_pick(&t, &h->model, &h->layout);
+}
+
 static void infer_layout(hp_heap *h)
 {
     hp_layout_tally t;
@@ -101,6 +135,8 @@ static void infer_layout(hp_heap *h)
         }
     }
     hp_layout_pick(&t, &h->model, &h->layout);
+    if (h->layout.inferred)
+        infer_mirrors(h);
 }
 
 static void size_class(hp_heap *h, uint32_t ord, void *ctx)
@@ -116,9 +152,21 @@ static void size_class(hp_heap *h, uint32_t ord, void *ctx)
     c->instance_size = c->elem_type ? 0 : hp_size_instance(&h->model, c->field_bytes, c->raw_size);
 }
 
+/* Class objects: a java.lang.Class instance, or a mirror of the class's statics. */
+static void size_class_object(hp_heap *h, uint32_t ord)
+{
+    uint64_t refs, bytes;
+    if (!h->model.mirror_base) {
+        h->classes[ord].object_size = h->class_class != HP_NONE ? h->classes[h->class_class].instance_size : 0;
+        return;
+    }
+    class_statics(h, ord, &refs, &bytes);
+    h->classes[ord].object_size = hp_size_mirror(&h->model, refs, bytes);
+}
+
 int heap_size_classes(hp_heap *h, int size_model)
 {
-    uint32_t object_size = h->object_class != HP_NONE ? h->classes[h->object_class].raw_size : 0;
+    uint32_t object_size = h->object_class != HP_NONE ? h->classes[h->object_class].raw_size : 0, c;
     hp_size_model_init(&h->model, h->id_size, object_size);
     heap_string_layout(h);
     h->size_model = size_model;
@@ -127,5 +175,9 @@ int heap_size_classes(hp_heap *h, int size_model)
     if (size_model == HP_SIZES_JVM && !h->model.raw)
         infer_layout(h);
     /* Cycles were refused when layouts were resolved: only memory can fail. */
-    return heap_classes_supers_first(h, size_class, NULL) == 0 ? 0 : -1;
+    if (heap_classes_supers_first(h, size_class, NULL) != 0)
+        return -1;
+    for (c = 0; c < h->n_classes; c++)
+        size_class_object(h, c);
+    return 0;
 }

@@ -108,3 +108,32 @@ void hp_layout_pick(const hp_layout_tally *t, hp_size_model *m, hp_layout_eviden
     m->array_base_wide = base_wide(&best);
     m->align = 8 << best.align_number;
 }
+
+void hp_layout_mirrors_init(hp_layout_mirrors *t) { memset(t, 0, sizeof *t); }
+
+void hp_layout_mirror_observe(hp_layout_mirrors *t, const hp_size_model *m, uint64_t refs, uint64_t bytes,
+                              uint64_t gap)
+{
+    uint64_t statics = hp_size_align(refs * (uint64_t)m->oop_size + bytes), align = (uint64_t)m->align, base;
+    if (gap == 0 || gap > HP_LAYOUT_MAX_GAP)
+        return;
+    t->gaps++;
+    if (gap % align || gap % 8 || gap < statics + 8)
+        return;
+    /* The bases that base + statics rounds up to the gap from. */
+    for (base = gap - statics; base >= 8 && base + align > gap - statics; base -= 8)
+        if (base / 8 <= HP_LAYOUT_MIRROR_BASES)
+            t->bases[base / 8 - 1]++;
+}
+
+void hp_layout_mirror_pick(const hp_layout_mirrors *t, hp_size_model *m, hp_layout_evidence *ev)
+{
+    uint32_t k, best = 0;
+    for (k = 1; k < HP_LAYOUT_MIRROR_BASES; k++)
+        if (t->bases[k] > t->bases[best])
+            best = k;
+    ev->mirror_gaps = t->gaps;
+    ev->mirror_fits = t->bases[best];
+    if (t->bases[best] >= HP_LAYOUT_MIN_MIRRORS && (uint64_t)t->bases[best] * 2 >= t->gaps)
+        m->mirror_base = (int)(best + 1) * 8;
+}

@@ -18,6 +18,11 @@
  * gap after a header of 12 as well, so that sum is the JVM's size but where
  * the JVM injects fields HPROF does not list (java.lang.Class and a few
  * java.lang.invoke classes).
+ * Class objects are HotSpot's java.lang.Class instances ("mirrors"): the
+ * fields HPROF lists for java.lang.Class, others it does not (the JVM
+ * injects them), then the class's statics (rounded up to 8).  Their base,
+ * before the statics, is then read off the gaps after class objects as the
+ * commonest gap less the statics (hp_layout_mirror_*).
  * A gap counts as evidence when it is positive and at most
  * HP_LAYOUT_MAX_GAP: a larger one ends a region or covers free space.  The
  * caller says what each object is (hp_layout_object); this file only counts
@@ -64,7 +69,19 @@ typedef struct hp_layout_evidence {
     uint64_t fits;          /* of them, predicted by the layout taken (the best one when none is) */
     uint64_t fallback_fits; /* ... by the fallback's (VisualVM's guess) */
     int inferred;           /* 1: the layout is the gaps' best; 0: the fallback stays */
+    uint64_t mirror_gaps;   /* gaps after class objects counted */
+    uint64_t mirror_fits;   /* of them, predicted by the mirror base taken (the best one when none is) */
 } hp_layout_evidence;
+
+/* Mirror bases 8, 16 ... 8 * HP_LAYOUT_MIRROR_BASES bytes; the fewest class
+ * objects the commonest must explain (and half of those counted). */
+#define HP_LAYOUT_MIRROR_BASES 128
+#define HP_LAYOUT_MIN_MIRRORS 16
+
+typedef struct hp_layout_mirrors {
+    uint64_t gaps;
+    uint32_t bases[HP_LAYOUT_MIRROR_BASES];
+} hp_layout_mirrors;
 
 void hp_layout_tally_init(hp_layout_tally *t, int id_size);
 
@@ -76,5 +93,17 @@ void hp_layout_observe(hp_layout_tally *t, const hp_layout_object *o, uint64_t g
  * them (above); else leaves *m, the fallback (a non-raw model of the dump's
  * id size, VisualVM's guess), which also wins a tie.  *ev says why. */
 void hp_layout_pick(const hp_layout_tally *t, hp_size_model *m, hp_layout_evidence *ev);
+
+void hp_layout_mirrors_init(hp_layout_mirrors *t);
+
+/* Counts one class object, whose class's statics are `refs` references and
+ * `bytes` of primitives, followed `gap` bytes on by the next object; `m` is
+ * the layout picked (its reference size). */
+void hp_layout_mirror_observe(hp_layout_mirrors *t, const hp_size_model *m, uint64_t refs, uint64_t bytes,
+                              uint64_t gap);
+
+/* Sets m->mirror_base to the commonest base when it explains enough class
+ * objects (above), else leaves it; fills ev's mirror fields. */
+void hp_layout_mirror_pick(const hp_layout_mirrors *t, hp_size_model *m, hp_layout_evidence *ev);
 
 #endif

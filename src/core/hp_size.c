@@ -2,13 +2,15 @@
 #include "hp_size.h"
 
 /* VisualVM's arrays: the elements right after a 4-byte length after the
- * header, whatever they are; objects aligned to 8.  8-byte elements are
- * said to start at the next 8: the same sizes under that alignment. */
-static void visualvm_arrays(hp_size_model *m)
+ * header, whatever they are; objects aligned to 8 (8-byte elements are
+ * said to start at the next 8: the same sizes under that alignment); a
+ * class object an instance of java.lang.Class. */
+static void visualvm_layout(hp_size_model *m)
 {
     m->array_base = m->min_instance + 4;
     m->array_base_wide = (m->array_base + 7) & ~7;
     m->align = 8;
+    m->mirror_base = 0;
 }
 
 void hp_size_model_init(hp_size_model *m, int id_size, uint32_t object_raw_size)
@@ -25,7 +27,7 @@ void hp_size_model_init(hp_size_model *m, int id_size, uint32_t object_raw_size)
     m->oop_size = id_size;
     if (id_size == 8 && m->min_instance > 8 && m->min_instance <= 16)
         m->oop_size = m->min_instance - 8;
-    visualvm_arrays(m);
+    visualvm_layout(m);
 }
 
 void hp_size_model_set_oop(hp_size_model *m, int oop_size)
@@ -33,5 +35,5 @@ void hp_size_model_set_oop(hp_size_model *m, int oop_size)
     m->oop_size = oop_size;
     if (!m->raw)
         m->min_instance = m->id_size + oop_size;
-    visualvm_arrays(m);
+    visualvm_layout(m);
 }

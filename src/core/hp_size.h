@@ -10,7 +10,11 @@
  *  - an array: its first element at `array_base` (`array_base_wide` for
  *    8-byte elements), then the elements (references at `oop_size`),
  *    rounded up to `align`;
- *  - a class object weighs an instance of java.lang.Class.
+ *  - a class object weighs an instance of java.lang.Class; or, with a
+ *    `mirror_base`, that many bytes and its class's statics (references at
+ *    `oop_size`) rounded up to 8, rounded up to `align`: HotSpot's
+ *    java.lang.Class instance (a "mirror") holds fields HPROF does not list,
+ *    then the statics.
  * VisualVM's parameters (hp_size_model_init, hp_size_model_set_oop), which
  * the histogram of hp_stats keeps: a header of id size + reference size (12
  * or 16 bytes on 64-bit JVMs, 8 on 32-bit ones; Android dumps, "raw" sizes,
@@ -31,6 +35,7 @@ typedef struct hp_size_model {
     int array_base;   /* offset of an array's first element of 1 to 4 bytes */
     int array_base_wide; /* of an 8-byte one (long, double, a reference of 8) */
     int align;        /* objects start at multiples of this (a power of two) */
+    int mirror_base;  /* a class object before its statics; 0: it weighs a java.lang.Class instance */
     int raw;          /* 1: instance sizes are the CLASS_DUMP sizes as written (Android) */
 } hp_size_model;
 
@@ -69,6 +74,13 @@ static inline uint64_t hp_size_array(const hp_size_model *m, int elem_type, uint
 static inline uint64_t hp_size_instance(const hp_size_model *m, uint64_t field_bytes, uint32_t raw_size)
 {
     return m->raw ? raw_size : hp_size_round(m, (uint64_t)m->min_instance + field_bytes);
+}
+
+/* Shallow size of a class object whose class's statics are `refs` references
+ * and `bytes` of primitives, under a model with a mirror base. */
+static inline uint64_t hp_size_mirror(const hp_size_model *m, uint64_t refs, uint64_t bytes)
+{
+    return hp_size_round(m, (uint64_t)m->mirror_base + hp_size_align(refs * (uint64_t)m->oop_size + bytes));
 }
 
 #endif
