@@ -6,7 +6,9 @@
  *    with dead space and region ends in between; the layout is found again
  *    and the model then sizes every object as placed;
  *  - the fallback: too few gaps, gaps no layout fits (sequential ids), and
- *    a tie with VisualVM's guess leave the model as it was. */
+ *    a tie with VisualVM's guess leave the model as it was;
+ *  - class objects (mirrors) placed at a base plus their statics, rounded to
+ *    8 or 16: the base found again; too few of them leave none. */
 #include "check.h"
 
 #include "hp_layout.h"
@@ -181,6 +183,41 @@ static void test_fallbacks(void)
     CHECK_EQ_U64(m.min_instance, 12);
 }
 
+/* Class objects of random statics, each placed at `base` + its statics
+ * (rounded up to 8) rounded up to the alignment, one in 10 followed by dead
+ * space: the base is found again, and then sizes each as placed. */
+static void test_mirrors(int base, int align, int count)
+{
+    hp_layout_mirrors t;
+    hp_layout_evidence ev;
+    hp_size_model m;
+    uint64_t wrong = 0;
+    int i;
+    hp_size_model_init(&m, 8, 0);
+    hp_size_model_set_oop(&m, 4);
+    m.align = align;
+    hp_layout_mirrors_init(&t);
+    for (i = 0; i < count; i++) {
+        uint64_t refs = rng(5), bytes = rng(3) ? rng(40) : 0;
+        uint64_t size = round_up((uint64_t)base + round_up(refs * 4 + bytes, 8), (uint64_t)align);
+        hp_layout_mirror_observe(&t, &m, refs, bytes, size + (rng(10) ? 0 : (uint64_t)align * (1 + rng(3))));
+    }
+    memset(&ev, 0, sizeof ev);
+    hp_layout_mirror_pick(&t, &m, &ev);
+    CHECK_EQ_U64(ev.mirror_gaps, count);
+    if (count < HP_LAYOUT_MIN_MIRRORS) {
+        CHECK_EQ_U64(m.mirror_base, 0);
+        return;
+    }
+    CHECK_EQ_U64(m.mirror_base, base);
+    CHECK(ev.mirror_fits >= (uint64_t)count * 8 / 10 && ev.mirror_fits <= (uint64_t)count);
+    for (i = 0; i < 64; i++) {
+        uint64_t refs = (uint64_t)i % 5, bytes = (uint64_t)i * 3 % 41;
+        wrong += hp_size_mirror(&m, refs, bytes) != round_up((uint64_t)base + round_up(refs * 4 + bytes, 8), align);
+    }
+    CHECK_EQ_U64(wrong, 0);
+}
+
 int main(void)
 {
     /* header, reference size, packed arrays (JDK 22 on), alignment */
@@ -200,5 +237,9 @@ int main(void)
         test_finds(&layouts64[k], 8);
     test_finds(&layout32, 4);
     test_fallbacks();
+    test_mirrors(112, 8, 1000);  /* JDK 17, JDK 25 compact */
+    test_mirrors(176, 8, 1000);  /* JDK 17, uncompressed oops */
+    test_mirrors(112, 16, 1000); /* ObjectAlignmentInBytes=16 */
+    test_mirrors(96, 8, 10);     /* too few class objects */
     return check_report("test_layout");
 }
