@@ -490,8 +490,9 @@ def open_heap(source: DumpSource, *, heap_dump: int = 0, size_model: Optional[st
 
     heap_dump picks the heap dump (from 0; negative counts from the end);
     size_model and semantics the shallow sizes and the reference graph of
-    paths and retained sizes (see Dump.heap); mapping (a hprofkit.Mapping or the path of a mapping.txt)
-    gives an obfuscated dump its clear names (see Heap).  The dump stays
+    paths and retained sizes (see Dump.heap); mapping (a hprofkit.Mapping or
+    the path of a mapping.txt) gives an obfuscated dump its clear names (see
+    Heap).  The dump stays
     mapped while the Heap or any handle on it lives.
 
     progress: None (the default) shows nothing (unless an outer call
