@@ -14,10 +14,10 @@
  *    (before), 8-byte ones (long, double, references of 8) always there;
  *  - objects aligned to 8 (the default of ObjectAlignmentInBytes) to 256.
  * An instance weighs its header and its fields (own and inherited), rounded
- * up to the alignment: JDK 15 on packs fields densely, older JDKs fill the
- * gap after a header of 12 as well, so that sum is the JVM's size but where
- * the JVM injects fields HPROF does not list (java.lang.Class and a few
- * java.lang.invoke classes).
+ * up to the alignment: JDK 15 on packs fields densely, so that sum is the
+ * JVM's size but where the JVM injects fields HPROF does not list (a few
+ * java.lang.invoke classes); older JDKs lay each class's fields out on
+ * their own and may leave gaps between them, which the sum misses.
  * Class objects are HotSpot's java.lang.Class instances ("mirrors"): the
  * fields HPROF lists for java.lang.Class, others it does not (the JVM
  * injects them), then the class's statics (rounded up to 8).  Their base,
