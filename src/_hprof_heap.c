@@ -62,17 +62,20 @@ static int build_interrupted(void *ctx)
     return hprof_with_python(tell_progress, ctx) < 0;
 }
 
-static int size_model_of(PyObject *name)
+/* The size models by HP_SIZES_* number. */
+static const char *const size_model_names[] = { "visualvm", "uncompressed", "jvm" };
+
+/* The size model named `name`; None (or none given) is the semantics' own:
+ * the JVM's layout under hprofkit's, VisualVM's under VisualVM's. */
+static int size_model_of(PyObject *name, int semantics)
 {
-    if (name == NULL)
-        return HP_SIZES_VISUALVM;
-    if (PyUnicode_Check(name)) {
-        if (PyUnicode_CompareWithASCIIString(name, "visualvm") == 0)
-            return HP_SIZES_VISUALVM;
-        if (PyUnicode_CompareWithASCIIString(name, "uncompressed") == 0)
-            return HP_SIZES_UNCOMPRESSED;
-    }
-    PyErr_SetString(PyExc_ValueError, "size_model must be 'visualvm' or 'uncompressed'");
+    int k;
+    if (name == NULL || name == Py_None)
+        return semantics == HP_REACH_VISUALVM ? HP_SIZES_VISUALVM : HP_SIZES_JVM;
+    for (k = 0; k < 3; k++)
+        if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, size_model_names[k]) == 0)
+            return k;
+    PyErr_SetString(PyExc_ValueError, "size_model must be None, 'jvm', 'visualvm' or 'uncompressed'");
     return -1;
 }
 
@@ -88,14 +91,14 @@ static PyObject *heap_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     HeapIndex *heap;
     int model, semantics;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nUUOO:Heap", keywords, &buffer, &heap_dump, &model_name,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nOUOO:Heap", keywords, &buffer, &heap_dump, &model_name,
                                      &semantics_name, &mapping, &progress))
         return NULL;
     if (progress != Py_None && !PyCallable_Check(progress)) {
         PyErr_SetString(PyExc_TypeError, "progress must be a callable progress(done, total) or None");
         return NULL;
     }
-    if ((model = size_model_of(model_name)) < 0 || (semantics = heap_semantics_of(semantics_name)) < 0)
+    if ((semantics = heap_semantics_of(semantics_name)) < 0 || (model = size_model_of(model_name, semantics)) < 0)
         return NULL;
     if (heap_dump < 0 || heap_dump > 0xFFFFFFFF) {
         PyErr_SetString(PyExc_ValueError, "heap_dump must be a heap dump number (0 for the first)");
@@ -431,6 +434,25 @@ static PyObject *heap_get(HeapIndex *heap, void *closure)
     }
 }
 
+/* What heap.layout shows (hprofkit._heap.Layout): the model's name, its
+ * parameters, and what they rest on. */
+static PyObject *heap_layout(HeapIndex *heap, PyObject *unused)
+{
+    const hp_heap *index = heap_index(heap);
+    const hp_size_model *m;
+    const hp_layout_evidence *ev;
+    (void)unused;
+    if (!index)
+        return NULL;
+    m = hp_heap_size_model(index);
+    ev = hp_heap_layout_evidence(index);
+    return Py_BuildValue("siiiiiiiiiKKKKK", size_model_names[hp_heap_size_model_kind(index)], hp_heap_id_size(index),
+                         m->min_instance, m->oop_size, m->array_base, m->array_base_wide, m->align, m->mirror_base,
+                         m->raw, ev->inferred, (unsigned long long)ev->gaps, (unsigned long long)ev->fits,
+                         (unsigned long long)ev->fallback_fits, (unsigned long long)ev->mirror_gaps,
+                         (unsigned long long)ev->mirror_fits);
+}
+
 static PyObject *heap_close(HeapIndex *heap, PyObject *unused)
 {
     (void)unused;
@@ -501,6 +523,10 @@ static PyMethodDef heap_methods[] = {
     HEAP_TABLE_METHODS
     HEAP_VALUES_METHODS
     HEAP_NAMES_METHODS
+    { "_layout", (PyCFunction)heap_layout, METH_NOARGS,
+      "_layout($self, /)\n--\n\n(size model, id size, header, reference size, array base, wide array base,\n"
+      "alignment, mirror base, raw, inferred, gaps, gaps fitting, gaps VisualVM's guess fits, gaps after\n"
+      "class objects, of them fitting): behind heap.layout." },
     { "close", (PyCFunction)heap_close, METH_NOARGS,
       "close($self, /)\n--\n\nFrees the index; handles on it raise ValueError afterwards." },
     { "__enter__", (PyCFunction)heap_enter_ctx, METH_NOARGS, NULL },
@@ -509,7 +535,7 @@ static PyMethodDef heap_methods[] = {
 };
 
 static PyType_Slot heap_slots[] = {
-    { Py_tp_doc, "Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', mapping=None, "
+    { Py_tp_doc, "Heap(buffer, /, *, heap_dump=0, size_model=None, semantics='hprofkit', mapping=None, "
                  "progress=None)\n--\n\n"
                  "The object graph of one heap dump of the HPROF file in buffer; with a mapping (a\n"
                  "hprofkit.Mapping), read with its clear names; progress(done, total) is told how many\n"

@@ -19,6 +19,7 @@ from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from . import match
 from ._heap import (Field, GcRoot, GcRoots, GroupTable, Heap, HeapClass, HeapObject, ObjectTable, Reference,
                     Referrer, StackFrame, open_heap)
+from ._layout import Layout
 from ._values import AllocationSite, AllocSite, ClassCount, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
 
 # Python stands on C: the package hands its classes down to the C module
@@ -90,7 +91,7 @@ __all__ = [
     "open", "Dump", "Parser", "Record", "SubRecord", "iter_records", "iter_subrecords", "stats", "Stats", "Tally",
     "ClassRow", "HeapDump", "UnfinishedDump", "HeaderEvent", "RecordEvent", "SubrecordEvent", "EndEvent", "HprofWriter", "write_sample_dump", "Encoder", "Decoder", "Converter", "encode", "decode", "convert",
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
-    "OverrunError", "UnsupportedError", "RestoreLimitError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "HeapObject", "HeapClass",
+    "OverrunError", "UnsupportedError", "RestoreLimitError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "Layout", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame", "match", "Hop", "Hops", "HeapPath", "NoPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "tables", "to_parquet", "connect", "report", "batch", "BatchResult", "BatchRow", "LeakGroup",
     "ClassTotal", "Bitmap", "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths",

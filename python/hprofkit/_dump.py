@@ -24,7 +24,7 @@ import shutil
 import stat
 import tempfile
 import threading
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 from . import _hprof
 from ._bmd import is_bmd
@@ -330,12 +330,17 @@ class Dump:
             warn_misfit(mapping, self.path or "the dump", stats.mapping_matches)
         return stats
 
-    def heap(self, *, heap_dump: int = 0, size_model: str = "visualvm", semantics: str = "hprofkit",
+    def heap(self, *, heap_dump: int = 0, size_model: Optional[str] = None, semantics: str = "hprofkit",
              mapping: MappingArg = None, progress: ProgressArg = None) -> Heap:
         """The object graph of one heap dump (hprofkit.Heap): heap_dump picks
-        which (0, the first, as VisualVM; negative counts from the end); size_model is 'visualvm' (its
-        shallow sizes, compressed oops guessed on 64-bit dumps) or
-        'uncompressed' (references at id size).  semantics is the reference
+        which (0, the first, as VisualVM; negative counts from the end).
+        size_model: 'jvm' (the JVM's own object sizes: the layout, header
+        and array sizes, the dump's addresses show; VisualVM's guess when
+        they show none), 'visualvm' (VisualVM's shallow sizes, compressed
+        oops guessed on 64-bit dumps), 'uncompressed' (VisualVM's with
+        references at id size), or None: 'jvm' under semantics 'hprofkit',
+        'visualvm' under 'visualvm'; heap.layout says which layout and why
+        (docs/reference/behaviour.md).  semantics is the reference
         graph behind paths and retained sizes: 'hprofkit' (Reference
         referents are not strong; no instance-to-class edges; see
         docs/reachability.md) or 'visualvm' (VisualVM's graph, roots and

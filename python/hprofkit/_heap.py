@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Iterator, O
 
 from . import _hprof, _values
 from ._hprof import Field, GcRoot, Reference, Referrer, StackFrame
+from ._layout import Layout
 from ._reach import HeapPath, NoPath, path_to_root, paths_to_root
 from ._views import SequenceView
 from ._values import (AllocationSite, AllocSite, ClassCount, CollectionWaste, DuplicateString, Frame, LargeArray,
@@ -228,7 +229,7 @@ class GcRoots(SequenceView[GcRoot]):
 
 
 class Heap(_hprof.Heap):
-    """Heap(buffer, /, *, heap_dump=0, size_model='visualvm', semantics='hprofkit', mapping=None, progress=None)
+    """Heap(buffer, /, *, heap_dump=0, size_model=None, semantics='hprofkit', mapping=None, progress=None)
 
     The object graph of one heap dump of the HPROF file in buffer (hprofkit.open_heap
     and Dump.heap() make one).  With a mapping (a hprofkit.Mapping or the path of a
@@ -240,7 +241,7 @@ class Heap(_hprof.Heap):
     __slots__ = ()
     __module__ = "hprofkit"
 
-    def __new__(cls, buffer: Buffer, /, *, heap_dump: int = 0, size_model: str = "visualvm",
+    def __new__(cls, buffer: Buffer, /, *, heap_dump: int = 0, size_model: Optional[str] = None,
                 semantics: str = "hprofkit", mapping: MappingArg = None) -> "Heap":
         return cls._open(buffer, None, heap_dump=heap_dump, size_model=size_model, semantics=semantics,
                          mapping=mapping)
@@ -264,6 +265,14 @@ class Heap(_hprof.Heap):
             if overloads is not None:
                 _overloads.warn_ambiguous(mapping, name or "the dump", overloads)
         return heap
+
+    @property
+    def layout(self) -> Layout:
+        """The object layout shallow sizes follow (a hprofkit.Layout): header, reference size,
+        array headers and alignment, and what they rest on: under size_model 'jvm' (the
+        default with semantics 'hprofkit') the JVM's own layout as the dump's addresses show
+        it, or VisualVM's guess when they show none; see docs/reference/behaviour.md."""
+        return Layout.of(self)
 
     @property
     def gc_roots(self) -> GcRoots:
@@ -506,7 +515,7 @@ def _clear_frames(heap: Heap, mapping: Mapping) -> list[tuple[int, str, Optional
     return out
 
 
-def open_heap(source: DumpSource, *, heap_dump: int = 0, size_model: str = "visualvm",
+def open_heap(source: DumpSource, *, heap_dump: int = 0, size_model: Optional[str] = None,
               semantics: str = "hprofkit", mapping: MappingArg = None, progress: ProgressArg = None,
               max_output: int | str | None = None) -> Heap:
     """Opens a dump and indexes one of its heap dumps: the one opener of the
@@ -516,9 +525,10 @@ def open_heap(source: DumpSource, *, heap_dump: int = 0, size_model: str = "visu
     or a Tailor mini (restored first into an anonymous temporary file).
 
     heap_dump picks the heap dump (from 0; negative counts from the end);
-    semantics the reference graph of paths and retained sizes (see
-    Dump.heap); mapping (a hprofkit.Mapping or the path of a mapping.txt)
-    gives an obfuscated dump its clear names (see Heap).  The dump stays
+    size_model and semantics the shallow sizes and the reference graph of
+    paths and retained sizes (see Dump.heap); mapping (a hprofkit.Mapping or
+    the path of a mapping.txt) gives an obfuscated dump its clear names (see
+    Heap).  The dump stays
     mapped while the Heap or any handle on it lives.
 
     progress: None (the default) shows nothing (unless an outer call

@@ -28,15 +28,16 @@
 #define HP_HEAP_H
 
 #include "hp_common.h"
-#include "hp_size.h"
+#include "hp_layout.h"
 
 #define HP_NONE 0xFFFFFFFFu
 
 typedef enum hp_kind { HP_KIND_INSTANCE = 0, HP_KIND_CLASS, HP_KIND_OBJ_ARRAY, HP_KIND_PRIM_ARRAY } hp_kind;
 
 /* Size models (hp_size.h): VisualVM's (compressed oops guessed on 64-bit
- * dumps) or every reference at id size. */
-enum { HP_SIZES_VISUALVM = 0, HP_SIZES_UNCOMPRESSED = 1 };
+ * dumps), every reference at id size, or the JVM's layout as the dump's
+ * addresses show it (hp_layout.h; VisualVM's when they show none). */
+enum { HP_SIZES_VISUALVM = 0, HP_SIZES_UNCOMPRESSED = 1, HP_SIZES_JVM = 2 };
 
 typedef struct hp_heap hp_heap;
 
@@ -68,6 +69,10 @@ uint32_t hp_heap_object_count(const hp_heap *h);
 uint32_t hp_heap_class_count(const hp_heap *h);
 uint64_t hp_heap_duplicate_count(const hp_heap *h);
 const hp_size_model *hp_heap_size_model(const hp_heap *h);
+/* The size model asked for (HP_SIZES_*), and under HP_SIZES_JVM what the
+ * layout rests on (hp_layout.h; zeros under the others and for raw sizes). */
+int hp_heap_size_model_kind(const hp_heap *h);
+const hp_layout_evidence *hp_heap_layout_evidence(const hp_heap *h);
 /* Bytes of anonymous memory the index holds (arrays, tables). */
 uint64_t hp_heap_memory(const hp_heap *h);
 

@@ -23,6 +23,7 @@ typedef struct heap_class {
     uint64_t instances;
     uint64_t field_bytes;      /* model bytes of own + inherited fields */
     uint64_t instance_size;
+    uint64_t object_size;      /* its class object's shallow size */
     uint32_t object_index;
     uint32_t super_ord;
     uint32_t raw_size;
@@ -111,6 +112,8 @@ struct hp_heap {
     int n_heaps;
 
     hp_size_model model;
+    int size_model;            /* HP_SIZES_* asked for */
+    hp_layout_evidence layout; /* HP_SIZES_JVM: what the model rests on */
 
     /* java.lang.String's fields: offsets in its instance data, or -1 */
     int64_t str_value, str_offset, str_count, str_coder;
@@ -176,8 +179,9 @@ int heap_classes_supers_first(hp_heap *h, void (*fn)(hp_heap *h, uint32_t ord, v
 /* Finds java.lang.String's field layout (hp_heap_string.c). */
 void heap_string_layout(hp_heap *h);
 
-/* Guesses the reference size under VisualVM's rules (hp_heap_size.c) and
- * sizes every class; -1 when out of memory. */
+/* Sets the size model (hp_heap_size.c): VisualVM's guess of the reference
+ * size, under HP_SIZES_JVM then the layout the addresses show, and sizes
+ * every class; -1 when out of memory. */
 int heap_size_classes(hp_heap *h, int size_model);
 
 #endif

@@ -9,6 +9,8 @@ uint32_t hp_heap_dump_count(const hp_heap *h) { return h->n_dumps; }
 uint32_t hp_heap_object_count(const hp_heap *h) { return h->n; }
 uint64_t hp_heap_duplicate_count(const hp_heap *h) { return h->duplicates; }
 const hp_size_model *hp_heap_size_model(const hp_heap *h) { return &h->model; }
+int hp_heap_size_model_kind(const hp_heap *h) { return h->size_model; }
+const hp_layout_evidence *hp_heap_layout_evidence(const hp_heap *h) { return &h->layout; }
 
 uint64_t hp_heap_memory(const hp_heap *h)
 {
@@ -149,6 +151,16 @@ void hp_heap_object(const hp_heap *h, uint32_t index, hp_object *out)
     }
 }
 
+/* A class object's size: its class's (a mirror's statics), looked up only
+ * when the model sizes mirrors (else every one weighs a java.lang.Class). */
+static uint64_t class_object_size(const hp_heap *h, uint32_t index)
+{
+    uint32_t self = h->model.mirror_base ? hp_heap_find_class_id(h, obj_id(h, index)) : HP_NONE;
+    if (self != HP_NONE)
+        return h->classes[self].object_size;
+    return h->class_class != HP_NONE ? h->classes[h->class_class].instance_size : 0;
+}
+
 void hp_heap_object_row(const hp_heap *h, uint32_t index, hp_object_row *out)
 {
     const int id = h->id_size;
@@ -187,7 +199,7 @@ void hp_heap_object_row(const hp_heap *h, uint32_t index, hp_object_row *out)
     if (prim == ORD_CLASS_OBJECT) {
         out->kind = HP_KIND_CLASS;
         out->class_ord = h->class_class;
-        out->shallow_size = h->class_class != HP_NONE ? h->classes[h->class_class].instance_size : 0;
+        out->shallow_size = class_object_size(h, index);
         return;
     }
     out->kind = HP_KIND_INSTANCE; /* of an absent class */
@@ -220,7 +232,7 @@ uint64_t hp_heap_shallow_size(const hp_heap *h, uint32_t index)
     if (ord < 8)
         return hp_size_array(&h->model, (int)ord + 4, hp_be32(p + 1 + id + 4));
     if (ord == ORD_CLASS_OBJECT)
-        return h->class_class != HP_NONE ? h->classes[h->class_class].instance_size : 0;
+        return class_object_size(h, index);
     /* An instance of an absent class: its data at id-size references. */
     return hp_size_instance(&h->model, hp_be32(p + 1 + 2 * id + 4), hp_be32(p + 1 + 2 * id + 4));
 }

@@ -273,7 +273,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t present = 0, back = 0;
     uint32_t i, n, k;
     memset(&opt, 0, sizeof opt);
-    opt.size_model = size & 1 ? HP_SIZES_UNCOMPRESSED : HP_SIZES_VISUALVM;
+    opt.size_model = size % 3 == 0 ? HP_SIZES_VISUALVM : size % 3 == 1 ? HP_SIZES_UNCOMPRESSED : HP_SIZES_JVM;
     if (hp_heap_build(data, size, &opt, &h, &err) != HP_OK) {
         if (h)
             die("a failed build returned an index");

@@ -198,6 +198,17 @@ static void test_crafted(int id_size, int flags)
         CHECK_EQ_U64(hp_heap_shallow_size(h, a1), hp_size_align(2 * (uint64_t)id_size + 4 + id_size + 8));
         CHECK_EQ_U64(hp_heap_shallow_size(h, find(h, HK_ARR1)), hp_size_align(2 * (uint64_t)id_size + 4 + 3 * id_size));
     }
+    {
+        /* The JVM's layout from a dozen gaps: too few, VisualVM's guess stays
+         * (references at id size: the dump has none of its clues). */
+        hp_heap *jvm = build(b.d, b.len, HP_SIZES_JVM, &rc, &err);
+        const hp_layout_evidence *ev = jvm ? hp_heap_layout_evidence(jvm) : NULL;
+        CHECK(rc == HP_OK && jvm && hp_heap_size_model_kind(jvm) == HP_SIZES_JVM);
+        CHECK(ev && !ev->inferred && ev->gaps < 16 && (!android || ev->gaps == 0)); /* Android: no inference */
+        for (i = 0; jvm && i < n; i++)
+            CHECK_EQ_U64(hp_heap_shallow_size(jvm, i), hp_heap_shallow_size(h, i));
+        hp_heap_free(jvm);
+    }
 
     /* Roots. */
     CHECK_EQ_U64(hp_heap_root_count(h), 2);
