@@ -41,10 +41,10 @@ static void add_top(void *ctx, uint32_t v, uint32_t g)
         t->retained[g] += (uint64_t)size;
 }
 
-/* v's shallow size: under hprofkit, for a reachable v, its retained size
- * less its children's (the array in memory rather than an array length
- * in the dump, which is a page fault away on a big dump). */
-static uint64_t shallow_size(const hp_reach *r, const hp_domtree *tree, uint32_t v)
+/* Under hprofkit, for a reachable v, its retained size less its
+ * children's: the array in memory rather than an array length in the
+ * dump, which is a page fault away on a big dump. */
+uint64_t hp_reach_tree_shallow(const hp_reach *r, const hp_domtree *tree, uint32_t v)
 {
     const uint64_t *retained = r->dom.retained;
     uint64_t size;
@@ -86,7 +86,7 @@ hp_code hp_reach_group_totals(hp_reach *r, const uint32_t *group, uint32_t ngrou
         if (g == HP_NONE || (g & HP_GROUP_SHADOW))
             continue;
         objects[g]++;
-        shallow[g] += shallow_size(r, tree, v);
+        shallow[g] += hp_reach_tree_shallow(r, tree, v);
     }
     return HP_OK;
 }

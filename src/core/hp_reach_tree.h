@@ -23,6 +23,10 @@ hp_code hp_reach_tree(hp_reach *r, const hp_checkpoint *cp, const hp_domtree **o
  * every object its search did not reach), HP_NONE when it is unreachable. */
 uint32_t hp_reach_tree_parent(const hp_reach *r, uint32_t v);
 
+/* v's shallow size, read off `tree` (hp_reach_tree's) under hprofkit for
+ * a reachable v, else off the dump. */
+uint64_t hp_reach_tree_shallow(const hp_reach *r, const hp_domtree *tree, uint32_t v);
+
 /* Totals of groups of objects: for each group g < ngroups (group[v] as
  * hp_domtree_group_tops: v's group, HP_NONE, or a shadow member),
  * objects[g] its members, shallow[g] their shallow sizes and retained[g]

@@ -1,15 +1,18 @@
 /* The dominator tree made navigable (hp_domtree.h, hp_reach_tree.h):
  * children rows, the walk and the union rule on random trees against
  * naive computations written here (ancestor chains walked one by one), a
- * 10 M-deep chain (nothing may recurse), hp_reach_tree and group totals on
- * dumps shaped as random graphs in both semantics, merged paths against
+ * 10 M-deep chain (nothing may recurse), the fold by key (hp_domfold.h)
+ * against the ancestor chains, hp_reach_tree, group totals and the class
+ * tree on dumps shaped as random graphs in both semantics, merged paths against
  * the paths one by one, and errors, aborts and every allocation failing in
  * turn. */
 #include "countalloc.h"
 #include "reachkit.h"
 
+#include "hp_domfold.h"
 #include "hp_domtree.h"
 #include "hp_heap.h"
+#include "hp_reach_classtree.h"
 #include "hp_reach_merged.h"
 #include "hp_reach_tree.h"
 
@@ -445,6 +448,226 @@ static void test_errors(void)
     printf("  stopped at %u checkpoints, %u allocation failures, all freed\n", aborts, failures);
 }
 
+/* ---- the fold by key (hp_domfold.h) ---- */
+
+typedef struct fold_keys {
+    const tree *t;
+    uint32_t kinds;
+} fold_keys;
+
+static uint32_t fold_key(void *ctx, uint32_t v)
+{
+    const fold_keys *k = ctx;
+    return (v * 2654435761u >> 7) % k->kinds;
+}
+
+static uint64_t fold_size(void *ctx, uint32_t v)
+{
+    const fold_keys *k = ctx;
+    return k->t->size[v];
+}
+
+/* Against the ancestor chains: each in-tree vertex in one node, whose key
+ * is its own and whose parent node holds its dominator (node 0 for the
+ * virtual root's children); no two nodes with one (parent, key); counts
+ * and shallow sums; retained = the sizes of every vertex some member
+ * dominates (or of the whole tree for node 0). */
+static void check_fold(const tree *t, const hp_domtree *d, const hp_domfold *f, const hp_domfold_keys *keys)
+{
+    uint32_t *node_of = xmalloc(((size_t)t->n + 1) * 4), node, k, v, w, count, *members;
+    uint64_t shallow, retained, all = 0;
+    hp_error err;
+    for (v = 0; v < t->n; v++)
+        node_of[v] = HP_NONE;
+    CHECK_EQ_U64(f->parent[0], HP_NONE);
+    CHECK_EQ_U64(f->objects[0], 0);
+    for (node = 0; node < f->count; node++) {
+        CHECK_EQ_U64(hp_domfold_members(f, d, keys, node, &members, &count, NULL, &err), HP_OK);
+        CHECK_EQ_U64(count, f->objects[node]);
+        CHECK(node == 0 || (f->parent[node] < node && count > 0));
+        for (k = 1; k < node; k++)
+            CHECK(f->parent[k] != f->parent[node] || f->key[k] != f->key[node]);
+        shallow = retained = 0;
+        for (k = 0; k < count; k++) {
+            v = members[k];
+            CHECK(node_of[v] == HP_NONE);
+            node_of[v] = node;
+            CHECK_EQ_U64(keys->key(keys->ctx, v), f->key[node]);
+            shallow += t->size[v];
+        }
+        for (w = 0; w < t->n; w++)
+            for (k = 0; k < count; k++)
+                if (dominates(t, members[k], w)) {
+                    retained += t->size[w];
+                    break;
+                }
+        CHECK_EQ_U64(shallow, f->shallow[node]);
+        if (node > 0)
+            CHECK_EQ_U64(retained, f->retained[node]);
+        if (members)
+            f->alloc.free_fn(members);
+    }
+    for (v = 0; v < t->n; v++) {
+        CHECK_EQ_U64(node_of[v] != HP_NONE, t->idom[v] != HP_NONE);
+        if (node_of[v] == HP_NONE)
+            continue;
+        all += t->size[v];
+        CHECK_EQ_U64(f->parent[node_of[v]], t->idom[v] == HP_DOM_VIRTUAL ? 0 : node_of[t->idom[v]]);
+    }
+    CHECK_EQ_U64(f->retained[0], all);
+    CHECK_EQ_U64(hp_domfold_members(f, d, keys, f->count, &members, &count, NULL, &err), HP_E_USAGE);
+    free(node_of);
+}
+
+static void test_fold_random(void)
+{
+    uint32_t seed = 9191, round;
+    for (round = 0; round < 300; round++) {
+        tree t;
+        hp_domtree d;
+        hp_domfold f;
+        fold_keys fk;
+        hp_domfold_keys keys = { fold_key, fold_size, &fk };
+        hp_error err;
+        tree_random(&t, 1 + xorshift(&seed) % (round < 200 ? 40 : 300), &seed);
+        fk.t = &t;
+        fk.kinds = 1 + round % 5;
+        CHECK_EQ_U64(hp_domtree_build(&d, t.idom, t.n, t.retained, &counting, NULL, &err), HP_OK);
+        CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, &counting, NULL, &err), HP_OK);
+        check_fold(&t, &d, &f, &keys);
+        hp_domfold_free(&f);
+        hp_domfold_free(&f); /* twice: harmless */
+        hp_domtree_free(&d);
+        CHECK_EQ_U64(countalloc_live, 0);
+        tree_free(&t);
+    }
+}
+
+static uint32_t key_zero(void *ctx, uint32_t v)
+{
+    (void)ctx;
+    (void)v;
+    return 0;
+}
+
+static uint32_t key_third(void *ctx, uint32_t v)
+{
+    (void)ctx;
+    return v % 3;
+}
+
+static uint32_t key_none(void *ctx, uint32_t v)
+{
+    (void)ctx;
+    return v == 5 ? HP_NONE : 0;
+}
+
+static uint64_t size_one(void *ctx, uint32_t v)
+{
+    (void)ctx;
+    (void)v;
+    return 1;
+}
+
+/* A chain of a tenth of TEST_DEEP vertices of one key folds into one node
+ * per level (the paths differ in length), with no recursion; a star of as
+ * many into one node per key; the deepest node's objects found again. */
+static void test_fold_shapes(void)
+{
+    uint32_t n = TEST_DEEP / 10, v, count, *members;
+    uint32_t *idom = xmalloc((size_t)n * 4);
+    hp_domtree d;
+    hp_domfold f;
+    hp_domfold_keys keys = { key_zero, size_one, NULL };
+    hp_error err;
+    for (v = 0; v < n; v++)
+        idom[v] = v == 0 ? HP_DOM_VIRTUAL : v - 1;
+    CHECK_EQ_U64(hp_domtree_build(&d, idom, n, NULL, NULL, NULL, &err), HP_OK);
+    CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, &counting, NULL, &err), HP_OK);
+    CHECK_EQ_U64(f.count, (uint64_t)n + 1);
+    CHECK_EQ_U64(f.retained[0], n);
+    CHECK_EQ_U64(f.retained[1], n);
+    CHECK_EQ_U64(f.retained[n], 1);
+    CHECK_EQ_U64(hp_domfold_members(&f, &d, &keys, n, &members, &count, NULL, &err), HP_OK);
+    CHECK(count == 1 && members[0] == n - 1);
+    f.alloc.free_fn(members);
+    hp_domfold_free(&f);
+    hp_domtree_free(&d);
+    for (v = 0; v < n; v++)
+        idom[v] = HP_DOM_VIRTUAL;
+    keys.key = key_third;
+    CHECK_EQ_U64(hp_domtree_build(&d, idom, n, NULL, NULL, NULL, &err), HP_OK);
+    CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, &counting, NULL, &err), HP_OK);
+    CHECK_EQ_U64(f.count, 4);
+    CHECK_EQ_U64(f.objects[1] + f.objects[2] + f.objects[3], n);
+    CHECK_EQ_U64(f.retained[0], n);
+    hp_domfold_free(&f);
+    /* A key of HP_NONE is refused, naming the vertex. */
+    keys.key = key_none;
+    CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, &counting, NULL, &err), HP_E_USAGE);
+    CHECK_EQ_U64(err.offset, 5);
+    CHECK_EQ_U64(f.count, 0);
+    hp_domfold_free(&f);
+    hp_domtree_free(&d);
+    CHECK_EQ_U64(countalloc_live, 0);
+    free(idom);
+}
+
+/* Folds a deep and wide tree of n and finds a deep node's objects; the
+ * first failure. */
+static hp_code fold_everything(uint32_t n, const hp_checkpoint *cp)
+{
+    uint32_t *idom = xmalloc((size_t)n * 4), v, count, *members = NULL;
+    hp_domtree d;
+    hp_domfold f;
+    hp_domfold_keys keys = { key_third, size_one, NULL };
+    hp_error err;
+    hp_code rc;
+    for (v = 0; v < n; v++)
+        idom[v] = v < 3 ? HP_DOM_VIRTUAL : v % 3 ? v - 1 : v / 2;
+    rc = hp_domtree_build(&d, idom, n, NULL, NULL, NULL, &err);
+    if (rc == HP_OK)
+        rc = hp_domfold_build(&f, &d, &keys, &counting, cp, &err);
+    if (rc == HP_OK) {
+        rc = hp_domfold_members(&f, &d, &keys, f.count - 1, &members, &count, cp, &err);
+        if (members)
+            f.alloc.free_fn(members);
+    }
+    hp_domfold_free(&f);
+    hp_domtree_free(&d);
+    free(idom);
+    return rc;
+}
+
+static void test_fold_failures(void)
+{
+    uint32_t k, aborts = 0, failures = 0;
+    hp_code rc;
+    for (k = 1;; k++) {
+        stopper st = { 0, k };
+        hp_checkpoint cp = { stop_at, &st };
+        rc = fold_everything(3000000, &cp);
+        CHECK_EQ_U64(countalloc_live, 0);
+        if (rc != HP_E_ABORTED)
+            break;
+        aborts++;
+    }
+    CHECK_EQ_U64(rc, HP_OK);
+    CHECK(aborts >= 1);
+    for (countalloc_fail_call = 0;; countalloc_fail_call++) {
+        countalloc_calls = 0;
+        rc = fold_everything(50000, NULL);
+        CHECK_EQ_U64(countalloc_live, 0);
+        if (rc != HP_E_NOMEM)
+            break;
+        failures++;
+    }
+    countalloc_fail_call = (size_t)-1;
+    CHECK_EQ_U64(rc, HP_OK);
+    CHECK(failures >= 8);
+    printf("  fold: stopped at %u checkpoints, %u allocation failures, all freed\n", aborts, failures);
+}
+
 /* ---- hp_reach_tree over dumps ---- */
 
 typedef struct heap_groups {
@@ -702,6 +925,48 @@ static void test_merged_failures(void)
     printf("  merged paths: %u allocation failures, all freed\n", failures);
 }
 
+/* The class tree of a dump: every object of the dominator tree in one
+ * node keyed by its class (class objects by the class they are), the
+ * sizes of its nodes as the tree's; node 0 holds what the virtual root's
+ * children retain. */
+static void check_class_tree(const hp_heap *h, hp_reach *r, int semantics)
+{
+    hp_domfold f;
+    const hp_domtree *tree;
+    hp_error err;
+    uint32_t node, k, count, *members, seen = 0, in_tree = 0, v;
+    uint64_t top = 0;
+    const uint32_t *kids;
+    CHECK_EQ_U64(hp_reach_class_tree(r, NULL, &f, &err), HP_OK);
+    CHECK_EQ_U64(hp_reach_tree(r, NULL, &tree, &err), HP_OK);
+    kids = hp_domtree_children(tree, HP_DOM_VIRTUAL, &count);
+    for (k = 0; k < count; k++)
+        top += (uint64_t)hp_reach_retained(r, kids[k]);
+    for (node = 1; node < f.count; node++) {
+        uint64_t shallow = 0;
+        CHECK_EQ_U64(hp_reach_class_tree_members(r, &f, node, &members, &count, NULL, &err), HP_OK);
+        CHECK_EQ_U64(count, f.objects[node]);
+        for (k = 0; k < count; k++) {
+            hp_object o;
+            v = members[k];
+            hp_heap_object(h, v, &o);
+            CHECK_EQ_U64(f.key[node], hp_heap_object_kind(h, v) == HP_KIND_CLASS
+                                          ? hp_heap_class_count(h) + o.self_ord
+                                          : hp_heap_object_class(h, v));
+            shallow += hp_reach_tree_shallow(r, tree, v);
+        }
+        CHECK_EQ_U64(shallow, f.shallow[node]);
+        seen += count;
+        f.alloc.free_fn(members);
+    }
+    for (v = 0; v < hp_heap_object_count(h); v++)
+        in_tree += hp_reach_tree_parent(r, v) != HP_NONE;
+    CHECK_EQ_U64(seen, in_tree);
+    if (semantics == HP_REACH_HPROFKIT)
+        CHECK_EQ_U64(f.retained[0], top);
+    hp_domfold_free(&f);
+}
+
 static void test_reach_tree(void)
 {
     uint32_t seed = 4242, round;
@@ -726,6 +991,7 @@ static void test_reach_tree(void)
             CHECK_EQ_U64(hp_reach_dominators(r, 1, NULL, &err), HP_OK);
             check_reach_tree(h, r, semantics, &seed);
             check_merged(h, r, &seed);
+            check_class_tree(h, r, semantics);
             hp_reach_free(r);
             CHECK_EQ_U64(countalloc_live, 0);
             hp_heap_free(h);
@@ -749,6 +1015,9 @@ int main(void)
     run("random trees", test_random_trees);
     run("hostile shapes", test_hostile);
     run("errors, aborts and failures", test_errors);
+    run("fold by key, random trees", test_fold_random);
+    run("fold by key, a deep chain and a star", test_fold_shapes);
+    run("fold by key, aborts and failures", test_fold_failures);
     run("hp_reach_tree and merged paths on dumps", test_reach_tree);
     run("merged paths, allocation failures", test_merged_failures);
     return check_report("test_domtree");
