@@ -520,6 +520,7 @@ static PyMethodDef heap_methods[] = {
       "objects($self, /)\n--\n\nIterate over every object, in id order." },
     HEAP_REACH_METHODS
     HEAP_TREE_METHODS
+    HEAP_CLASSTREE_METHODS
     HEAP_TABLE_METHODS
     HEAP_VALUES_METHODS
     HEAP_NAMES_METHODS

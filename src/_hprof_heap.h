@@ -412,6 +412,17 @@ PyObject *tree_merged_paths(HeapIndex *heap, PyObject *args);
       "_heap_names($self, /)\n--\n\nThe names of Android heaps 0..255 (internal)." }, \
     { "_merged_paths", (PyCFunction)tree_merged_paths, METH_VARARGS, \
       "_merged_paths($self, objs, rules, /)\n--\n\nThe raw nodes behind merged_paths (internal)." },
+/* ---- the class tree (_hprof_classtree.c) ---- */
+
+PyObject *classtree_nodes(HeapIndex *heap, PyObject *unused);
+PyObject *classtree_members(HeapIndex *heap, PyObject *args);
+/* hprofkit.Heap.class_tree (Python) calls them. */
+#define HEAP_CLASSTREE_METHODS \
+    { "_class_tree", (PyCFunction)classtree_nodes, METH_NOARGS, \
+      "_class_tree($self, /)\n--\n\nThe class tree's nodes as columns (internal: class_tree())." }, \
+    { "_class_tree_members", (PyCFunction)classtree_members, METH_VARARGS, \
+      "_class_tree_members($self, parents, keys, node, n, /)\n--\n\nThe objects of a class tree node, " \
+      "largest retained first (internal)." },
 /* HeapObject's. */
 #define OBJECT_TREE_METHODS \
     { "dominated", (PyCFunction)(void (*)(void))tree_dominated, METH_VARARGS | METH_KEYWORDS, \

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ._mapping import MappedFrame, Mapping
     from ._stats import ClassRow, HeapDump, Stats, Tally, UnfinishedDump
     from ._tables import connect, sql, tables, to_parquet
+    from ._classtree import ClassNode, ClassTree
     from ._tree import ROOT, Group, MergedPath, MergedPaths
     from .sample import write_sample_dump
     from .writer import HprofWriter
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 # tests/test_batch.py), and the command line and most scripts need few of them.
 _LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks",
          **dict.fromkeys(["ROOT", "Group", "MergedPath", "MergedPaths"], "_tree"),
+         **dict.fromkeys(["ClassNode", "ClassTree"], "_classtree"),
          "report": "_report",
          **dict.fromkeys(["Bitmap", "DuplicateBitmaps"], "_bitmaps"),
          **dict.fromkeys(["sql", "tables", "to_parquet", "connect"], "_tables"),
@@ -94,7 +96,7 @@ __all__ = [
     "OverrunError", "UnsupportedError", "RestoreLimitError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "Layout", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame", "match", "Hop", "Hops", "HeapPath", "NoPath", "leaks", "diff", "HeapDiff",
     "DiffRow", "sql", "tables", "to_parquet", "connect", "report", "batch", "BatchResult", "BatchRow", "LeakGroup",
-    "ClassTotal", "Bitmap", "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths",
+    "ClassTotal", "Bitmap", "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths", "ClassNode", "ClassTree",
     "AllocationSite", "AllocSite", "ClassCount", "CollectionWaste", "DuplicateString", "LargeArray", "ObjectTable",
     "GroupTable",
     "Mapping", "MappedFrame", "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",

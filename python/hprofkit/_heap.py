@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ._bitmaps import Bitmap, DuplicateBitmaps
     from ._progress import ProgressArg
     from ._report.tree import View
+    from ._classtree import ClassTree
     from ._tree import Group, MergedPaths, _VirtualRoot
     from .leaks import Leak, Report
     from .match import Matcher
@@ -300,6 +301,17 @@ class Heap(_hprof.Heap):
         from ._report.tree import View, tree_data
         self._dominators_reported()
         return View("domtree", tree_data(self, depth=depth, children=children))
+
+    def class_tree(self) -> ClassTree:
+        """The dominator tree folded by class path (Perfetto's and AHAT's class view): a
+        node per path of classes from the root, with its objects, their shallow bytes and
+        its retained bytes (its shallow size and its children's: each object's shallow size
+        counted once, in its own node), children largest first; node.sample(n) gives its
+        objects.  The root holds every byte of the dominator tree (under "hprofkit": every
+        strongly reachable byte) in far fewer nodes than objects.  A hprofkit.ClassTree."""
+        from ._classtree import class_tree
+        self._dominators_reported()
+        return class_tree(self)
 
     def flamegraph(self, *, depth: int = 6, children: int = 12) -> View:
         """Retained sizes down the dominator tree as a flame graph (an icicle, the roots

@@ -166,6 +166,23 @@ def group_table(groups: Sequence[Any]) -> str:
                  total=len(groups))
 
 
+def class_tree(tree: Any, max_depth: int = 4, rows: int = 8) -> str:
+    """ClassTree._repr_html_: its top levels, indented, with bars against the root."""
+    total = tree.root.retained_size
+    body = []
+    for depth, node, hidden, hidden_bytes in tree.rows(max_depth, rows):
+        pad = f"<span style='padding-left:{depth * 14}px'></span>"
+        if node is None:
+            body.append(["", f"{pad}<span class='hkn-muted'>… {hidden:,} more</span>", "", size(hidden_bytes),
+                         bar(hidden_bytes, total)])
+        else:
+            body.append([count(node.objects), f"{pad}<code>{text(node.name)}</code>", size(node.shallow_size),
+                         size(node.retained_size), bar(node.retained_size, total)])
+    return fragment(head(f"Class tree: {plural(len(tree), 'node')}, {size(total)} retained"),
+                    table(["objects", "class", "shallow", "retained", ""], body,
+                          numeric=[True, False, True, True, False], shown=len(body)))
+
+
 def heap_object(obj: Any) -> str:
     """HeapObject._repr_html_: what it is, what it keeps, its fields or elements,
     who refers to it and its path from a GC root."""

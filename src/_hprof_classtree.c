@@ -1,0 +1,120 @@
+/* The Heap's class tree (core/hp_reach_classtree.h): its dominator tree
+ * folded by class path.  hprofkit.ClassTree (hprofkit/_classtree.py)
+ * stands on the two private methods here: the nodes as columns, and the
+ * objects of one node found again from the root down its path (nothing
+ * per object is kept between calls). */
+#include "_hprof_heap.h"
+
+#include "core/hp_reach_classtree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct classtree_call {
+    hp_reach *reach;
+    hp_domfold fold;
+    uint32_t node;
+    uint32_t *members, count;
+    hp_error err;
+    hp_code rc;
+} classtree_call;
+
+static void fold(void *ctx)
+{
+    classtree_call *c = ctx;
+    hp_checkpoint cp = { heap_interrupted, NULL };
+    c->rc = hp_reach_class_tree(c->reach, &cp, &c->fold, &c->err);
+}
+
+static void members(void *ctx)
+{
+    classtree_call *c = ctx;
+    hp_checkpoint cp = { heap_interrupted, NULL };
+    c->rc = hp_reach_class_tree_members(c->reach, &c->fold, c->node, &c->members, &c->count, &cp, &c->err);
+}
+
+/* heap._class_tree(): the nodes, parents first, as five bytes objects of
+ * native integers: parent and key (uint32; HP_NONE for node 0), objects,
+ * shallow and retained sizes (uint64).  A key is a class ordinal c, C + c
+ * for the class object of class c, 2C for objects of no known class. */
+PyObject *classtree_nodes(HeapIndex *heap, PyObject *unused)
+{
+    classtree_call call;
+    PyObject *out = NULL;
+    (void)unused;
+    memset(&call, 0, sizeof call);
+    if (!(call.reach = heap_reach(heap, REACH_DOMINATORS)))
+        return NULL;
+    if (heap_run(heap, fold, &call, &call.rc, &call.err) == 0) {
+        Py_ssize_t n = call.fold.count;
+        out = Py_BuildValue("(y#y#y#y#y#)", (const char *)call.fold.parent, n * 4, (const char *)call.fold.key, n * 4,
+                            (const char *)call.fold.objects, n * 8, (const char *)call.fold.shallow, n * 8,
+                            (const char *)call.fold.retained, n * 8);
+    }
+    hp_domfold_free(&call.fold);
+    return out;
+}
+
+/* Largest retained first, ties by lower index. */
+static const hp_reach *sort_reach;
+
+static int by_retained(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int64_t rx = hp_reach_retained(sort_reach, x), ry = hp_reach_retained(sort_reach, y);
+    return rx != ry ? (rx < ry ? 1 : -1) : (x > y) - (x < y);
+}
+
+/* heap._class_tree_members(parents, keys, node, n): the objects of `node`
+ * of the tree whose parent and key columns are given, largest retained
+ * first, the n first. */
+PyObject *classtree_members(HeapIndex *heap, PyObject *args)
+{
+    Py_buffer parents, keys;
+    unsigned int node;
+    Py_ssize_t n, k;
+    classtree_call call;
+    PyObject *list = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*In:_class_tree_members", &parents, &keys, &node, &n))
+        return NULL;
+    memset(&call, 0, sizeof call);
+    if (parents.len != keys.len || parents.len % 4 || n < 0) {
+        PyErr_SetString(PyExc_ValueError, "parents and keys must be as long, n >= 0");
+        goto done;
+    }
+    for (k = 1; k < parents.len / 4; k++)
+        if (((const uint32_t *)parents.buf)[k] >= (uint32_t)k) {
+            PyErr_SetString(PyExc_ValueError, "a node's parent must come before it");
+            goto done;
+        }
+    if (!(call.reach = heap_reach(heap, REACH_DOMINATORS)))
+        goto done;
+    call.fold.count = (uint32_t)(parents.len / 4);
+    call.fold.parent = parents.buf;
+    call.fold.key = keys.buf;
+    call.fold.alloc = (hp_alloc){ malloc, realloc, free };
+    call.node = node;
+    if (heap_run(heap, members, &call, &call.rc, &call.err) < 0)
+        goto done;
+    /* qsort's comparator has no context: the GIL serialises sort_reach. */
+    sort_reach = call.reach;
+    if (call.count > 1)
+        qsort(call.members, call.count, 4, by_retained);
+    if (n > (Py_ssize_t)call.count)
+        n = call.count;
+    if (!(list = PyList_New(n)))
+        goto done;
+    for (k = 0; k < n; k++) {
+        PyObject *item = heap_handle(heap, call.members[k]);
+        if (!item) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, k, item);
+    }
+done:
+    free(call.members);
+    PyBuffer_Release(&parents);
+    PyBuffer_Release(&keys);
+    return list;
+}
