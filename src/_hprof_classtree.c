@@ -13,7 +13,7 @@
 typedef struct classtree_call {
     hp_reach *reach;
     hp_domfold fold;
-    uint32_t node;
+    uint32_t node, top;
     uint32_t *members, count;
     hp_error err;
     hp_code rc;
@@ -23,7 +23,7 @@ static void fold(void *ctx)
 {
     classtree_call *c = ctx;
     hp_checkpoint cp = { heap_interrupted, NULL };
-    c->rc = hp_reach_class_tree(c->reach, &cp, &c->fold, &c->err);
+    c->rc = hp_reach_class_tree(c->reach, c->top, &cp, &c->fold, &c->err);
 }
 
 static void members(void *ctx)
@@ -33,23 +33,31 @@ static void members(void *ctx)
     c->rc = hp_reach_class_tree_members(c->reach, &c->fold, c->node, &c->members, &c->count, &cp, &c->err);
 }
 
-/* heap._class_tree(): the nodes, parents first, as five bytes objects of
- * native integers: parent and key (uint32; HP_NONE for node 0), objects,
- * shallow and retained sizes (uint64).  A key is a class ordinal c, C + c
- * for the class object of class c, 2C for objects of no known class. */
-PyObject *classtree_nodes(HeapIndex *heap, PyObject *unused)
+/* heap._class_tree(top): the nodes, parents first, as six bytes objects
+ * of native integers: parent and key (uint32; HP_NONE for node 0),
+ * objects, shallow and retained sizes (uint64), and each node's `top`
+ * objects of largest retained size (uint32 indices, HP_NONE after the
+ * last).  A key is a class ordinal c, C + c for the class object of class
+ * c, 2C for objects of no known class. */
+PyObject *classtree_nodes(HeapIndex *heap, PyObject *args)
 {
     classtree_call call;
     PyObject *out = NULL;
-    (void)unused;
     memset(&call, 0, sizeof call);
+    if (!PyArg_ParseTuple(args, "I:_class_tree", &call.top))
+        return NULL;
+    if (call.top > HP_DOMFOLD_TOPS) {
+        PyErr_Format(PyExc_ValueError, "top must be at most %d", HP_DOMFOLD_TOPS);
+        return NULL;
+    }
     if (!(call.reach = heap_reach(heap, REACH_DOMINATORS)))
         return NULL;
     if (heap_run(heap, fold, &call, &call.rc, &call.err) == 0) {
         Py_ssize_t n = call.fold.count;
-        out = Py_BuildValue("(y#y#y#y#y#)", (const char *)call.fold.parent, n * 4, (const char *)call.fold.key, n * 4,
-                            (const char *)call.fold.objects, n * 8, (const char *)call.fold.shallow, n * 8,
-                            (const char *)call.fold.retained, n * 8);
+        out = Py_BuildValue("(y#y#y#y#y#y#)", (const char *)call.fold.parent, n * 4, (const char *)call.fold.key,
+                            n * 4, (const char *)call.fold.objects, n * 8, (const char *)call.fold.shallow, n * 8,
+                            (const char *)call.fold.retained, n * 8, (const char *)call.fold.tops,
+                            n * (Py_ssize_t)call.fold.top * 4);
     }
     hp_domfold_free(&call.fold);
     return out;
@@ -63,6 +71,43 @@ static int by_retained(const void *a, const void *b)
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     int64_t rx = hp_reach_retained(sort_reach, x), ry = hp_reach_retained(sort_reach, y);
     return rx != ry ? (rx < ry ? 1 : -1) : (x > y) - (x < y);
+}
+
+/* heap._handles(indices): the objects of those indices (native uint32;
+ * HP_NONE ends the list). */
+PyObject *classtree_handles(HeapIndex *heap, PyObject *arg)
+{
+    Py_buffer view;
+    PyObject *list;
+    Py_ssize_t k, n;
+    uint32_t count = 0;
+    const uint32_t *index;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    index = view.buf;
+    n = view.len / 4;
+    if (!heap_index(heap)) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    count = hp_heap_object_count(heap_index(heap));
+    for (k = 0; k < n && index[k] != HP_NONE; k++)
+        if (index[k] >= count) {
+            PyBuffer_Release(&view);
+            return PyErr_Format(PyExc_ValueError, "no object of index %u", index[k]);
+        }
+    n = k;
+    if ((list = PyList_New(n)))
+        for (k = 0; k < n; k++) {
+            PyObject *item = heap_handle(heap, index[k]);
+            if (!item) {
+                Py_CLEAR(list);
+                break;
+            }
+            PyList_SET_ITEM(list, k, item);
+        }
+    PyBuffer_Release(&view);
+    return list;
 }
 
 /* heap._class_tree_members(parents, keys, node, n): the objects of `node`

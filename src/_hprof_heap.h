@@ -414,12 +414,15 @@ PyObject *tree_merged_paths(HeapIndex *heap, PyObject *args);
       "_merged_paths($self, objs, rules, /)\n--\n\nThe raw nodes behind merged_paths (internal)." },
 /* ---- the class tree (_hprof_classtree.c) ---- */
 
-PyObject *classtree_nodes(HeapIndex *heap, PyObject *unused);
+PyObject *classtree_nodes(HeapIndex *heap, PyObject *args);
+PyObject *classtree_handles(HeapIndex *heap, PyObject *arg);
 PyObject *classtree_members(HeapIndex *heap, PyObject *args);
 /* hprofkit.Heap.class_tree (Python) calls them. */
 #define HEAP_CLASSTREE_METHODS \
-    { "_class_tree", (PyCFunction)classtree_nodes, METH_NOARGS, \
-      "_class_tree($self, /)\n--\n\nThe class tree's nodes as columns (internal: class_tree())." }, \
+    { "_class_tree", (PyCFunction)classtree_nodes, METH_VARARGS, \
+      "_class_tree($self, top, /)\n--\n\nThe class tree's nodes as columns (internal: class_tree())." }, \
+    { "_handles", (PyCFunction)classtree_handles, METH_O, \
+      "_handles($self, indices, /)\n--\n\nThe objects of native uint32 indices (internal)." }, \
     { "_class_tree_members", (PyCFunction)classtree_members, METH_VARARGS, \
       "_class_tree_members($self, parents, keys, node, n, /)\n--\n\nThe objects of a class tree node, " \
       "largest retained first (internal)." },

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["ClassNode", "ClassTree", "class_tree"]
 
 _NONE = 0xFFFFFFFF
+TOP = 10  # objects the fold keeps per node, largest retained first: sample(n <= TOP) reads them
 
 
 class ClassNode:
@@ -87,15 +88,19 @@ class ClassNode:
         return len(self.path)
 
     def sample(self, n: Optional[int] = 10) -> ObjectTable:
-        """The node's objects, largest retained size first, as (object, retained size)
-        pairs in an ObjectTable: the n first (None: all).  Found again from the root down
-        the node's path (time: the objects of the nodes on it and their children)."""
+        """The node's objects, largest retained size first (ties by lower index), as
+        (object, retained size) pairs in an ObjectTable: the n first (None: all).  The
+        fold keeps each node's 10 largest; more are found again from the root down the
+        node's path (time: the objects of the nodes on it and their children)."""
         from ._heap import ObjectTable
         if n is not None and (not isinstance(n, int) or n < 0):
             raise ValueError(f"n must be a count (0 or more) or None, not {n!r}")
         tree = self._tree
-        objs = tree._heap._class_tree_members(tree._parents, tree._keys, self._index,
-                                              self.objects if n is None else n)
+        want = self.objects if n is None else min(n, self.objects)
+        if want <= TOP:  # kept by the fold: no walk
+            objs = tree._heap._handles(tree._tops[self._index * TOP:self._index * TOP + want])
+        else:
+            objs = tree._heap._class_tree_members(tree._parents, tree._keys, self._index, want)
         return ObjectTable([(obj, obj.retained_size) for obj in objs])
 
     def walk(self) -> Iterator[tuple[int, ClassNode]]:
@@ -120,11 +125,12 @@ class ClassTree:
     walk() yields (depth, node) depth first; format() prints it bounded;
     a notebook shows it as a bounded table."""
 
-    __slots__ = ("_heap", "_parents", "_keys", "root", "nodes")
+    __slots__ = ("_heap", "_parents", "_keys", "_tops", "root", "nodes")
 
     def __init__(self, heap: Heap) -> None:
-        parents, keys, objects, shallow, retained = heap._class_tree()
+        parents, keys, objects, shallow, retained, tops = heap._class_tree(TOP)
         self._heap = heap
+        self._tops = memoryview(tops).cast("I")
         self._parents = parents
         self._keys = keys
         parent_of = array.array("I", parents)

@@ -21,8 +21,8 @@ static int grow_nodes(folder *w, uint32_t cap)
 {
     hp_domfold *f = w->f;
     void **arrays[] = { (void **)&f->parent, (void **)&f->key, (void **)&f->objects, (void **)&f->shallow,
-                        (void **)&f->retained };
-    size_t sizes[] = { 4, 4, 8, 8, 8 }, k;
+                        (void **)&f->retained, (void **)&f->tops };
+    size_t sizes[] = { 4, 4, 8, 8, 8, (size_t)f->top * 4 + 1 }, k;
     for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         void *bigger = f->alloc.realloc_fn(*arrays[k], (size_t)cap * sizes[k]);
         if (!bigger)
@@ -58,7 +58,7 @@ static int grow_table(folder *w)
 static uint32_t node_of_key(folder *w, uint32_t parent, uint32_t key)
 {
     hp_domfold *f = w->f;
-    uint32_t at = slot_of(parent, key, w->table_size), node;
+    uint32_t at = slot_of(parent, key, w->table_size), node, at2;
     while (w->table[at]) {
         node = w->table[at] - 1;
         if (f->parent[node] == parent && f->key[node] == key)
@@ -72,10 +72,33 @@ static uint32_t node_of_key(folder *w, uint32_t parent, uint32_t key)
     f->parent[node] = parent;
     f->key[node] = key;
     f->objects[node] = f->shallow[node] = f->retained[node] = 0;
+    for (at2 = 0; at2 < f->top; at2++)
+        f->tops[(size_t)node * f->top + at2] = HP_NONE;
     w->table[at] = node + 1;
     if ((uint64_t)f->count * 2 > w->table_size && grow_table(w) < 0)
         return HP_NONE;
     return node;
+}
+
+/* Puts v among its node's tops if it ranks there. */
+static void keep_top(hp_domfold *f, const hp_domfold_keys *keys, uint32_t node, uint32_t v)
+{
+    uint32_t *tops = f->tops + (size_t)node * f->top, at = f->top;
+    uint64_t rank = keys->rank(keys->ctx, v);
+    while (at > 0) {
+        uint32_t u = tops[at - 1];
+        uint64_t above;
+        if (u != HP_NONE) {
+            above = keys->rank(keys->ctx, u);
+            if (above > rank || (above == rank && u < v))
+                break;
+        }
+        if (at < f->top)
+            tops[at] = u;
+        at--;
+    }
+    if (at < f->top)
+        tops[at] = v;
 }
 
 /* Breadth first from the virtual root: queue[k]'s node is nodes[k], made
@@ -99,6 +122,8 @@ static hp_code fold(folder *w, const hp_domtree *t, const hp_domfold_keys *keys,
                                                : hp_graph_stop(err, HP_E_NOMEM);
             f->objects[node]++;
             f->shallow[node] += keys->size(keys->ctx, v);
+            if (f->top)
+                keep_top(f, keys, node, v);
             queue[tail] = v;
             nodes[tail++] = node;
         }
@@ -118,14 +143,17 @@ static hp_code fold(folder *w, const hp_domtree *t, const hp_domfold_keys *keys,
     return HP_OK;
 }
 
-hp_code hp_domfold_build(hp_domfold *out, const hp_domtree *t, const hp_domfold_keys *keys, const hp_alloc *alloc,
-                         const hp_checkpoint *cp, hp_error *err)
+hp_code hp_domfold_build(hp_domfold *out, const hp_domtree *t, const hp_domfold_keys *keys, uint32_t top,
+                         const hp_alloc *alloc, const hp_checkpoint *cp, hp_error *err)
 {
     folder w = { out, 0, NULL, 16 };
-    uint32_t *queue, *nodes;
+    uint32_t *queue, *nodes, k;
     hp_code rc = HP_E_NOMEM;
     memset(out, 0, sizeof *out);
     out->alloc = *alloc;
+    if (top > HP_DOMFOLD_TOPS)
+        return hp_vertex_fail(err, HP_E_USAGE, top, "too many top vertices a node");
+    out->top = keys->rank ? top : 0;
     queue = hp_array_new(alloc, t->n, 4);
     nodes = hp_array_new(alloc, t->n, 4);
     w.table = hp_array_new(alloc, w.table_size, 4);
@@ -133,6 +161,8 @@ hp_code hp_domfold_build(hp_domfold *out, const hp_domtree *t, const hp_domfold_
         memset(w.table, 0, (size_t)w.table_size * 4);
         out->count = 1;
         out->parent[0] = out->key[0] = HP_NONE;
+        for (k = 0; k < out->top; k++)
+            out->tops[k] = HP_NONE;
         out->objects[0] = out->shallow[0] = out->retained[0] = 0;
         rc = fold(&w, t, keys, queue, nodes, cp, err);
     } else {
@@ -158,7 +188,8 @@ void hp_domfold_free(hp_domfold *f)
     f->alloc.free_fn(f->objects);
     f->alloc.free_fn(f->shallow);
     f->alloc.free_fn(f->retained);
-    f->parent = f->key = NULL;
+    f->alloc.free_fn(f->tops);
+    f->parent = f->key = f->tops = NULL;
     f->objects = f->shallow = f->retained = NULL;
     f->count = 0;
 }

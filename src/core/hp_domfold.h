@@ -12,8 +12,8 @@
  * vertex of the node dominates another (a chain of one class). Node 0's
  * retained size is every vertex's size in the tree.
  *
- * Memory: the nodes (32 B each and a table of 4 B per slot, at least two
- * slots a node) and, while it runs, 8 B per vertex (a breadth-first queue
+ * Memory: the nodes (32 B each, 4 B per top vertex kept, and a table of
+ * 4 B per slot, at least two slots a node) and, while it runs, 8 B per vertex (a breadth-first queue
  * and each queued vertex's node).  Time: linear in the vertices.  Nothing
  * recurses: a 10^7-deep chain folds like any other tree. */
 #ifndef HP_DOMFOLD_H
@@ -25,6 +25,7 @@
 typedef struct hp_domfold_keys {
     uint32_t (*key)(void *ctx, uint32_t v);  /* v's key: any value but HP_NONE */
     uint64_t (*size)(void *ctx, uint32_t v); /* v's shallow size */
+    uint64_t (*rank)(void *ctx, uint32_t v); /* the order of a node's top vertices (NULL: no tops kept) */
     void *ctx;
 } hp_domfold_keys;
 
@@ -35,14 +36,19 @@ typedef struct hp_domfold {
     uint64_t *objects;    /* node -> its vertices */
     uint64_t *shallow;    /* node -> their sizes */
     uint64_t *retained;   /* node -> its shallow size and its children's retained sizes */
+    uint32_t top;         /* vertices kept per node in tops */
+    uint32_t *tops;       /* node k -> tops[k * top ..]: its `top` vertices of largest rank, largest first
+                           * (ties by lower index), HP_NONE after the last */
     hp_alloc alloc;
 } hp_domfold;
 
-/* Folds `t`.  On failure `out` holds nothing (hp_domfold_free is still
+/* Folds `t`, keeping the `top` (<= HP_DOMFOLD_TOPS; 0 without keys->rank)
+ * vertices of largest rank of each node.  On failure `out` holds nothing (hp_domfold_free is still
  * safe): HP_E_NOMEM, HP_E_USAGE (a key of HP_NONE: err->offset is the
- * vertex; more than 2^32 - 2 nodes), HP_E_ABORTED. */
-hp_code hp_domfold_build(hp_domfold *out, const hp_domtree *t, const hp_domfold_keys *keys, const hp_alloc *alloc,
-                         const hp_checkpoint *cp, hp_error *err);
+ * vertex; more than 2^32 - 2 nodes; top too large), HP_E_ABORTED. */
+#define HP_DOMFOLD_TOPS 64
+hp_code hp_domfold_build(hp_domfold *out, const hp_domtree *t, const hp_domfold_keys *keys, uint32_t top,
+                         const hp_alloc *alloc, const hp_checkpoint *cp, hp_error *err);
 void hp_domfold_free(hp_domfold *f);
 
 /* The vertices of `node` (< f->count), found again from the root down its

@@ -29,6 +29,14 @@ static uint64_t object_size(void *ctx, uint32_t v)
     return hp_reach_tree_shallow(k->r, k->tree, v);
 }
 
+/* Under visualvm an object its search did not reach has no retained size (-1): it ranks last. */
+static uint64_t object_retained(void *ctx, uint32_t v)
+{
+    const class_keys *k = ctx;
+    int64_t size = hp_reach_retained(k->r, v);
+    return size > 0 ? (uint64_t)size : 0;
+}
+
 /* The keys over r's tree, built if needed; HP_OK or its error. */
 static hp_code keys_of(hp_reach *r, class_keys *k, hp_domfold_keys *keys, const hp_checkpoint *cp, hp_error *err)
 {
@@ -37,18 +45,19 @@ static hp_code keys_of(hp_reach *r, class_keys *k, hp_domfold_keys *keys, const 
     k->classes = hp_heap_class_count(r->heap);
     keys->key = class_key;
     keys->size = object_size;
+    keys->rank = object_retained;
     keys->ctx = k;
     return rc;
 }
 
-hp_code hp_reach_class_tree(hp_reach *r, const hp_checkpoint *cp, hp_domfold *out, hp_error *err)
+hp_code hp_reach_class_tree(hp_reach *r, uint32_t top, const hp_checkpoint *cp, hp_domfold *out, hp_error *err)
 {
     class_keys k;
     hp_domfold_keys keys;
     hp_code rc = keys_of(r, &k, &keys, cp, err);
     if (rc != HP_OK)
         return rc;
-    return hp_domfold_build(out, k.tree, &keys, &r->alloc, cp, err);
+    return hp_domfold_build(out, k.tree, &keys, top, &r->alloc, cp, err);
 }
 
 hp_code hp_reach_class_tree_members(hp_reach *r, const hp_domfold *f, uint32_t node, uint32_t **out,

@@ -15,8 +15,9 @@
 #include "hp_reach_tree.h"
 
 /* Folds r's dominator tree (built if needed) into `out` (hp_domfold_free
- * frees it).  Errors: as hp_reach_tree and hp_domfold_build. */
-hp_code hp_reach_class_tree(hp_reach *r, const hp_checkpoint *cp, hp_domfold *out, hp_error *err);
+ * frees it), keeping the `top` objects of largest retained size of each
+ * node.  Errors: as hp_reach_tree and hp_domfold_build. */
+hp_code hp_reach_class_tree(hp_reach *r, uint32_t top, const hp_checkpoint *cp, hp_domfold *out, hp_error *err);
 
 /* The objects of node `node` of `f` (made by hp_reach_class_tree over the
  * same r) as hp_domfold_members gives them. */

@@ -467,6 +467,18 @@ static uint64_t fold_size(void *ctx, uint32_t v)
     return k->t->size[v];
 }
 
+static uint64_t fold_rank(void *ctx, uint32_t v)
+{
+    const fold_keys *k = ctx;
+    return k->t->retained[v];
+}
+
+/* Whether u ranks before v among a node's tops: larger retained, then lower index. */
+static int ranks_before(const tree *t, uint32_t u, uint32_t v)
+{
+    return t->retained[u] > t->retained[v] || (t->retained[u] == t->retained[v] && u < v);
+}
+
 /* Against the ancestor chains: each in-tree vertex in one node, whose key
  * is its own and whose parent node holds its dominator (node 0 for the
  * virtual root's children); no two nodes with one (parent, key); counts
@@ -488,6 +500,19 @@ static void check_fold(const tree *t, const hp_domtree *d, const hp_domfold *f, 
         for (k = 1; k < node; k++)
             CHECK(f->parent[k] != f->parent[node] || f->key[k] != f->key[node]);
         shallow = retained = 0;
+        /* The tops: the members that no member outranks but the tops before. */
+        for (k = 0; k < f->top; k++) {
+            uint32_t top = f->tops[(size_t)node * f->top + k], j, above = 0, found = 0;
+            CHECK_EQ_U64(top == HP_NONE, k >= count);
+            if (top == HP_NONE)
+                continue;
+            for (j = 0; j < count; j++) {
+                above += ranks_before(t, members[j], top);
+                found += members[j] == top;
+            }
+            CHECK_EQ_U64(found, 1);
+            CHECK_EQ_U64(above, k);
+        }
         for (k = 0; k < count; k++) {
             v = members[k];
             CHECK(node_of[v] == HP_NONE);
@@ -527,13 +552,13 @@ static void test_fold_random(void)
         hp_domtree d;
         hp_domfold f;
         fold_keys fk;
-        hp_domfold_keys keys = { fold_key, fold_size, &fk };
+        hp_domfold_keys keys = { fold_key, fold_size, fold_rank, &fk };
         hp_error err;
         tree_random(&t, 1 + xorshift(&seed) % (round < 200 ? 40 : 300), &seed);
         fk.t = &t;
         fk.kinds = 1 + round % 5;
         CHECK_EQ_U64(hp_domtree_build(&d, t.idom, t.n, t.retained, &counting, NULL, &err), HP_OK);
-        CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, &counting, NULL, &err), HP_OK);
+        CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, round % 4, &counting, NULL, &err), HP_OK);
         check_fold(&t, &d, &f, &keys);
         hp_domfold_free(&f);
         hp_domfold_free(&f); /* twice: harmless */
@@ -578,12 +603,12 @@ static void test_fold_shapes(void)
     uint32_t *idom = xmalloc((size_t)n * 4);
     hp_domtree d;
     hp_domfold f;
-    hp_domfold_keys keys = { key_zero, size_one, NULL };
+    hp_domfold_keys keys = { key_zero, size_one, NULL, NULL };
     hp_error err;
     for (v = 0; v < n; v++)
         idom[v] = v == 0 ? HP_DOM_VIRTUAL : v - 1;
     CHECK_EQ_U64(hp_domtree_build(&d, idom, n, NULL, NULL, NULL, &err), HP_OK);
-    CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, &counting, NULL, &err), HP_OK);
+    CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, 0, &counting, NULL, &err), HP_OK);
     CHECK_EQ_U64(f.count, (uint64_t)n + 1);
     CHECK_EQ_U64(f.retained[0], n);
     CHECK_EQ_U64(f.retained[1], n);
@@ -597,16 +622,18 @@ static void test_fold_shapes(void)
         idom[v] = HP_DOM_VIRTUAL;
     keys.key = key_third;
     CHECK_EQ_U64(hp_domtree_build(&d, idom, n, NULL, NULL, NULL, &err), HP_OK);
-    CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, &counting, NULL, &err), HP_OK);
+    CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, 0, &counting, NULL, &err), HP_OK);
     CHECK_EQ_U64(f.count, 4);
     CHECK_EQ_U64(f.objects[1] + f.objects[2] + f.objects[3], n);
     CHECK_EQ_U64(f.retained[0], n);
     hp_domfold_free(&f);
     /* A key of HP_NONE is refused, naming the vertex. */
     keys.key = key_none;
-    CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, &counting, NULL, &err), HP_E_USAGE);
+    CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, 0, &counting, NULL, &err), HP_E_USAGE);
     CHECK_EQ_U64(err.offset, 5);
     CHECK_EQ_U64(f.count, 0);
+    hp_domfold_free(&f);
+    CHECK_EQ_U64(hp_domfold_build(&f, &d, &keys, HP_DOMFOLD_TOPS + 1, &counting, NULL, &err), HP_E_USAGE);
     hp_domfold_free(&f);
     hp_domtree_free(&d);
     CHECK_EQ_U64(countalloc_live, 0);
@@ -620,14 +647,14 @@ static hp_code fold_everything(uint32_t n, const hp_checkpoint *cp)
     uint32_t *idom = xmalloc((size_t)n * 4), v, count, *members = NULL;
     hp_domtree d;
     hp_domfold f;
-    hp_domfold_keys keys = { key_third, size_one, NULL };
+    hp_domfold_keys keys = { key_third, size_one, size_one, NULL };
     hp_error err;
     hp_code rc;
     for (v = 0; v < n; v++)
         idom[v] = v < 3 ? HP_DOM_VIRTUAL : v % 3 ? v - 1 : v / 2;
     rc = hp_domtree_build(&d, idom, n, NULL, NULL, NULL, &err);
     if (rc == HP_OK)
-        rc = hp_domfold_build(&f, &d, &keys, &counting, cp, &err);
+        rc = hp_domfold_build(&f, &d, &keys, 2, &counting, cp, &err);
     if (rc == HP_OK) {
         rc = hp_domfold_members(&f, &d, &keys, f.count - 1, &members, &count, cp, &err);
         if (members)
@@ -937,7 +964,7 @@ static void check_class_tree(const hp_heap *h, hp_reach *r, int semantics)
     uint32_t node, k, count, *members, seen = 0, in_tree = 0, v;
     uint64_t top = 0;
     const uint32_t *kids;
-    CHECK_EQ_U64(hp_reach_class_tree(r, NULL, &f, &err), HP_OK);
+    CHECK_EQ_U64(hp_reach_class_tree(r, 3, NULL, &f, &err), HP_OK);
     CHECK_EQ_U64(hp_reach_tree(r, NULL, &tree, &err), HP_OK);
     kids = hp_domtree_children(tree, HP_DOM_VIRTUAL, &count);
     for (k = 0; k < count; k++)
@@ -954,7 +981,11 @@ static void check_class_tree(const hp_heap *h, hp_reach *r, int semantics)
                                           ? hp_heap_class_count(h) + o.self_ord
                                           : hp_heap_object_class(h, v));
             shallow += hp_reach_tree_shallow(r, tree, v);
+            if (k < 3) /* the tops: the members in the order sample() sorts them (hp_domfold_members keeps rows) */
+                CHECK(f.tops[(size_t)node * 3 + k] != HP_NONE);
         }
+        for (k = count; k < 3; k++)
+            CHECK_EQ_U64(f.tops[(size_t)node * 3 + k], HP_NONE);
         CHECK_EQ_U64(shallow, f.shallow[node]);
         seen += count;
         f.alloc.free_fn(members);
