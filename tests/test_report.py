@@ -477,7 +477,7 @@ def test_the_default_limits_bound_a_heap_with_more_than_they_list(tmp_path):
 
 # ---- the dominator tree, threads and waste (#21) -------------------------------------------
 
-SMALL = Limits(tree_children=5, flame_children=4, threads=3, thread_locals=2, duplicate_strings=10, collections=4,
+SMALL = Limits(tree_children=5, flame_frames=40, threads=3, thread_locals=2, duplicate_strings=10, collections=4,
                large_arrays=3, large_array_bytes=4096)
 
 
@@ -495,7 +495,7 @@ def test_tree_threads_and_waste_equal_the_api(dump):
         # The explorer and the flame graph: the notebook views' documents, bounded by the report's Limits.
         tree = sections["domtree"]
         assert {k: v for k, v in tree.items() if k != "rows"} == heap.dominator_tree(children=SMALL.tree_children).data
-        assert sections["flame"] == heap.flamegraph(children=SMALL.flame_children).data
+        assert sections["flame"] == heap.flamegraph(frames=SMALL.flame_frames).data
         roots = heap.dominator_roots()
         assert [(int(n[1], 16), n[2]) for n in tree["nodes"] if n[4] == -1] == \
             [(obj.id, obj.retained_size) for obj in roots[:SMALL.tree_children]]

@@ -357,23 +357,51 @@ def test_the_dominator_tree_opens_and_shows_paths_and_the_flame_graph_zooms(brow
         else:
             assert "No strong path" in card.text
         chromium.element_screenshot(browser, tree, shots / f"report-domtree-{dump.stem}.png")
-        # The flame graph: a click on the biggest frame zooms on it, a second zooms out.
+        # The flame graph draws the class tree: its widest frame below "all" is the class path that
+        # retains most, not "more objects"; a click zooms on it and lists its largest objects, a second
+        # zooms out.
         flame = section_body(browser, "flame")
         svg = flame.find_element("css selector", "svg")
         width = float(svg.get_attribute("width"))
-        biggest = f"{roots[0].id:x}"
-        frame = flame.find_element("css selector", f"g.hk-fnode[data-id='{biggest}'] rect")
-        title = flame.find_element("css selector", f"g.hk-fnode[data-id='{biggest}'] title")
-        label = f"class {roots[0].name}" if roots[0].kind == "class" else roots[0].class_name
-        assert title.get_attribute("textContent").startswith(f"{label} @0x{biggest}: ")
+        tree = heap.class_tree()
+        top = tree.root.children[0]
+        widest = js(browser, """
+            const frames = [...arguments[0].querySelectorAll('g.hk-fnode')].filter(
+                g => Number(g.querySelector('rect').getAttribute('y')) > 0);
+            const g = frames.reduce((a, b) => Number(a.querySelector('rect').getAttribute('width')) >=
+                                              Number(b.querySelector('rect').getAttribute('width')) ? a : b);
+            return [g.dataset.id, g.classList.contains('hk-frest'), g.querySelector('title').textContent];""", flame)
+        assert widest[:2] == [str(top.index), False]
+        assert widest[2].startswith(f"{top.name}: {top.objects:,} object{'s' * (top.objects != 1)}, ")
+        frame = flame.find_element("css selector", f"g.hk-fnode[data-id='{top.index}'] rect")
         browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", svg)
         browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", frame)
-        assert flame.get_attribute("data-focus") == biggest
-        frame = flame.find_element("css selector", f"g.hk-fnode[data-id='{biggest}'] rect")
+        assert flame.get_attribute("data-focus") == str(top.index)
+        frame = flame.find_element("css selector", f"g.hk-fnode[data-id='{top.index}'] rect")
         assert float(frame.get_attribute("width")) == pytest.approx(width - 1, abs=0.01)
+        listed = [li.get_attribute("data-id") for li in flame.find_elements("css selector", ".hk-fobjects li")]
+        assert listed == [f"{obj.id:x}" for obj, _ in top.sample(5)]
         chromium.element_screenshot(browser, flame, shots / f"report-flame-{dump.stem}.png")
         browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", frame)
         assert flame.get_attribute("data-focus") == ""
+        assert flame.find_elements("css selector", ".hk-fobjects li") == []
+        # The search box highlights the frames of a class, and only those.
+        name = tree.root.children[1].name if len(tree.root.children) > 1 else top.name
+        search = flame.find_element("css selector", "input.hk-fsearch")
+        click(browser, search)
+        search.send_keys(name)
+        matched = js(browser, "return [...arguments[0].querySelectorAll('g.hk-fmatch title')].map(t => t.textContent)",
+                     flame)
+        assert matched and all(name.lower() in t.split(": ")[0].lower() for t in matched)
+        dimmed = js(browser, "return [...arguments[0].querySelectorAll('g.hk-fdim title')].map(t => t.textContent)",
+                    flame)
+        assert all(name.lower() not in t.split(": ")[0].lower() for t in dimmed)
+        # The status counts every frame of the document that matches, drawn or too narrow to draw.
+        frames = [row for row in heap.flamegraph(frames=Limits().flame_frames).data["nodes"]
+                  if name.lower() in row[0].lower()]
+        assert len(matched) <= len(frames)
+        assert flame.find_element("css selector", ".hk-fstatus").text.startswith(
+            f"{len(frames):,} frame{'s' * (len(frames) != 1)} match")
     no_console_errors(browser)
 
 

@@ -47,15 +47,16 @@ class ClassNode:
     objects, shallow_size: how many, their shallow bytes; retained_size: the
     shallow size and the children's retained sizes (the union of the
     objects' retained sets).  children: the nodes below, largest retained
-    first; parent: the node above (None for the root)."""
+    first; parent: the node above (None for the root); index: its number in
+    the tree (parents before children; the root is 0)."""
 
-    __slots__ = ("_tree", "_index", "class_", "is_class", "objects", "shallow_size", "retained_size", "parent",
+    __slots__ = ("_tree", "index", "class_", "is_class", "objects", "shallow_size", "retained_size", "parent",
                  "children")
 
     def __init__(self, tree: ClassTree, index: int, class_: Optional[HeapClass], is_class: bool, objects: int,
                  shallow_size: int, retained_size: int, parent: Optional[ClassNode]) -> None:
         self._tree = tree
-        self._index = index
+        self.index = index
         self.class_ = class_
         self.is_class = is_class
         self.objects = objects
@@ -98,9 +99,9 @@ class ClassNode:
         tree = self._tree
         want = self.objects if n is None else min(n, self.objects)
         if want <= TOP:  # kept by the fold: no walk
-            objs = tree._heap._handles(tree._tops[self._index * TOP:self._index * TOP + want])
+            objs = tree._heap._handles(tree._tops[self.index * TOP:self.index * TOP + want])
         else:
-            objs = tree._heap._class_tree_members(tree._parents, tree._keys, self._index, want)
+            objs = tree._heap._class_tree_members(tree._parents, tree._keys, self.index, want)
         return ObjectTable([(obj, obj.retained_size) for obj in objs])
 
     def walk(self) -> Iterator[tuple[int, ClassNode]]:

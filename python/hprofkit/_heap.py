@@ -313,13 +313,14 @@ class Heap(_hprof.Heap):
         self._dominators_reported()
         return class_tree(self)
 
-    def flamegraph(self, *, depth: int = 6, children: int = 12) -> View:
-        """Retained sizes down the dominator tree as a flame graph (an icicle, the roots
-        on top) for a notebook: click a frame to zoom in, again to zoom out.  Bounded as
-        dominator_tree()."""
-        from ._report.tree import View, tree_data
-        self._dominators_reported()
-        return View("flame", tree_data(self, depth=depth, children=children))
+    def flamegraph(self, *, depth: int = 6, frames: int = 2000, children: Optional[int] = None) -> View:
+        """The class tree (class_tree()) as a flame graph (an icicle, the roots on top) for
+        a notebook: a frame per class path, its width the retained size; click a frame to
+        zoom in and list its largest objects, again to zoom out; a search box highlights
+        a class.  The widest `frames` (at most 3,000) of the top `depth` levels, at most
+        `children` a frame (None: any); what a frame leaves out is one grey frame."""
+        from ._report.tree import View, class_tree_data
+        return View("flame", class_tree_data(self.class_tree(), depth=depth, frames=frames, children=children))
 
     def _dominators_reported(self) -> None:
         """Inside a call that reports progress (the command line's, a report()'s),

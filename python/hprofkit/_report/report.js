@@ -740,7 +740,8 @@
     ["bitmaps", "Bitmaps", "Android's android.graphics.Bitmap objects, largest first, as thumbnails of their pixels."],
     ["domtree", "Dominator tree", "What each object keeps alive, largest retained first: open a node to see what it " +
                                   "dominates, click an object for its path from a GC root."],
-    ["flame", "Flame graph", "Retained sizes down the dominator tree: hover a frame for its size, click to zoom."],
+    ["flame", "Flame graph", "The class tree: retained sizes down the dominator tree folded by class path. Hover a " +
+                             "frame for its size, click to zoom and list its objects, search to highlight a class."],
     ["threads", "Threads", "Each thread's stack as jstack prints it, with the objects each frame holds; " +
                            "largest retained first, a thread retaining what only its stack holds."],
     ["waste", "Waste", "Memory held for nothing: the same text in many Strings, collections' unused slots, " +
@@ -832,18 +833,24 @@
       level(treeRoots(data), data.hidden[0], data.hidden[1])]);
   };
 
+  /* The class tree (tree.py's class_tree_data) as an icicle: a frame per class path, its width the retained
+   * size.  A click zooms on a frame and lists its largest objects; the search box highlights a class. */
   hk.views.flame = function (el, data) {
     var ROW = 20;
-    var roots = treeRoots(data);
-    var all = { label: "all", id: null, retained: data.total, kids: roots, depth: 0, x0: 0,
+    var nodes = data.nodes.map(function (r, i) {
+      return { i: i, label: r[0], id: r[1], retained: r[2], shallow: r[3], parent: r[4], hidden: r[5],
+               hiddenBytes: r[6], objects: r[7], top: r[8], kids: [] };
+    });
+    var all = { label: "all", id: null, retained: data.total, kids: [], depth: 0, x0: 0,
                 hidden: data.hidden[0], hiddenBytes: data.hidden[1] };
+    nodes.forEach(function (n) { (n.parent < 0 ? all : nodes[n.parent]).kids.push(n); });
     var flat = [all];
     (function place(n) {
       var x = n.x0;
       // What the document leaves out, as one grey frame after the children shown.
       if (n.hidden > 0 && n.hiddenBytes > 0)
-        n.kids = n.kids.concat([{ label: plural(n.hidden, "more object"), id: null, retained: n.hiddenBytes,
-                                  kids: [], rest: true }]);
+        n.kids = n.kids.concat([{ label: plural(n.hidden, "more class", "more classes"), id: null,
+                                  retained: n.hiddenBytes, kids: [], rest: true }]);
       n.kids.forEach(function (k) {
         k.x0 = x;
         k.depth = n.depth + 1;
@@ -857,24 +864,63 @@
     var width = Math.max(320, Math.min(el.clientWidth || 1000, 1200));
     var svg = s("svg", { width: width, height: rows * ROW, "class": "hk-flame", role: "img" });
     var caption = h("p", { cls: "hk-muted" });
+    var found = h("span", { cls: "hk-muted hk-fstatus" });
+    var query = "";
+    var search = h("input", {
+      cls: "hk-filter hk-fsearch", attrs: { type: "search", placeholder: "Highlight a class (text or regular expression)",
+                                           "aria-label": "Highlight a class" },
+      on: { input: function () { query = search.value.trim(); draw(current); } } });
+    var objects = h("div", { cls: "hk-fobjects" });
+    var current = all;
+    function matcher() {
+      if (!query) return null;
+      var re = null;
+      try { re = new RegExp(query, "i"); } catch (e) { re = null; }
+      var lower = query.toLowerCase();
+      // As text first: a class name's "$" or "." would mean something else to a regular expression.
+      return function (label) { return label.toLowerCase().indexOf(lower) >= 0 || (re !== null && re.test(label)); };
+    }
+    /* The focused frame's largest objects: the object level, one click from the class level. */
+    function listObjects(n) {
+      clear(objects);
+      if (n === all) return;
+      append(objects, [
+        h("h4", { text: n.label + ": " + plural(n.objects, "object") + ", " + bytes(n.shallow) + " shallow, " +
+                        bytes(n.retained) + " retained" + (n.top.length < n.objects ? "; the largest:" : "") }),
+        h("ul", { cls: "hk-held" }, n.top.map(function (o) {
+          return h("li", { data: { id: o[1] } }, [className(o[0]), " ", h("span", { cls: "hk-id", text: "@0x" + o[1] }),
+            h("span", { cls: "hk-size", text: " " + bytes(o[2]) + " retained" })]);
+        }))]);
+    }
     function draw(focus) {
       clear(svg);
+      current = focus;
+      var match = matcher();
+      var hits = 0, hitBytes = 0;
       var scale = focus.retained ? width / focus.retained : 0;
       flat.forEach(function (n) {
+        var hit = match && n !== all && !n.rest && match(n.label);
+        if (hit) {
+          hits++;
+          // A class under a matching frame is inside its retained size already: count the outermost only.
+          for (var u = n.up; u && u !== all; u = u.up) if (match(u.label)) break;
+          if (!u || u === all) hitBytes += n.retained;
+        }
         var inside = n.x0 + n.retained > focus.x0 && n.x0 < focus.x0 + focus.retained;
         var above = n.depth < focus.depth;
         if (!inside || !n.retained) return;
         var x = above ? 0 : (n.x0 - focus.x0) * scale;
         var w = above ? width : n.retained * scale;
         if (w < 0.5) return;
-        var g = s("g", { "class": "hk-fnode" + (n === focus ? " hk-focus" : "") + (n.rest ? " hk-frest" : ""),
+        var g = s("g", { "class": "hk-fnode" + (n === focus ? " hk-focus" : "") + (n.rest ? " hk-frest" : "") +
+                                  (hit ? " hk-fmatch" : match ? " hk-fdim" : ""),
                          "data-id": n.id || "" });
         var rect = s("rect", { x: x, y: n.depth * ROW, width: Math.max(w - 1, 0.5), height: ROW - 1, rx: 2,
                                fill: n === all ? "#8a94a6" : n.rest ? "#d5d9e2"
-                                 : PALETTE[(n.depth + n.label.length) % PALETTE.length] });
+                                 : hit ? "#c2410c" : PALETTE[(n.depth + n.label.length) % PALETTE.length] });
         var title = s("title");
-        title.textContent = (n === all || n.rest ? n.label : n.label + " @0x" + n.id) + ": " + bytes(n.retained) +
-          " (" + percent(n.retained, data.total) + ")";
+        title.textContent = n.label + ": " + (n === all || n.rest ? "" : plural(n.objects, "object") + ", ") +
+          bytes(n.retained) + " retained (" + percent(n.retained, data.total) + ")";
         g.appendChild(rect);
         g.appendChild(title);
         if (w > 40) {
@@ -887,12 +933,16 @@
         if (!n.rest) g.addEventListener("click", function () { draw(n === focus ? (n.up || all) : n); });
         svg.appendChild(g);
       });
-      caption.textContent = focus === all ? "Retained sizes down the dominator tree: click a frame to zoom in."
-        : "Zoomed on " + focus.label + " @0x" + focus.id + " (" + bytes(focus.retained) + "): click it to zoom out, " +
-          "or \u201call\u201d.";
+      caption.textContent = focus === all
+        ? "The class tree: the dominator tree folded by class path, each frame a path of classes, its width what " +
+          "its objects retain. Click a frame to zoom in and list its largest objects."
+        : "Zoomed on " + focus.label + " (" + bytes(focus.retained) + "): click it to zoom out, or \u201call\u201d.";
+      found.textContent = match ? plural(hits, "frame") + " match, retaining " + bytes(hitBytes) +
+                                  " (" + percent(hitBytes, data.total) + ")" : "";
       el.dataset.focus = focus.id || "";
+      listObjects(focus);
     }
-    append(el, [caption, svg]);
+    append(el, [h("div", { cls: "hk-toolbar" }, [search, found]), caption, svg, objects]);
     draw(all);
   };
 

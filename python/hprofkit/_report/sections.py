@@ -37,7 +37,7 @@ class Limits:
     bitmaps: int = 48           # Android bitmaps shown, with a thumbnail each
     bitmap_groups: int = 20     # groups of duplicate bitmaps
     tree_children: int = 20     # the dominator tree explorer's children per node (3 levels)
-    flame_children: int = 12    # the flame graph's children per frame (6 levels)
+    flame_frames: int = 2000    # the flame graph's frames, the widest (6 levels)
     threads: int = 200
     thread_locals: int = 20     # objects listed per frame (and held outside frames) of a thread
     duplicate_strings: int = 200
@@ -310,9 +310,9 @@ def dominator_tree(heap: Heap, table: ObjectTable, limits: Limits) -> tuple[dict
 
 
 def flame(heap: Heap, limits: Limits) -> dict[str, Any]:
-    """heap.flamegraph()'s document."""
-    from .tree import tree_data
-    return tree_data(heap, depth=FLAME_DEPTH, children=limits.flame_children)
+    """heap.flamegraph()'s document: the class tree's top levels."""
+    from .tree import class_tree_data
+    return class_tree_data(heap.class_tree(), depth=FLAME_DEPTH, frames=limits.flame_frames)
 
 
 # ---- threads -----------------------------------------------------------------
