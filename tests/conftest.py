@@ -61,7 +61,11 @@ PEERS = {
     "strace": lambda: shutil.which("strace"),
     "proguard": lambda: shutil.which("proguard"),  # Debian's proguard-cli: tests/test_deobfuscate.py
     "chromium": lambda: chromium.usable(),  # with chromedriver and selenium (tests/chromium.py)
+    # Go and the sources of Go's pprof (Debian's golang-go, golang-github-google-pprof-dev): tests/test_pprof.py
+    "go-pprof": lambda: shutil.which("go") and (Path(GOCODE) / "src/github.com/google/pprof").is_dir() and
+    shutil.which("go"),
 }
+GOCODE = "/usr/share/gocode"
 
 
 def peer(name: str) -> str:
@@ -74,6 +78,21 @@ def peer(name: str) -> str:
     if os.environ.get("CI") == "true":
         pytest.fail(f"peer tool {name} is missing, and CI=true: .ci/run installs it")
     pytest.skip(f"peer tool {name} is not installed")
+
+
+@pytest.fixture(scope="session")
+def go_pprof() -> Iterator[str]:
+    """Go's own pprof, built offline from Debian's sources once per session into the test
+    cache (a folder per session: builds of two sessions never meet)."""
+    go = peer("go-pprof")
+    folder = cache_dir() / "go-pprof" / f"{os.getpid()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    binary = folder / "pprof"
+    env = dict(os.environ, GOPATH=GOCODE, GO111MODULE="off", GOCACHE=str(cache_dir() / "go-build"))
+    subprocess.run([go, "build", "-o", str(binary), "github.com/google/pprof"], env=env, check=True,
+                   capture_output=True, timeout=600)
+    yield str(binary)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
