@@ -42,8 +42,8 @@ TOP = 10  # objects the fold keeps per node, largest retained first: sample(n <=
 class ClassNode:
     """One node of heap.class_tree(): the objects at one class path.
 
-    class_: their HeapClass (None for the tree's root, and for objects of a
-    class the dump lacks); is_class: they are class objects, of class_.
+    ``class_``: their HeapClass (None for the tree's root, and for objects of a
+    class the dump lacks); is_class: they are class objects, of that class.
     objects, shallow_size: how many, their shallow bytes; retained_size: the
     shallow size and the children's retained sizes (the union of the
     objects' retained sets).  children: the nodes below, largest retained
