@@ -63,14 +63,17 @@ PyObject *classtree_nodes(HeapIndex *heap, PyObject *args)
     return out;
 }
 
-/* Largest retained first, ties by lower index. */
-static const hp_reach *sort_reach;
+/* An object and its retained size, as the members are sorted. */
+typedef struct ranked {
+    int64_t retained;
+    uint32_t v;
+} ranked;
 
+/* Largest retained first, ties by lower index. */
 static int by_retained(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int64_t rx = hp_reach_retained(sort_reach, x), ry = hp_reach_retained(sort_reach, y);
-    return rx != ry ? (rx < ry ? 1 : -1) : (x > y) - (x < y);
+    const ranked *x = a, *y = b;
+    return x->retained != y->retained ? (x->retained < y->retained ? 1 : -1) : (x->v > y->v) - (x->v < y->v);
 }
 
 /* heap._handles(indices): the objects of those indices (native uint32;
@@ -119,6 +122,7 @@ PyObject *classtree_members(HeapIndex *heap, PyObject *args)
     unsigned int node;
     Py_ssize_t n, k;
     classtree_call call;
+    ranked *order = NULL;
     PyObject *list = NULL;
     if (!PyArg_ParseTuple(args, "y*y*In:_class_tree_members", &parents, &keys, &node, &n))
         return NULL;
@@ -141,16 +145,22 @@ PyObject *classtree_members(HeapIndex *heap, PyObject *args)
     call.node = node;
     if (heap_run(heap, members, &call, &call.rc, &call.err) < 0)
         goto done;
-    /* qsort's comparator has no context: the GIL serialises sort_reach. */
-    sort_reach = call.reach;
+    if (!(order = PyMem_RawMalloc(((size_t)call.count + 1) * sizeof *order))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (k = 0; k < (Py_ssize_t)call.count; k++) {
+        order[k].v = call.members[k];
+        order[k].retained = hp_reach_retained(call.reach, call.members[k]);
+    }
     if (call.count > 1)
-        qsort(call.members, call.count, 4, by_retained);
+        qsort(order, call.count, sizeof *order, by_retained);
     if (n > (Py_ssize_t)call.count)
         n = call.count;
     if (!(list = PyList_New(n)))
         goto done;
     for (k = 0; k < n; k++) {
-        PyObject *item = heap_handle(heap, call.members[k]);
+        PyObject *item = heap_handle(heap, order[k].v);
         if (!item) {
             Py_CLEAR(list);
             break;
@@ -158,6 +168,7 @@ PyObject *classtree_members(HeapIndex *heap, PyObject *args)
         PyList_SET_ITEM(list, k, item);
     }
 done:
+    PyMem_RawFree(order);
     free(call.members);
     PyBuffer_Release(&parents);
     PyBuffer_Release(&keys);

@@ -391,12 +391,45 @@ static hp_code run_everything(uint32_t n, const hp_checkpoint *cp)
     return rc;
 }
 
+/* Runs `run` stopped at the k-th checkpoint (on a tree of 3,000,000), then
+ * with the k-th allocation failing (50,000), for every k until none is
+ * left: each ends HP_E_ABORTED or HP_E_NOMEM with nothing left allocated,
+ * the last run HP_OK. */
+static void fail_every_way(hp_code (*run)(uint32_t n, const hp_checkpoint *cp), const char *what,
+                           uint32_t min_aborts, uint32_t min_failures)
+{
+    uint32_t k, aborts = 0, failures = 0;
+    hp_code rc;
+    for (k = 1;; k++) {
+        stopper st = { 0, k };
+        hp_checkpoint cp = { stop_at, &st };
+        rc = run(3000000, &cp);
+        CHECK_EQ_U64(countalloc_live, 0);
+        if (rc != HP_E_ABORTED)
+            break;
+        aborts++;
+    }
+    CHECK_EQ_U64(rc, HP_OK);
+    CHECK(aborts >= min_aborts);
+    for (countalloc_fail_call = 0;; countalloc_fail_call++) {
+        countalloc_calls = 0;
+        rc = run(50000, NULL);
+        CHECK_EQ_U64(countalloc_live, 0);
+        if (rc != HP_E_NOMEM)
+            break;
+        failures++;
+    }
+    countalloc_fail_call = (size_t)-1;
+    CHECK_EQ_U64(rc, HP_OK);
+    CHECK(failures >= min_failures);
+    printf("  %sstopped at %u checkpoints, %u allocation failures, all freed\n", what, aborts, failures);
+}
+
 static void test_errors(void)
 {
-    uint32_t idom[4] = { HP_DOM_VIRTUAL, 0, 9, 1 }, k, aborts = 0, failures = 0;
+    uint32_t idom[4] = { HP_DOM_VIRTUAL, 0, 9, 1 }, k;
     hp_domtree d;
     hp_error err;
-    hp_code rc;
     CHECK_EQ_U64(hp_domtree_build(&d, idom, 4, NULL, &counting, NULL, &err), HP_E_USAGE);
     CHECK_EQ_U64(err.offset, 2);
     CHECK_EQ_U64(countalloc_live, 0);
@@ -421,31 +454,7 @@ static void test_errors(void)
     CHECK_EQ_U64(hp_domtree_walk(&d, &(hp_domtree_visitor){ NULL, NULL, NULL }, NULL, &err), HP_OK);
     hp_domtree_free(&d);
     CHECK_EQ_U64(countalloc_live, 0);
-    /* Stop at the k-th checkpoint, for every k until none is left. */
-    for (k = 1;; k++) {
-        stopper st = { 0, k };
-        hp_checkpoint cp = { stop_at, &st };
-        rc = run_everything(3000000, &cp);
-        CHECK_EQ_U64(countalloc_live, 0);
-        if (rc != HP_E_ABORTED)
-            break;
-        aborts++;
-    }
-    CHECK_EQ_U64(rc, HP_OK);
-    CHECK(aborts >= 3);
-    /* Fail the k-th allocation, for every k until none is left. */
-    for (countalloc_fail_call = 0;; countalloc_fail_call++) {
-        countalloc_calls = 0;
-        rc = run_everything(50000, NULL);
-        CHECK_EQ_U64(countalloc_live, 0);
-        if (rc != HP_E_NOMEM)
-            break;
-        failures++;
-    }
-    countalloc_fail_call = (size_t)-1;
-    CHECK_EQ_U64(rc, HP_OK);
-    CHECK(failures >= 4);
-    printf("  stopped at %u checkpoints, %u allocation failures, all freed\n", aborts, failures);
+    fail_every_way(run_everything, "", 3, 4);
 }
 
 /* ---- the fold by key (hp_domfold.h) ---- */
@@ -666,34 +675,7 @@ static hp_code fold_everything(uint32_t n, const hp_checkpoint *cp)
     return rc;
 }
 
-static void test_fold_failures(void)
-{
-    uint32_t k, aborts = 0, failures = 0;
-    hp_code rc;
-    for (k = 1;; k++) {
-        stopper st = { 0, k };
-        hp_checkpoint cp = { stop_at, &st };
-        rc = fold_everything(3000000, &cp);
-        CHECK_EQ_U64(countalloc_live, 0);
-        if (rc != HP_E_ABORTED)
-            break;
-        aborts++;
-    }
-    CHECK_EQ_U64(rc, HP_OK);
-    CHECK(aborts >= 1);
-    for (countalloc_fail_call = 0;; countalloc_fail_call++) {
-        countalloc_calls = 0;
-        rc = fold_everything(50000, NULL);
-        CHECK_EQ_U64(countalloc_live, 0);
-        if (rc != HP_E_NOMEM)
-            break;
-        failures++;
-    }
-    countalloc_fail_call = (size_t)-1;
-    CHECK_EQ_U64(rc, HP_OK);
-    CHECK(failures >= 8);
-    printf("  fold: stopped at %u checkpoints, %u allocation failures, all freed\n", aborts, failures);
-}
+static void test_fold_failures(void) { fail_every_way(fold_everything, "fold: ", 1, 8); }
 
 /* ---- hp_reach_tree over dumps ---- */
 
