@@ -91,9 +91,9 @@ def class_tree_data(tree: ClassTree, *, depth: int, frames: int = MAX_NODES, chi
             offer(len(nodes) - 1, node)
     # What each frame leaves out: its children not shown, and what they retain together.
     kept: dict[int, tuple[int, int]] = {}
-    for row in nodes:
-        count, size = kept.get(row[4], (0, 0))
-        kept[row[4]] = (count + 1, size + row[2])
+    for frame in nodes:
+        count, size = kept.get(frame[4], (0, 0))
+        kept[frame[4]] = (count + 1, size + frame[2])
 
     def left_out(row: int, node: ClassNode) -> list[int]:
         count, size = kept.get(row, (0, 0))
