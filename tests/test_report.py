@@ -222,6 +222,51 @@ def test_suspects_are_the_dominators_over_a_tenth_of_the_heap(hostile_dumps, tmp
     assert (biggest > data["sections"]["suspects"]["threshold"]) == bool(data["sections"]["suspects"]["items"])
 
 
+def test_class_suspects_and_accumulated_objects_by_class(tmp_path):
+    """MAT's class suspect: 40 top-level Caches, none over 10% alone, together over it; and
+    at the single suspect's accumulation point, the objects it dominates directly by class."""
+    heap = android_app()
+    heap.cls("com.example.Cache", fields=[("data", "object")])
+    for i in range(40):
+        heap.roots.append(("jni_global", heap.new("com.example.Cache", data=heap.string("c" * (200 + i)))))
+    items = [heap.string("x" * 2000) for _ in range(30)] + [heap.new("com.example.Cache") for _ in range(5)]
+    heap.roots.append(("jni_global", heap.array(items)))  # the single suspect: what it holds is spread
+    heap.write(tmp_path / "cache.hprof")
+    data = page_data(Path(hprofkit.report(tmp_path / "cache.hprof", tmp_path / "r.html")))
+    suspects, objects = data["sections"]["suspects"], data["objects"]["rows"]
+    with hprofkit.open_heap(tmp_path / "cache.hprof") as h:
+        top = [o for o in h.objects() if h.dominator(o) is None and h.retained_size(o) > 0]
+        caches = [o for o in top if o.kind == "instance" and o.class_name == "com.example.Cache"]
+        singles = {o.id for o in top if h.retained_size(o) > suspects["threshold"]}
+        assert len(caches) == 40 and not singles & {o.id for o in caches}
+        [group] = [g for g in suspects["groups"] if g["class"] == "com.example.Cache"]
+        assert (group["instances"], group["retained"]) == (40, sum(h.retained_size(o) for o in caches))
+        assert group["retained"] > suspects["threshold"]
+        assert [size for _, size in group["biggest"]] == sorted((h.retained_size(o) for o in caches),
+                                                                  reverse=True)[:5]
+        # Every class of top-level objects over the threshold together is a group, and only those.
+        by_class: dict = {}
+        for o in top:
+            if o.id not in singles:
+                name = "java.lang.Class" if o.kind == "class" else o.class_name
+                by_class.setdefault(name, []).append(h.retained_size(o))
+        assert sorted(g["class"] for g in suspects["groups"]) == sorted(
+            name for name, sizes in by_class.items() if len(sizes) >= 2 and sum(sizes) > suspects["threshold"])
+        # The single suspect (the array): its accumulation point's children by class.
+        [item] = suspects["items"]
+        point = h.object(int(objects[item["chain"][-1][0]][0], 16))
+        assert point.kind == "object_array"
+        kids = [o for o in h.objects() if h.dominator(o) == point]
+        want: dict = {}
+        for o in kids:
+            row = want.setdefault(o.class_name if o.kind != "class" else "java.lang.Class", [0, 0, 0])
+            row[0] += 1
+            row[1] += o.shallow_size
+            row[2] += h.retained_size(o)
+        assert item["accumulated"]["objects"] == len(kids) == 35
+        assert {r[0]: r[1:] for r in item["accumulated"]["rows"]} == {k: v for k, v in want.items()}
+
+
 def children_by_dominator(heap) -> dict[int, list[tuple[int, int]]]:
     """{object id: [(child id, retained)] largest first}: the dominator tree, from heap.dominator()."""
     children: dict[int, list[tuple[int, int]]] = {}

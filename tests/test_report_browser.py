@@ -19,7 +19,7 @@ import pytest
 import chromium
 import hprofkit
 from conftest import HPROF_DIR
-from hprofkit._report import Limits
+from hprofkit._report import Limits, write
 from hprofkit._report.page import view_html
 from leaky_heap import android_app
 from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
@@ -434,4 +434,32 @@ def test_threads_and_waste_show_the_apis_figures(browser, shots, tmp_path):
         if len(strings) > Limits().duplicate_strings:
             assert f"and {len(strings) - Limits().duplicate_strings:,} more texts not listed" in more
     chromium.screenshot(browser, shots / "report-threads-waste.png")
+    no_console_errors(browser)
+
+
+def test_a_class_suspect_and_the_objects_accumulated_by_class(browser, tmp_path):
+    """MAT's class suspect reads as MAT words it, and an accumulation point's table lists the
+    classes of what it holds directly."""
+    heap = android_app()
+    heap.cls("com.example.Cache", fields=[("data", "object")])
+    for i in range(40):
+        heap.roots.append(("jni_global", heap.new("com.example.Cache", data=heap.string("c" * (200 + i)))))
+    items = [heap.string("x" * 2000) for _ in range(30)] + [heap.new("com.example.Cache") for _ in range(5)]
+    heap.roots.append(("jni_global", heap.array(items)))
+    heap.write(tmp_path / "cache.hprof")
+    data = write(tmp_path / "cache.hprof", tmp_path / "r.html")
+    show(browser, tmp_path / "r.html")
+    [group] = [g for g in data["sections"]["suspects"]["groups"] if g["class"] == "com.example.Cache"]
+    card = "article.hk-class-suspect[data-class='com.example.Cache'] .hk-lead"
+    lead = js(browser, f"return document.querySelector(\"{card}\").textContent")
+    assert lead.startswith("40 instances of com.example.Cache occupy ")
+    assert js(browser, f"return Number(document.querySelector(\"{card} [data-value]\").dataset.value)") == \
+        group["retained"]
+    # The single suspect's table: String and Cache, most retained first.
+    click(browser, browser.find_element("css selector", "article.hk-suspect:not(.hk-class-suspect) "
+                                                        ".hk-more-details:has(table[data-table='accumulated']) summary"))
+    rows = table_rows(browser, "accumulated")
+    [item] = data["sections"]["suspects"]["items"]
+    assert [[r[0], r[1], r[2], r[3]] for r in rows] == item["accumulated"]["rows"]
+    assert [r[0] for r in rows] == ["java.lang.String", "com.example.Cache"]
     no_console_errors(browser)

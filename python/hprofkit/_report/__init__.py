@@ -72,7 +72,7 @@ def _collect(src: Source, baseline: Optional[Source], limits: Limits) -> dict[st
         "title": src.label,
         "sections": {
             "overview": overview,
-            "suspects": sections.suspects(table, ranking, biggest, paths, overview["total"]),
+            "suspects": sections.suspects(src.heap, table, ranking, biggest, paths, overview["total"]),
             "leaks": sections.leaks(src, table, limits),
             "histogram": sections.histogram(src, rows, limits),
             "unreachable": sections.unreachable(src, garbage, limits),

@@ -414,11 +414,12 @@
   };
 
   hk.views.suspects = function (el, data, ctx) {
-    if (!data.items.length) {
+    var groups = data.groups || [];
+    if (!data.items.length && !groups.length) {
       el.appendChild(h("div", { cls: "hk-card hk-ok" }, [
         h("b", { text: "No leak suspect. " }),
-        "No single object keeps more than " + percent(data.share, 1) + " of the heap (" + bytes(data.threshold) +
-        ") alive."]));
+        "No single object, and no class's top-level objects together, keep more than " + percent(data.share, 1) +
+        " of the heap (" + bytes(data.threshold) + ") alive."]));
       return;
     }
     data.items.forEach(function (item, i) {
@@ -435,10 +436,45 @@
           bytes(data.total), ": it keeps ", plural(o.retainedCount, "object"), " alive."]),
         share,
         accumulation(ctx, item, data.drop_ratio),
+        accumulated(item.accumulated),
         h("details", { cls: "hk-more-details", attrs: { open: "" } }, [
           h("summary", { text: "Shortest path from a GC root" }), pathView(ctx, item.path)])]));
     });
+    /* MAT's class suspects: many top-level objects of one class holding much together. */
+    groups.forEach(function (group, i) {
+      var share = h("div", { cls: "hk-share" });
+      var fill = h("div", { cls: "hk-share-fill" });
+      fill.style.width = (100 * group.retained) / data.total + "%";
+      share.appendChild(fill);
+      var list = h("ol", { cls: "hk-path" });
+      group.biggest.forEach(function (pair) {
+        list.appendChild(h("li", { cls: "hk-hop" }, [h("div", { cls: "hk-target" }, [
+          objectLabel(ctx.object(pair[0])), " ", figure("span", pair[1], bytes, "hk-size")])]));
+      });
+      el.appendChild(h("article", { cls: "hk-card hk-suspect hk-class-suspect", data: { "class": group["class"] } }, [
+        h("h3", null, ["Problem suspect " + (data.items.length + i + 1)]),
+        h("p", { cls: "hk-lead" }, [
+          plural(group.instances, "instance") + " of ", className(group["class"]), " occupy ",
+          figure("b", group.retained, bytes), " (" + percent(group.retained, data.total) + ") of the heap's ",
+          bytes(data.total), ", each of them a top-level object of the dominator tree."]),
+        share,
+        h("details", { cls: "hk-more-details" }, [h("summary", { text: "The biggest of them" }), list])]));
+    });
   };
+
+  /* MAT's "accumulated objects by class" at an accumulation point. */
+  function accumulated(data) {
+    if (!data || !data.objects) return null;
+    return h("details", { cls: "hk-more-details" }, [
+      h("summary", { text: "Accumulated objects by class: " + plural(data.objects, "object") + " of " +
+                           plural(data.classes, "class", "classes") + " held directly" }),
+      dataTable([
+        { label: "Class", get: function (r) { return r[0]; }, render: function (r) { return className(r[0]); } },
+        { label: "Objects", num: true, get: function (r) { return r[1]; } },
+        { label: "Shallow", num: true, fmt: bytes, get: function (r) { return r[2]; } },
+        { label: "Retained", num: true, fmt: bytes, get: function (r) { return r[3]; } }], data.rows, {
+        sort: 3, noun: "class", nouns: "classes", name: "accumulated", page: 10 })]);
+  }
 
   /* Where a suspect's memory accumulates: MAT's walk down the biggest dominated child. */
   function accumulation(ctx, item, ratio) {

@@ -174,12 +174,20 @@ def histogram(src: Source, rows: list[list[Any]], limits: Limits) -> dict[str, A
 
 # ---- leak suspects (MAT) -----------------------------------------------------
 
-def suspects(table: ObjectTable, ranking: Ranking, biggest: list[tuple[HeapObject, int]], paths: dict[str, Any],
-             total: int) -> dict[str, Any]:
+# Rows of MAT's "accumulated objects by class" table at an accumulation point, and the
+# biggest instances a class suspect lists.
+ACCUMULATED_CLASSES = 10
+GROUP_INSTANCES = 5
+
+
+def suspects(heap: Heap, table: ObjectTable, ranking: Ranking, biggest: list[tuple[HeapObject, int]],
+             paths: dict[str, Any], total: int) -> dict[str, Any]:
     """MAT's problem suspects: the top-level dominators holding more than
     SUSPECT_SHARE of the heap (`biggest` holds them all, and `paths` their
     paths from GC roots), each with the dominator chain down to its
-    accumulation point."""
+    accumulation point and the objects accumulated there by class; then
+    MAT's class suspects: the other top-level dominators of one class
+    (two or more) that together hold more than that share."""
     threshold = suspect_threshold(total)
     items = []
     for obj, size in biggest:
@@ -187,9 +195,53 @@ def suspects(table: ObjectTable, ranking: Ranking, biggest: list[tuple[HeapObjec
             continue
         chain, stopped = accumulation_chain(ranking, obj, size)
         items.append({"object": table.row(obj), "retained": size, "path": paths[str(table.row(obj))],
-                      "chain": cut_ends([[table.row(o), s] for o, s in chain]), "chain_stopped": stopped})
+                      "chain": cut_ends([[table.row(o), s] for o, s in chain]), "chain_stopped": stopped,
+                      "accumulated": accumulated_by_class(heap, chain[-1][0])})
+    singles = {obj.id for obj, size in biggest if size > threshold}
     return {"share": SUSPECT_SHARE, "drop_ratio": BIG_DROP_RATIO, "total": total, "threshold": threshold,
-            "items": items}
+            "items": items, "groups": class_suspects(heap, table, threshold, singles)}
+
+
+def accumulated_by_class(heap: Heap, point: HeapObject) -> dict[str, Any]:
+    """MAT's "accumulated objects by class" at an accumulation point: the objects it
+    dominates directly, by class ([class, objects, shallow, retained], most retained first,
+    the first ACCUMULATED_CLASSES) and how many classes and objects there are in all."""
+    rows: dict[str, list[Any]] = {}
+    for child in point.dominated():
+        name = _class_label(child)
+        row = rows.setdefault(name, [name, 0, 0, 0])
+        row[1] += 1
+        row[2] += child.shallow_size
+        row[3] += max(heap.retained_size(child), 0)
+    ranked = sorted(rows.values(), key=lambda r: (-r[3], -r[1], r[0]))
+    return {"rows": ranked[:ACCUMULATED_CLASSES], "classes": len(ranked), "objects": sum(r[1] for r in ranked)}
+
+
+def class_suspects(heap: Heap, table: ObjectTable, threshold: int, singles: set[int]) -> list[dict[str, Any]]:
+    """The classes whose top-level dominators (but those suspected one by one: `singles`, by
+    id), two or more,
+    retain more than `threshold` together: [{class, instances, retained, biggest: [[row,
+    retained]...]}], largest first (MAT: "8,023 instances of JCMethodDecl occupy ...")."""
+    groups: dict[str, list[Any]] = {}
+    for obj in heap.dominator_roots():  # largest retained first
+        size = heap.retained_size(obj)
+        if size <= 0:
+            break
+        if obj.id in singles:
+            continue
+        group = groups.setdefault(_class_label(obj), [0, 0, []])
+        group[0] += 1
+        group[1] += size
+        if len(group[2]) < GROUP_INSTANCES:
+            group[2].append((obj, size))
+    found = [{"class": name, "instances": n, "retained": size, "biggest": [[table.row(o), s] for o, s in top]}
+             for name, (n, size, top) in groups.items() if n >= 2 and size > threshold]
+    return sorted(found, key=lambda g: (-g["retained"], g["class"]))
+
+
+def _class_label(obj: HeapObject) -> str:
+    """The class an object counts under in the suspects: a class object under java.lang.Class."""
+    return "java.lang.Class" if obj.kind == "class" else obj.class_name
 
 
 # ---- leak traces (LeakCanary) ------------------------------------------------
