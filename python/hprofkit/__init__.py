@@ -49,13 +49,14 @@ if TYPE_CHECKING:
     from .writer import HprofWriter
     from ._report import report
     from ._pprof import pprof
+    from ._serve import serve
 
 # Imported on first use: `import hprofkit` stays light (at most 60 modules,
 # tests/test_batch.py), and the command line and most scripts need few of them.
 _LAZY = {"HprofWriter": "writer", "write_sample_dump": "sample", "leaks": "leaks",
          **dict.fromkeys(["ROOT", "Group", "MergedPath", "MergedPaths"], "_tree"),
          **dict.fromkeys(["ClassNode", "ClassTree"], "_classtree"),
-         "report": "_report", "pprof": "_pprof",
+         "report": "_report", "pprof": "_pprof", "serve": "_serve",
          **dict.fromkeys(["Bitmap", "DuplicateBitmaps"], "_bitmaps"),
          **dict.fromkeys(["sql", "tables", "to_parquet", "connect"], "_tables"),
          **dict.fromkeys(["open", "Dump", "iter_records", "iter_subrecords", "stats"], "_dump"),
@@ -96,7 +97,7 @@ __all__ = [
     "encode_writer", "EncodeWriter", "Result", "HprofError", "TruncatedError", "FormatError", "CorruptError",
     "OverrunError", "UnsupportedError", "RestoreLimitError", "FileChangedError", "NoHeapDumpError", "open_heap", "Heap", "Layout", "HeapObject", "HeapClass",
     "Reference", "Referrer", "Field", "GcRoot", "GcRoots", "StackFrame", "match", "Hop", "Hops", "HeapPath", "NoPath", "leaks", "diff", "HeapDiff",
-    "DiffRow", "sql", "tables", "to_parquet", "connect", "report", "pprof", "batch", "BatchResult", "BatchRow", "LeakGroup",
+    "DiffRow", "sql", "tables", "to_parquet", "connect", "report", "pprof", "serve", "batch", "BatchResult", "BatchRow", "LeakGroup",
     "ClassTotal", "Bitmap", "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths", "ClassNode", "ClassTree",
     "AllocationSite", "AllocSite", "ClassCount", "CollectionWaste", "DuplicateString", "LargeArray", "ObjectTable",
     "GroupTable",

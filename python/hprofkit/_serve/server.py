@@ -1,0 +1,180 @@
+"""The HTTP side of hprofkit serve: a standard library ThreadingHTTPServer
+over one open Heap, and its security (a heap dump holds passwords and tokens).
+
+- It binds 127.0.0.1 unless told another host (then serve() warns on stderr).
+- Every request carries the random token: ?token= (the printed URL has it)
+  or the cookie the first such visit sets (HttpOnly, SameSite=Strict);
+  otherwise 403.
+- The Host header must name this server (127.0.0.1:PORT, localhost:PORT or
+  the host given), so a DNS rebinding page cannot read it: otherwise 403.
+- Pages escape every string (pages.py) and go out with a Content Security
+  Policy that runs no script at all, nosniff, and no CORS header.
+Each request runs in its own thread; the Heap answers them concurrently."""
+
+from __future__ import annotations
+
+import hmac
+import http.cookies
+import os
+import secrets
+import sys
+import threading
+import traceback
+import webbrowser
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any, Optional, Union
+from urllib.parse import parse_qs, urlsplit
+
+from .pages import NotFound, Pages
+
+if TYPE_CHECKING:
+    from .._heap import Heap
+
+COOKIE = "hprofkit_token"
+LOCAL = "127.0.0.1"
+# No script, no fetch, no frame; the page's own style only (a <style> block is
+# allowed by 'unsafe-inline' for style alone: it cannot run anything).
+POLICY = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+          "form-action 'self'; frame-ancestors 'none'")
+
+
+class Server:
+    """A running hprofkit serve: url (with the token), token, port; close()
+    stops it (and closes the heaps it opened itself)."""
+
+    def __init__(self, heap: Heap, *, host: str = LOCAL, port: int = 0, token: Optional[str] = None,
+                 baseline: Optional[Heap] = None, owned: tuple[Heap, ...] = ()) -> None:
+        self.heap = heap
+        self.token = token or secrets.token_urlsafe(32)
+        self.pages = Pages(heap, baseline)
+        self._owned = owned
+        self._httpd = ThreadingHTTPServer((host, port), _handler(self))
+        self._httpd.daemon_threads = True
+        self.host = host
+        self.port: int = self._httpd.server_address[1]
+        shown = "127.0.0.1" if host in ("", "0.0.0.0") else host  # a URL a browser on this machine opens
+        shown = f"[{shown}]" if ":" in shown else shown
+        self.url = f"http://{shown}:{self.port}/?token={self.token}"
+        self.allowed_hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}", f"{shown.lower()}:{self.port}",
+                              f"{host.lower()}:{self.port}"}
+        self._thread: Optional[threading.Thread] = None
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.1)
+
+    def start(self) -> "Server":
+        """Serves in a background thread (a notebook keeps working)."""
+        self._thread = threading.Thread(target=self.serve_forever, name="hprofkit-serve", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.server_close()
+        for heap in self._owned:
+            heap.close()
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<hprofkit serve {self.url}>"
+
+    def _authorized(self, query_token: Optional[str], cookie: Optional[str]) -> bool:
+        return any(given is not None and hmac.compare_digest(given.encode(), self.token.encode())
+                   for given in (query_token, cookie))
+
+
+def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "hprofkit"
+        sys_version = ""
+
+        def do_GET(self) -> None:
+            self._answer(head=False)
+
+        def do_HEAD(self) -> None:
+            self._answer(head=True)
+
+        def _answer(self, head: bool) -> None:
+            url = urlsplit(self.path)
+            query = parse_qs(url.query, max_num_fields=20)
+            if (self.headers.get("Host") or "").lower() not in server.allowed_hosts:
+                return self._send(403, "<h1>403</h1><p>Wrong Host header.</p>", head)
+            given = query.pop("token", [None])[0]
+            cookie = http.cookies.SimpleCookie()
+            try:
+                cookie.load(self.headers.get("Cookie") or "")
+            except http.cookies.CookieError:
+                pass
+            kept = cookie[COOKIE].value if COOKIE in cookie else None
+            if not server._authorized(given, kept):
+                return self._send(403, "<h1>403</h1><p>This server needs the token of the URL it printed.</p>",
+                                  head)
+            extra = {}
+            if given is not None:  # the first visit: remember the token, and drop it from the address bar
+                extra["Set-Cookie"] = f"{COOKIE}={server.token}; HttpOnly; SameSite=Strict; Path=/"
+            try:
+                status, body = 200, server.pages.render(url.path, {k: v[0] for k, v in query.items()})
+            except NotFound as e:
+                status, body = 404, server.pages.frame("Not found", f"<p>{e.html}</p>")
+            except Exception:  # one page's failure is that page's, the server goes on
+                traceback.print_exc(file=sys.stderr)
+                status, body = 500, server.pages.frame("Error", "<p>This page failed (see the server's stderr).</p>")
+            self._send(status, body, head, extra)
+
+        def _send(self, status: int, body: str, head: bool, extra: Optional[dict[str, str]] = None) -> None:
+            data = body.encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Content-Security-Policy", POLICY)
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Referrer-Policy", "no-referrer")  # the token never leaves in a Referer
+            self.send_header("Cache-Control", "no-store")
+            for k, v in (extra or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            if not head:
+                self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet: the URL carries the token
+            pass
+
+    return Handler
+
+
+def serve(heap_or_path: Union[Heap, str, os.PathLike[str]], port: int = 0, *, host: str = LOCAL,
+          token: Optional[str] = None, open_browser: bool = False,
+          baseline: Union[Heap, str, os.PathLike[str], None] = None, mapping: Any = None) -> Server:
+    """Serves the heap (or the dump at a path, opened here) in a background
+    thread and returns the running Server; str(server.url) is the URL with its
+    token.  server.close() stops it.  host: the address to bind (127.0.0.1;
+    any other is announced on stderr: whoever reaches it with the token reads
+    the dump); baseline: a heap or dump the diff page compares against."""
+    from .._heap import open_heap
+    owned = []
+    if not hasattr(heap_or_path, "object_count"):
+        heap_or_path = open_heap(heap_or_path, mapping=mapping)
+        owned.append(heap_or_path)
+    if baseline is not None and not hasattr(baseline, "object_count"):
+        baseline = open_heap(baseline, mapping=mapping)
+        owned.append(baseline)
+    warn_host(host)
+    server = Server(heap_or_path, host=host, port=port, token=token, baseline=baseline,  # type: ignore[arg-type]
+                    owned=tuple(owned)).start()
+    if open_browser:
+        webbrowser.open(server.url)
+    return server
+
+
+def warn_host(host: str) -> None:
+    if host != LOCAL:
+        print(f"hprofkit: WARNING: serving on {host}, not 127.0.0.1 only: anyone who can reach it and has the "
+              "token reads the whole heap dump (passwords, tokens, personal data)", file=sys.stderr)
