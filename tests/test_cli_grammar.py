@@ -105,7 +105,7 @@ def options(p: argparse.ArgumentParser) -> set[str]:
     return {s for a in p._actions for s in a.option_strings}
 
 
-HEAP_COMMANDS = ["show", "path", "top", "diff", "leaks", "batch", "bitmaps", "dominators", "report", "pprof",  # read a heap
+HEAP_COMMANDS = ["show", "path", "top", "diff", "leaks", "batch", "bitmaps", "dominators", "report", "pprof", "serve",  # read a heap
                  "threads", "sites", "waste"]                                                                    # graph
 LISTINGS = ["stats", "show", "top", "diff", "leaks", "batch", "bitmaps", "dominators",       # print rows
             "threads", "sites", "waste"]
