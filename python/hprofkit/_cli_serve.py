@@ -20,17 +20,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         baseline = read_heap(args, file=args.baseline) if args.baseline else None
         try:
             server = Server(heap, host=args.host, port=args.port, baseline=baseline)
-            if args.json:
-                print_json({"url": server.url, "host": server.host, "port": server.port})
-            else:
-                print(server.url)
-            sys.stdout.flush()
-            print("hprofkit: serving; Ctrl-C stops", file=sys.stderr, flush=True)
-            if not args.no_browser:
-                webbrowser.open(server.url)
-            try:
+            try:  # from the first line printed on, Ctrl-C is the way to end it: not a failure
+                if args.json:
+                    print_json({"url": server.url, "host": server.host, "port": server.port})
+                else:
+                    print(server.url)
+                sys.stdout.flush()
+                print("hprofkit: serving; Ctrl-C stops", file=sys.stderr, flush=True)
+                if not args.no_browser:
+                    webbrowser.open(server.url)
                 server.serve_forever()
-            except KeyboardInterrupt:  # the way to end it: not a failure
+            except KeyboardInterrupt:
                 print("hprofkit: stopped", file=sys.stderr)
             finally:
                 server.close()

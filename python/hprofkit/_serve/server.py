@@ -49,6 +49,8 @@ class Server:
         self.pages = Pages(heap, baseline)
         self._owned = owned
         self._httpd = ThreadingHTTPServer((host, port), _handler(self))
+        # Ctrl-C and close() do not wait for a page being made: a Heap closed under a running
+        # query frees its index when that query leaves (the C core counts its users).
         self._httpd.daemon_threads = True
         self.host = host
         self.port: int = self._httpd.server_address[1]
@@ -130,7 +132,7 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
             self._send(status, body, head, extra)
 
         def _send(self, status: int, body: str, head: bool, extra: Optional[dict[str, str]] = None) -> None:
-            data = body.encode("utf-8")
+            data = body.encode("utf-8", "backslashreplace")  # a lone surrogate of a dump String, as \\udXXX
             self.send_response(status)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
