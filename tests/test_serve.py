@@ -241,6 +241,22 @@ def test_an_array_pages_its_elements(hostile):
     assert object_ids(rest.split("<h2>Elements")[1].split("<h2>")[0]) == [e.id for e in array.tolist()][PAGE:2 * PAGE]
 
 
+def test_a_primitive_array_pages_its_values(hostile):
+    """The hostile String's char[] (big-endian in the dump), as tolist() reads it."""
+    server, ids = hostile
+    chars = server.heap.object(ids["hostile_string"]).fields()
+    array = next(f.value for f in chars if f.name == "value")
+    values = array.tolist()
+    assert len(values) > 2 * PAGE
+    for page in (0, 1, len(values) // PAGE):
+        body = ok(server, f"/object/0x{array.id:x}?page={page}")
+        cells = re.findall(r"<tr><td>\[(\d+)\]</td><td>([^<]*)</td></tr>", body)
+        expected = list(enumerate(values))[page * PAGE:(page + 1) * PAGE]
+        assert [(int(i), html.unescape(v)) for i, v in cells] == [(i, repr(chr(v) if isinstance(v, int) else v))
+                                                                  for i, v in expected]
+        assert (f"?page={page + 1}" in body) == (len(values) > (page + 1) * PAGE)
+
+
 def test_leaks_and_diff_pages(hostile):
     server, ids = hostile
     heap = server.heap

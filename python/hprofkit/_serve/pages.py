@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import html
+import struct
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 from urllib.parse import quote, unquote
@@ -102,6 +103,14 @@ def pager(path: str, page: int, more: bool, extra: str = "") -> str:
     return f"<p class=\"pager\">page {page} {' '.join(links)}</p>" if links else ""
 
 
+def primitives(view: memoryview) -> tuple[Any, ...]:
+    """A primitive array's values: its memoryview is in the dump's byte order (">H"...),
+    which memoryview.tolist() does not read."""
+    fmt = view.format
+    order, code = (fmt[0], fmt[1:]) if fmt[0] in "<>!=@" else ("@", fmt)
+    return struct.unpack(f"{order}{len(view)}{code}", view.tobytes())
+
+
 def window(items: Sequence[Any], page: int) -> tuple[Sequence[Any], bool]:
     """The page's rows of a list read up to one past that page, and whether more follow."""
     start = page * PAGE
@@ -186,6 +195,7 @@ class Pages:
             row("id", hexid(obj.id)), row("kind", esc(obj.kind)), row("shallow size", size(obj.shallow_size)),
             row("retained size", size(heap.retained_size(obj))),
             row("immediate dominator", obj_link(heap.dominator(obj))),
+            row("dominator tree", f"<a href=\"/dominators/{hexid(obj.id)}\">its node</a>"),
             row("GC root", esc(", ".join(obj.root_kinds)) or "no")))]
         text = obj.as_str() if obj.class_name == "java.lang.String" else None
         if text is not None:
@@ -228,7 +238,10 @@ class Pages:
             refs = obj.references(start + PAGE)[start:]
             rows = (row(esc(r.name), obj_link(r.target)) for r in refs)
         else:
-            rows = (row(f"[{start + i}]", esc(repr(v))) for i, v in enumerate(obj.values()[start:start + PAGE].tolist()))
+            values = primitives(obj.values()[start:start + PAGE])
+            if obj.class_name == "char[]":
+                values = [chr(v) for v in values]
+            rows = (row(f"[{start + i}]", esc(repr(v))) for i, v in enumerate(values))
         return (f"<h2>Elements ({length:,})</h2>" + table(("index", "value"), rows)
                 + pager(obj_href(obj), page, length > start + PAGE))
 
