@@ -257,6 +257,29 @@ def test_a_primitive_array_pages_its_values(hostile):
         assert (f"?page={page + 1}" in body) == (len(values) > (page + 1) * PAGE)
 
 
+def test_a_collection_links_its_entries_which_page(hostile, jdk8):
+    server, ids = hostile
+    heap = server.heap
+    registry = heap.find_class("com.example.Registry")
+    activities = next(f.value for f in registry.statics() if f.name == "sActivities")
+    body = ok(server, f"/object/0x{activities.id:x}")
+    assert f'href="/entries/0x{activities.id:x}"' in body
+    listed = object_ids(ok(server, f"/entries/0x{activities.id:x}").split("</p>", 1)[1])
+    assert listed == sorted(o.id for o in heap.find_class("com.example.MainActivity").instances())
+    assert "/entries/" not in ok(server, f"/object/0x{ids['presenter']:x}")  # no collection
+    assert request(server, f"/entries/0x{ids['presenter']:x}")[0] == 404
+    # A map of more than a page, against entries().
+    heap = jdk8.heap
+    cls = heap.find_class("java.util.HashMap")
+    big = max(cls.instances(), key=lambda m: heap.retained_size(m))
+    entries = big.entries()
+    assert len(entries) > PAGE
+    for page in (0, 1):
+        body = ok(jdk8, f"/entries/0x{big.id:x}?page={page}").split("</p>", 1)[1]
+        cells = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", body)
+        assert cells == [(jdk8.pages.value(k), jdk8.pages.value(v)) for k, v in entries[page * PAGE:(page + 1) * PAGE]]
+
+
 def test_leaks_and_diff_pages(hostile):
     server, ids = hostile
     heap = server.heap

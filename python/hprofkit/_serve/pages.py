@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 PAGE = 50              # rows of a paged list
 TEXT = 10_000          # a String's characters shown
-ENTRIES = 200          # a collection's entries shown
 SEARCH = 50            # results of each kind a search lists
 LARGE_ARRAY = 1 << 20  # the waste page's large arrays: this many bytes or more
 
@@ -111,6 +110,15 @@ def primitives(view: memoryview) -> tuple[Any, ...]:
     return struct.unpack(f"{order}{len(view)}{code}", view.tobytes())
 
 
+def is_collection(obj: HeapObject) -> bool:
+    """A collection hprofkit reads (fill_ratio: read from the collection's head, not a walk)."""
+    try:
+        obj.fill_ratio
+    except TypeError:
+        return False
+    return True
+
+
 def window(items: Sequence[Any], page: int) -> tuple[Sequence[Any], bool]:
     """The page's rows of a list read up to one past that page, and whether more follow."""
     start = page * PAGE
@@ -126,8 +134,8 @@ class Pages:
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.routes: dict[str, Callable[[str, dict[str, str]], tuple[str, str]]] = {
-            "": self.overview, "object": self.object_page, "class": self.class_page, "search": self.search,
-            "dominators": self.dominators, "classtree": self.classtree, "histogram": self.histogram,
+            "": self.overview, "object": self.object_page, "entries": self.entries, "class": self.class_page,
+            "search": self.search, "dominators": self.dominators, "classtree": self.classtree, "histogram": self.histogram,
             "threads": self.threads, "waste": self.waste, "leaks": self.leaks, "diff": self.diff}
 
     def once(self, key: str, compute: Callable[[], Any]) -> Any:
@@ -204,7 +212,8 @@ class Pages:
         if obj.kind == "instance":
             parts.append("<h2>Fields</h2>" + table(("field", "type", "value"), (
                 row(esc(f.name), esc(f.type), self.value(f.value)) for f in obj.fields())))
-            parts.append(self.entries(obj))
+            if is_collection(obj):
+                parts.append(f"<p><a href=\"/entries/{hexid(obj.id)}\">its entries</a></p>")
         elif obj.kind == "class":
             parts.append(self.statics(obj))  # type: ignore[arg-type]
         else:
@@ -245,21 +254,24 @@ class Pages:
         return (f"<h2>Elements ({length:,})</h2>" + table(("index", "value"), rows)
                 + pager(obj_href(obj), page, length > start + PAGE))
 
-    def entries(self, obj: HeapObject) -> str:
-        """A collection's entries or elements (the first ENTRIES), when it is one hprofkit knows."""
+    def entries(self, rest: str, query: dict[str, str]) -> tuple[str, str]:
+        """A collection's entries (a map's) or elements, one page: the walk reads the
+        whole collection (obj.entries()/elements()), so the object page only links here."""
+        obj, page = self.object_of(rest), page_number(query)
         try:
-            entries = obj.entries()
-            rows = (row(self.value(k), self.value(v)) for k, v in entries[:ENTRIES])
+            walked: list[Any] = obj.entries()
             head: tuple[str, ...] = ("key", "value")
         except TypeError:
             try:
-                entries = obj.elements()
+                walked = obj.elements()
             except TypeError:
-                return ""
-            rows = (row(self.value(v)) for v in entries[:ENTRIES])
+                raise NotFound(f"{obj.class_name} @ {hexid(obj.id)} is no collection hprofkit knows") from None
             head = ("element",)
-        cut = f", the first {ENTRIES}" if len(entries) > ENTRIES else ""
-        return f"<h2>Entries ({len(entries):,}{cut})</h2>" + table(head, rows)
+        shown, more = window(walked, page)
+        rows = (row(*(self.value(v) for v in item)) if head == ("key", "value") else row(self.value(item))
+                for item in shown)
+        return (f"Entries of {obj.class_name} @ {hexid(obj.id)} ({len(walked):,})",
+                f"<p>{obj_link(obj)}</p>" + table(head, rows) + pager(f"/entries/{hexid(obj.id)}", page, more))
 
     def path(self, obj: HeapObject) -> str:
         path = self.heap.path_to_root(obj)
