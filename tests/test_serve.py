@@ -14,6 +14,8 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.request
 from collections import Counter
 from urllib.parse import quote, urlsplit
 
@@ -34,17 +36,17 @@ def hostile(tmp_path_factory):
     folder = tmp_path_factory.mktemp("serve")
     ids = hostile_app(folder / "app.hprof", activities=3)
     hostile_app(folder / "base.hprof", activities=1)
-    server = hprofkit.serve(folder / "app.hprof", baseline=folder / "base.hprof")
-    yield server, ids
-    server.close()
+    url = hprofkit.serve(folder / "app.hprof", baseline=folder / "base.hprof")
+    yield url.server, ids
+    url.close()
 
 
 @pytest.fixture(scope="module")
 def jdk8():
     heap = hprofkit.open_heap(JDK8)
-    server = hprofkit.serve(heap)
-    yield server
-    server.close()
+    url = hprofkit.serve(heap)
+    yield url.server
+    url.close()
     heap.close()
 
 
@@ -122,15 +124,21 @@ def test_every_page_answers_with_the_policy_and_no_cors(jdk8):
         assert "<script" not in body
 
 
-def test_the_token_is_random():
-    a, b = (hprofkit.serve(hprofkit.open_heap(JDK8)) for _ in range(2))
-    try:
-        assert a.token != b.token and len(a.token) >= 32
-        assert a.url == f"http://127.0.0.1:{a.port}/?token={a.token}"
-    finally:
-        for s in (a, b):
-            s.close()
-            s.heap.close()
+def test_serve_returns_the_url_with_a_random_token():
+    with hprofkit.open_heap(JDK8) as heap, hprofkit.serve(heap) as a, hprofkit.serve(heap) as b:
+        assert isinstance(a, str) and a.server.token != b.server.token and len(a.server.token) >= 32
+        assert a == f"http://127.0.0.1:{a.server.port}/?token={a.server.token}"
+        with urllib.request.urlopen(a) as answer:
+            assert answer.status == 200
+    with pytest.raises(urllib.error.URLError):  # closed: nothing listens there any more
+        urllib.request.urlopen(a)
+
+
+def test_serve_closes_what_it_opened():
+    url = hprofkit.serve(JDK8)
+    heap = url.server.heap
+    url.close()
+    assert heap.closed
 
 
 # ---- the pages' figures --------------------------------------------------------------

@@ -28,9 +28,9 @@ def shots(tmp_path_factory, pytestconfig):
 def served(tmp_path_factory):
     folder = tmp_path_factory.mktemp("serve-browser")
     ids = hostile_app(folder / "app.hprof", activities=3)
-    server = hprofkit.serve(folder / "app.hprof")
-    yield server, ids
-    server.close()
+    url = hprofkit.serve(folder / "app.hprof")
+    yield url.server, ids
+    url.close()
 
 
 def no_console_errors(browser) -> None:

@@ -152,28 +152,59 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class URL(str):
+    """What serve() returns: the URL with its token (a str, to print or open), and
+    the running Server behind it (.server); close() stops it, as does leaving a
+    `with` block."""
+
+    server: Server
+
+    def __new__(cls, server: Server) -> "URL":
+        url = super().__new__(cls, server.url)
+        url.server = server
+        return url
+
+    def close(self) -> None:
+        self.server.close()
+
+    def __enter__(self) -> "URL":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
 def serve(heap_or_path: Union[Heap, str, os.PathLike[str]], port: int = 0, *, host: str = LOCAL,
           token: Optional[str] = None, open_browser: bool = False,
-          baseline: Union[Heap, str, os.PathLike[str], None] = None, mapping: Any = None) -> Server:
+          baseline: Union[Heap, str, os.PathLike[str], None] = None, mapping: Any = None) -> URL:
     """Serves the heap (or the dump at a path, opened here) in a background
-    thread and returns the running Server; str(server.url) is the URL with its
-    token.  server.close() stops it.  host: the address to bind (127.0.0.1;
+    thread (a notebook keeps working) and returns its URL, with the token:
+    a str whose close() stops the server (and closes what serve() opened).
+    port: 0 (default) takes any free one.  host: the address to bind (127.0.0.1;
     any other is announced on stderr: whoever reaches it with the token reads
-    the dump); baseline: a heap or dump the diff page compares against."""
-    from .._heap import open_heap
-    owned = []
-    if not hasattr(heap_or_path, "object_count"):
-        heap_or_path = open_heap(heap_or_path, mapping=mapping)
-        owned.append(heap_or_path)
-    if baseline is not None and not hasattr(baseline, "object_count"):
-        baseline = open_heap(baseline, mapping=mapping)
-        owned.append(baseline)
+    the dump); token: the secret every request must carry (default: a random
+    one); open_browser: open the URL in the default browser; baseline: a heap
+    or dump the diff page compares against; mapping: the ProGuard/R8 mapping
+    of the dumps serve() opens."""
+    from .._heap import Heap, open_heap
+    owned: list[Heap] = []
+    try:
+        if not isinstance(heap_or_path, Heap):
+            heap_or_path = open_heap(heap_or_path, mapping=mapping)
+            owned.append(heap_or_path)
+        if baseline is not None and not isinstance(baseline, Heap):
+            baseline = open_heap(baseline, mapping=mapping)
+            owned.append(baseline)
+        server = Server(heap_or_path, host=host, port=port, token=token, baseline=baseline, owned=tuple(owned))
+    except BaseException:
+        for heap in owned:
+            heap.close()
+        raise
     warn_host(host)
-    server = Server(heap_or_path, host=host, port=port, token=token, baseline=baseline,  # type: ignore[arg-type]
-                    owned=tuple(owned)).start()
+    server.start()
     if open_browser:
         webbrowser.open(server.url)
-    return server
+    return URL(server)
 
 
 def warn_host(host: str) -> None:
