@@ -5,6 +5,8 @@ concurrent requests, and the command line (URL first, SIGINT ends it)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import http.client
@@ -122,6 +124,11 @@ def test_every_page_answers_with_the_policy_and_no_cors(jdk8):
         assert headers["X-Content-Type-Options"] == "nosniff"
         assert not any(k.lower().startswith("access-control") for k in headers)
         assert "<script" not in body
+        # The one style the policy allows is the page's own, by its hash.
+        style = re.search(r"<style>(.*?)</style>", body, re.S).group(1)
+        digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
+        assert f"style-src 'sha256-{digest}';" in headers["Content-Security-Policy"]
+        assert " style=" not in body
 
 
 def test_serve_returns_the_url_with_a_random_token():

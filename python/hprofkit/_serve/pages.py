@@ -29,7 +29,7 @@ STYLE = ("body{font:14px system-ui,sans-serif;margin:0 1.5em 2em;color:#222}nav{
          "border-bottom:1px solid #ccc;margin-bottom:1em}nav a{margin-right:1em}table{border-collapse:collapse}"
          "td,th{padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #eee}"
          "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}pre{white-space:pre-wrap;"
-         "word-break:break-all;background:#f6f6f6;padding:.5em}.muted{color:#777}")
+         "word-break:break-all;background:#f6f6f6;padding:.5em}.muted{color:#777}nav form{display:inline}")
 
 NAV = (("/", "Overview"), ("/dominators", "Dominator tree"), ("/classtree", "Class tree"),
        ("/histogram", "Histogram"), ("/threads", "Threads"), ("/waste", "Waste"), ("/leaks", "Leaks"),
@@ -154,7 +154,7 @@ class Pages:
 
     def frame(self, title: str, body: str) -> str:
         nav = "".join(f"<a href=\"{href}\">{label}</a>" for href, label in NAV)
-        search = ("<form action=\"/search\" method=\"get\" style=\"display:inline\"><input name=\"q\" "
+        search = ("<form action=\"/search\" method=\"get\"><input name=\"q\" "
                   "placeholder=\"id, class or text\"> <button>Search</button></form>")
         return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)} - hprofkit"
                 f"</title><link rel=\"icon\" href=\"data:,\"><style>{STYLE}</style></head><body><nav>{nav}{search}"

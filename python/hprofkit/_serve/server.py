@@ -25,16 +25,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Optional, Union
 from urllib.parse import parse_qs, urlsplit
 
-from .pages import NotFound, Pages
+from .._report.page import sha256_source
+from .pages import STYLE, NotFound, Pages
 
 if TYPE_CHECKING:
     from .._heap import Heap
 
 COOKIE = "hprofkit_token"
 LOCAL = "127.0.0.1"
-# No script, no fetch, no frame; the page's own style only (a <style> block is
-# allowed by 'unsafe-inline' for style alone: it cannot run anything).
-POLICY = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+# No script at all, nothing fetched, no framing; the pages' one <style> block by its hash.
+POLICY = (f"default-src 'none'; style-src {sha256_source(STYLE)}; img-src data:; base-uri 'none'; "
           "form-action 'self'; frame-ancestors 'none'")
 
 
