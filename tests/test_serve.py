@@ -25,7 +25,7 @@ import pytest
 
 import hprofkit
 from conftest import HPROF_DIR
-from hprofkit._serve.pages import PAGE
+from hprofkit._serve.pages import PAGE, RANKED
 from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
 
 JDK8 = HPROF_DIR / "mat__oracle_jdk8_05_x64.hprof"
@@ -227,6 +227,17 @@ def test_class_page_ranks_instances_by_retained_size(jdk8):
     ranked = sorted(heap.retained_size(o) for o in cls.instances())[::-1][:PAGE]
     assert [heap.retained_size(heap.object(i)) for i in ids] == ranked
     assert f"<td class=\"n\">{cls.instance_count:,}</td>" in body
+
+
+def test_class_pages_past_the_first_ranking(jdk8):
+    """Pages beyond the instances ranked by the first pass (RANKED) rank again, the same way."""
+    heap = jdk8.heap
+    ranked = sorted(heap.find_class("java.lang.String").instances(), key=lambda o: (-heap.retained_size(o), o.id))
+    assert len(ranked) > (RANKED // PAGE + 2) * PAGE
+    for page in (1, RANKED // PAGE - 1, RANKED // PAGE + 1, 0):
+        body = ok(jdk8, f"/class/java.lang.String?page={page}")
+        ids = object_ids(body.split("<h3>Instances")[1].split("<h2>Static fields")[0])
+        assert ids == [o.id for o in ranked[page * PAGE:(page + 1) * PAGE]], page
 
 
 def test_search_finds_an_id_a_class_and_a_string(hostile):

@@ -11,6 +11,7 @@ import heapq
 import html
 import struct
 import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 from urllib.parse import quote, unquote
 
@@ -24,6 +25,8 @@ PAGE = 50              # rows of a paged list
 TEXT = 10_000          # a String's characters shown
 SEARCH = 50            # results of each kind a search lists
 LARGE_ARRAY = 1 << 20  # the waste page's large arrays: this many bytes or more
+RANKED = 20 * PAGE     # a class's instances ranked by one pass (its first 20 pages)
+CLASSES = 16           # classes whose ranking is kept
 
 STYLE = ("body{font:14px system-ui,sans-serif;margin:0 1.5em 2em;color:#222}nav{padding:.6em 0;"
          "border-bottom:1px solid #ccc;margin-bottom:1em}nav a{margin-right:1em}table{border-collapse:collapse}"
@@ -133,6 +136,7 @@ class Pages:
         self.baseline = baseline
         self._cache: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._ranked: OrderedDict[int, list[HeapObject]] = OrderedDict()
         self.routes: dict[str, Callable[[str, dict[str, str]], tuple[str, str]]] = {
             "": self.overview, "object": self.object_page, "entries": self.entries, "class": self.class_page,
             "search": self.search, "dominators": self.dominators, "classtree": self.classtree, "histogram": self.histogram,
@@ -289,9 +293,7 @@ class Pages:
             raise NotFound(f"no class {rest}")
         parts = []
         for cls in classes:
-            ranked = heapq.nlargest((page + 1) * PAGE + 1, cls.instances(),
-                                    key=lambda o: (heap.retained_size(o), -o.id))
-            shown, more = window(ranked, page)
+            shown, more = window(self.ranked_instances(cls, (page + 1) * PAGE + 1), page)
             subs = cls.subclasses()
             parts.append(
                 f"<h2>{obj_link(cls)}</h2>" + table(("", ""), (
@@ -306,6 +308,23 @@ class Pages:
                     f"<li><a href=\"{class_href(s.name)}\">{esc(s.name)}</a></li>" for s in subs) + "</ul>"
                     if subs else "<p>none</p>"))
         return f"class {rest}", "".join(parts)
+
+    def ranked_instances(self, cls: Any, want: int) -> list[HeapObject]:
+        """cls's `want` (or more) instances of largest retained size (ties: lower id first).
+        One pass over the instances keeps the RANKED largest (or twice `want`) for the
+        following pages; a class's ranking is kept for the CLASSES classes seen last."""
+        with self._lock:
+            kept = self._ranked.get(cls.class_id)
+            if kept is not None:
+                self._ranked.move_to_end(cls.class_id)
+        if kept is None or (len(kept) < want and len(kept) < cls.instance_count):
+            heap = self.heap
+            kept = heapq.nlargest(max(RANKED, 2 * want), cls.instances(), key=lambda o: (heap.retained_size(o), -o.id))
+            with self._lock:
+                self._ranked[cls.class_id] = kept
+                while len(self._ranked) > CLASSES:
+                    self._ranked.popitem(last=False)
+        return kept[:want]
 
     def search(self, rest: str, query: dict[str, str]) -> tuple[str, str]:
         """By object id, by class name (a part of it), by a String's text (a part of it): SEARCH each."""
