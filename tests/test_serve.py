@@ -6,6 +6,7 @@ concurrent requests, and the command line (URL first, SIGINT ends it)."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import html
 import json
@@ -25,6 +26,7 @@ import pytest
 
 import hprofkit
 from conftest import HPROF_DIR
+from procstate import end, reap
 from hprofkit._serve.pages import PAGE, RANKED
 from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
 
@@ -358,12 +360,21 @@ def test_concurrent_requests_answer_as_one_at_a_time(jdk8):
 
 # ---- the command line ------------------------------------------------------------------
 
-def test_the_cli_prints_the_url_first_and_stops_on_sigint(tmp_path):
+@contextlib.contextmanager
+def serve_cli(*options):
+    """`python -m hprofkit serve JDK8 --port 0 --no-browser OPTIONS` running; reaped at the end."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.Popen([sys.executable, "-m", "hprofkit", "serve", str(JDK8), "--port", "0", "--no-browser"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "hprofkit", "serve", str(JDK8), "--port", "0", "--no-browser",
+                             *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        url = proc.stdout.readline().strip()
+        yield proc
+    finally:
+        reap(proc)
+
+
+def test_the_cli_prints_the_url_first_and_stops_on_sigint():
+    with serve_cli() as proc:
+        url = proc.stdout.readline().strip()  # the first line: serving from here on
         parts = urlsplit(url)
         assert parts.scheme == "http" and parts.hostname == "127.0.0.1" and parts.query.startswith("token=")
         conn = http.client.HTTPConnection("127.0.0.1", parts.port, timeout=60)
@@ -371,33 +382,16 @@ def test_the_cli_prints_the_url_first_and_stops_on_sigint(tmp_path):
         assert conn.getresponse().status == 200
         conn.close()
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        err = proc.stderr.read()
-        proc.stderr.close()
-    assert "stopped" in err
+        assert end(proc) == 0
+        assert proc.stderr.read().splitlines()[-1] == "hprofkit: stopped"
 
 
 def test_the_cli_warns_when_it_binds_another_host():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.Popen([sys.executable, "-m", "hprofkit", "serve", str(JDK8), "--port", "0", "--no-browser",
-                             "--host", "0.0.0.0", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
+    with serve_cli("--host", "0.0.0.0", "--json") as proc:
         warning = proc.stderr.readline()
         assert "WARNING" in warning and "0.0.0.0" in warning
         first = json.loads("".join(iter(proc.stdout.readline, "}\n")) + "}")  # serving from here on
-        assert first["host"] == "0.0.0.0" and first["url"] == f"http://127.0.0.1:{first['port']}/?" + \
-            first["url"].split("?")[1]
+        assert first["host"] == "0.0.0.0"
+        assert first["url"] == f"http://127.0.0.1:{first['port']}/?" + first["url"].split("?")[1]
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+        assert end(proc) == 0
