@@ -44,7 +44,8 @@ def pages(heap) -> list[tuple[str, str]]:
         ("threads", "/threads"),
         ("waste", "/waste"),
         ("leaks", "/leaks"),
-        ("search (class name)", "/search?q=HashMap"),
+        ("search (class name, String text)", "/search?q=HashMap"),
+        ("search (text of no String)", "/search?q=" + quote("no String holds this")),
     ]
 
 
@@ -73,7 +74,7 @@ def main() -> None:
         print(f"{heap.object_count:,} objects, {heap.class_count:,} classes; open_heap {wall:.2f} s")
         _, wall, _ = timed(heap.compute_retained)
         print(f"compute_retained {wall:.2f} s\n")
-        server = hprofkit.serve(heap)
+        server = hprofkit.serve(heap).server
         try:
             print(f"{'page':<34}{'first ms':>10}{'median ms':>11}{'worst ms':>10}")
             for label, path_ in pages(heap):
