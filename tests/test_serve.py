@@ -27,6 +27,7 @@ import pytest
 import hprofkit
 from conftest import HPROF_DIR
 from procstate import end, reap
+from hprofkit._serve import pages
 from hprofkit._serve.pages import PAGE, RANKED
 from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
 
@@ -249,6 +250,27 @@ def test_search_finds_an_id_a_class_and_a_string(hostile):
     assert "com.example.Presenter" in ok(server, "/search?q=Presenter")
     body = ok(server, "/search?q=" + quote("window.__pwned"))
     assert f"/object/0x{ids['hostile_string']:x}" in body
+
+
+def test_a_string_search_goes_on_where_it_stopped(jdk8, monkeypatch):
+    """Followed to the end, the search on links list every String holding the text once
+    (against a plain pass over the Strings), each page reading SCAN Strings at most."""
+    monkeypatch.setattr(pages, "SCAN", 500)
+    heap = jdk8.heap
+    cls = heap.find_class("java.lang.String")
+    q = "java/"
+    holding = [s.id for s in cls.instances() if q in (s.as_str() or "")]
+    assert len(holding) > pages.SEARCH and cls.instance_count > 2 * pages.SCAN
+    seen, path, visits = [], f"/search?q={quote(q)}", 0
+    while path:
+        body = ok(jdk8, path)
+        visits += 1
+        seen += object_ids(body.split("<h2>Strings")[1])
+        more = re.search(r'<a href="(/search\?[^"]*)">search on</a>', body)
+        path = html.unescape(more.group(1)) if more else None
+    assert seen == holding
+    assert visits >= cls.instance_count // pages.SCAN
+    assert request(jdk8, "/search?q=x&from=-1")[0] == 404
 
 
 def test_unknown_objects_and_classes_are_404(jdk8):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import html
+import itertools
 import struct
 import threading
 from collections import OrderedDict
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 PAGE = 50              # rows of a paged list
 TEXT = 10_000          # a String's characters shown
 SEARCH = 50            # results of each kind a search lists
+SCAN = 100_000         # Strings a search page reads at most
 LARGE_ARRAY = 1 << 20  # the waste page's large arrays: this many bytes or more
 RANKED = 20 * PAGE     # a class's instances ranked by one pass (its first 20 pages)
 CLASSES = 16           # classes whose ranking is kept
@@ -341,16 +343,31 @@ class Pages:
         names = sorted({c.name for c in heap.classes if needle in c.name.lower()})
         parts.append(f"<h2>Classes</h2><ul>" + "".join(
             f"<li><a href=\"{class_href(n)}\">{esc(n)}</a></li>" for n in names[:SEARCH]) + "</ul>")
-        strings = []
-        cls = heap.find_class("java.lang.String")
-        for s in (cls.instances() if cls else ()):
+        parts.append(self.string_search(q, query))
+        return f"Search: {q}", "".join(parts)
+
+    def string_search(self, q: str, query: dict[str, str]) -> str:
+        """The Strings holding q, SEARCH at most, from the query's `from` (a position among
+        the Strings) on, reading SCAN Strings at most: a link goes on from where it stopped."""
+        try:
+            start = int(query.get("from", "0"))
+        except ValueError:
+            raise NotFound("from must be a whole number") from None
+        if start < 0:
+            raise NotFound("from must be 0 or more")
+        cls = self.heap.find_class("java.lang.String")
+        total = cls.instance_count if cls else 0
+        found, position = [], start
+        for s in itertools.islice(cls.instances() if cls else (), start, start + SCAN):
+            position += 1
             text = s.as_str()  # an instance of java.lang.String
             if text is not None and q in text:
-                strings.append(row(obj_link(s), f"<pre>{esc(text[:200])}</pre>"))
-                if len(strings) == SEARCH:
+                found.append(row(obj_link(s), f"<pre>{esc(text[:200])}</pre>"))
+                if len(found) == SEARCH:
                     break
-        parts.append("<h2>Strings</h2>" + table(("object", "text"), strings))
-        return f"Search: {q}", "".join(parts)
+        more = (f"<p>Read Strings {start:,} to {position:,} of {total:,}: <a href=\"/search?q={quote(q, safe='')}"
+                f"&amp;from={position}\">search on</a></p>" if position < total else "")
+        return "<h2>Strings</h2>" + table(("object", "text"), found) + more
 
     # ---- trees --------------------------------------------------------------------
 
