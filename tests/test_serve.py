@@ -153,6 +153,32 @@ def test_serve_closes_what_it_opened():
 
 # ---- the pages' figures --------------------------------------------------------------
 
+def test_overview_shows_the_reachable_heap_and_the_suspects(hostile):
+    """The reachable heap by a plain walk from the GC roots over every reference; the
+    suspects: the objects no other dominates holding more than 10% of it."""
+    server, _ = hostile
+    heap = server.heap
+    seen, todo = set(), [r.object_id for r in heap.gc_roots]
+    while todo:
+        obj_id = todo.pop()
+        if obj_id in seen:
+            continue
+        try:
+            obj = heap.object(obj_id)
+        except KeyError:
+            continue
+        seen.add(obj_id)
+        todo.extend(r.target_id for r in obj.references())
+    reachable = sum(heap.object(i).shallow_size for i in seen)
+    body = ok(server, "/")
+    assert f'title="{reachable:,} bytes"' in body
+    suspects = {o.id for o in heap.objects() if heap.dominator(o) is None and o.id in seen
+                and heap.retained_size(o) > reachable // 10}
+    assert suspects
+    shown = {int(x, 16) for x in re.findall(r'<h3><a href="/object/0x([0-9a-f]+)"', body)}
+    assert shown == suspects
+
+
 def test_object_page_shows_sizes_fields_referrers_and_path(jdk8):
     heap = jdk8.heap
     obj = next(o for o, _ in heap.top_retainers(50) if o.kind == "instance" and o.referrer_count)

@@ -16,7 +16,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 from urllib.parse import quote, unquote
 
-from .._report.sections import suspect_threshold
+from .._report.dominators import Ranking, accumulation_chain
+from .._report.sections import accumulated_by_class, class_suspects, suspect_threshold
 from .._units import human_size
 
 if TYPE_CHECKING:
@@ -130,6 +131,14 @@ def window(items: Sequence[Any], page: int) -> tuple[Sequence[Any], bool]:
     return items[start:start + PAGE], len(items) > start + PAGE
 
 
+class _Itself:
+    """The report's object table (sections' table.row) for pages that name objects themselves."""
+
+    @staticmethod
+    def row(obj: HeapObject) -> HeapObject:
+        return obj
+
+
 class Pages:
     """Renders a path and query to an HTML page (render), over one Heap."""
 
@@ -183,20 +192,46 @@ class Pages:
         reachable = sum(c.shallow_size for c in self.histogram_rows())
         garbage = self.once("unreachable", heap.unreachable_histogram)
         top = [(o, heap.retained_size(o)) for o in heap.dominator_roots(20)]
-        threshold = suspect_threshold(reachable)
-        suspects = [(o, s) for o, s in top if s > threshold]
         facts = table(("", ""), (
             row("objects", count(heap.object_count)), row("classes", count(heap.class_count)),
             row("GC roots", count(heap.gc_root_count)), row("reachable heap", size(reachable)),
             row("unreachable", size(sum(c.shallow_size for c in garbage)))))
-        suspect_rows = (row(obj_link(o), size(s), f"<td class=\"n\">{100 * s / max(reachable, 1):.1f}%</td>")
-                        for o, s in suspects)
-        body = (f"{facts}<h2>Leak suspects</h2>"
-                + (table(("object", "retained", "share"), suspect_rows) if suspects else
-                   f"<p>No object holds more than 10% ({esc(human_size(threshold))}) of the reachable heap.</p>")
-                + "<h2>Top retainers</h2>"
+        body = (facts + self.once("suspects", lambda: self.suspects(reachable, top)) + "<h2>Top retainers</h2>"
                 + table(("object", "retained"), (row(obj_link(o), size(s)) for o, s in top)))
         return "Overview", body
+
+    def suspects(self, reachable: int, top: list[tuple[HeapObject, int]]) -> str:
+        """MAT's suspects as the report finds them (_report.sections): each top-level dominator
+        holding more than 10% of the reachable heap, with its accumulation point and what that
+        point holds by class; then the classes whose other top-level dominators hold as much."""
+        heap, threshold = self.heap, suspect_threshold(reachable)
+
+        def share(n: int) -> str:
+            return f"<td class=\"n\">{100 * n / max(reachable, 1):.1f}%</td>"
+
+        singles = [(o, n) for o, n in top if n > threshold]
+        ranking = Ranking(heap)
+        parts = ["<h2>Leak suspects</h2>"]
+        for obj, held in singles:
+            chain, _ = accumulation_chain(ranking, obj, held)
+            point = chain[-1][0]
+            by_class = accumulated_by_class(heap, point)
+            parts.append(
+                f"<h3>{obj_link(obj)} holds {esc(human_size(held))} ({100 * held / max(reachable, 1):.1f}%)</h3>"
+                + f"<p>accumulation point: {obj_link(point)}</p>"
+                + table(("class (what it dominates directly)", "objects", "shallow", "retained"), (
+                    row(f"<a href=\"{class_href(name)}\">{esc(name)}</a>", count(n), size(shallow), size(kept))
+                    for name, n, shallow, kept in by_class["rows"])))
+        groups = class_suspects(heap, _Itself(), threshold, {o.id for o, _ in singles})
+        for g in groups:
+            parts.append(
+                f"<h3>{g['instances']:,} instances of <a href=\"{class_href(g['class'])}\">{esc(g['class'])}</a> "
+                f"occupy {esc(human_size(g['retained']))} ({100 * g['retained'] / max(reachable, 1):.1f}%)</h3>"
+                + table(("object", "retained", "share"), (row(obj_link(o), size(n), share(n)) for o, n in g["biggest"])))
+        if not singles and not groups:
+            parts.append(f"<p>No object, and no class's top-level dominators, hold more than 10% "
+                         f"({esc(human_size(threshold))}) of the reachable heap.</p>")
+        return "".join(parts)
 
     # ---- one object ---------------------------------------------------------------
 
