@@ -13,7 +13,7 @@ import itertools
 import struct
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, cast
 from urllib.parse import quote, unquote
 
 from .._report.dominators import Ranking, accumulation_chain
@@ -22,6 +22,7 @@ from .._units import human_size
 
 if TYPE_CHECKING:
     from .._heap import Heap, HeapObject
+    from .._report.objects import ObjectTable
 
 PAGE = 50              # rows of a paged list
 TEXT = 10_000          # a String's characters shown
@@ -185,7 +186,8 @@ class Pages:
     # ---- overview ---------------------------------------------------------------
 
     def histogram_rows(self) -> list[Any]:
-        return self.once("histogram", self.heap.histogram)
+        rows: list[Any] = self.once("histogram", self.heap.histogram)
+        return rows
 
     def overview(self, rest: str, query: dict[str, str]) -> tuple[str, str]:
         heap = self.heap
@@ -222,7 +224,7 @@ class Pages:
                 + table(("class (what it dominates directly)", "objects", "shallow", "retained"), (
                     row(f"<a href=\"{class_href(name)}\">{esc(name)}</a>", count(n), size(shallow), size(kept))
                     for name, n, shallow, kept in by_class["rows"])))
-        groups = class_suspects(heap, _Itself(), threshold, {o.id for o, _ in singles})
+        groups = class_suspects(heap, cast("ObjectTable", _Itself()), threshold, {o.id for o, _ in singles})
         for g in groups:
             parts.append(
                 f"<h3>{g['instances']:,} instances of <a href=\"{class_href(g['class'])}\">{esc(g['class'])}</a> "
@@ -256,7 +258,7 @@ class Pages:
             if is_collection(obj):
                 parts.append(f"<p><a href=\"/entries/{hexid(obj.id)}\">its entries</a></p>")
         elif obj.kind == "class":
-            parts.append(self.statics(obj))  # type: ignore[arg-type]
+            parts.append(self.statics(obj))
         else:
             parts.append(self.elements(obj, page))
         parts.append(self.path(obj))
@@ -288,7 +290,7 @@ class Pages:
             refs = obj.references(start + PAGE)[start:]
             rows = (row(esc(r.name), obj_link(r.target)) for r in refs)
         else:
-            values = primitives(obj.values()[start:start + PAGE])
+            values: Sequence[Any] = primitives(obj.values()[start:start + PAGE])
             if obj.class_name == "char[]":
                 values = [chr(v) for v in values]
             rows = (row(f"[{start + i}]", esc(repr(v))) for i, v in enumerate(values))
@@ -490,10 +492,11 @@ class Pages:
             pager("/leaks", page, more)
 
     def diff(self, rest: str, query: dict[str, str]) -> tuple[str, str]:
-        if self.baseline is None:
+        baseline = self.baseline
+        if baseline is None:
             return "Diff", "<p>No baseline: start serve with --baseline OTHER.</p>"
         from ..heapdiff import diff
-        result, page = self.once("diff", lambda: diff(self.baseline, self.heap)), page_number(query)
+        result, page = self.once("diff", lambda: diff(baseline, self.heap)), page_number(query)
         shown, more = window(sorted(result.rows, key=lambda r: (-abs(r.shallow_delta), r.name)), page)
         return "Diff against the baseline", table(("class", "instances", "shallow bytes"), (
             row(f"<a href=\"{class_href(c.name)}\">{esc(c.name)}</a>", f"<td class=\"n\">{c.count_delta:+,}</td>",
