@@ -93,8 +93,11 @@ def test_without_the_token_every_page_is_refused(jdk8):
         assert status == 403 and "java" not in body
     status, _, _ = request(jdk8, "/?token=" + "x" * len(jdk8.token), token=False)
     assert status == 403
-    status, _, _ = request(jdk8, "/", token=False, cookie="hprofkit_token=wrong")
+    status, _, _ = request(jdk8, "/", token=False, cookie=f"hprofkit_token_{jdk8.port}=wrong")
     assert status == 403
+    status, _, _ = request(jdk8, "/", token=False, cookie=f"hprofkit_token_{jdk8.port + 1}={jdk8.token}")
+    assert status == 403  # another server's cookie
+    assert request(jdk8, "/?" + "&".join(f"f{i}=1" for i in range(30)))[0] == 400
 
 
 def test_a_foreign_host_header_is_refused(jdk8):
@@ -110,7 +113,7 @@ def test_the_first_visit_sets_a_strict_cookie_that_then_suffices(jdk8):
     cookie = headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
     pair = cookie.split(";")[0]
-    assert pair == f"hprofkit_token={jdk8.token}"
+    assert pair == f"hprofkit_token_{jdk8.port}={jdk8.token}"
     status, headers, _ = request(jdk8, "/histogram", token=False, cookie=pair)
     assert status == 200 and "Set-Cookie" not in headers
 

@@ -31,7 +31,6 @@ from .pages import STYLE, NotFound, Pages
 if TYPE_CHECKING:
     from .._heap import Heap
 
-COOKIE = "hprofkit_token"
 LOCAL = "127.0.0.1"
 # No script at all, nothing fetched, no framing; the pages' one <style> block by its hash.
 POLICY = (f"default-src 'none'; style-src {sha256_source(STYLE)}; img-src data:; base-uri 'none'; "
@@ -59,6 +58,9 @@ class Server:
         self.url = f"http://{shown}:{self.port}/?token={self.token}"
         self.allowed_hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}", f"{shown.lower()}:{self.port}",
                               f"{host.lower()}:{self.port}"}
+        # Named by port: browsers send 127.0.0.1's cookies to every port, so servers side by side
+        # would overwrite each other's.
+        self.cookie = f"hprofkit_token_{self.port}"
         self._thread: Optional[threading.Thread] = None
 
     def serve_forever(self) -> None:
@@ -105,23 +107,26 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
             self._answer(head=True)
 
         def _answer(self, head: bool) -> None:
-            url = urlsplit(self.path)
-            query = parse_qs(url.query, max_num_fields=20)
             if (self.headers.get("Host") or "").lower() not in server.allowed_hosts:
                 return self._send(403, "<h1>403</h1><p>Wrong Host header.</p>", head)
+            url = urlsplit(self.path)
+            try:
+                query = parse_qs(url.query, max_num_fields=20)
+            except ValueError:
+                return self._send(400, "<h1>400</h1><p>Too many query fields.</p>", head)
             given = query.pop("token", [None])[0]
             cookie = http.cookies.SimpleCookie()
             try:
                 cookie.load(self.headers.get("Cookie") or "")
             except http.cookies.CookieError:
                 pass
-            kept = cookie[COOKIE].value if COOKIE in cookie else None
+            kept = cookie[server.cookie].value if server.cookie in cookie else None
             if not server._authorized(given, kept):
                 return self._send(403, "<h1>403</h1><p>This server needs the token of the URL it printed.</p>",
                                   head)
             extra = {}
-            if given is not None:  # the first visit: remember the token, and drop it from the address bar
-                extra["Set-Cookie"] = f"{COOKIE}={server.token}; HttpOnly; SameSite=Strict; Path=/"
+            if given is not None:  # the first visit: the links of its page carry no token, the cookie does
+                extra["Set-Cookie"] = f"{server.cookie}={server.token}; HttpOnly; SameSite=Strict; Path=/"
             try:
                 status, body = 200, server.pages.render(url.path, {k: v[0] for k, v in query.items()})
             except NotFound as e:
