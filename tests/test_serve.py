@@ -26,6 +26,7 @@ import pytest
 
 import hprofkit
 from conftest import HPROF_DIR
+from leaky_heap import LeakyHeap
 from procstate import end, reap
 from hprofkit._serve import pages
 from hprofkit._serve.pages import PAGE, RANKED
@@ -200,7 +201,30 @@ def test_object_page_shows_sizes_fields_referrers_and_path(jdk8):
     # The path: each hop's target, root first, ending at the object.
     path = heap.path_to_root(obj)
     hops = object_ids(body.split("<h2>Path from a GC root")[1].split("<h2>")[0])
+    assert len(path.hops) <= 2 * pages.PATH_ENDS
     assert hops == [h.target.id for h in path.hops] and hops[-1] == obj.id
+
+
+def test_a_long_path_shows_its_ends(tmp_path):
+    """A chain of 300 nodes from a static: the path's first and last PATH_ENDS hops, and how
+    many between (the chain written here, its order known)."""
+    heap = LeakyHeap()
+    heap.cls("com.example.Node", fields=[("next", "object")])
+    heap.cls("com.example.Holder", statics={"sHead": ("object", None)})
+    chain = [heap.new("com.example.Node")]
+    for _ in range(299):
+        chain.append(heap.new("com.example.Node"))
+        heap.set(chain[-2], next=chain[-1])
+    heap.set_static("com.example.Holder", "sHead", "object", chain[0])
+    heap.write(tmp_path / "chain.hprof")
+    with hprofkit.serve(tmp_path / "chain.hprof") as url:
+        body = ok(url.server, f"/object/0x{chain[-1]:x}")
+    section = body.split("<h2>Path from a GC root")[1].split("<h2>")[0]
+    hops = object_ids(section)
+    assert hops[-pages.PATH_ENDS:] == chain[-pages.PATH_ENDS:]
+    assert len(hops) == 2 * pages.PATH_ENDS and hops[1:pages.PATH_ENDS] == chain[:pages.PATH_ENDS - 1]
+    total = 1 + len(chain)  # the class's static, then every node
+    assert f"({total:,} hops)" in section and f"{total - 2 * pages.PATH_ENDS:,} hops more" in section
 
 
 def test_dominator_pages_walk_down_and_up(jdk8):

@@ -21,7 +21,7 @@ from .._report.sections import accumulated_by_class, class_suspects, suspect_thr
 from .._units import human_size
 
 if TYPE_CHECKING:
-    from .._heap import Heap, HeapObject
+    from .._heap import Heap, HeapClass, HeapObject
     from .._report.objects import ObjectTable
 
 PAGE = 50              # rows of a paged list
@@ -31,6 +31,7 @@ SCAN = 100_000         # Strings a search page reads at most
 LARGE_ARRAY = 1 << 20  # the waste page's large arrays: this many bytes or more
 RANKED = 20 * PAGE     # a class's instances ranked by one pass (its first 20 pages)
 CLASSES = 16           # classes whose ranking is kept
+PATH_ENDS = 25         # hops shown at each end of a longer path from a GC root
 
 STYLE = ("body{font:14px system-ui,sans-serif;margin:0 1.5em 2em;color:#222}nav{padding:.6em 0;"
          "border-bottom:1px solid #ccc;margin-bottom:1em}nav a{margin-right:1em}table{border-collapse:collapse}"
@@ -99,13 +100,13 @@ def page_number(query: dict[str, str]) -> int:
     return n
 
 
-def pager(path: str, page: int, more: bool, extra: str = "") -> str:
+def pager(path: str, page: int, more: bool) -> str:
     """Links to the previous and next page of a list."""
     links = []
     if page > 0:
-        links.append(f"<a href=\"{path}?page={page - 1}{extra}\">previous</a>")
+        links.append(f"<a href=\"{path}?page={page - 1}\">previous</a>")
     if more:
-        links.append(f"<a href=\"{path}?page={page + 1}{extra}\">next</a>")
+        links.append(f"<a href=\"{path}?page={page + 1}\">next</a>")
     return f"<p class=\"pager\">page {page} {' '.join(links)}</p>" if links else ""
 
 
@@ -147,7 +148,8 @@ class Pages:
         self.heap = heap
         self.baseline = baseline
         self._cache: dict[str, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _key_locks and _ranked
+        self._key_locks: dict[str, threading.Lock] = {}
         self._ranked: OrderedDict[int, list[HeapObject]] = OrderedDict()
         self.routes: dict[str, Callable[[str, dict[str, str]], tuple[str, str]]] = {
             "": self.overview, "object": self.object_page, "entries": self.entries, "class": self.class_page,
@@ -155,7 +157,11 @@ class Pages:
             "threads": self.threads, "waste": self.waste, "leaks": self.leaks, "diff": self.diff}
 
     def once(self, key: str, compute: Callable[[], Any]) -> Any:
+        """compute() the first time a key is asked for, and its result after: one lock a
+        key, so one result being computed holds up only the pages that wait for it."""
         with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
             if key not in self._cache:
                 self._cache[key] = compute()
             return self._cache[key]
@@ -258,7 +264,9 @@ class Pages:
             if is_collection(obj):
                 parts.append(f"<p><a href=\"/entries/{hexid(obj.id)}\">its entries</a></p>")
         elif obj.kind == "class":
-            parts.append(self.statics(obj))
+            name = cast("HeapClass", obj).name
+            parts.append(f"<p><a href=\"{class_href(name)}\">class {esc(name)}</a>: its instances</p>"
+                         + self.statics(obj))
         else:
             parts.append(self.elements(obj, page))
         parts.append(self.path(obj))
@@ -320,8 +328,12 @@ class Pages:
         path = self.heap.path_to_root(obj)
         if path is None:
             return "<h2>Path from a GC root</h2><p>No GC root reaches it.</p>"
-        rows = (row(esc(h.ref_type), esc(h.name or ""), obj_link(h.target)) for h in path.hops)
-        return "<h2>Path from a GC root</h2>" + table(("edge", "name", "object"), rows)
+        hops = path.hops
+        n = len(hops)
+        shown = range(n) if n <= 2 * PATH_ENDS else [*range(PATH_ENDS), -1, *range(n - PATH_ENDS, n)]
+        rows = (row(esc(hops[i].ref_type), esc(hops[i].name or ""), obj_link(hops[i].target)) if i >= 0 else
+                row(f"<span class=\"muted\">{n - 2 * PATH_ENDS:,} hops more</span>", "", "") for i in shown)
+        return f"<h2>Path from a GC root ({n:,} hops)</h2>" + table(("edge", "name", "object"), rows)
 
     # ---- classes ----------------------------------------------------------------------
 
@@ -496,8 +508,10 @@ class Pages:
         if baseline is None:
             return "Diff", "<p>No baseline: start serve with --baseline OTHER.</p>"
         from ..heapdiff import diff
-        result, page = self.once("diff", lambda: diff(baseline, self.heap)), page_number(query)
-        shown, more = window(sorted(result.rows, key=lambda r: (-abs(r.shallow_delta), r.name)), page)
+        rows = self.once("diff", lambda: sorted(diff(baseline, self.heap).rows,
+                                                key=lambda r: (-abs(r.shallow_delta), r.name)))
+        page = page_number(query)
+        shown, more = window(rows, page)
         return "Diff against the baseline", table(("class", "instances", "shallow bytes"), (
             row(f"<a href=\"{class_href(c.name)}\">{esc(c.name)}</a>", f"<td class=\"n\">{c.count_delta:+,}</td>",
                 f"<td class=\"n\">{c.shallow_delta:+,}</td>") for c in shown)) + pager("/diff", page, more)
