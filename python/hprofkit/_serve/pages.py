@@ -90,13 +90,14 @@ class NotFound(Exception):
         self.html = esc(message)
 
 
-def page_number(query: dict[str, str]) -> int:
+def page_number(query: dict[str, str], name: str = "page") -> int:
+    """The query's page (or another count), 0 when absent; NotFound unless a whole number."""
     try:
-        n = int(query.get("page", "0"))
+        n = int(query.get(name, "0"))
     except ValueError:
-        raise NotFound("page must be a whole number") from None
+        raise NotFound(f"{name} must be a whole number") from None
     if n < 0:
-        raise NotFound("page must be 0 or more")
+        raise NotFound(f"{name} must be 0 or more")
     return n
 
 
@@ -398,12 +399,7 @@ class Pages:
     def string_search(self, q: str, query: dict[str, str]) -> str:
         """The Strings holding q, SEARCH at most, from the query's `from` (a position among
         the Strings) on, reading SCAN Strings at most: a link goes on from where it stopped."""
-        try:
-            start = int(query.get("from", "0"))
-        except ValueError:
-            raise NotFound("from must be a whole number") from None
-        if start < 0:
-            raise NotFound("from must be 0 or more")
+        start = page_number(query, "from")
         cls = self.heap.find_class("java.lang.String")
         total = cls.instance_count if cls else 0
         found, position = [], start
