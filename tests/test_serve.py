@@ -14,6 +14,7 @@ import http.client
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -33,6 +34,7 @@ from hprofkit._serve.pages import PAGE, RANKED
 from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
 
 JDK8 = HPROF_DIR / "mat__oracle_jdk8_05_x64.hprof"
+DIALER = HPROF_DIR / "platform_tools_base__dialer.android-hprof"
 PAGES = ["/", "/dominators", "/classtree", "/classtree/1", "/histogram", "/threads", "/waste", "/leaks", "/diff",
          "/search?q=java.lang"]
 
@@ -381,6 +383,24 @@ def test_a_collection_links_its_entries_which_page(hostile, jdk8):
         body = ok(jdk8, f"/entries/0x{big.id:x}?page={page}").split("</p>", 1)[1]
         cells = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td></tr>", body)
         assert cells == [(jdk8.pages.value(k), jdk8.pages.value(v)) for k, v in entries[page * PAGE:(page + 1) * PAGE]]
+
+
+def test_a_bitmap_shows_its_picture():
+    """Android's bitmaps (the dialer's ARGB_8888 ones): the object page embeds a PNG of the
+    bitmap's shape, scaled to PICTURE pixels at most (read back from the PNG's header)."""
+    with hprofkit.serve(DIALER) as url:
+        heap = url.server.heap
+        bitmaps = [b for b in heap.bitmaps() if b.has_pixels]
+        assert bitmaps
+        for bmp in bitmaps[:3]:
+            body = ok(url.server, f"/object/0x{bmp.object.id:x}")
+            png = base64.b64decode(re.search(r'<img src="data:image/png;base64,([^"]+)"', body).group(1))
+            assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
+            width, height = struct.unpack(">II", png[16:24])
+            scale = min(1.0, pages.PICTURE / max(bmp.width, bmp.height))
+            assert abs(width - bmp.width * scale) <= 1 and abs(height - bmp.height * scale) <= 1
+        other = next(o for o in heap.objects() if o.kind == "instance" and o.class_name != "android.graphics.Bitmap")
+        assert "<img" not in ok(url.server, f"/object/0x{other.id:x}")
 
 
 def test_leaks_and_diff_pages(hostile):

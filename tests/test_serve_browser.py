@@ -1,7 +1,7 @@
 """hprofkit serve as a person uses it, in headless Chromium (tests/chromium.py):
 from the overview to a suspect, to its object page, along a reference link,
 back up the dominator tree; a visit without the token refused; hostile
-strings shown as text; no console error (a Content Security Policy violation
+strings shown as text; a bitmap's picture drawn; no console error (a Content Security Policy violation
 is one).  Screenshots go to $HPROFKIT_ARTIFACTS/serve-screenshots (or a
 temporary folder), named on the terminal.
 
@@ -14,6 +14,7 @@ import pytest
 
 import chromium
 import hprofkit
+from conftest import HPROF_DIR
 from report_dumps import HOSTILE_TEXT, hostile_app
 
 pytestmark = pytest.mark.browser
@@ -109,3 +110,14 @@ def test_hostile_strings_show_as_text(browser, served, shots):
     assert shown.startswith(HOSTILE_TEXT.split("\u2028")[0])  # as text, markup and all
     assert browser.execute_script("return window.__pwned === undefined && !document.querySelector('img[src=x]')")
     no_console_errors(browser)
+
+
+def test_a_bitmap_draws_under_the_policy(browser, shots):
+    """The picture is a data: image the page's policy allows: Chromium draws it."""
+    with hprofkit.serve(HPROF_DIR / "platform_tools_base__dialer.android-hprof") as url:
+        bmp = next(b for b in url.server.heap.bitmaps() if b.has_pixels)
+        browser.get(url.replace("/?", f"/object/0x{bmp.object.id:x}?"))
+        chromium.screenshot(browser, shots / "bitmap.png")
+        drawn = browser.execute_script("const i = document.querySelector('img'); return [i.complete, i.naturalWidth]")
+        assert drawn[0] and drawn[1] == min(bmp.width, round(bmp.width * 512 / max(bmp.width, bmp.height)))
+        no_console_errors(browser)

@@ -22,12 +22,12 @@ THUMB_SIDE = 96
 _MIME = {".png": "image/png", ".jpg": "image/jpeg", ".webp": "image/webp"}
 
 
-def thumbnail(bmp: Bitmap) -> tuple[Optional[str], Optional[str]]:
-    """(data: URI of the bitmap's image scaled down, None) or (None, why not)."""
+def thumbnail(bmp: Bitmap, side: int = THUMB_SIDE) -> tuple[Optional[str], Optional[str]]:
+    """(data: URI of the bitmap's image scaled down to `side` pixels at most, None) or (None, why not)."""
     if not bmp.has_pixels:
         return None, bmp.no_pixels_reason
     try:
-        data = bmp.embeddable(THUMB_SIDE)
+        data = bmp.embeddable(side)
     except (UnsupportedError, ValueError) as exc:
         return None, str(exc)
     if data is None:  # a compressed copy is embedded as it is, whatever its size

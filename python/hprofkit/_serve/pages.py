@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, c
 from urllib.parse import quote, unquote
 
 from .._report.dominators import Ranking, accumulation_chain
+from .._report.images import thumbnail
 from .._report.sections import accumulated_by_class, class_suspects, suspect_threshold
 from .._units import human_size
 
@@ -32,6 +33,7 @@ LARGE_ARRAY = 1 << 20  # the waste page's large arrays: this many bytes or more
 RANKED = 20 * PAGE     # a class's instances ranked by one pass (its first 20 pages)
 CLASSES = 16           # classes whose ranking is kept
 PATH_ENDS = 25         # hops shown at each end of a longer path from a GC root
+PICTURE = 512          # a bitmap's picture: pixels on its longest side at most
 
 STYLE = ("body{font:14px system-ui,sans-serif;margin:0 1.5em 2em;color:#222}nav{padding:.6em 0;"
          "border-bottom:1px solid #ccc;margin-bottom:1em}nav a{margin-right:1em}table{border-collapse:collapse}"
@@ -264,6 +266,7 @@ class Pages:
                 row(esc(f.name), esc(f.type), self.value(f.value)) for f in obj.fields())))
             if is_collection(obj):
                 parts.append(f"<p><a href=\"/entries/{hexid(obj.id)}\">its entries</a></p>")
+            parts.append(self.picture(obj))
         elif obj.kind == "class":
             name = cast("HeapClass", obj).name
             parts.append(f"<p><a href=\"{class_href(name)}\">class {esc(name)}</a>: its instances</p>"
@@ -280,6 +283,17 @@ class Pages:
             row(obj_link(o), size(heap.retained_size(o))) for o in below[:PAGE]))
             + pager(obj_href(obj), page, len(below) > PAGE))
         return f"{obj.class_name} @ {hexid(obj.id)}", "".join(parts)
+
+    def picture(self, obj: HeapObject) -> str:
+        """An android.graphics.Bitmap's picture (PICTURE pixels on its longest side at most),
+        or why there is none; nothing for other objects."""
+        bitmaps = self.once("bitmaps", lambda: {b.object.id: b for b in self.heap.bitmaps()})
+        bmp = bitmaps.get(obj.id)
+        if bmp is None:
+            return ""
+        uri, why = thumbnail(bmp, PICTURE)
+        shown = f"<img src=\"{uri}\" alt=\"the bitmap\">" if uri else f"<p>No picture: {esc(why)}</p>"
+        return f"<h2>Bitmap ({bmp.width} x {bmp.height})</h2>{shown}"
 
     def value(self, value: Any) -> str:
         if hasattr(value, "class_name"):
