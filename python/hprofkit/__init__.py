@@ -18,7 +18,7 @@ from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, M
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from . import match
 from ._heap import (Field, GcRoot, GcRoots, GroupTable, Heap, HeapClass, HeapObject, ObjectTable, Reference,
-                    Referrer, StackFrame, open_heap)
+                    Referrer, ResultList, StackFrame, open_heap)
 from ._layout import Layout
 from ._values import AllocationSite, AllocSite, ClassCount, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
 
@@ -99,7 +99,7 @@ __all__ = [
     "DiffRow", "sql", "tables", "to_parquet", "connect", "report", "pprof", "batch", "BatchResult", "BatchRow", "LeakGroup",
     "ClassTotal", "Bitmap", "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths", "ClassNode", "ClassTree",
     "AllocationSite", "AllocSite", "ClassCount", "CollectionWaste", "DuplicateString", "LargeArray", "ObjectTable",
-    "GroupTable",
+    "GroupTable", "ResultList",
     "Mapping", "MappedFrame", "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",
 ]
 # hprofkit.Thread and hprofkit.Frame (heap.threads()'s rows) are left out of __all__: `from
