@@ -284,8 +284,8 @@ def test_the_diff_shows_hprofkit_diff(browser, shots, tmp_path):
     hostile_app(tmp_path / "app.hprof", activities=4)
     show(browser, Path(hprofkit.report(tmp_path / "app.hprof", tmp_path / "report.html",
                                        baseline=tmp_path / "base.hprof")))
-    assert section_names(browser) == ["overview", "suspects", "leaks", "histogram", "unreachable", "domtree", "flame",
-                                      "threads", "waste", "diff"]
+    assert section_names(browser) == ["overview", "diff", "suspects", "leaks", "histogram", "unreachable", "domtree",
+                                      "flame", "threads", "waste"]
     expected = hprofkit.diff(tmp_path / "base.hprof", tmp_path / "app.hprof", retained=True, paths=True)
     rows = table_rows(browser, "diff")
     assert sorted((r[0], r[1], r[2], r[3]) for r in rows) == sorted(

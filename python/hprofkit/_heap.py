@@ -343,14 +343,15 @@ class Heap(_hprof.Heap):
         self._dominators_reported()
         return ObjectTable(_hprof.Heap.dominator_roots(self, n))
 
-    def dominator_tree(self, *, depth: int = 3, children: int = 20) -> View:
+    def dominator_tree(self, *, depth: int = 3, children: int = 20, root: Optional[HeapObject] = None) -> View:
         """The dominator tree as an interactive view for a notebook (its _repr_html_):
         each node with its retained size, opened with a click.  It holds `depth` levels,
         each node's `children` largest children (the rest counted), at most 3,000 nodes;
-        drawn by the report's script in the page (no kernel needed)."""
+        drawn by the report's script in the page (no kernel needed).  root: an object whose
+        subtree to show instead of the whole tree: any node, at any depth."""
         from ._report.tree import View, tree_data
         self._dominators_reported()
-        return View("domtree", tree_data(self, depth=depth, children=children))
+        return View("domtree", tree_data(self, depth=depth, children=children, root=root))
 
     def class_tree(self) -> ClassTree:
         """The dominator tree folded by class path (Perfetto's and AHAT's class view): a

@@ -766,6 +766,8 @@
 
   var SECTIONS = [
     ["overview", "Overview", null],
+    // With a baseline, what changed is why the page was asked for: right after the overview.
+    ["diff", "Diff", "Classes that changed since the baseline dump."],
     ["suspects", "Leak suspects", "As Eclipse MAT finds them: a single object keeping a large share of the heap alive."],
     ["leaks", "Leak traces", "As LeakCanary reports them, one trace per fingerprint: the references between the last " +
                              "object not leaking and the first leaking one (underlined) are the suspects."],
@@ -781,8 +783,7 @@
     ["threads", "Threads", "Each thread's stack as jstack prints it, with the objects each frame holds; " +
                            "largest retained first, a thread retaining what only its stack holds."],
     ["waste", "Waste", "Memory held for nothing: the same text in many Strings, collections' unused slots, " +
-                       "large primitive arrays."],
-    ["diff", "Diff", "Classes that changed since the baseline dump."]];
+                       "large primitive arrays."]];
 
   hk.views.report = function (el, data, ctx) {
     var nav = h("nav", { cls: "hk-nav" });
@@ -859,13 +860,17 @@
         toggle, h("span", { cls: "hk-tbar" }, fill),
         figure("span", n.retained, bytes, "hk-tsize"), " ", label,
         " ", h("span", { cls: "hk-id", text: "@0x" + n.id }),
-        expandable || !n.hidden ? null : h("span", { cls: "hk-muted",
-                                                    text: " (" + plural(n.hidden, "child", "children") + " below)" })]));
+        expandable || !n.hidden ? null : h("span", { cls: "hk-muted hk-tdeeper", title: "Not in this page: " +
+          "heap.dominator_tree(root=heap.object(0x" + n.id + ")) in a notebook, or hprofkit serve, open it",
+          text: " (" + plural(n.hidden, "child", "children") + " below, " + bytes(n.hiddenBytes) +
+                ", deeper than this page goes)" })]));
       return li;
     }
     append(el, [
-      h("p", { cls: "hk-muted", text: "The dominator tree: " + plural(data.roots, "object") + " under the virtual root, " +
-        "retaining " + bytes(data.total) + ". Click \u25b8 to open a node." }),
+      h("p", { cls: "hk-muted", text: "The dominator tree: " + plural(data.roots, "object") + " under " +
+        (data.root ? "0x" + data.root : "the virtual root") + ", retaining " + bytes(data.total) + ". Click \u25b8 " +
+        "to open a node; this view holds its top " + plural(data.depth, "level") + ": " +
+        "heap.dominator_tree(root=obj) in a notebook, or hprofkit serve, go on from any node." }),
       level(treeRoots(data), data.hidden[0], data.hidden[1])]);
   };
 
