@@ -86,14 +86,18 @@ typedef struct dup_state {
     uint32_t min_count;
     const uint64_t *users;  /* the value array of every String with text, sorted: an array's users */
     size_t n_users;
-    uint32_t *scratch;      /* a group's arrays */
+    uint64_t *scratch;      /* a group's arrays, each with its member's place (array << 32 | k) */
+    uint64_t *share;        /* a group's members' wasted bytes (copies only) */
+    hp_dup_copy_fn copy;    /* receives each copy (NULL: groups only) */
+    void *copy_ctx;
+    int copy_failed;        /* copy returned non-zero */
     hp_dup_string *out;
     size_t n, cap;
 } dup_state;
 
-static int cmp_u32(const void *x, const void *y)
+static int cmp_u64(const void *x, const void *y)
 {
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return a < b ? -1 : a > b;
 }
 
@@ -132,17 +136,28 @@ static int add_group(dup_state *s, const uint32_t *members, uint32_t count)
         return 0;
     for (k = 1; k < count; k++) {
         uint32_t arr = hp_heap_string_array(h, members[k]);
+        if (s->share)
+            s->share[k] = hp_heap_shallow_size(h, members[k]);
         wasted += hp_heap_shallow_size(h, members[k]);
         if (arr != first_array)
-            s->scratch[m++] = arr;
+            s->scratch[m++] = (uint64_t)arr << 32 | k;
     }
-    qsort(s->scratch, m, sizeof *s->scratch, cmp_u32);
+    qsort(s->scratch, m, sizeof *s->scratch, cmp_u64);
     for (k = 0; k < m; k += run) {
-        for (run = 1; k + run < m && s->scratch[k + run] == s->scratch[k]; run++)
+        uint32_t arr = (uint32_t)(s->scratch[k] >> 32);
+        for (run = 1; k + run < m && (uint32_t)(s->scratch[k + run] >> 32) == arr; run++)
             ;
-        if (users_of(s, s->scratch[k]) == run)
-            wasted += hp_heap_shallow_size(h, s->scratch[k]);
+        if (users_of(s, arr) == run) {
+            wasted += hp_heap_shallow_size(h, arr);
+            if (s->share) /* the freed array counts for the first copy holding it */
+                s->share[(uint32_t)s->scratch[k]] += hp_heap_shallow_size(h, arr);
+        }
     }
+    for (k = 1; s->copy && k < count; k++)
+        if (s->copy(s->copy_ctx, members[k], s->share[k]) != 0) {
+            s->copy_failed = 1;
+            return -1;
+        }
     if (s->n == s->cap) {
         size_t want = s->cap ? 2 * s->cap : 256;
         hp_dup_string *more = s->a->realloc_fn(s->out, want * sizeof *more);
@@ -185,13 +200,15 @@ static int split_run(dup_state *s, uint32_t *run, uint32_t *tmp, size_t n)
     return 0;
 }
 
-hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, uint32_t min_count,
-                             hp_dup_string **out, size_t *n_out, int (*interrupt)(void *ctx), void *ctx, hp_error *err)
+static hp_code duplicates(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, uint32_t min_count,
+                          hp_dup_copy_fn copy, void *copy_ctx, hp_dup_string **out, size_t *n_out,
+                          int (*interrupt)(void *ctx), void *ctx, hp_error *err)
 {
     const hp_alloc *a = alloc ? alloc : &hp_default_alloc;
     uint32_t n = hp_heap_object_count(h), i;
     uint64_t *keys = NULL, *users = NULL;
-    uint32_t *run = NULL, *tmp = NULL, *scratch = NULL;
+    uint32_t *run = NULL, *tmp = NULL;
+    uint64_t *scratch = NULL, *share = NULL;
     size_t count = 0, cap = 0, k, runs = 0;
     dup_state s;
     hp_code rc = HP_OK;
@@ -199,6 +216,8 @@ hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_al
     s.h = h;
     s.a = a;
     s.min_count = min_count ? min_count : 1;
+    s.copy = copy;
+    s.copy_ctx = copy_ctx;
     *out = NULL;
     *n_out = 0;
     for (i = 0; i < n; i++) {
@@ -230,8 +249,10 @@ hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_al
     run = a->malloc_fn((count ? count : 1) * sizeof *run);
     tmp = a->malloc_fn((count ? count : 1) * sizeof *tmp);
     scratch = a->malloc_fn((count ? count : 1) * sizeof *scratch);
-    if (!run || !tmp || !scratch)
+    share = copy ? a->malloc_fn((count ? count : 1) * sizeof *share) : NULL;
+    if (!run || !tmp || !scratch || (copy && !share))
         goto nomem;
+    s.share = share;
     s.users = users;
     s.n_users = count;
     s.scratch = scratch;
@@ -243,8 +264,13 @@ hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_al
         }
         while (j < count && keys[j] >> 32 == keys[k] >> 32)
             run[m++] = (uint32_t)keys[j++];
-        if (m >= s.min_count && split_run(&s, run, tmp, m) < 0)
-            goto nomem;
+        if (m >= s.min_count && split_run(&s, run, tmp, m) < 0) {
+            if (s.copy_failed)
+                rc = hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "stopped");
+            else
+                goto nomem;
+            goto done;
+        }
         k = j;
     }
     *out = s.out;
@@ -258,7 +284,24 @@ done:
     a->free_fn(run);
     a->free_fn(tmp);
     a->free_fn(scratch);
+    a->free_fn(share);
     a->free_fn(users);
     a->free_fn(s.out);
+    return rc;
+}
+
+hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, uint32_t min_count,
+                             hp_dup_string **out, size_t *n_out, int (*interrupt)(void *ctx), void *ctx, hp_error *err)
+{
+    return duplicates(h, keep, alloc, min_count, NULL, NULL, out, n_out, interrupt, ctx, err);
+}
+
+hp_code hp_duplicate_string_copies(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, hp_dup_copy_fn copy,
+                                   void *copy_ctx, int (*interrupt)(void *ctx), void *ctx, hp_error *err)
+{
+    hp_dup_string *groups = NULL;
+    size_t n = 0;
+    hp_code rc = duplicates(h, keep, alloc, 2, copy, copy_ctx, &groups, &n, interrupt, ctx, err);
+    (alloc ? alloc : &hp_default_alloc)->free_fn(groups);
     return rc;
 }

@@ -1,0 +1,483 @@
+/* Memory waste (hp_waste.h): one pass over the objects sorts each into the
+ * kinds its record shows (arrays' contents, boxes, direct buffers, long
+ * Strings) and keys the arrays for the duplicate kinds; collections and
+ * duplicate Strings come from their own walks (hp_coll_measure_each,
+ * hp_duplicate_string_copies). */
+#include "hp_waste.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hp_graph.h"
+#include "hp_heap_sort.h"
+#include "hp_strdup.h"
+#include "hp_xxh64.h"
+
+/* What a class is to the waste kinds. */
+enum { TAG_NONE = 0, TAG_BOX, TAG_DIRECT, TAG_STRING };
+
+static const char *const box_names[] = { "java.lang.Boolean", "java.lang.Byte", "java.lang.Character",
+                                         "java.lang.Short", "java.lang.Integer", "java.lang.Long",
+                                         "java.lang.Float", "java.lang.Double" };
+static const int box_types[] = { HP_T_BOOLEAN, HP_T_BYTE, HP_T_CHAR, HP_T_SHORT, HP_T_INT, HP_T_LONG, HP_T_FLOAT,
+                                 HP_T_DOUBLE };
+
+typedef struct class_tag {
+    uint8_t tag;
+    uint8_t size;     /* bytes of the value field read */
+    uint32_t offset;  /* of that field (box: value; direct buffer: capacity) in the instance data */
+    uint32_t att;     /* direct buffers: offset of `att` (the buffer whose memory a view shares), or HP_NONE */
+} class_tag;
+
+typedef struct waste_state {
+    const hp_heap *h;
+    const hp_alloc *a;
+    hp_waste *out;
+    class_tag *tags;          /* by class ordinal */
+    uint64_t *string_arrays;  /* a bit per object: arrays a String holds */
+    uint64_t *keys[2];        /* primitive, object arrays: hash32 << 32 | index */
+    size_t n_keys[2], cap_keys[2];
+    uint64_t *box_values;     /* the boxed_numbers items' values, in index order */
+    size_t n_box_values, cap_box_values;
+    int nomem;
+} waste_state;
+
+static int push(waste_state *s, int kind, uint32_t index, uint64_t wasted)
+{
+    hp_waste_list *l = &s->out->kinds[kind];
+    if (l->n == l->cap) {
+        size_t want = l->cap ? 2 * l->cap : 256;
+        hp_waste_item *more = s->a->realloc_fn(l->items, want * sizeof *more);
+        if (!more) {
+            s->nomem = 1;
+            return -1;
+        }
+        l->items = more;
+        l->cap = want;
+    }
+    l->items[l->n].index = index;
+    l->items[l->n++].wasted = wasted;
+    l->wasted += wasted;
+    return 0;
+}
+
+static int push_u64(waste_state *s, uint64_t **a, size_t *n, size_t *cap, uint64_t v)
+{
+    if (*n == *cap) {
+        size_t want = *cap ? 2 * *cap : 1024;
+        uint64_t *more = s->a->realloc_fn(*a, want * sizeof *more);
+        if (!more) {
+            s->nomem = 1;
+            return -1;
+        }
+        *a = more;
+        *cap = want;
+    }
+    (*a)[(*n)++] = v;
+    return 0;
+}
+
+/* The instance field `name` of class `ord` (its own or inherited) of `type`: 1 and *tag's offset and size set. */
+static int find_field(const hp_heap *h, uint32_t ord, const char *name, int type, class_tag *tag)
+{
+    hp_field_iter it;
+    hp_field f;
+    hp_field_iter_init(&it, h, ord);
+    while (hp_field_next(&it, &f))
+        if (f.type == type && hp_heap_field_is(h, &f, name, strlen(name))) {
+            tag->offset = f.offset;
+            tag->size = (uint8_t)hp_type_size(type, hp_heap_id_size(h));
+            return 1;
+        }
+    return 0;
+}
+
+static int is_named(const hp_heap *h, uint32_t ord, const char *name)
+{
+    return hp_heap_find_class_name(h, name, strlen(name), ord) == ord;
+}
+
+/* Tags the box classes, java.lang.String and java.nio.DirectByteBuffer and its subclasses. */
+static void tag_classes(const hp_heap *h, class_tag *tags)
+{
+    uint32_t n = hp_heap_class_count(h), ord, k;
+    for (ord = 0; ord < n; ord++) {
+        hp_class_info info;
+        uint32_t up = ord;
+        if (is_named(h, ord, "java.lang.String")) {
+            tags[ord].tag = TAG_STRING;
+            continue;
+        }
+        for (k = 0; k < 8; k++)
+            if (is_named(h, ord, box_names[k]) && find_field(h, ord, "value", box_types[k], &tags[ord])) {
+                tags[ord].tag = TAG_BOX;
+                break;
+            }
+        /* a subclass of DirectByteBuffer (DirectByteBufferR) is one: its superclasses, a bounded climb */
+        for (k = 0; k < 64 && up != HP_NONE && tags[ord].tag == TAG_NONE; k++) {
+            if (is_named(h, up, "java.nio.DirectByteBuffer") && find_field(h, ord, "capacity", HP_T_INT, &tags[ord])) {
+                class_tag att;
+                tags[ord].tag = TAG_DIRECT;
+                tags[ord].att = find_field(h, ord, "att", HP_T_OBJECT, &att) ? att.offset : HP_NONE;
+            }
+            hp_heap_class(h, up, &info);
+            up = info.super_ord;
+        }
+    }
+}
+
+/* Big-endian field bytes as an unsigned number. */
+static uint64_t read_be(const uint8_t *p, unsigned size)
+{
+    uint64_t v = 0;
+    unsigned k;
+    for (k = 0; k < size; k++)
+        v = v << 8 | p[k];
+    return v;
+}
+
+static uint32_t hash32(const hp_object *o)
+{
+    uint64_t x = hp_xxh64(o->data, (size_t)o->data_len, (uint64_t)o->elem_type << 32 | o->length);
+    return (uint32_t)(x ^ (x >> 32));
+}
+
+static void instance(waste_state *s, uint32_t i, uint32_t cls, uint64_t long_chars)
+{
+    const hp_heap *h = s->h;
+    const class_tag *t = &s->tags[cls];
+    hp_object o;
+    hp_text text;
+    if (t->tag == TAG_STRING) {
+        uint32_t arr;
+        if (hp_heap_string(h, i, &text) == 1 && text.units > long_chars && (arr = hp_heap_string_array(h, i)) != HP_NONE)
+            push(s, HP_WASTE_LONG_STRINGS, i, hp_heap_shallow_size(h, arr));
+        return;
+    }
+    hp_heap_object(h, i, &o);
+    if ((uint64_t)t->offset + t->size > o.data_len)
+        return; /* a record shorter than its class's layout: no value to read */
+    if (t->tag == TAG_BOX) {
+        uint64_t size = hp_heap_shallow_size(h, i);
+        if (push(s, HP_WASTE_BOXED_NUMBERS, i, size > t->size ? size - t->size : 0) == 0)
+            push_u64(s, &s->box_values, &s->n_box_values, &s->cap_box_values, read_be(o.data + t->offset, t->size));
+    } else { /* a view (slice, duplicate, read-only copy) shares its `att`'s memory: counted there */
+        int32_t capacity = (int32_t)read_be(o.data + t->offset, 4);
+        int id_size = hp_heap_id_size(h);
+        int view = t->att != HP_NONE && (uint64_t)t->att + (uint64_t)id_size <= o.data_len &&
+                   read_be(o.data + t->att, (unsigned)id_size) != 0;
+        push(s, HP_WASTE_DIRECT_BUFFERS, i, capacity > 0 && !view ? (uint64_t)capacity : 0);
+    }
+}
+
+static void primitive_array(waste_state *s, uint32_t i)
+{
+    const hp_heap *h = s->h;
+    hp_object o;
+    uint64_t last;
+    uint32_t esize;
+    hp_heap_object(h, i, &o);
+    esize = (uint32_t)hp_type_size(o.elem_type, hp_heap_id_size(h));
+    if (!hp_bit(s->string_arrays, i))
+        push_u64(s, &s->keys[0], &s->n_keys[0], &s->cap_keys[0], (uint64_t)hash32(&o) << 32 | i);
+    if (o.length == 0 || esize == 0 || o.data_len < (uint64_t)o.length * esize)
+        return;
+    for (last = (uint64_t)o.length * esize; last > 0 && o.data[last - 1] == 0; last--)
+        ;
+    if (last == 0) {
+        push(s, HP_WASTE_ZERO_ARRAYS, i, hp_heap_shallow_size(h, i));
+    } else {
+        uint64_t zeros = o.length - 1 - (last - 1) / esize; /* elements after the last non-zero byte's */
+        if (zeros >= HP_WASTE_TRAILING_MIN && 2 * zeros >= o.length)
+            push(s, HP_WASTE_TRAILING_ZERO_ARRAYS, i, zeros * esize);
+    }
+}
+
+static void object_array(waste_state *s, uint32_t i)
+{
+    const hp_heap *h = s->h;
+    int id_size = hp_heap_id_size(h);
+    hp_object o;
+    uint64_t nulls = 0, k, j;
+    hp_heap_object(h, i, &o);
+    o.elem_type = (int)o.class_ord; /* equal object arrays are of one class */
+    push_u64(s, &s->keys[1], &s->n_keys[1], &s->cap_keys[1], (uint64_t)hash32(&o) << 32 | i);
+    if (o.length == 0 || o.data_len < (uint64_t)o.length * (uint64_t)id_size)
+        return;
+    for (k = 0; k < o.length; k++) {
+        const uint8_t *p = o.data + k * (uint64_t)id_size;
+        for (j = 0; j < (uint64_t)id_size && p[j] == 0; j++)
+            ;
+        nulls += j == (uint64_t)id_size;
+    }
+    if (nulls == o.length)
+        push(s, HP_WASTE_EMPTY_ARRAYS, i, hp_heap_shallow_size(h, i));
+    if (2 * nulls >= o.length)
+        push(s, HP_WASTE_SPARSE_ARRAYS, i, nulls * (uint64_t)hp_heap_size_model(h)->oop_size);
+}
+
+/* -1 / 0 / 1 as arrays i and j compare by type (class), length and contents, then index. */
+static int array_compare(const hp_heap *h, uint32_t i, uint32_t j)
+{
+    hp_object a, b;
+    int c;
+    hp_heap_object(h, i, &a);
+    hp_heap_object(h, j, &b);
+    if (a.kind != b.kind || a.elem_type != b.elem_type || a.class_ord != b.class_ord || a.length != b.length ||
+        a.data_len != b.data_len)
+        c = a.kind != b.kind ? (a.kind < b.kind ? -1 : 1) : a.elem_type != b.elem_type ? (a.elem_type < b.elem_type ? -1 : 1)
+            : a.class_ord != b.class_ord ? (a.class_ord < b.class_ord ? -1 : 1) : a.length != b.length
+            ? (a.length < b.length ? -1 : 1) : (a.data_len < b.data_len ? -1 : 1);
+    else
+        c = a.data_len ? memcmp(a.data, b.data, (size_t)a.data_len) : 0;
+    return c ? (c < 0 ? -1 : 1) : (i < j ? -1 : i > j);
+}
+
+/* Sorts run[0..n) by contents then index (a merge sort: the comparison needs the heap). */
+static void sort_by_contents(const hp_heap *h, uint32_t *run, uint32_t *tmp, size_t n)
+{
+    size_t width, i;
+    for (width = 1; width < n; width *= 2) {
+        for (i = 0; i < n; i += 2 * width) {
+            size_t mid = i + width < n ? i + width : n, end = i + 2 * width < n ? i + 2 * width : n;
+            size_t a = i, b = mid, k = i;
+            while (a < mid && b < end)
+                tmp[k++] = array_compare(h, run[a], run[b]) <= 0 ? run[a++] : run[b++];
+            while (a < mid)
+                tmp[k++] = run[a++];
+            while (b < end)
+                tmp[k++] = run[b++];
+        }
+        memcpy(run, tmp, n * sizeof *run);
+    }
+}
+
+static int same_contents(const hp_heap *h, uint32_t i, uint32_t j)
+{
+    return array_compare(h, i, j) == (i < j ? -1 : i > j);
+}
+
+/* The copies among arrays keyed hash32 << 32 | index: every member of a
+ * group of equal arrays but its first (lowest index), at its shallow size. */
+static int duplicates(waste_state *s, uint64_t *keys, size_t count, int kind, int (*interrupt)(void *ctx), void *ctx)
+{
+    uint32_t *run = s->a->malloc_fn((count ? count : 1) * sizeof *run);
+    uint32_t *tmp = s->a->malloc_fn((count ? count : 1) * sizeof *tmp);
+    size_t k, m, j, g, first, runs = 0;
+    int rc = 0;
+    if (!run || !tmp) {
+        s->nomem = 1;
+        rc = -1;
+    }
+    hp_sort_u64(keys, count, 64);
+    for (k = 0; rc == 0 && k < count; k = j) {
+        if (++runs % 4096 == 0 && interrupt && interrupt(ctx)) {
+            rc = -2;
+            break;
+        }
+        for (j = k, m = 0; j < count && keys[j] >> 32 == keys[k] >> 32; j++)
+            run[m++] = (uint32_t)keys[j];
+        if (m < 2)
+            continue;
+        for (g = 1; g < m && same_contents(s->h, run[0], run[g]); g++)
+            ;
+        if (g < m) /* several contents share the hash: sorted by contents, each a stretch */
+            sort_by_contents(s->h, run, tmp, m);
+        for (g = 1, first = 0; g < m && rc == 0; g++) {
+            if (!same_contents(s->h, run[first], run[g]))
+                first = g;
+            else if (push(s, kind, run[g], hp_heap_shallow_size(s->h, run[g])) < 0)
+                rc = -1;
+        }
+    }
+    s->a->free_fn(run);
+    s->a->free_fn(tmp);
+    return rc;
+}
+
+/* The duplicate boxes: per box class, the values sorted; every repeat is a copy. */
+static void duplicate_boxes(waste_state *s)
+{
+    const hp_waste_list *l = &s->out->kinds[HP_WASTE_BOXED_NUMBERS];
+    uint32_t n = hp_heap_class_count(s->h), ord;
+    uint64_t *vals = s->a->malloc_fn((l->n ? l->n : 1) * sizeof *vals);
+    size_t k, m;
+    if (!vals) {
+        s->nomem = 1;
+        return;
+    }
+    for (ord = 0; ord < n; ord++) {
+        uint64_t size = 0;
+        if (s->tags[ord].tag != TAG_BOX)
+            continue;
+        for (k = m = 0; k < l->n; k++)
+            if (hp_heap_object_class(s->h, l->items[k].index) == ord) {
+                size = hp_heap_shallow_size(s->h, l->items[k].index);
+                vals[m++] = s->box_values[k];
+            }
+        hp_sort_u64(vals, m, 64);
+        for (k = 1; k < m; k++)
+            if (vals[k] == vals[k - 1]) {
+                s->out->duplicate_boxes++;
+                s->out->duplicate_box_bytes += size; /* every instance of a class has its shallow size */
+            }
+    }
+    s->a->free_fn(vals);
+}
+
+static int collection(void *ctx, uint32_t index, const hp_coll_measure *m)
+{
+    waste_state *s = ctx;
+    int kind = m->size == 0 ? HP_WASTE_EMPTY_COLLECTIONS : m->size == 1 ? HP_WASTE_SMALL_COLLECTIONS
+             : m->size >= 2 && m->capacity > 0 && 2 * m->size < m->capacity ? HP_WASTE_SPARSE_COLLECTIONS : -1;
+    if (m->size_corrupt || kind < 0)
+        return 0;
+    return push(s, kind, index, m->wasted);
+}
+
+static int string_copy(void *ctx, uint32_t index, uint64_t wasted)
+{
+    return push(ctx, HP_WASTE_DUPLICATE_STRINGS, index, wasted);
+}
+
+static int by_index(const void *x, const void *y)
+{
+    const hp_waste_item *a = x, *b = y;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int by_waste(const void *x, const void *y)
+{
+    const hp_waste_item *a = x, *b = y;
+    if (a->wasted != b->wasted)
+        return a->wasted > b->wasted ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* Every list in index order, merged: each object's largest waste of the heap's kinds, summed. */
+static uint64_t total_of(hp_waste *w)
+{
+    size_t at[HP_WASTE_KINDS] = { 0 };
+    uint64_t total = 0;
+    int k;
+    for (k = 0; k < HP_WASTE_KINDS; k++)
+        qsort(w->kinds[k].items, w->kinds[k].n, sizeof *w->kinds[k].items, by_index);
+    for (;;) {
+        uint32_t next = HP_NONE;
+        uint64_t most = 0;
+        int any = 0;
+        for (k = 0; k < HP_WASTE_KINDS; k++)
+            if (k != HP_WASTE_DIRECT_BUFFERS && at[k] < w->kinds[k].n && (!any || w->kinds[k].items[at[k]].index < next)) {
+                next = w->kinds[k].items[at[k]].index;
+                any = 1;
+            }
+        if (!any)
+            return total;
+        for (k = 0; k < HP_WASTE_KINDS; k++)
+            while (k != HP_WASTE_DIRECT_BUFFERS && at[k] < w->kinds[k].n && w->kinds[k].items[at[k]].index == next) {
+                if (w->kinds[k].items[at[k]].wasted > most)
+                    most = w->kinds[k].items[at[k]].wasted;
+                at[k]++;
+            }
+        total += most;
+    }
+}
+
+static hp_code scan(waste_state *s, const uint64_t *keep, uint64_t long_chars, int (*interrupt)(void *ctx), void *ctx,
+                    hp_error *err)
+{
+    const hp_heap *h = s->h;
+    uint32_t n = hp_heap_object_count(h), i, arr;
+    for (i = 0; i < n; i++) /* the String backing arrays, which duplicate_arrays leaves to duplicate_strings */
+        if ((i & 4095) == 0 && interrupt && interrupt(ctx))
+            return hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted");
+        else if (hp_heap_object_kind(h, i) == HP_KIND_INSTANCE && s->tags[hp_heap_object_class(h, i)].tag == TAG_STRING &&
+            (arr = hp_heap_string_array(h, i)) != HP_NONE)
+            s->string_arrays[arr >> 6] |= 1ull << (arr & 63);
+    for (i = 0; i < n && !s->nomem; i++) {
+        hp_kind kind;
+        uint32_t cls;
+        if ((i & 4095) == 0 && interrupt && interrupt(ctx))
+            return hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted");
+        if (keep && !hp_bit(keep, i))
+            continue;
+        kind = hp_heap_object_kind(h, i);
+        if (kind == HP_KIND_PRIM_ARRAY)
+            primitive_array(s, i);
+        else if (kind == HP_KIND_OBJ_ARRAY)
+            object_array(s, i);
+        else if (kind == HP_KIND_INSTANCE && (cls = hp_heap_object_class(h, i)) != HP_NONE && s->tags[cls].tag)
+            instance(s, i, cls, long_chars);
+    }
+    return HP_OK;
+}
+
+hp_code hp_waste_find(const hp_heap *h, const hp_coll *coll, const uint64_t *keep, uint64_t long_string_chars,
+                      const hp_alloc *alloc, hp_waste *out, int (*interrupt)(void *ctx), void *ctx, hp_error *err)
+{
+    waste_state s;
+    hp_code rc = HP_OK;
+    uint32_t classes = hp_heap_class_count(h);
+    int k, r;
+    memset(out, 0, sizeof *out);
+    memset(&s, 0, sizeof s);
+    s.h = h;
+    s.a = alloc ? alloc : &hp_default_alloc;
+    s.out = out;
+    s.tags = s.a->malloc_fn((classes ? classes : 1) * sizeof *s.tags);
+    s.string_arrays = s.a->malloc_fn(hp_bits_bytes(hp_heap_object_count(h)) + 8);
+    if (!s.tags || !s.string_arrays)
+        goto nomem;
+    memset(s.tags, 0, (classes ? classes : 1) * sizeof *s.tags);
+    memset(s.string_arrays, 0, hp_bits_bytes(hp_heap_object_count(h)) + 8);
+    tag_classes(h, s.tags);
+    if ((rc = scan(&s, keep, long_string_chars, interrupt, ctx, err)) != HP_OK)
+        goto done;
+    if (s.nomem)
+        goto nomem;
+    duplicate_boxes(&s);
+    for (k = 0; k < 2 && !s.nomem; k++) {
+        r = duplicates(&s, s.keys[k], s.n_keys[k], k ? HP_WASTE_DUPLICATE_OBJECT_ARRAYS : HP_WASTE_DUPLICATE_ARRAYS,
+                       interrupt, ctx);
+        s.a->free_fn(s.keys[k]);
+        s.keys[k] = NULL;
+        if (r == -2) {
+            rc = hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted");
+            goto done;
+        }
+    }
+    if (s.nomem)
+        goto nomem;
+    if (coll)
+        rc = hp_coll_measure_each(coll, keep, collection, &s, interrupt, ctx, err);
+    if (rc == HP_OK)
+        rc = hp_duplicate_string_copies(h, keep, s.a, string_copy, &s, interrupt, ctx, err);
+    if (s.nomem) /* a push failed: the walk stopped for it */
+        goto nomem;
+    if (rc != HP_OK)
+        goto done;
+    out->total = total_of(out);
+    for (k = 0; k < HP_WASTE_KINDS; k++)
+        qsort(out->kinds[k].items, out->kinds[k].n, sizeof *out->kinds[k].items, by_waste);
+    goto done;
+nomem:
+    rc = hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the waste kinds");
+done:
+    s.a->free_fn(s.tags);
+    s.a->free_fn(s.string_arrays);
+    s.a->free_fn(s.keys[0]);
+    s.a->free_fn(s.keys[1]);
+    s.a->free_fn(s.box_values);
+    return rc;
+}
+
+void hp_waste_free(hp_waste *w, const hp_alloc *alloc)
+{
+    const hp_alloc *a = alloc ? alloc : &hp_default_alloc;
+    int k;
+    for (k = 0; k < HP_WASTE_KINDS; k++) {
+        a->free_fn(w->kinds[k].items);
+        w->kinds[k].items = NULL;
+        w->kinds[k].n = w->kinds[k].cap = 0;
+    }
+}
