@@ -142,7 +142,8 @@ static int add_group(dup_state *s, const uint32_t *members, uint32_t count)
         if (arr != first_array)
             s->scratch[m++] = (uint64_t)arr << 32 | k;
     }
-    qsort(s->scratch, m, sizeof *s->scratch, cmp_u64);
+    if (m)
+        qsort(s->scratch, m, sizeof *s->scratch, cmp_u64);
     for (k = 0; k < m; k += run) {
         uint32_t arr = (uint32_t)(s->scratch[k] >> 32);
         for (run = 1; k + run < m && (uint32_t)(s->scratch[k + run] >> 32) == arr; run++)

@@ -361,7 +361,8 @@ static uint64_t total_of(hp_waste *w)
     uint64_t total = 0;
     int k;
     for (k = 0; k < HP_WASTE_KINDS; k++)
-        qsort(w->kinds[k].items, w->kinds[k].n, sizeof *w->kinds[k].items, by_index);
+        if (w->kinds[k].n)
+            qsort(w->kinds[k].items, w->kinds[k].n, sizeof *w->kinds[k].items, by_index);
     for (;;) {
         uint32_t next = HP_NONE;
         uint64_t most = 0;
@@ -458,7 +459,8 @@ hp_code hp_waste_find(const hp_heap *h, const hp_coll *coll, const uint64_t *kee
         goto done;
     out->total = total_of(out);
     for (k = 0; k < HP_WASTE_KINDS; k++)
-        qsort(out->kinds[k].items, out->kinds[k].n, sizeof *out->kinds[k].items, by_waste);
+        if (out->kinds[k].n)
+            qsort(out->kinds[k].items, out->kinds[k].n, sizeof *out->kinds[k].items, by_waste);
     goto done;
 nomem:
     rc = hp_fail(err, HP_E_NOMEM, 0, -1, 0, 0, 0, "out of memory for the waste kinds");
