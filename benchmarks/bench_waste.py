@@ -1,0 +1,49 @@
+"""heap.waste() (issue #32) against the dominator tree, on a HeapGen dump.
+
+    python benchmarks/bench_waste.py [--dump FILE] [--mb 1000]
+
+Without --dump it writes a fresh HeapGen dump (`HeapGen.java big.hprof 1000 7`)
+into a temporary folder.  One run prints, after the index is built: the time of
+heap.waste() (the reachable objects: the live set's marking included, as a
+first call pays it) and of heap.waste(unreachable=True), then the time of
+heap.compute_retained() (the dominator tree) and their ratio; then the peak
+anonymous memory heap.waste() adds beyond the index (a fresh process: the heap
+opened first, its memory the baseline), per object of the dump.
+Targets: waste() <= 1.5x compute_retained(); <= 8 bytes an object."""
+
+from __future__ import annotations
+
+import argparse
+
+import hprofkit
+
+from _common import child_anon_peak, dump_options, measured_dump, timed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    dump_options(parser, 1000)
+    args = parser.parse_args()
+    with measured_dump(args) as path:
+        heap, t_open, _ = timed(lambda: hprofkit.open_heap(path))
+        n = heap.object_count
+        print(f"{'index build':<40}{t_open:>8.2f} s  ({n:,} objects)")
+        w, t_waste, cpu_waste = timed(heap.waste)
+        print(f"{'waste() (reachable)':<40}{t_waste:>8.2f} s  ({cpu_waste:.2f} s CPU; "
+              f"{w.total_bytes:,} bytes wasted, each object once)")
+        for kind in w:
+            print(f"    {kind.kind:<36}{kind.objects:>12,} objects {kind.wasted_bytes:>16,} bytes")
+        _, t_all, _ = timed(lambda: heap.waste(unreachable=True))
+        print(f"{'waste(unreachable=True)':<40}{t_all:>8.2f} s")
+        _, t_tree, cpu_tree = timed(heap.compute_retained)
+        print(f"{'compute_retained() (dominator tree)':<40}{t_tree:>8.2f} s  ({cpu_tree:.2f} s CPU)")
+        print(f"{'waste() / compute_retained()':<40}{t_waste / t_tree:>8.2f} x  (target <= 1.5)")
+        heap.close()
+        base, peak = child_anon_peak("heap.waste()", setup=f"heap = hprofkit.open_heap({str(path)!r})")
+        extra = (peak - base) * 1024
+        print(f"{'waste() memory beyond the index':<40}{extra / 1e6:>8.1f} MB  ({extra / n:.2f} bytes an object; "
+              f"target <= 8)")
+
+
+if __name__ == "__main__":
+    main()
