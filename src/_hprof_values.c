@@ -481,8 +481,10 @@ static void waste_kinds(void *ctx)
                           heap_interrupted, NULL, &c->err);
 }
 
-/* One kind's items as (ids, wasted bytes): native uint64 each, largest waste first. */
-static PyObject *waste_list(HeapIndex *heap, const hp_waste_list *l)
+/* One kind's items as (ids, wasted bytes): native uint64 each, largest waste first.  The
+ * kind's list is freed as soon as it is copied: the copies of all the kinds and all the
+ * lists are never held at once. */
+static PyObject *waste_list(HeapIndex *heap, hp_waste_list *l)
 {
     PyObject *ids = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(l->n * 8));
     PyObject *bytes = ids ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(l->n * 8)) : NULL;
@@ -496,6 +498,9 @@ static PyObject *waste_list(HeapIndex *heap, const hp_waste_list *l)
         memcpy(PyBytes_AS_STRING(ids) + 8 * k, &id, 8);
         memcpy(PyBytes_AS_STRING(bytes) + 8 * k, &l->items[k].wasted, 8);
     }
+    PyMem_RawFree(l->items);
+    l->items = NULL;
+    l->n = l->cap = 0;
     return Py_BuildValue("NN", ids, bytes);
 }
 

@@ -12,7 +12,6 @@ HeapDumpStarDiver."""
 
 from __future__ import annotations
 
-import array
 from typing import TYPE_CHECKING, Iterator, NamedTuple, Optional
 
 if TYPE_CHECKING:
@@ -101,8 +100,8 @@ class WasteKind:
     def __init__(self, heap: Heap, kind: str, ids: bytes, wasted: bytes) -> None:
         self.heap = heap
         self.kind = kind
-        self._ids = array.array("Q", ids)
-        self._bytes = array.array("Q", wasted)
+        self._ids = memoryview(ids).cast("Q")  # views, not copies: a kind may have millions of objects
+        self._bytes = memoryview(wasted).cast("Q")
         self.objects = len(self._ids)
         self.wasted_bytes = sum(self._bytes)
         self._items: Optional[list[WasteItem]] = None

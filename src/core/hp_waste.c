@@ -46,7 +46,7 @@ static int push(waste_state *s, int kind, uint32_t index, uint64_t wasted)
 {
     hp_waste_list *l = &s->out->kinds[kind];
     if (l->n == l->cap) {
-        size_t want = l->cap ? 2 * l->cap : 256;
+        size_t want = l->cap ? l->cap + l->cap / 2 : 256; /* 1.5x: the lists are most of the memory */
         hp_waste_item *more = s->a->realloc_fn(l->items, want * sizeof *more);
         if (!more) {
             s->nomem = 1;
@@ -94,7 +94,9 @@ static int find_field(const hp_heap *h, uint32_t ord, const char *name, int type
 
 static int is_named(const hp_heap *h, uint32_t ord, const char *name)
 {
-    return hp_heap_find_class_name(h, name, strlen(name), ord) == ord;
+    hp_class_info info;
+    hp_heap_class(h, ord, &info);
+    return info.name && hp_java_name_equals(info.name, info.name_len, name, strlen(name));
 }
 
 /* Tags the box classes, java.lang.String and java.nio.DirectByteBuffer and its subclasses. */
@@ -340,6 +342,16 @@ static int string_copy(void *ctx, uint32_t index, uint64_t wasted)
     return push(ctx, HP_WASTE_DUPLICATE_STRINGS, index, wasted);
 }
 
+/* Whether a list is in index order already (the one pass's lists are). */
+static int in_index_order(const hp_waste_list *l)
+{
+    size_t k;
+    for (k = 1; k < l->n; k++)
+        if (l->items[k - 1].index > l->items[k].index)
+            return 0;
+    return 1;
+}
+
 static int by_index(const void *x, const void *y)
 {
     const hp_waste_item *a = x, *b = y;
@@ -361,7 +373,7 @@ static uint64_t total_of(hp_waste *w)
     uint64_t total = 0;
     int k;
     for (k = 0; k < HP_WASTE_KINDS; k++)
-        if (w->kinds[k].n)
+        if (!in_index_order(&w->kinds[k]))
             qsort(w->kinds[k].items, w->kinds[k].n, sizeof *w->kinds[k].items, by_index);
     for (;;) {
         uint32_t next = HP_NONE;
