@@ -400,12 +400,12 @@ static hp_code scan(waste_state *s, const uint64_t *keep, uint64_t long_chars, i
                     hp_error *err)
 {
     const hp_heap *h = s->h;
-    uint32_t n = hp_heap_object_count(h), i, arr;
+    uint32_t n = hp_heap_object_count(h), i, arr, cls;
     for (i = 0; i < n; i++) /* the String backing arrays, which duplicate_arrays leaves to duplicate_strings */
         if ((i & 4095) == 0 && interrupt && interrupt(ctx))
             return hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted");
-        else if (hp_heap_object_kind(h, i) == HP_KIND_INSTANCE && s->tags[hp_heap_object_class(h, i)].tag == TAG_STRING &&
-            (arr = hp_heap_string_array(h, i)) != HP_NONE)
+        else if (hp_heap_object_kind(h, i) == HP_KIND_INSTANCE && (cls = hp_heap_object_class(h, i)) != HP_NONE &&
+                 s->tags[cls].tag == TAG_STRING && (arr = hp_heap_string_array(h, i)) != HP_NONE)
             s->string_arrays[arr >> 6] |= 1ull << (arr & 63);
     for (i = 0; i < n && !s->nomem; i++) {
         hp_kind kind;
