@@ -160,7 +160,7 @@ def test_total_counts_each_object_once(heap):
     assert [k.wasted_bytes for k in w] == sorted((k.wasted_bytes for k in w), reverse=True)
     assert len(w) == len(KINDS) and {k.kind for k in w} == set(KINDS)
     assert all(line.split()[0] in KINDS for line in str(w).splitlines()[1:-1])
-    assert "<table>" in w._repr_html_()
+    assert "data-hprofkit-view=\"waste\"" in w._repr_html_()
 
 
 def test_holders_fold_the_shortest_paths(heap):

@@ -178,12 +178,15 @@ class Waste:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from html import escape
-        from ._units import human_size
-        rows = "".join(f"<tr><td>{escape(k.kind)}</td><td>{k.objects:,}</td><td>{human_size(k.wasted_bytes)}</td></tr>"
-                       for k in self)
-        return (f"<table><tr><th>kind</th><th>objects</th><th>wasted</th></tr>{rows}"
-                f"<tr><td>total (each object once)</td><td></td><td>{human_size(self.total_bytes)}</td></tr></table>")
+        """The report's waste view (Jupyter): every kind with its largest objects and holders,
+        as the report's Limits cut them (no dominator tree computed for it)."""
+        from ._report.objects import ObjectTable
+        from ._report.page import view_html
+        from ._report.sections import Limits, waste_kinds
+        heap = next(iter(self.kinds.values())).heap
+        table = ObjectTable(heap, retained=False)
+        data = waste_kinds(self, table, Limits())
+        return view_html("waste", {**data, "objects": table.to_json()})
 
     def __repr__(self) -> str:
         return f"<Waste {self.total_bytes} bytes in {sum(1 for k in self.kinds.values() if k.objects)} kinds>"

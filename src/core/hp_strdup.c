@@ -50,34 +50,14 @@ static int text_compare(const hp_text *a, const hp_text *b)
 }
 
 /* Compares the texts of Strings i and j (both with text), then their indexes. */
-static int string_compare(const hp_heap *h, uint32_t i, uint32_t j)
+static int string_compare(const void *heap, uint32_t i, uint32_t j)
 {
     hp_text a, b;
     int c;
-    hp_heap_string(h, i, &a);
-    hp_heap_string(h, j, &b);
+    hp_heap_string(heap, i, &a);
+    hp_heap_string(heap, j, &b);
     c = text_compare(&a, &b);
     return c ? c : (i < j ? -1 : i > j);
-}
-
-/* Sorts run[0..n) by text then index (a merge sort: the comparison needs
- * the heap, which qsort cannot pass). */
-static void sort_by_text(const hp_heap *h, uint32_t *run, uint32_t *tmp, size_t n)
-{
-    size_t width, i;
-    for (width = 1; width < n; width *= 2) {
-        for (i = 0; i < n; i += 2 * width) {
-            size_t mid = i + width < n ? i + width : n, end = i + 2 * width < n ? i + 2 * width : n;
-            size_t a = i, b = mid, k = i;
-            while (a < mid && b < end)
-                tmp[k++] = string_compare(h, run[a], run[b]) <= 0 ? run[a++] : run[b++];
-            while (a < mid)
-                tmp[k++] = run[a++];
-            while (b < end)
-                tmp[k++] = run[b++];
-        }
-        memcpy(run, tmp, n * sizeof *run);
-    }
 }
 
 typedef struct dup_state {
@@ -186,7 +166,7 @@ static int split_run(dup_state *s, uint32_t *run, uint32_t *tmp, size_t n)
             break;
     }
     if (j < n) /* several texts share the hash: sorted by text (then index), each text is a stretch */
-        sort_by_text(s->h, run, tmp, n);
+        hp_sort_u32_by(run, tmp, n, string_compare, s->h);
     while (i < n) {
         hp_heap_string(s->h, run[i], &a);
         for (j = i + 1; j < n; j++) {

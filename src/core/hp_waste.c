@@ -219,8 +219,9 @@ static void object_array(waste_state *s, uint32_t i)
 }
 
 /* -1 / 0 / 1 as arrays i and j compare by type (class), length and contents, then index. */
-static int array_compare(const hp_heap *h, uint32_t i, uint32_t j)
+static int array_compare(const void *heap, uint32_t i, uint32_t j)
 {
+    const hp_heap *h = heap;
     hp_object a, b;
     int c;
     hp_heap_object(h, i, &a);
@@ -233,25 +234,6 @@ static int array_compare(const hp_heap *h, uint32_t i, uint32_t j)
     else
         c = a.data_len ? memcmp(a.data, b.data, (size_t)a.data_len) : 0;
     return c ? (c < 0 ? -1 : 1) : (i < j ? -1 : i > j);
-}
-
-/* Sorts run[0..n) by contents then index (a merge sort: the comparison needs the heap). */
-static void sort_by_contents(const hp_heap *h, uint32_t *run, uint32_t *tmp, size_t n)
-{
-    size_t width, i;
-    for (width = 1; width < n; width *= 2) {
-        for (i = 0; i < n; i += 2 * width) {
-            size_t mid = i + width < n ? i + width : n, end = i + 2 * width < n ? i + 2 * width : n;
-            size_t a = i, b = mid, k = i;
-            while (a < mid && b < end)
-                tmp[k++] = array_compare(h, run[a], run[b]) <= 0 ? run[a++] : run[b++];
-            while (a < mid)
-                tmp[k++] = run[a++];
-            while (b < end)
-                tmp[k++] = run[b++];
-        }
-        memcpy(run, tmp, n * sizeof *run);
-    }
 }
 
 static int same_contents(const hp_heap *h, uint32_t i, uint32_t j)
@@ -284,7 +266,7 @@ static int duplicates(waste_state *s, uint64_t *keys, size_t count, int kind, in
         for (g = 1; g < m && same_contents(s->h, run[0], run[g]); g++)
             ;
         if (g < m) /* several contents share the hash: sorted by contents, each a stretch */
-            sort_by_contents(s->h, run, tmp, m);
+            hp_sort_u32_by(run, tmp, m, array_compare, s->h);
         for (g = 1, first = 0; g < m && rc == 0; g++) {
             if (!same_contents(s->h, run[first], run[g]))
                 first = g;

@@ -958,6 +958,12 @@
       h("h3", { text: "Waste by kind: " + bytes(data.total_bytes || 0) + " (each object once)" }),
       kinds.length ? h("div", { cls: "hk-waste-kinds" }, kinds.map(function (k) { return wasteKind(k, ctx); }))
         : h("p", { cls: "hk-muted", text: "No waste found." }),
+      strings ? mat(strings, collections, arrays, ctx) : null]);
+  };
+
+  // MAT's waste queries (the report only: a notebook's Waste shows the kinds).
+  function mat(strings, collections, arrays, ctx) {
+    return h("div", {}, [
       h("h3", { cls: "hk-spaced", text: "Duplicate Strings" }),
       strings.rows.length ? dataTable([
         { label: "Text", get: function (r) { return r[0]; }, render: function (r) { return h("code", { cls: "hk-str", text: r[0] }); } },
@@ -987,7 +993,7 @@
         sort: 1, noun: "array", name: "large-arrays", page: 50,
         footer: restNote(arrays.rest, "more array", null, arrays.rest.rows ? bytes(arrays.rest.bytes) : "") })
         : h("p", { cls: "hk-muted", text: "None." })]);
-  };
+  }
 
   function drawView(name, el, data, ctx) {
     try {
