@@ -9,12 +9,17 @@
  *  - 300,000 distinct texts, each twice: hash collisions are told apart;
  *  - JDK 6 substrings sharing one char[] with a String of another text;
  *  - every dump of the shared data: every collection walked and measured,
- *    the waste per class, duplicate strings, allocation counts adding up. */
+ *    the waste per class, duplicate strings, allocation counts adding up;
+ *    every waste kind (hp_waste.h): each item re-read here (all zero, all
+ *    null, half null, a trailing zero run), lists largest waste first, sums
+ *    agreeing with the duplicate strings and the empty collections, the total
+ *    each object once, an interrupt stopping it (ASan sees leaks). */
 #include "valueskit.h"
 
 #include "hp_coll.h"
 #include "hp_heap.h"
 #include "hp_strdup.h"
+#include "hp_waste.h"
 
 /* ---- walks collected ---- */
 
@@ -281,6 +286,82 @@ static void test_substrings_share_arrays(void)
     free(b.d);
 }
 
+static int stop_now(void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
+
+/* Counts an array's zero elements (primitive) or nulls (object), and its trailing zero elements. */
+static void zeros_of(const hp_heap *h, uint32_t i, uint64_t *zeros, uint64_t *trailing, uint32_t *length)
+{
+    hp_object o;
+    uint32_t size, k, j;
+    hp_heap_object(h, i, &o);
+    size = (uint32_t)hp_type_size(o.elem_type, hp_heap_id_size(h));
+    *zeros = *trailing = 0;
+    *length = o.length;
+    for (k = 0; k < o.length; k++) {
+        for (j = 0; j < size && o.data[(uint64_t)k * size + j] == 0; j++)
+            ;
+        *zeros += j == size;
+        *trailing = j == size ? *trailing + 1 : 0;
+    }
+}
+
+static void check_items(const hp_heap *h, const hp_waste *w)
+{
+    int kind;
+    size_t k;
+    for (kind = 0; kind < HP_WASTE_KINDS; kind++) {
+        const hp_waste_list *l = &w->kinds[kind];
+        uint64_t sum = 0;
+        for (k = 0; k < l->n; k++) {
+            uint32_t i = l->items[k].index, length;
+            uint64_t zeros, trailing;
+            sum += l->items[k].wasted;
+            CHECK(k == 0 || l->items[k - 1].wasted >= l->items[k].wasted);
+            if (kind == HP_WASTE_ZERO_ARRAYS || kind == HP_WASTE_EMPTY_ARRAYS || kind == HP_WASTE_SPARSE_ARRAYS ||
+                kind == HP_WASTE_TRAILING_ZERO_ARRAYS) {
+                zeros_of(h, i, &zeros, &trailing, &length);
+                CHECK(length >= 1);
+                if (kind == HP_WASTE_ZERO_ARRAYS || kind == HP_WASTE_EMPTY_ARRAYS) {
+                    CHECK_EQ_U64(zeros, length);
+                    CHECK_EQ_U64(l->items[k].wasted, hp_heap_shallow_size(h, i));
+                } else if (kind == HP_WASTE_SPARSE_ARRAYS) {
+                    CHECK(2 * zeros >= length);
+                } else {
+                    CHECK(zeros < length && 2 * trailing >= length && trailing >= HP_WASTE_TRAILING_MIN);
+                }
+            }
+        }
+        CHECK_EQ_U64(sum, l->wasted);
+    }
+}
+
+/* The waste kinds of one dump of the shared data (see check_items), against hp_duplicate_strings
+ * and hp_coll_waste; dup_wasted: the duplicate strings' bytes, empty: the empty collections. */
+static void check_waste(const hp_heap *h, const hp_coll *c, uint64_t dup_wasted, uint64_t empty)
+{
+    hp_waste w;
+    hp_error err;
+    uint64_t sum = 0, most = 0;
+    int kind;
+    CHECK(hp_waste_find(h, c, NULL, 1024, NULL, &w, NULL, NULL, &err) == HP_OK);
+    check_items(h, &w);
+    CHECK_EQ_U64(w.kinds[HP_WASTE_DUPLICATE_STRINGS].wasted, dup_wasted);
+    CHECK_EQ_U64(w.kinds[HP_WASTE_EMPTY_COLLECTIONS].n, empty);
+    for (kind = 0; kind < HP_WASTE_KINDS; kind++)
+        if (kind != HP_WASTE_DIRECT_BUFFERS) {
+            sum += w.kinds[kind].wasted;
+            most = w.kinds[kind].wasted > most ? w.kinds[kind].wasted : most;
+        }
+    CHECK(w.total <= sum && w.total >= most);
+    hp_waste_free(&w, NULL);
+    CHECK(hp_waste_find(h, c, NULL, 1024, NULL, &w, stop_now, NULL, &err) == HP_E_ABORTED);
+    hp_waste_free(&w, NULL);
+}
+
 static void test_shared_dumps(void)
 {
     size_t n_inv = 0, k, walked_total = 0;
@@ -298,8 +379,9 @@ static void test_shared_dumps(void)
         hp_coll_class_waste *rows;
         hp_dup_string *dups = NULL;
         size_t n_dups = 0, traces;
-        uint64_t *objects, *sizes, total = 0, instances = 0;
+        uint64_t *objects, *sizes, total = 0, instances = 0, dup_wasted = 0, empty = 0;
         uint32_t i, n;
+        size_t k2;
         if (strstr(e->file, ".bz2") || e->subs[HP_SUB_INSTANCE_DUMP] == 0)
             continue;
         snprintf(rel, sizeof rel, "hprof/%s", e->file);
@@ -326,9 +408,14 @@ static void test_shared_dumps(void)
         walked_total += walked;
         rows = calloc(hp_heap_class_count(h) + 1, sizeof *rows);
         CHECK(rows && hp_coll_waste(c, NULL, rows, NULL, NULL, &err) == HP_OK);
+        for (i = 0; rows && i < hp_heap_class_count(h); i++)
+            empty += rows[i].empty;
         free(rows);
         CHECK(hp_duplicate_strings(h, NULL, NULL, 2, &dups, &n_dups, NULL, NULL, &err) == HP_OK);
+        for (k2 = 0; k2 < n_dups; k2++)
+            dup_wasted += dups[k2].wasted;
         free(dups);
+        check_waste(h, c, dup_wasted, empty);
         traces = hp_heap_trace_count(h);
         objects = calloc(traces + 1, 8);
         sizes = calloc(traces + 1, 8);
