@@ -138,6 +138,31 @@ static uint64_t read_be(const uint8_t *p, unsigned size)
     return v;
 }
 
+static uint64_t load64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static uint32_t load32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* The bytes of data[0..len) up to its last non-zero one (0: all zero), read a word at a time:
+ * arrays are most of a heap's bytes. */
+static uint64_t zero_tail(uint64_t len, const uint8_t *data)
+{
+    while (len >= 8 && load64(data + len - 8) == 0)
+        len -= 8;
+    while (len > 0 && data[len - 1] == 0)
+        len--;
+    return len;
+}
+
 static uint32_t hash32(const hp_object *o)
 {
     uint64_t x = hp_xxh64(o->data, (size_t)o->data_len, (uint64_t)o->elem_type << 32 | o->length);
@@ -184,8 +209,7 @@ static void primitive_array(waste_state *s, uint32_t i)
         push_u64(s, &s->keys[0], &s->n_keys[0], &s->cap_keys[0], (uint64_t)hash32(&o) << 32 | i);
     if (o.length == 0 || esize == 0 || o.data_len < (uint64_t)o.length * esize)
         return;
-    for (last = (uint64_t)o.length * esize; last > 0 && o.data[last - 1] == 0; last--)
-        ;
+    last = zero_tail((uint64_t)o.length * esize, o.data);
     if (last == 0) {
         push(s, HP_WASTE_ZERO_ARRAYS, i, hp_heap_shallow_size(h, i));
     } else {
@@ -200,18 +224,14 @@ static void object_array(waste_state *s, uint32_t i)
     const hp_heap *h = s->h;
     int id_size = hp_heap_id_size(h);
     hp_object o;
-    uint64_t nulls = 0, k, j;
+    uint64_t nulls = 0, k;
     hp_heap_object(h, i, &o);
     o.elem_type = (int)o.class_ord; /* equal object arrays are of one class */
     push_u64(s, &s->keys[1], &s->n_keys[1], &s->cap_keys[1], (uint64_t)hash32(&o) << 32 | i);
     if (o.length == 0 || o.data_len < (uint64_t)o.length * (uint64_t)id_size)
         return;
-    for (k = 0; k < o.length; k++) {
-        const uint8_t *p = o.data + k * (uint64_t)id_size;
-        for (j = 0; j < (uint64_t)id_size && p[j] == 0; j++)
-            ;
-        nulls += j == (uint64_t)id_size;
-    }
+    for (k = 0; k < o.length; k++) /* an id is 4 or 8 bytes (hp_heap_build refuses others) */
+        nulls += id_size == 8 ? load64(o.data + 8 * k) == 0 : load32(o.data + 4 * k) == 0;
     if (nulls == o.length)
         push(s, HP_WASTE_EMPTY_ARRAYS, i, hp_heap_shallow_size(h, i));
     if (2 * nulls >= o.length)
@@ -219,26 +239,39 @@ static void object_array(waste_state *s, uint32_t i)
 }
 
 /* -1 / 0 / 1 as arrays i and j compare by type (class), length and contents, then index. */
-static int array_compare(const void *heap, uint32_t i, uint32_t j)
+/* -1 / 0 / 1 as arrays a and b (described) compare by kind, type (class), length and contents. */
+static int contents_compare(const hp_object *a, const hp_object *b)
 {
-    const hp_heap *h = heap;
-    hp_object a, b;
     int c;
-    hp_heap_object(h, i, &a);
-    hp_heap_object(h, j, &b);
-    if (a.kind != b.kind || a.elem_type != b.elem_type || a.class_ord != b.class_ord || a.length != b.length ||
-        a.data_len != b.data_len)
-        c = a.kind != b.kind ? (a.kind < b.kind ? -1 : 1) : a.elem_type != b.elem_type ? (a.elem_type < b.elem_type ? -1 : 1)
-            : a.class_ord != b.class_ord ? (a.class_ord < b.class_ord ? -1 : 1) : a.length != b.length
-            ? (a.length < b.length ? -1 : 1) : (a.data_len < b.data_len ? -1 : 1);
-    else
-        c = a.data_len ? memcmp(a.data, b.data, (size_t)a.data_len) : 0;
-    return c ? (c < 0 ? -1 : 1) : (i < j ? -1 : i > j);
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    if (a->elem_type != b->elem_type)
+        return a->elem_type < b->elem_type ? -1 : 1;
+    if (a->class_ord != b->class_ord)
+        return a->class_ord < b->class_ord ? -1 : 1;
+    if (a->length != b->length || a->data_len != b->data_len)
+        return a->length != b->length ? (a->length < b->length ? -1 : 1) : (a->data_len < b->data_len ? -1 : 1);
+    c = a->data_len ? memcmp(a->data, b->data, (size_t)a->data_len) : 0;
+    return c < 0 ? -1 : c > 0;
 }
 
-static int same_contents(const hp_heap *h, uint32_t i, uint32_t j)
+/* Arrays i and j by contents, then index (hp_sort_u32_by's comparison). */
+static int array_compare(const void *heap, uint32_t i, uint32_t j)
 {
-    return array_compare(h, i, j) == (i < j ? -1 : i > j);
+    hp_object a, b;
+    int c;
+    hp_heap_object(heap, i, &a);
+    hp_heap_object(heap, j, &b);
+    c = contents_compare(&a, &b);
+    return c ? c : (i < j ? -1 : i > j);
+}
+
+/* Whether array j holds what `first` (described once for its whole run) holds. */
+static int same_as(const hp_heap *h, const hp_object *first, uint32_t j)
+{
+    hp_object b;
+    hp_heap_object(h, j, &b);
+    return contents_compare(first, &b) == 0;
 }
 
 /* The copies among arrays keyed hash32 << 32 | index: every member of a
@@ -247,8 +280,9 @@ static int duplicates(waste_state *s, uint64_t *keys, size_t count, int kind, in
 {
     uint32_t *run = s->a->malloc_fn((count ? count : 1) * sizeof *run);
     uint32_t *tmp = s->a->malloc_fn((count ? count : 1) * sizeof *tmp);
-    size_t k, m, j, g, first, runs = 0;
-    int rc = 0;
+    size_t k, m, j, g, runs = 0;
+    hp_object kept;
+    int rc = 0, one;
     if (!run || !tmp) {
         s->nomem = 1;
         rc = -1;
@@ -263,13 +297,17 @@ static int duplicates(waste_state *s, uint64_t *keys, size_t count, int kind, in
             run[m++] = (uint32_t)keys[j];
         if (m < 2)
             continue;
-        for (g = 1; g < m && same_contents(s->h, run[0], run[g]); g++)
+        hp_heap_object(s->h, run[0], &kept);
+        for (g = 1; g < m && same_as(s->h, &kept, run[g]); g++)
             ;
-        if (g < m) /* several contents share the hash: sorted by contents, each a stretch */
+        one = g == m; /* the usual run: one contents, each member compared once */
+        if (!one) { /* several contents share the hash: sorted by contents, each a stretch */
             hp_sort_u32_by(run, tmp, m, array_compare, s->h);
-        for (g = 1, first = 0; g < m && rc == 0; g++) {
-            if (!same_contents(s->h, run[first], run[g]))
-                first = g;
+            hp_heap_object(s->h, run[0], &kept);
+        }
+        for (g = 1; g < m && rc == 0; g++) {
+            if (!one && !same_as(s->h, &kept, run[g]))
+                hp_heap_object(s->h, run[g], &kept); /* a stretch begins: its first is kept */
             else if (push(s, kind, run[g], hp_heap_shallow_size(s->h, run[g])) < 0)
                 rc = -1;
         }

@@ -7,6 +7,7 @@
  *    not a hang), a deque whose head lies outside its array, an
  *    ALLOC_SITES record shorter than its sites (HP_E_TRUNCATED);
  *  - 300,000 distinct texts, each twice: hash collisions are told apart;
+ *    300,000 distinct byte[]s and Object[]s, each twice, likewise;
  *  - JDK 6 substrings sharing one char[] with a String of another text;
  *  - every dump of the shared data: every collection walked and measured,
  *    the waste per class, duplicate strings, allocation counts adding up;
@@ -233,6 +234,48 @@ static void chars(bb *b, uint64_t id, const char *text)
 /* JDK 6 substrings share one char[]: an array a String of another text
  * also holds is not freed with the duplicates, and does not count as
  * wasted; one only the duplicates hold counts once. */
+/* 300,000 distinct byte[]s and Object[]s, each twice: among 600,000 arrays 32-bit hashes
+ * collide (some tens of pairs), and each copy must still be told from the arrays of
+ * another contents sharing its hash: exactly N copies of each kind, each its pair's. */
+static void test_many_arrays(void)
+{
+    enum { N = 300000 };
+    bb b;
+    hp_heap_options opt;
+    hp_heap *h = NULL;
+    hp_error err;
+    hp_waste w;
+    size_t k;
+    uint32_t i;
+    vk_head(&b, 4);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+    for (i = 0; i < N; i++) {
+        char text[16];
+        uint32_t len = (uint32_t)snprintf(text, sizeof text, "a%u", i);
+        uint64_t base = 0x100000 + (uint64_t)i * 32;
+        const uint64_t elements[2] = { 0x100000 + (uint64_t)i * 32, 0x100000 + (uint64_t)(N - 1 - i) * 32 };
+        vk_bytes(&b, base, text, len);
+        vk_bytes(&b, base + 8, text, len);
+        vk_objects(&b, base + 16, 2, elements);
+        vk_objects(&b, base + 24, 2, elements);
+    }
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(&b);
+    memset(&opt, 0, sizeof opt);
+    CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
+    CHECK(hp_waste_find(h, NULL, NULL, 1024, NULL, &w, NULL, NULL, &err) == HP_OK);
+    CHECK_EQ_U64(w.kinds[HP_WASTE_DUPLICATE_ARRAYS].n, N);
+    CHECK_EQ_U64(w.kinds[HP_WASTE_DUPLICATE_OBJECT_ARRAYS].n, N);
+    for (k = 0; k < w.kinds[HP_WASTE_DUPLICATE_ARRAYS].n; k++) /* the second of a pair (ids base, base + 8) */
+        CHECK(hp_heap_object_id(h, w.kinds[HP_WASTE_DUPLICATE_ARRAYS].items[k].index) % 32 == 8);
+    for (k = 0; k < w.kinds[HP_WASTE_DUPLICATE_OBJECT_ARRAYS].n; k++)
+        CHECK(hp_heap_object_id(h, w.kinds[HP_WASTE_DUPLICATE_OBJECT_ARRAYS].items[k].index) % 32 == 24);
+    hp_waste_free(&w, NULL);
+    hp_heap_free(h);
+    free(b.d);
+}
+
 static void test_substrings_share_arrays(void)
 {
     enum { N_OFFSET = 100, N_COUNT };
@@ -519,6 +562,7 @@ int main(void)
     test_crafted(4);
     test_crafted(8);
     test_many_texts();
+    test_many_arrays();
     test_substrings_share_arrays();
     test_shared_dumps();
     return check_report("test_values");
