@@ -37,8 +37,6 @@ typedef struct waste_state {
     uint64_t *string_arrays;  /* a bit per object: arrays a String holds */
     uint64_t *keys[2];        /* primitive, object arrays: hash32 << 32 | index */
     size_t n_keys[2], cap_keys[2];
-    uint64_t *box_values;     /* the boxed_numbers items' values, in index order */
-    size_t n_box_values, cap_box_values;
     int nomem;
 } waste_state;
 
@@ -128,6 +126,27 @@ static void tag_classes(const hp_heap *h, class_tag *tags)
     }
 }
 
+/* Room made at once for the lists whose size the classes tell (the arrays' keys, the boxes):
+ * grown by doubling they would take up to twice it.  Arrays of no class grow them later. */
+static void reserve(waste_state *s)
+{
+    uint32_t n = hp_heap_class_count(s->h), ord;
+    uint64_t want[3] = { 0, 0, 0 }; /* primitive arrays, object arrays, boxes */
+    hp_waste_list *boxes = &s->out->kinds[HP_WASTE_BOXED_NUMBERS];
+    int k;
+    for (ord = 0; ord < n; ord++) {
+        hp_class_info info;
+        hp_heap_class(s->h, ord, &info);
+        want[info.elem_type == HP_T_OBJECT ? 1 : info.elem_type ? 0 : 2] +=
+            info.elem_type || s->tags[ord].tag == TAG_BOX ? info.instances : 0;
+    }
+    for (k = 0; k < 2; k++)
+        if (want[k] && (s->keys[k] = s->a->malloc_fn((size_t)want[k] * sizeof *s->keys[k])) != NULL)
+            s->cap_keys[k] = (size_t)want[k];
+    if (want[2] && (boxes->items = s->a->malloc_fn((size_t)want[2] * sizeof *boxes->items)) != NULL)
+        boxes->cap = (size_t)want[2];
+}
+
 /* Big-endian field bytes as an unsigned number. */
 static uint64_t read_be(const uint8_t *p, unsigned size)
 {
@@ -186,8 +205,7 @@ static void instance(waste_state *s, uint32_t i, uint32_t cls, uint64_t long_cha
         return; /* a record shorter than its class's layout: no value to read */
     if (t->tag == TAG_BOX) {
         uint64_t size = hp_heap_shallow_size(h, i);
-        if (push(s, HP_WASTE_BOXED_NUMBERS, i, size > t->size ? size - t->size : 0) == 0)
-            push_u64(s, &s->box_values, &s->n_box_values, &s->cap_box_values, read_be(o.data + t->offset, t->size));
+        push(s, HP_WASTE_BOXED_NUMBERS, i, size > t->size ? size - t->size : 0);
     } else { /* a view (slice, duplicate, read-only copy) shares its `att`'s memory: counted there */
         int32_t capacity = (int32_t)read_be(o.data + t->offset, 4);
         int id_size = hp_heap_id_size(h);
@@ -317,7 +335,16 @@ static int duplicates(waste_state *s, uint64_t *keys, size_t count, int kind, in
     return rc;
 }
 
-/* The duplicate boxes: per box class, the values sorted; every repeat is a copy. */
+/* A box's value (boxed_numbers' items have one: the scan checked its record). */
+static uint64_t box_value(const waste_state *s, uint32_t i, const class_tag *t)
+{
+    hp_object o;
+    hp_heap_object(s->h, i, &o);
+    return read_be(o.data + t->offset, t->size);
+}
+
+/* The duplicate boxes: per box class, the values (read again: keeping them would cost 8 bytes a
+ * box for the whole scan) sorted; every repeat is a copy. */
 static void duplicate_boxes(waste_state *s)
 {
     const hp_waste_list *l = &s->out->kinds[HP_WASTE_BOXED_NUMBERS];
@@ -335,7 +362,7 @@ static void duplicate_boxes(waste_state *s)
         for (k = m = 0; k < l->n; k++)
             if (hp_heap_object_class(s->h, l->items[k].index) == ord) {
                 size = hp_heap_shallow_size(s->h, l->items[k].index);
-                vals[m++] = s->box_values[k];
+                vals[m++] = box_value(s, l->items[k].index, &s->tags[ord]);
             }
         hp_sort_u64(vals, m, 64);
         for (k = 1; k < m; k++)
@@ -464,11 +491,11 @@ hp_code hp_waste_find(const hp_heap *h, const hp_coll *coll, const uint64_t *kee
     memset(s.tags, 0, (classes ? classes : 1) * sizeof *s.tags);
     memset(s.string_arrays, 0, hp_bits_bytes(hp_heap_object_count(h)) + 8);
     tag_classes(h, s.tags);
+    reserve(&s);
     if ((rc = scan(&s, keep, long_string_chars, interrupt, ctx, err)) != HP_OK)
         goto done;
     if (s.nomem)
         goto nomem;
-    duplicate_boxes(&s);
     for (k = 0; k < 2 && !s.nomem; k++) {
         r = duplicates(&s, s.keys[k], s.n_keys[k], k ? HP_WASTE_DUPLICATE_OBJECT_ARRAYS : HP_WASTE_DUPLICATE_ARRAYS,
                        interrupt, ctx);
@@ -479,6 +506,8 @@ hp_code hp_waste_find(const hp_heap *h, const hp_coll *coll, const uint64_t *kee
             goto done;
         }
     }
+    if (!s.nomem) /* after the arrays' keys are freed */
+        duplicate_boxes(&s);
     if (s.nomem)
         goto nomem;
     if (coll)
@@ -501,7 +530,6 @@ done:
     s.a->free_fn(s.string_arrays);
     s.a->free_fn(s.keys[0]);
     s.a->free_fn(s.keys[1]);
-    s.a->free_fn(s.box_values);
     return rc;
 }
 
