@@ -54,9 +54,12 @@ typedef struct hp_waste {
  * in one pass over the index (plus hp_coll_measure_each's and
  * hp_duplicate_string_copies' walks; duplicates grouped by 32-bit hashes
  * radix-sorted with their index, a run of one hash told apart by sorting
- * it by contents).  Memory beyond the index: 16 bytes an item, 8 a
- * primitive or object array, 16 a String with text, 8 a box, 3 bits an
- * object.  `coll` (NULL: no collection kinds) gives the layouts.
+ * it by contents).  Memory beyond the index: 16 bytes an item (lists
+ * grown by half, the boxes' sized at once), 16 a primitive or object array
+ * while its duplicates are grouped (its key, then its place in a run), 40 a
+ * String with text while the duplicate Strings are, 4 bits an object
+ * (String arrays; the collection walk's 3).  `coll` (NULL: no collection
+ * kinds) gives the layouts.
  * interrupt (may be NULL) is called every few thousand objects; non-zero
  * stops with HP_E_ABORTED.  *out is the caller's to free with
  * hp_waste_free (also after a failure). */
