@@ -97,13 +97,57 @@ static int is_named(const hp_heap *h, uint32_t ord, const char *name)
     return info.name && hp_java_name_equals(info.name, info.name_len, name, strlen(name));
 }
 
-/* Tags the box classes, java.lang.String and java.nio.DirectByteBuffer and its subclasses. */
-static void tag_classes(const hp_heap *h, class_tag *tags)
+/* Tags class `ord` and its unresolved superclasses as direct buffers or not, each after its
+ * superclass: a climb to a class resolved before (or the root, or one of this climb: a loop,
+ * none of which is a buffer), then down again.  A subclass's capacity and att lie where its
+ * superclass's do, after its own fields (instance data: the class's own fields first), so a
+ * chain of a million subclasses costs a million steps, not a million field lists.
+ * state: 0 not seen, 1 resolved, 2 on this climb. */
+static void tag_direct(const hp_heap *h, class_tag *tags, uint8_t *state, uint32_t *path, uint32_t ord)
+{
+    size_t depth = 0;
+    uint32_t up = ord;
+    int loop;
+    hp_class_info info, super;
+    while (up != HP_NONE && state[up] == 0) {
+        state[up] = 2;
+        path[depth++] = up;
+        hp_heap_class(h, up, &info);
+        up = info.super_ord;
+    }
+    loop = up != HP_NONE && state[up] == 2;
+    while (depth > 0) {
+        uint32_t c = path[--depth];
+        class_tag *t = &tags[c];
+        state[c] = 1;
+        if (loop || t->tag != TAG_NONE)
+            continue;
+        hp_heap_class(h, c, &info);
+        if (is_named(h, c, "java.nio.DirectByteBuffer")) {
+            class_tag att;
+            if (find_field(h, c, "capacity", HP_T_INT, t)) {
+                t->tag = TAG_DIRECT;
+                t->att = find_field(h, c, "att", HP_T_OBJECT, &att) ? att.offset : HP_NONE;
+            }
+        } else if (info.super_ord != HP_NONE && tags[info.super_ord].tag == TAG_DIRECT) {
+            hp_heap_class(h, info.super_ord, &super);
+            if (info.data_size >= super.data_size) {
+                uint32_t own = info.data_size - super.data_size;
+                *t = tags[info.super_ord];
+                t->offset += own;
+                if (t->att != HP_NONE)
+                    t->att += own;
+            }
+        }
+    }
+}
+
+/* Tags the box classes, java.lang.String and java.nio.DirectByteBuffer and its subclasses
+ * (DirectByteBufferR).  state and path: room for a byte and an ordinal a class. */
+static void tag_classes(const hp_heap *h, class_tag *tags, uint8_t *state, uint32_t *path)
 {
     uint32_t n = hp_heap_class_count(h), ord, k;
     for (ord = 0; ord < n; ord++) {
-        hp_class_info info;
-        uint32_t up = ord;
         if (is_named(h, ord, "java.lang.String")) {
             tags[ord].tag = TAG_STRING;
             continue;
@@ -113,17 +157,10 @@ static void tag_classes(const hp_heap *h, class_tag *tags)
                 tags[ord].tag = TAG_BOX;
                 break;
             }
-        /* a subclass of DirectByteBuffer (DirectByteBufferR) is one: its superclasses, a bounded climb */
-        for (k = 0; k < 64 && up != HP_NONE && tags[ord].tag == TAG_NONE; k++) {
-            if (is_named(h, up, "java.nio.DirectByteBuffer") && find_field(h, ord, "capacity", HP_T_INT, &tags[ord])) {
-                class_tag att;
-                tags[ord].tag = TAG_DIRECT;
-                tags[ord].att = find_field(h, ord, "att", HP_T_OBJECT, &att) ? att.offset : HP_NONE;
-            }
-            hp_heap_class(h, up, &info);
-            up = info.super_ord;
-        }
     }
+    for (ord = 0; ord < n; ord++)
+        if (state[ord] == 0)
+            tag_direct(h, tags, state, path, ord);
 }
 
 /* Room made at once for the lists whose size the classes tell (the arrays' keys, the boxes):
@@ -477,7 +514,8 @@ hp_code hp_waste_find(const hp_heap *h, const hp_coll *coll, const uint64_t *kee
 {
     waste_state s;
     hp_code rc = HP_OK;
-    uint32_t classes = hp_heap_class_count(h);
+    uint32_t classes = hp_heap_class_count(h), *path;
+    uint8_t *state;
     int k, r;
     memset(out, 0, sizeof *out);
     memset(&s, 0, sizeof s);
@@ -490,7 +528,17 @@ hp_code hp_waste_find(const hp_heap *h, const hp_coll *coll, const uint64_t *kee
         goto nomem;
     memset(s.tags, 0, (classes ? classes : 1) * sizeof *s.tags);
     memset(s.string_arrays, 0, hp_bits_bytes(hp_heap_object_count(h)) + 8);
-    tag_classes(h, s.tags);
+    state = s.a->malloc_fn(classes ? classes : 1);
+    path = s.a->malloc_fn((classes ? classes : 1) * sizeof *path);
+    if (!state || !path) {
+        s.a->free_fn(state);
+        s.a->free_fn(path);
+        goto nomem;
+    }
+    memset(state, 0, classes ? classes : 1);
+    tag_classes(h, s.tags, state, path);
+    s.a->free_fn(state);
+    s.a->free_fn(path);
     reserve(&s);
     if ((rc = scan(&s, keep, long_string_chars, interrupt, ctx, err)) != HP_OK)
         goto done;
