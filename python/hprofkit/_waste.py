@@ -125,11 +125,12 @@ class WasteKind:
         first; n of them (None: all).  One search (heap.paths_to_root) for all the objects."""
         if self._holders is None:
             folded: dict[tuple[str, Optional[str], Optional[str]], list[int]] = {}
-            paths = self.heap.paths_to_root([item.object for item in self.items]) if self.objects else []
-            for path, item in zip(paths, self.items):
+            find = self.heap.object  # not self.items: the objects live for the search only
+            paths = self.heap.paths_to_root([find(i) for i in self._ids]) if self.objects else []
+            for path, wasted in zip(paths, self._bytes):
                 row = folded.setdefault(holder_key(path), [0, 0])
                 row[0] += 1
-                row[1] += item.wasted_bytes
+                row[1] += wasted
             rows = [Holder(*key, objects, wasted) for key, (objects, wasted) in folded.items()]
             rows.sort(key=lambda h: (-h.wasted_bytes, -h.objects, h.ref_type, h.class_name or "", h.name or ""))
             self._holders = rows
@@ -165,9 +166,6 @@ class Waste:
 
     def __len__(self) -> int:
         return len(self.kinds)
-
-    def rows(self) -> list[tuple[str, int, int]]:
-        return [(k.kind, k.objects, k.wasted_bytes) for k in self]
 
     def __str__(self) -> str:
         from ._units import human_size
