@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from ._progress import ProgressArg
     from ._report.tree import View
     from ._tree import Group, MergedPaths, _VirtualRoot
-    from .leaks import Leak, Report
     from ._waste import Waste
+    from .leaks import Leak, Report
     from .match import Matcher
 
 __all__ = ["Heap", "HeapObject", "HeapClass", "ObjectTable", "GroupTable", "Reference", "Referrer", "Field", "GcRoot",
