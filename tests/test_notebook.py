@@ -193,3 +193,22 @@ def test_a_diff_shows_sizes_in_human_units(heap):
     row = result.rows[0]
     figures_in_order(page, [html.escape(row.name), f"{row.count_delta:+,}", human_size(abs(row.shallow_delta))])
     assert f"title='{row.shallow_delta:+,} B'" in page
+
+
+def test_waste_shows_the_reports_view_of_every_kind(executed, heap):
+    """heap.waste() in a notebook: report.js's waste view, its data every kind's figures, largest
+    objects and holders as the report cuts them (the browser test sees it drawn)."""
+    from hprofkit._report.sections import Limits
+    page = notebook_run.html_of(executed[0], "waste")
+    (raw,) = re.findall(r'data-hprofkit-view="waste"[^>]*>(.*?)</script>', page, re.S)
+    data = json.loads(html.unescape(raw))
+    w = heap.waste()
+    assert data["total_bytes"] == w.total_bytes
+    assert [(k["kind"], k["objects"], k["wasted_bytes"]) for k in data["kinds"]] == \
+        [(k.kind, k.objects, k.wasted_bytes) for k in w]
+    rows = data["objects"]["rows"]
+    for row, kind in zip(data["kinds"], w):
+        assert [(int(rows[r][0], 16), b) for r, b in row["items"]] == \
+            [(i.object.id, i.wasted_bytes) for i in kind.items[:Limits().waste_items]]
+        assert row["holders"] == [[str(h), h.objects, h.wasted_bytes] for h in kind.holders(Limits().waste_holders)]
+    assert all(r[4] is None for r in rows)  # no dominator tree computed for the view

@@ -21,6 +21,7 @@ from ._heap import (Field, GcRoot, GcRoots, GroupTable, Heap, HeapClass, HeapObj
                     Referrer, ResultList, StackFrame, open_heap)
 from ._layout import Layout
 from ._values import AllocationSite, AllocSite, ClassCount, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
+from ._waste import Holder, Waste, WasteItem, WasteKind
 
 # Python stands on C: the package hands its classes down to the C module
 # once, here, and the module never imports the package (docs/architecture.md).
@@ -99,6 +100,7 @@ __all__ = [
     "DiffRow", "sql", "tables", "to_parquet", "connect", "report", "pprof", "batch", "BatchResult", "BatchRow", "LeakGroup",
     "ClassTotal", "Bitmap", "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths", "ClassNode", "ClassTree",
     "AllocationSite", "AllocSite", "ClassCount", "CollectionWaste", "DuplicateString", "LargeArray", "ObjectTable",
+    "Holder", "Waste", "WasteItem", "WasteKind",
     "GroupTable", "ResultList",
     "Mapping", "MappedFrame", "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",
 ]

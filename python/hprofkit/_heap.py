@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ._report.tree import View
     from ._classtree import ClassTree
     from ._tree import Group, MergedPaths, _VirtualRoot
+    from ._waste import Waste
     from .leaks import Leak, Report
     from .match import Matcher
 
@@ -523,6 +524,15 @@ class Heap(_hprof.Heap):
         a LargeArray(array, bytes) whose dominator and path are computed on first access.
         unreachable=True lists garbage arrays too."""
         return ResultList(_values.large_arrays(self, min_bytes, self._members(unreachable)), "large_arrays")
+
+    def waste(self, unreachable: Optional[bool] = None) -> Waste:
+        """Memory waste as JXRay reports it: every kind (duplicate and zero arrays, boxed
+        numbers, empty/small/sparse collections, direct buffers...; docs/waste.md defines
+        each) over the reachable objects (unreachable=True: garbage too), as a
+        hprofkit.Waste: w["zero_arrays"] a WasteKind (.objects, .wasted_bytes, .items,
+        .holders(n)), iteration largest waste first, total_bytes each object once."""
+        from ._waste import waste
+        return waste(self, self._members(unreachable))
 
     def bitmaps(self) -> list[Bitmap]:
         """Every android.graphics.Bitmap of the heap as a hprofkit.Bitmap (size, config,

@@ -9,7 +9,8 @@
 hprofkit's tables (the Python API's values, row for row):
 
 - ``objects(id, class_id, kind, shallow_size, retained_size, heap, dominator_id, reachable,
-  root_distance, root_type, array_length, array_hash, string_length, value_string)``
+  root_distance, root_type, array_length, array_hash, array_nulls, array_refs_hash,
+  array_trailing_zeros, string_length, value_string)``
 - ``references(source_id, target_id, name, qualified_name)``
 - ``classes(id, name, super_id, loader_id, instance_size, kind)``
 - ``roots(object_id, kind)``
@@ -151,6 +152,9 @@ def _objects(pa: ModuleType, raw: Columns, dicts: Columns, retained: bool) -> _p
         "root_type": _dictionary(pa, pa.int8(), n, o["root_type"], _text(pa, dicts["root_kinds"]), o["root_valid"]),
         "array_length": _fixed(pa, pa.int64(), n, o["array_length"], o["array_valid"]),
         "array_hash": _fixed(pa, pa.int64(), n, o["array_hash"], o["hash_valid"]),
+        "array_nulls": _fixed(pa, pa.int64(), n, o["array_nulls"], o["nulls_valid"]),
+        "array_refs_hash": _fixed(pa, pa.int64(), n, o["array_refs_hash"], o["nulls_valid"]),
+        "array_trailing_zeros": _fixed(pa, pa.int64(), n, o["array_trailing_zeros"], o["zeros_valid"]),
         "string_length": _fixed(pa, pa.int64(), n, s["string_length"], s["string_valid"]),
         "value_string": pa.chunked_array(chunks, pa.string()),
     })
