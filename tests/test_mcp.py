@@ -167,10 +167,17 @@ def test_root_refuses_paths_outside_it(tmp_path):
              ("histogram", {"path": str(inside / ".." / ".." / JDK7.name)}),
              ("diff", {"path": str(inside / "app.hprof"), "other_path": str(JDK7)}),
              ("sql", {"path": str(JDK7), "query": "select 1"})]
-    _, (ok, *refused) = serve(calls, "--root", str(inside))
+    reads = [("sql", {"path": str(inside / "app.hprof"), "query": query}) for query in (
+        f"select * from read_csv('{JDK7.parent / 'SOURCES.md'}')", f"copy (select 1) to '{tmp_path / 'out.csv'}'",
+        "set enable_external_access = true")]
+    _, (ok, *refused) = serve(calls + reads, "--root", str(inside))
     assert not ok.is_error
-    for result in refused:
+    for result in refused[:-len(reads)]:
         assert result.is_error and "outside the allowed root" in result.content[0].text
+    for result in refused[-len(reads):]:  # DuckDB may not read or write files by name either
+        assert result.is_error and ("disabled by config" in result.content[0].text
+                                    or "Cannot change configuration" in result.content[0].text)
+    assert not (tmp_path / "out.csv").exists()
 
 
 def test_a_corrupt_dump_is_a_tool_error_and_the_server_goes_on(tmp_path):
@@ -179,12 +186,14 @@ def test_a_corrupt_dump_is_a_tool_error_and_the_server_goes_on(tmp_path):
     with pytest.raises(hprofkit.HprofError) as expected:
         hprofkit.open_heap(bad).close()
     calls = [("overview", {"path": str(bad)}), ("object", {"path": str(JDK8), "object_id": "0x1"}),
-             ("open", {"path": str(tmp_path / "missing.hprof")}), ("open", {"path": str(JDK8)})]
-    _, (corrupt, unknown, missing, ok) = serve(calls)
+             ("open", {"path": str(tmp_path / "missing.hprof")}),
+             ("sql", {"path": str(JDK8), "query": "select nothing from nowhere"}), ("open", {"path": str(JDK8)})]
+    _, (corrupt, unknown, missing, bad_query, ok) = serve(calls)
     assert corrupt.is_error and " ".join(str(expected.value).split()) in corrupt.content[0].text
     assert "\n" not in corrupt.content[0].text
     assert unknown.is_error and "no object 0x1" in unknown.content[0].text
     assert missing.is_error and "is not a file" in missing.content[0].text
+    assert bad_query.is_error and "nowhere" in bad_query.content[0].text
     assert not ok.is_error
 
 

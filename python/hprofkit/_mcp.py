@@ -209,10 +209,20 @@ def build_server(heaps: OpenHeaps) -> Any:
     @tool
     def sql(path: str, query: str, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
         """DuckDB SQL over the heap's tables (objects, classes, refs, roots...: docs/sql.md); needs
-        the `tables` extra.  The tables are built once per open dump."""
-        from ._tables import sql as run_sql
+        the `tables` extra.  The tables are built once per open dump; no file other than the dump
+        can be read or written."""
+        duckdb = require("duckdb", "tables", "the sql tool")
+        from ._tables import connect, query_table
         tables = heaps.extra(path, "tables", lambda heap: heap.tables())
-        result = run_sql(tables, query)
+        with connect(tables) as con:
+            # DuckDB reads and writes files by name (read_csv, COPY, ATTACH): off, and locked against
+            # the query turning it back on, so --root holds for SQL too
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+            try:
+                result = query_table(con, query)
+            except duckdb.Error as exc:
+                raise ValueError(str(exc)) from None
         limit = clamp(limit)
         cells = result.slice(0, limit).to_pylist()
         return {"columns": list(result.column_names),
