@@ -98,7 +98,7 @@ def build_server(heaps: OpenHeaps) -> Any:
         f"Lists are cut to `limit` rows (at most {MAX_LIMIT}) with `total` and `left_out`; texts to "
         f"{TEXT_LIMIT} characters with their `length`."))
 
-    def tool(fn: F) -> F:
+    def tool(fn: F) -> F:  # open_, object_: named so as not to hide the builtins; the tools drop the "_"
         server.add_tool(tool_errors(fn), name=fn.__name__.rstrip("_"), description=fn.__doc__)
         return fn
 
@@ -144,7 +144,7 @@ def build_server(heaps: OpenHeaps) -> Any:
         return rows(children, limit, ref)
 
     @tool
-    def object(path: str, object_id: str, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    def object_(path: str, object_id: str, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
         """One object: class, sizes, GC root kinds, fields with values (or an array's elements), its
         outgoing references and its referrers (each list cut to limit), a String's text."""
         obj = find(heaps.get(path), object_id)

@@ -59,12 +59,16 @@ class OpenHeaps:
                 self._heaps.move_to_end(key)
                 return heap
             heap = open_heap(key[0])
+            for stale in [k for k in self._heaps if k[0] == key[0]]:  # the dump as it was before a rewrite
+                self._drop(stale)
             self._heaps[key] = heap
             while len(self._heaps) > self.size:
-                old, evicted = self._heaps.popitem(last=False)
-                self._extras.pop(old, None)
-                evicted.close()
+                self._drop(next(iter(self._heaps)))
             return heap
+
+    def _drop(self, key: tuple[str, int]) -> None:
+        self._extras.pop(key, None)
+        self._heaps.pop(key).close()
 
     def extra(self, path: str, name: str, build: Any) -> Any:
         """What build(heap) gives for path's heap, built once while the heap stays open."""
