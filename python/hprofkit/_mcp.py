@@ -251,12 +251,9 @@ def retainer_row(pair: tuple[HeapObject, int]) -> dict[str, Any]:
 
 
 def cell(v: Any) -> Any:
-    """An SQL cell as JSON (bytes and other types as their text), cut at TEXT_LIMIT."""
-    if isinstance(v, (bool, int, float)) or v is None:
-        return v
-    if isinstance(v, str):
-        return value(v)
-    return value(json.dumps(v, default=str) if isinstance(v, (list, dict)) else str(v))
+    """An SQL cell as JSON: a list or struct as its JSON text, bytes and the rest as theirs, cut at
+    TEXT_LIMIT."""
+    return value(json.dumps(v, default=str) if isinstance(v, (list, dict)) else v)
 
 
 def serve(root: Optional[str] = None) -> None:
