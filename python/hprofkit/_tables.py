@@ -503,12 +503,18 @@ def sql(source: Tables, query: str, params: Sequence[object] | Mapping[str, obje
     is a reserved word in SQL: write ``"references"`` or its alias ``refs``.  Perfetto's
     heap_graph_* tables are views (docs/sql.md)."""
     with connect(source, **options) as con:
-        relation = con.sql(query, params=params)
-        if relation is None:  # a statement without a result (SET, CREATE...)
-            return _pa().table({})
-        # DuckDB 2 renamed arrow() to to_arrow_table().
-        fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
-        return _int64_sums(fetch())
+        return query_table(con, query, params)
+
+
+def query_table(con: _duckdb.DuckDBPyConnection, query: str,
+                params: Sequence[object] | Mapping[str, object] | None = None) -> _pyarrow.Table:
+    """The result of query on con as a pyarrow Table (sql() and the MCP server's sql tool)."""
+    relation = con.sql(query, params=params)
+    if relation is None:  # a statement without a result (SET, CREATE...)
+        return _pa().table({})
+    # DuckDB 2 renamed arrow() to to_arrow_table().
+    fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+    return _int64_sums(fetch())
 
 
 def _int64_sums(table: _pyarrow.Table) -> _pyarrow.Table:
