@@ -626,19 +626,3 @@ def test_halving_keeps_the_waste_threshold():
     halved = SMALL.halved()
     assert halved.large_array_bytes == SMALL.large_array_bytes and halved.page_bytes == SMALL.page_bytes
     assert (halved.threads, halved.tree_children, halved.duplicate_strings) == (1, 2, 5)
-
-
-def test_waste_kinds_of_many_objects_leave_their_holders_to_the_api(tmp_path):
-    """A kind of more than Limits.waste_holder_objects objects shows no holders (folding them
-    takes a path an object); the others show heap.waste()'s own."""
-    with opened(SERVICE_BINDER) as src:
-        data = collect(src, limits=Limits(waste_holder_objects=50))
-        w = src.heap.waste()
-        kinds = {k["kind"]: k for k in data["sections"]["waste"]["kinds"]}
-        assert any(k.objects > 50 for k in w) and any(0 < k.objects <= 50 for k in w)
-        for kind in w:
-            got = kinds[kind.kind]["holders"]
-            if kind.objects > 50:
-                assert got is None
-            else:
-                assert got == [[str(h), h.objects, h.wasted_bytes] for h in kind.holders(Limits().waste_holders)]

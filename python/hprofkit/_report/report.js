@@ -1030,8 +1030,6 @@
     return h("details", { cls: "hk-more-details hk-waste-kind", data: { kind: k.kind } }, [
       h("summary", { text: k.kind + ": " + k.objects.toLocaleString("en-US") + " objects, " + bytes(k.wasted_bytes) }),
       h("h4", { text: "Held by" }),
-      k.holders === null ? h("p", { cls: "hk-muted hk-waste-no-holders", text: "Too many objects to fold into " +
-        "holders in this page (a path each): heap.waste()[\"" + k.kind + "\"].holders() folds them." }) :
       h("ul", { cls: "hk-waste-holders" }, k.holders.map(function (r) {
         return h("li", { data: { objects: r[1], wasted: r[2] } },
                  [h("code", { text: r[0] }), " " + r[1].toLocaleString("en-US") + " objects, " + bytes(r[2])]);

@@ -47,7 +47,6 @@ class Limits:
     large_array_bytes: int = 1 << 20  # a primitive array this big or bigger is a large array
     waste_items: int = 20       # objects listed per kind of waste (heap.waste())
     waste_holders: int = 10     # fields holding each kind of waste
-    waste_holder_objects: int = 200_000  # a kind of more objects shows no holders (a path each, in Python)
     page_bytes: int = 10 << 20
 
     def halved(self) -> "Limits":
@@ -56,7 +55,7 @@ class Limits:
                                 if f.name not in _NOT_HALVED})
 
 
-_NOT_HALVED = ("page_bytes", "large_array_bytes", "waste_holder_objects")
+_NOT_HALVED = ("page_bytes", "large_array_bytes")
 
 
 # Classes the overview's composition bar shows (the rest is one part).
@@ -430,8 +429,7 @@ def waste_kinds(w: Waste, table: ObjectTable, limits: Limits) -> dict[str, Any]:
     return {"total_bytes": w.total_bytes,
             "kinds": [{"kind": k.kind, "objects": k.objects, "wasted_bytes": k.wasted_bytes,
                        "items": [[table.row(i.object), i.wasted_bytes] for i in k.top(limits.waste_items)],
-                       "holders": None if k.objects > limits.waste_holder_objects else
-                       [[str(h), h.objects, h.wasted_bytes] for h in k.holders(limits.waste_holders)]}
+                       "holders": [[str(h), h.objects, h.wasted_bytes] for h in k.holders(limits.waste_holders)]}
                       for k in w]}
 
 
