@@ -12,7 +12,7 @@ HeapDumpStarDiver."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, NamedTuple, Optional
+from typing import TYPE_CHECKING, Iterator, NamedTuple, Optional, cast
 
 if TYPE_CHECKING:
     from ._heap import Heap, HeapClass, HeapObject
@@ -78,16 +78,29 @@ def holder_key(path: object) -> tuple[str, Optional[str], Optional[str]]:
         return ("UNREACHABLE" if getattr(path, "reason", "unreachable") == "unreachable" else "NO_STRONG_PATH",
                 None, None)
     hop = hops[-1]
-    if hop.ref_type == "INSTANCE_FIELD":
-        cls = declaring_class(hop.holder.class_, hop.name)
-        return (hop.ref_type, (cls or hop.holder.class_).name if hop.holder.class_ else None, hop.name)
-    if hop.ref_type == "ARRAY_ENTRY":
-        return (hop.ref_type, hop.holder.class_name, "[]")
-    if hop.ref_type == "STATIC_FIELD":
-        return (hop.ref_type, hop.holder.name, hop.name)
-    if hop.ref_type == "ROOT":
-        return (hop.ref_type, None, hop.name)
-    return (hop.ref_type, None, None)
+    return hop_key(hop.ref_type, hop.holder, hop.name)
+
+
+def hop_key(ref_type: str, holder: Optional[HeapObject], name: Optional[str]) -> tuple[str, Optional[str],
+                                                                                      Optional[str]]:
+    """(ref_type, class name, name) of a hop: a field by the class declaring it, any element
+    of an array by the array's class, a static by its class, a root by its kind."""
+    if ref_type == "INSTANCE_FIELD" and holder is not None and name is not None:
+        cls = declaring_class(holder.class_, name)
+        return (ref_type, (cls or holder.class_).name if holder.class_ else None, name)
+    if ref_type == "ARRAY_ENTRY" and holder is not None:
+        return (ref_type, holder.class_name, "[]")
+    if ref_type == "STATIC_FIELD" and holder is not None:  # held by a class object: the class it is
+        return (ref_type, cast("HeapClass", holder).name, name)
+    if ref_type == "ROOT":
+        return (ref_type, None, name)
+    return (ref_type, None, None)
+
+
+# Routes' tiers (hprofkit._reach): a path (0, or 1 crossing a library reference) ends in a holder;
+# one only across an excluded (2) or weak (3) reference, or none at all (4), is no holder.
+_PATH_TIERS = 1
+_NO_PATH = ("NO_STRONG_PATH", "NO_STRONG_PATH", "UNREACHABLE")
 
 
 class WasteKind:
@@ -125,12 +138,24 @@ class WasteKind:
         first; n of them (None: all).  One search (heap.paths_to_root) for all the objects."""
         if self._holders is None:
             folded: dict[tuple[str, Optional[str], Optional[str]], list[int]] = {}
-            find = self.heap.object  # not self.items: the objects live for the search only
-            paths = self.heap.paths_to_root([find(i) for i in self._ids]) if self.objects else []
-            for path, wasted in zip(paths, self._bytes):
-                row = folded.setdefault(holder_key(path), [0, 0])
-                row[0] += 1
-                row[1] += wasted
+            if self.objects:
+                # One search for all, folded in C by the hop each path ends with (Routes.last_hops):
+                # a group per distinct last hop, named once; nothing kept per object.
+                from ._reach import _routes
+                find = self.heap.object  # the objects live for the search only
+                _, routes, _ = _routes(self.heap, (find(i) for i in self._ids), None, False)
+                nodes, counts, sums, others = routes.last_hops(self._bytes, _PATH_TIERS)
+                for node, count, wasted in zip(memoryview(nodes).cast("I"), memoryview(counts).cast("Q"),
+                                               memoryview(sums).cast("Q")):
+                    ref_type, holder, name, _ = routes.node_hops(node)[-1]
+                    row = folded.setdefault(hop_key(ref_type, holder, name), [0, 0])
+                    row[0] += count
+                    row[1] += wasted
+                for key, (count, wasted) in zip(_NO_PATH, others[_PATH_TIERS + 1:]):
+                    if count:
+                        row = folded.setdefault((key, None, None), [0, 0])
+                        row[0] += count
+                        row[1] += wasted
             rows = [Holder(*key, objects, wasted) for key, (objects, wasted) in folded.items()]
             rows.sort(key=lambda h: (-h.wasted_bytes, -h.objects, h.ref_type, h.class_name or "", h.name or ""))
             self._holders = rows
