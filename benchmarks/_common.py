@@ -124,16 +124,18 @@ class AnonPeak:
         self.peak_kb = max(self.peak_kb, self.current_kb())
 
 
-def child_anon_peak(code: str) -> tuple[int, int]:
-    """Runs `code` in a fresh interpreter under AnonPeak; returns (baseline kB, peak kB)."""
+def child_anon_peak(code: str, setup: str = "pass") -> tuple[int, int]:
+    """Runs `code` in a fresh interpreter under AnonPeak, after `setup` (one line, not
+    measured: the baseline is taken after it); returns (baseline kB, peak kB)."""
     script = (
         "import sys; sys.path.insert(0, %r)\n"
         "from _common import AnonPeak\n"
         "import hprofkit\n"
+        "%s\n"
         "base = AnonPeak.current_kb()\n"
         "with AnonPeak() as peak:\n"
         "    %s\n"
-        "print(base, peak.peak_kb)\n" % (str(Path(__file__).parent), code)
+        "print(base, peak.peak_kb)\n" % (str(Path(__file__).parent), setup, code)
     )
     out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
     base, peak = out.split()

@@ -363,6 +363,7 @@ PyObject *values_corrupt(HeapHandle *o, PyObject *message);
 PyObject *values_collection_waste(HeapIndex *heap, PyObject *members);
 PyObject *values_duplicate_strings(HeapIndex *heap, PyObject *args);
 PyObject *values_large_arrays(HeapIndex *heap, PyObject *args);
+PyObject *values_waste(HeapIndex *heap, PyObject *args);
 PyObject *values_class_histogram(HeapIndex *heap, PyObject *args);
 PyObject *values_threads(HeapIndex *heap, PyObject *unused);
 PyObject *values_trace(HeapIndex *heap, PyObject *serial);
@@ -376,6 +377,8 @@ PyObject *values_alloc_sites(HeapIndex *heap, PyObject *unused);
       "_duplicate_strings($self, min_count, members, /)\n--\n\nRaw groups (internal: duplicate_strings())." }, \
     { "_large_arrays", (PyCFunction)values_large_arrays, METH_VARARGS, \
       "_large_arrays($self, min_bytes, members, /)\n--\n\nRaw rows in id order (internal: large_arrays())." }, \
+    { "_waste", (PyCFunction)values_waste, METH_VARARGS, \
+      "_waste($self, members, long_string_chars, /)\n--\n\nThe waste kinds, raw (internal: waste())." }, \
     { "_class_histogram", (PyCFunction)values_class_histogram, METH_VARARGS, \
       "_class_histogram($self, members, slots, /)\n--\n\nInstances and shallow bytes per class ordinal and heap slot,\n" \
       "as native uint64 (internal: class_histogram())." }, \

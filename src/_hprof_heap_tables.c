@@ -172,6 +172,11 @@ static int object_columns(HeapIndex *heap, const hp_heap *h, const small_dicts *
         tables_put(out, "array_valid", tables_column(bits, 1, &c->array_valid)) < 0 ||
         tables_put(out, "array_hash", tables_column((uint64_t)n * 8, 0, &c->array_hash)) < 0 ||
         tables_put(out, "hash_valid", tables_column(bits, 1, &c->hash_valid)) < 0 ||
+        tables_put(out, "array_nulls", tables_column((uint64_t)n * 8, 0, &c->array_nulls)) < 0 ||
+        tables_put(out, "nulls_valid", tables_column(bits, 1, &c->nulls_valid)) < 0 ||
+        tables_put(out, "array_refs_hash", tables_column((uint64_t)n * 8, 0, &c->array_refs_hash)) < 0 ||
+        tables_put(out, "array_trailing_zeros", tables_column((uint64_t)n * 8, 0, &c->array_trailing_zeros)) < 0 ||
+        tables_put(out, "zeros_valid", tables_column(bits, 1, &c->zeros_valid)) < 0 ||
         tables_put(out, "class_objects", tables_column((uint64_t)nc * 8, 1, &c->class_objects)) < 0 ||
         tables_put(out, "class_shallow", tables_column((uint64_t)nc * 8, 1, &c->class_shallow)) < 0)
         goto done;

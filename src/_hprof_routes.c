@@ -398,6 +398,147 @@ done:
     return out;
 }
 
+/* ---- last hops: the targets by the reference their path ends with ---- */
+
+/* Keys of a root node's last hop (k0's kind half): a GC root of that record kind, or a
+ * thread's local (LOCAL: the hop from the thread). */
+#define LAST_ROOT 0xFFFFFFF0u
+#define LAST_LOCAL 0xFFFFFFF1u
+
+typedef struct {
+    grouping g;
+    const uint64_t *weights;     /* per target, or NULL (each weighs 0) */
+    uint32_t *target_group;      /* per target: its group, HP_NONE for a tier above max_tier */
+    long max_tier;
+} last_hops_call;
+
+static void group_last_hops(void *ctx)
+{
+    last_hops_call *c = ctx;
+    grouping *g = &c->g;
+    RoutesObject *self = g->routes;
+    const hp_bfs_tree *t = &self->rt.tree;
+    const hp_reach *r = self->heap->reach;
+    const hp_heap *h = self->heap->index;
+    size_t i;
+    for (i = 0; i < t->ntargets && g->found == 1; i++) {
+        uint32_t k = t->node[i], record, group;
+        uint64_t k0, k1 = 0;
+        hp_ref ref;
+        c->target_group[i] = HP_NONE;
+        if (self->rt.tier[i] > c->max_tier || k == HP_NONE)
+            continue;
+        if (t->parent[k] != HP_NONE) {
+            uint32_t holder = t->vertex[t->parent[k]];
+            g->found = hp_reach_namer_edge(self->namer, holder, t->edge[k], &ref);
+            k0 = (uint64_t)(uint32_t)ref.kind << 32 | (ref.kind == HP_REF_ELEMENT ? 0 : ref.slot);
+            k1 = class_key(h, holder);
+        } else if (root_thread(self, r, k, &record) != HP_NONE) {
+            k0 = (uint64_t)LAST_LOCAL << 32;
+        } else {
+            hp_root root;
+            hp_heap_root(h, record, &root);
+            k0 = (uint64_t)LAST_ROOT << 32 | (uint32_t)root.kind;
+        }
+        if (g->found != 1)
+            break;
+        if ((group = group_of(g, HP_NONE, k0, k1, k)) == HP_NONE) {
+            g->found = -1;
+            break;
+        }
+        c->target_group[i] = group;
+    }
+}
+
+/* routes.last_hops(weights, max_tier): (nodes, counts, sums, others): the targets of tier
+ * <= max_tier grouped by the hop their path ends with (the same kind and slot of reference
+ * from a holder of the same class, any array element alike; for a target that is a GC
+ * root, its root's kind, or its thread's LOCAL hop): per group one of its nodes (native
+ * uint32 bytes, routes.node_hops names it), its targets and the sum of their weights (a
+ * buffer of native uint64, one per target, or None: 0 each; native uint64 bytes); others:
+ * [(targets, weight sum)] of each tier.  Linear in the targets; memory: 4 B a target and
+ * the groups.  hprofkit._waste folds heap.waste()'s holders from it. */
+static PyObject *routes_last_hops(RoutesObject *self, PyObject *args)
+{
+    const hp_reach *r = live_reach(self);
+    const hp_bfs_tree *t = &self->rt.tree;
+    PyObject *weights_obj, *counts = NULL, *sums = NULL, *others = NULL, *out = NULL;
+    Py_buffer view = { 0 };
+    uint64_t other_count[5] = { 0 }, other_sum[5] = { 0 };
+    last_hops_call c;
+    size_t i;
+    int tier;
+    memset(&c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "Ol:last_hops", &weights_obj, &c.max_tier) || !r)
+        return NULL;
+    if (weights_obj != Py_None) {
+        if (PyObject_GetBuffer(weights_obj, &view, PyBUF_SIMPLE) < 0)
+            return NULL;
+        if ((size_t)view.len != t->ntargets * 8) {
+            PyErr_SetString(PyExc_ValueError, "weights: one native uint64 a target");
+            goto done;
+        }
+        c.weights = view.buf;
+    }
+    if (!self->namer && !(self->namer = hp_reach_namer_new(r))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    c.g.routes = self;
+    c.g.found = 1;
+    if (!(c.target_group = PyMem_RawMalloc((t->ntargets ? t->ntargets : 1) * 4))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (heap_guard(self->heap, group_last_hops, &c) < 0)
+        goto done;
+    if (c.g.found != 1) {
+        if (c.g.found < 0)
+            PyErr_NoMemory();
+        else
+            PyErr_SetString(PyExc_SystemError, "a path edge is missing from the graph");
+        goto done;
+    }
+    if (!(counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)c.g.ngroups * 8)) ||
+        !(sums = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)c.g.ngroups * 8)))
+        goto done;
+    memset(PyBytes_AS_STRING(counts), 0, (size_t)c.g.ngroups * 8);
+    memset(PyBytes_AS_STRING(sums), 0, (size_t)c.g.ngroups * 8);
+    for (i = 0; i < t->ntargets; i++) {
+        uint64_t w = c.weights ? c.weights[i] : 0;
+        uint32_t group = c.target_group[i];
+        if (group == HP_NONE) {
+            tier = t->node[i] == HP_NONE ? 4 : self->rt.tier[i];
+            other_count[tier]++;
+            other_sum[tier] += w;
+        } else {
+            ((uint64_t *)(void *)PyBytes_AS_STRING(counts))[group]++;
+            ((uint64_t *)(void *)PyBytes_AS_STRING(sums))[group] += w;
+        }
+    }
+    if (!(others = PyList_New(5)))
+        goto done;
+    for (tier = 0; tier < 5; tier++) {
+        PyObject *pair = Py_BuildValue("(KK)", (unsigned long long)other_count[tier],
+                                       (unsigned long long)other_sum[tier]);
+        if (!pair)
+            goto done;
+        PyList_SET_ITEM(others, tier, pair);
+    }
+    out = Py_BuildValue("(NOOO)", u32_bytes(c.g.group_node, c.g.ngroups), counts, sums, others);
+done:
+    Py_XDECREF(counts);
+    Py_XDECREF(sums);
+    Py_XDECREF(others);
+    PyMem_RawFree(c.g.slots);
+    PyMem_RawFree(c.g.group_parent);
+    PyMem_RawFree(c.g.group_node);
+    PyMem_RawFree(c.target_group);
+    if (view.obj)
+        PyBuffer_Release(&view);
+    return out;
+}
+
 static PyObject *routes_node_hops(RoutesObject *self, PyObject *arg)
 {
     const hp_reach *r = live_reach(self);
@@ -478,6 +619,11 @@ static PyMethodDef routes_methods[] = {
       "hops are named alike, parents first: each one's parent group (0xFFFFFFFF for a root's) and one of\n"
       "its nodes (native uint32 bytes), its targets of tier <= max_tier (native uint64 bytes); others:\n"
       "the targets of a higher tier." },
+    { "last_hops", (PyCFunction)routes_last_hops, METH_VARARGS,
+      "last_hops($self, weights, max_tier, /)\n--\n\n(nodes, counts, sums, others): the targets of tier <=\n"
+      "max_tier grouped by the hop their path ends with: per group one of its nodes (native uint32 bytes),\n"
+      "its targets and the sum of their weights (one native uint64 a target, or None; native uint64\n"
+      "bytes); others: [(targets, weight sum)] per tier of the rest." },
     { "node_hops", (PyCFunction)routes_node_hops, METH_O,
       "node_hops($self, k, /)\n--\n\nThe raw hops into node k: the hop from its parent, or for a root its\n"
       "ROOT hop (and LOCAL hop when a thread holds it)." },

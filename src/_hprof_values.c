@@ -15,6 +15,7 @@
 #include "core/hp_coll.h"
 #include "core/hp_histogram.h"
 #include "core/hp_strdup.h"
+#include "core/hp_waste.h"
 
 /* ---- the heap's collection layouts, resolved on first use ---- */
 
@@ -299,6 +300,8 @@ typedef struct {
     const uint8_t *slots;         /* the class histogram: slot per heap number */
     uint32_t nslots;
     const uint64_t *keep;   /* the objects counted (NULL: all) */
+    hp_waste *waste;        /* the waste kinds */
+    uint64_t long_chars;
     int nomem;
     hp_error err;
     hp_code rc;
@@ -469,6 +472,72 @@ PyObject *values_large_arrays(HeapIndex *heap, PyObject *args)
     PyMem_RawFree(call.sizes);
     PyMem_RawFree((void *)call.keep);
     return list;
+}
+
+static void waste_kinds(void *ctx)
+{
+    heap_call *c = ctx;
+    c->rc = hp_waste_find(c->heap->index, c->coll, c->keep, c->long_chars, &hprof_raw_alloc, c->waste,
+                          heap_interrupted, NULL, &c->err);
+}
+
+/* One kind's items as (ids, wasted bytes): native uint64 each, largest waste first.  The
+ * kind's list is freed as soon as it is copied: the copies of all the kinds and all the
+ * lists are never held at once. */
+static PyObject *waste_list(HeapIndex *heap, hp_waste_list *l)
+{
+    PyObject *ids = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(l->n * 8));
+    PyObject *bytes = ids ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(l->n * 8)) : NULL;
+    size_t k;
+    if (!bytes) {
+        Py_XDECREF(ids);
+        return NULL;
+    }
+    for (k = 0; k < l->n; k++) {
+        uint64_t id = hp_heap_object_id(heap->index, l->items[k].index);
+        memcpy(PyBytes_AS_STRING(ids) + 8 * k, &id, 8);
+        memcpy(PyBytes_AS_STRING(bytes) + 8 * k, &l->items[k].wasted, 8);
+    }
+    PyMem_RawFree(l->items);
+    l->items = NULL;
+    l->n = l->cap = 0;
+    return Py_BuildValue("NN", ids, bytes);
+}
+
+/* heap._waste(members, long_string_chars): (total, duplicate boxes, their bytes, [(ids, wasted)] per
+ * kind in hp_waste.h's order) (hp_waste_find). */
+PyObject *values_waste(HeapIndex *heap, PyObject *args)
+{
+    heap_call call;
+    hp_waste w;
+    PyObject *members, *kinds = NULL, *out = NULL;
+    unsigned long long long_chars;
+    int ok, k;
+    if (!PyArg_ParseTuple(args, "UK:_waste", &members, &long_chars) || !heap_index(heap))
+        return NULL;
+    memset(&call, 0, sizeof call);
+    memset(&w, 0, sizeof w);
+    if (!(call.coll = layouts(heap)))
+        return NULL;
+    if (!(call.keep = heap_keep(heap, members, &ok)) && !ok)
+        return NULL;
+    call.waste = &w;
+    call.long_chars = long_chars;
+    if (run(heap, waste_kinds, &call) == 0 && (kinds = PyList_New(HP_WASTE_KINDS)))
+        for (k = 0; k < HP_WASTE_KINDS; k++) {
+            PyObject *row = waste_list(heap, &w.kinds[k]);
+            if (!row) {
+                Py_CLEAR(kinds);
+                break;
+            }
+            PyList_SET_ITEM(kinds, k, row);
+        }
+    if (kinds)
+        out = Py_BuildValue("KKKN", (unsigned long long)w.total, (unsigned long long)w.duplicate_boxes,
+                            (unsigned long long)w.duplicate_box_bytes, kinds);
+    hp_waste_free(&w, &hprof_raw_alloc);
+    PyMem_RawFree((void *)call.keep);
+    return out;
 }
 
 static void class_histogram(void *ctx)

@@ -55,7 +55,7 @@ def to_html(nb: nbformat.NotebookNode, path: Path) -> Path:
 def analyst_cells(shared: Path, hostile: Path, ids: dict[str, int]) -> dict[str, str]:
     """What an analyst runs: the overview, the biggest objects, one object, a leak and
     its path, a class, the hostile dump's objects and leaks, the dominator tree and
-    flame graph views, a batch with a failure."""
+    flame graph views, the waste, a batch with a failure."""
     return {
         "open": f"import hprofkit\nheap = hprofkit.open_heap({str(shared)!r})\nheap",
         "top": "heap.top_retainers(8)",
@@ -71,6 +71,7 @@ def analyst_cells(shared: Path, hostile: Path, ids: dict[str, int]) -> dict[str,
         "hostile_leaks": "from IPython.display import display\ndisplay(*bad.find_leaks())",
         "tree": "heap.dominator_tree()",
         "flame": "heap.flamegraph()",
+        "waste": "heap.waste()",
         "hostile_tree": "bad.dominator_tree()",
         "batch": (f"hprofkit.batch('leaks', [{str(shared)!r}, {str(hostile)!r}, 'missing.hprof'], "
                   "progress=False, jobs=1)"),

@@ -105,8 +105,51 @@ def test_waste_json(capsys):
     assert all(r["dominator"] is None or r["dominator"]["id"] for r in report["large_arrays"])
 
 
+def test_waste_json_gives_every_kind_with_its_holders(capsys):
+    name = "mat__openjdk_jdk11_04_x64.hprof.gz"
+    assert main(["waste", str(dump_path(name)), "--json", "-n", "3", "--holders", "2"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    w = hprofkit.open_heap(dump_path(name)).waste()
+    assert report["total_bytes"] == w.total_bytes
+    assert [(k["kind"], k["objects"], k["wasted_bytes"]) for k in report["kinds"]] == [
+        (k.kind, k.objects, k.wasted_bytes) for k in w if k.objects]
+    for row in report["kinds"]:
+        kind = w[row["kind"]]
+        assert [(i["id"], i["wasted_bytes"]) for i in row["items"]] == [
+            (i.object.id, i.wasted_bytes) for i in kind.items[:3]]
+        assert [(h["ref_type"], h["class_name"], h["name"], h["objects"]) for h in row["holders"]] == [
+            (h.ref_type, h.class_name, h.name, h.objects) for h in kind.holders(2)]
+
+
+def test_waste_kind_prints_one_kind_with_its_holders(capsys):
+    name = "mat__openjdk_jdk11_04_x64.hprof.gz"
+    assert main(["waste", str(dump_path(name)), "--kind", "zero_arrays", "-n", "2", "--holders", "3"]) == 0
+    out = capsys.readouterr().out
+    kind = hprofkit.open_heap(dump_path(name)).waste()["zero_arrays"]
+    assert f"zero_arrays: {kind.objects:,} objects" in out and "Duplicate strings:" not in out
+    for item in kind.items[:2]:
+        assert f"{item.object.class_name} <0x{item.object.id:x}>" in out
+    for holder in kind.holders(3):
+        assert f"{holder.objects:>9,}  {holder}\n" in out
+
+
+def test_waste_json_cuts_long_string_items(tmp_path, capsys):
+    from hprofkit._cli_explore import JSON_TEXT_MAX
+    heap = LeakyHeap()
+    text = "y" * 5_000
+    heap.cls("Holder", fields=[("a", "object")])
+    heap.roots.append(("jni_global", heap.new("Holder", a=heap.string(text))))
+    heap.write(tmp_path / "long.hprof")
+    assert main(["waste", str(tmp_path / "long.hprof"), "--json", "--kind", "long_strings"]) == 0
+    (kind,) = json.loads(capsys.readouterr().out)["kinds"]
+    (item,) = kind["items"]
+    assert (item["text"], item["length"]) == (text[:JSON_TEXT_MAX], len(text))
+    assert kind["holders"][0]["class_name"] == "Holder" and kind["holders"][0]["name"] == "a"
+
+
 @pytest.mark.parametrize("argv", [["threads", "x.hprof", "-n", "0"], ["sites", "x.hprof", "--depth", "0"],
                                   ["waste", "x.hprof", "--min-count", "1"], ["waste", "x.hprof", "--min-bytes", "lots"],
+                                  ["waste", "x.hprof", "--kind", "nothing"], ["waste", "x.hprof", "--holders", "-1"],
                                   ["sites", "x.hprof", "--heap-dump", "z"]])
 def test_bad_arguments_exit_2_with_the_usage_line(argv, capsys):
     with pytest.raises(SystemExit) as exit:

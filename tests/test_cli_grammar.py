@@ -107,16 +107,18 @@ def options(p: argparse.ArgumentParser) -> set[str]:
 
 HEAP_COMMANDS = ["show", "path", "top", "diff", "leaks", "batch", "bitmaps", "dominators", "report", "pprof", "serve",  # read a heap
                  "threads", "sites", "waste"]                                                                    # graph
+SERVERS = ["mcp"]  # answer JSON-RPC on stdio: no dump argument, no --json (tests/test_mcp.py)
 LISTINGS = ["stats", "show", "top", "diff", "leaks", "batch", "bitmaps", "dominators",       # print rows
             "threads", "sites", "waste"]
 
 
 def test_the_command_list_is_known():
     """A new command joins these lists (and so the checks below)."""
-    assert set(commands()) == {"info", "stats", "encode", "decode", "convert", "deobfuscate", "demo", *HEAP_COMMANDS}
+    assert set(commands()) == {"info", "stats", "encode", "decode", "convert", "deobfuscate", "demo", *HEAP_COMMANDS,
+                              *SERVERS}
 
 
-@pytest.mark.parametrize("name", sorted(set(commands()) - {"demo"}))
+@pytest.mark.parametrize("name", sorted(set(commands()) - {"demo", *SERVERS}))
 def test_every_command_has_json(name):
     assert "--json" in options(commands()[name])
 

@@ -143,3 +143,72 @@ def test_long_paths_and_leaks_fold_as_their_text(tmp_path):
             assert page.count("<li") == 2 * FOLD + 2 and len(page) < 20_000
         assert re.findall(r"<li class='hkn-node-(\w+)'>", leak._repr_html_()) == \
             [leak.nodes[i].status for i in [*range(FOLD), *range(n - FOLD, n)]]
+
+
+def test_result_lists_show_as_tables_in_human_units(heap):
+    """#35: find_leaks(), threads(), bitmaps(), duplicate_bitmaps(), the waste queries, histogram(),
+    fields(), references(), referrers() and slices of retained_by() printed a bare repr; each is
+    now a list a notebook shows as a table of its first rows, sizes in human units."""
+    from hprofkit._units import human_size
+    obj = next(o for o, _ in heap.top_retainers(50) if o.kind == "instance" and o.referrer_count)
+    results = {
+        "leaks": (heap.find_leaks(), lambda lk: [html.escape(lk.short_description), lk.fingerprint[:12]]),
+        "threads": (heap.threads(), lambda t: [html.escape(t.name or "unnamed"), human_size(t.retained_size)]),
+        "duplicate_strings": (heap.duplicate_strings(), lambda d: [f"{d.count:,}", human_size(d.wasted_bytes)]),
+        "collection_waste": (heap.collection_waste(), lambda c: [html.escape(c.class_name), f"{c.instances:,}"]),
+        "large_arrays": (heap.large_arrays(4096), lambda a: [f"@0x{a.array.id:x}", human_size(a.bytes)]),
+        "histogram": (heap.histogram(), lambda r: [html.escape(r.name), f"{r.instances:,}"]),
+        "fields": (obj.fields(), lambda f: [html.escape(f.name)]),
+        "references": (obj.references(), lambda r: [html.escape(r.name), f"@0x{r.target_id:x}"]),
+        "referrers": (obj.referrers(), lambda r: [f"@0x{r.source_id:x}", html.escape(r.name)]),
+        "duplicate_bitmaps": (heap.duplicate_bitmaps(), lambda g: [g.digest[:16], f"{len(g.bitmaps):,}"]),
+    }
+    for kind, (items, figures) in results.items():
+        assert isinstance(items, hprofkit.ResultList) and items.kind == kind and items, kind
+        page = items._repr_html_()
+        assert re.search(rf"<div class='hkn-head'>{len(items):,} \w", page), kind
+        figures_in_order(page, [f for item in items[:5] for f in figures(item)])
+        assert isinstance(items[:3], hprofkit.ResultList) and items[:3] == list(items)[:3]
+        if len(items) > 25:
+            assert f"{len(items) - 25:,} more not shown" in page
+    # A gallery of bitmaps, each its own figure.
+    bitmaps = heap.bitmaps()
+    page = bitmaps._repr_html_()
+    assert page.count("<figure>") == min(len(bitmaps), 24) and "hkn-gallery" in page
+    groups = heap.retained_by("class")[:3]
+    assert isinstance(groups, hprofkit.GroupTable) and len(groups) == 3
+    assert isinstance(heap.top_retainers(9)[:2], hprofkit.ObjectTable)
+    # Still the lists they were: pickled, compared and dumped as JSON alike.
+    import pickle
+    strings = heap.duplicate_strings()
+    assert pickle.loads(pickle.dumps(strings)) == strings and pickle.loads(pickle.dumps(strings)).kind == strings.kind
+    assert json.loads(json.dumps(strings[:2])) == [list(d) for d in strings[:2]]
+
+
+def test_a_diff_shows_sizes_in_human_units(heap):
+    other = hprofkit.open_heap(HPROF_DIR / "platform_tools_base__dialer.android-hprof")
+    result = hprofkit.diff(other, heap)
+    page = result._repr_html_()
+    from hprofkit._units import human_size
+    row = result.rows[0]
+    figures_in_order(page, [html.escape(row.name), f"{row.count_delta:+,}", human_size(abs(row.shallow_delta))])
+    assert f"title='{row.shallow_delta:+,} B'" in page
+
+
+def test_waste_shows_the_reports_view_of_every_kind(executed, heap):
+    """heap.waste() in a notebook: report.js's waste view, its data every kind's figures, largest
+    objects and holders as the report cuts them (the browser test sees it drawn)."""
+    from hprofkit._report.sections import Limits
+    page = notebook_run.html_of(executed[0], "waste")
+    (raw,) = re.findall(r'data-hprofkit-view="waste"[^>]*>(.*?)</script>', page, re.S)
+    data = json.loads(html.unescape(raw))
+    w = heap.waste()
+    assert data["total_bytes"] == w.total_bytes
+    assert [(k["kind"], k["objects"], k["wasted_bytes"]) for k in data["kinds"]] == \
+        [(k.kind, k.objects, k.wasted_bytes) for k in w]
+    rows = data["objects"]["rows"]
+    for row, kind in zip(data["kinds"], w):
+        assert [(int(rows[r][0], 16), b) for r, b in row["items"]] == \
+            [(i.object.id, i.wasted_bytes) for i in kind.items[:Limits().waste_items]]
+        assert row["holders"] == [[str(h), h.objects, h.wasted_bytes] for h in kind.holders(Limits().waste_holders)]
+    assert all(r[4] is None for r in rows)  # no dominator tree computed for the view

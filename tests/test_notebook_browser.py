@@ -149,3 +149,16 @@ def test_views_show_hostile_names_as_text(page):
     tree = view(driver, "domtree", 1)
     assert HOSTILE_CLASS in tree.text and f"@0x{ids['hostile_object']:x}" in tree.text
     assert driver.execute_script("return window.__pwned === undefined")
+
+
+def test_waste_cards_open_on_their_holders(page, shots):
+    driver, _ids = page
+    with hprofkit.open_heap(SHARED) as heap:
+        w = [k for k in heap.waste() if k.objects]
+        cards = driver.find_elements("css selector", "details.hk-waste-kind")
+        assert [c.get_attribute("data-kind") for c in cards] == [k.kind for k in w] and cards
+        card, kind = cards[0], w[0]
+        driver.execute_script("arguments[0].open = true; arguments[0].scrollIntoView()", card)
+        holders = [e.text for e in card.find_elements("css selector", "ul.hk-waste-holders code")]
+        assert holders == [str(h) for h in kind.holders(10)]
+        chromium.screenshot(driver, shots / "notebook-waste.png")

@@ -523,7 +523,7 @@ def test_the_default_limits_bound_a_heap_with_more_than_they_list(tmp_path):
 # ---- the dominator tree, threads and waste (#21) -------------------------------------------
 
 SMALL = Limits(tree_children=5, flame_frames=40, threads=3, thread_locals=2, duplicate_strings=10, collections=4,
-               large_arrays=3, large_array_bytes=4096)
+               large_arrays=3, large_array_bytes=4096, waste_items=3, waste_holders=2)
 
 
 def ids(objects, rows):
@@ -580,8 +580,17 @@ def test_tree_threads_and_waste_equal_the_api(dump):
             assert ids(objects, retains) == [o.id for o in kids[:SMALL.thread_locals]]
             assert more_retains == max(len(kids) - SMALL.thread_locals, 0)
             assert retained == thread.object.shallow_size + sum(o.retained_size for o in kids)
-        # Waste: MAT's duplicate Strings, collections and large arrays, each cut with what it leaves out.
+        # Waste: every kind of heap.waste(), its largest objects and its holders, each cut at its limit.
         waste = sections["waste"]
+        w = heap.waste()
+        assert waste["total_bytes"] == w.total_bytes
+        assert [(k["kind"], k["objects"], k["wasted_bytes"]) for k in waste["kinds"]] == \
+            [(k.kind, k.objects, k.wasted_bytes) for k in w]
+        for row, kind in zip(waste["kinds"], w):
+            assert [[int(objects[r][0], 16), b] for r, b in row["items"]] == \
+                [[i.object.id, i.wasted_bytes] for i in kind.items[:SMALL.waste_items]]
+            assert row["holders"] == [[str(h), h.objects, h.wasted_bytes] for h in kind.holders(SMALL.waste_holders)]
+        # MAT's duplicate Strings, collections and large arrays, each cut with what it leaves out.
         strings = heap.duplicate_strings()
         assert waste["strings"]["rows"] == [[s.text, s.count, s.wasted_bytes] for s in strings[:SMALL.duplicate_strings]]
         rest = strings[SMALL.duplicate_strings:]

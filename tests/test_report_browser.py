@@ -284,8 +284,8 @@ def test_the_diff_shows_hprofkit_diff(browser, shots, tmp_path):
     hostile_app(tmp_path / "app.hprof", activities=4)
     show(browser, Path(hprofkit.report(tmp_path / "app.hprof", tmp_path / "report.html",
                                        baseline=tmp_path / "base.hprof")))
-    assert section_names(browser) == ["overview", "suspects", "leaks", "histogram", "unreachable", "domtree", "flame",
-                                      "threads", "waste", "diff"]
+    assert section_names(browser) == ["overview", "diff", "suspects", "leaks", "histogram", "unreachable", "domtree",
+                                      "flame", "threads", "waste"]
     expected = hprofkit.diff(tmp_path / "base.hprof", tmp_path / "app.hprof", retained=True, paths=True)
     rows = table_rows(browser, "diff")
     assert sorted((r[0], r[1], r[2], r[3]) for r in rows) == sorted(
@@ -430,6 +430,18 @@ def test_threads_and_waste_show_the_apis_figures(browser, shots, tmp_path):
         rows = table_rows(browser, "collections")
         assert [[r[0], r[1], r[2], r[4]] for r in rows] == \
             [[c.class_name, c.instances, c.empty, c.wasted_bytes] for c in collections[:50]]
+        # Every kind of waste, opened: the fields holding it and its largest objects.
+        w = heap.waste()
+        cards = browser.find_elements("css selector", "details.hk-waste-kind")
+        assert [c.get_attribute("data-kind") for c in cards] == [k.kind for k in w if k.objects]
+        for card in cards:
+            kind = w[card.get_attribute("data-kind")]
+            click(browser, card.find_element("css selector", "summary"))
+            holders = [e.text for e in card.find_elements("css selector", "ul.hk-waste-holders code")]
+            assert holders == [str(h) for h in kind.holders(Limits().waste_holders)]
+            items = card.find_elements("css selector", "ul.hk-waste-items li")
+            assert [f"@0x{i.object.id:x}" in e.text for i, e in zip(kind.items, items)] == \
+                [True] * min(kind.objects, Limits().waste_items)
         more = browser.find_element("css selector", "section[data-section='waste']").text
         if len(strings) > Limits().duplicate_strings:
             assert f"and {len(strings) - Limits().duplicate_strings:,} more texts not listed" in more

@@ -5,10 +5,13 @@ values in SQL.  The tables themselves, row for row against the API: test_tables.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow.parquet as pq
 import pytest
 
 import hprofkit
+from hprofkit._waste import KINDS
 from conftest import DATA, dump_path
 
 JDK8 = "mat__oracle_jdk8_05_x64.hprof"
@@ -243,3 +246,34 @@ def test_fields_make_primitive_values_queryable():
         perfetto = hprofkit.sql(tables, """select field_set_id, int_value from heap_graph_primitive
                                            where field_name = 'java.lang.Integer.value'""").to_pylist()
         assert {r["field_set_id"]: r["int_value"] for r in perfetto} == got
+
+
+# ---- the waste kinds as queries (#32): docs/waste.md's queries against heap.waste() ----------
+
+WASTE_DOC = Path(__file__).resolve().parents[1] / "docs" / "waste.md"
+
+
+def waste_queries() -> dict[str, str]:
+    """docs/waste.md's SQL blocks by the kind their first line names ("-- kind: NAME ...")."""
+    text = WASTE_DOC.read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```sql\n")[1:]]
+    return {b.split("\n", 1)[0].split()[2]: b for b in blocks}
+
+
+@pytest.mark.parametrize("name", ["mat__openjdk_jdk11_04_x64.hprof.gz", "leakcanary__leak_service_binder.hprof",
+                                  "mat__oracle_jdk8_05_x64.hprof"])
+def test_the_docs_waste_queries_find_what_waste_finds(name):
+    queries = waste_queries()
+    assert set(queries) == set(KINDS) - {"empty_collections", "small_collections", "sparse_collections"}
+    with hprofkit.open_heap(dump_path(name)) as heap:
+        w = heap.waste(unreachable=True)
+        tables = heap.tables(retained=False, fields=True, max_chars=1 << 20)
+        for kind, query in queries.items():
+            params = [heap.reference_size] if "?" in query else None
+            rows = hprofkit.sql(tables, query, params).to_pylist()
+            found = {r["id"]: r["wasted_bytes"] for r in rows}
+            expected = {i.object.id: i.wasted_bytes for i in w[kind].items}
+            if kind == "duplicate_strings":
+                assert set(found) == set(expected), kind
+            else:
+                assert found == expected, kind

@@ -41,6 +41,26 @@ def payload(obj) -> bytes:
     return obj._payload(0, len(obj) * ELEMENT_SIZES[obj.class_.name])
 
 
+def array_contents(heap, obj, data: bytes | None) -> dict:
+    """array_nulls and array_refs_hash of an object array (its elements' ids, from its
+    references: ids as the dump writes them, big-endian), array_trailing_zeros of a
+    primitive array (from its bytes)."""
+    row = {"array_nulls": None, "array_refs_hash": None, "array_trailing_zeros": None}
+    if obj.kind == "object_array":
+        targets = {r.name: r.target_id for r in obj.references()}
+        ids = [targets.get(f"[{k}]", 0) for k in range(len(obj))]
+        row["array_nulls"] = ids.count(0)
+        row["array_refs_hash"] = signed(xxhash.xxh64_intdigest(b"".join(i.to_bytes(heap.id_size, "big") for i in ids)))
+    elif data is not None:
+        size = ELEMENT_SIZES[obj.class_.name]
+        elements = [data[k:k + size] for k in range(0, len(data), size)]
+        zeros = 0
+        while zeros < len(elements) and not any(elements[len(elements) - 1 - zeros]):
+            zeros += 1
+        row["array_trailing_zeros"] = zeros
+    return row
+
+
 def signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
@@ -98,7 +118,8 @@ def test_tables_hold_what_the_api_answers(heap_and_tables):
     objects = tables["objects"]
     assert objects.column_names == ["id", "class_id", "kind", "shallow_size", "retained_size", "heap", "dominator_id",
                                     "reachable", "root_distance", "root_type", "array_length", "array_hash",
-                                    "string_length", "value_string"]
+                                    "array_nulls", "array_refs_hash", "array_trailing_zeros", "string_length",
+                                    "value_string"]
     roots = root_types(heap)
     expected: dict[str, list] = {name: [] for name in objects.column_names}
     references, fields = [], []
@@ -113,6 +134,7 @@ def test_tables_hold_what_the_api_answers(heap_and_tables):
                "reachable": heap.retained_size(obj) > 0, "root_type": roots.get(obj.id),
                "array_length": len(obj) if is_array else None,
                "array_hash": signed(xxhash.xxh64_intdigest(data)) if data is not None else None,
+               **array_contents(heap, obj, data),
                "string_length": length, "value_string": text}
         for name, value in row.items():
             expected[name].append(value)

@@ -476,3 +476,21 @@ def test_merged_paths_format_takes_counts_only():
             merged.format(**bad)
     lines = merged.format(rows=0).splitlines()
     assert len(lines) == 3 and lines[2].endswith(f"… {len(merged.children):,} more")
+
+
+def test_the_dominator_tree_view_opens_at_any_node():
+    """#35: the notebook's tree goes on from any node: dominator_tree(root=obj) holds obj's
+    subtree, its first level what obj dominates, each node's hidden children counted."""
+    heap = hprofkit.open_heap(dump_path("leakcanary__leak_service_binder.hprof"))
+    whole = heap.dominator_tree(depth=2).data
+    deep = next(o for o, _ in heap.top_retainers(200) if heap.dominator(o) is not None and o.dominated(2))
+    view = heap.dominator_tree(root=deep, depth=2, children=5).data
+    kids = deep.dominated()
+    assert whole["root"] is None and view["root"] == f"{deep.id:x}"
+    assert view["total"] == sum(k.retained_size for k in kids) and view["roots"] == len(kids)
+    top = [n for n in view["nodes"] if n[4] == -1]
+    assert [int(n[1], 16) for n in top] == [k.id for k in kids[:5]]
+    for index, n in enumerate(view["nodes"]):
+        obj = heap.object(int(n[1], 16))
+        listed = [m for m in view["nodes"] if m[4] == index]
+        assert n[5] == len(obj.dominated()) - len(listed)

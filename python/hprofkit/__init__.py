@@ -18,9 +18,10 @@ from ._errors import (CorruptError, FileChangedError, FormatError, HprofError, M
 from ._events import EndEvent, HeaderEvent, RecordEvent, SubrecordEvent
 from . import match
 from ._heap import (Field, GcRoot, GcRoots, GroupTable, Heap, HeapClass, HeapObject, ObjectTable, Reference,
-                    Referrer, StackFrame, open_heap)
+                    Referrer, ResultList, StackFrame, open_heap)
 from ._layout import Layout
 from ._values import AllocationSite, AllocSite, ClassCount, CollectionWaste, DuplicateString, Frame, LargeArray, Thread
+from ._waste import Holder, Waste, WasteItem, WasteKind
 
 # Python stands on C: the package hands its classes down to the C module
 # once, here, and the module never imports the package (docs/architecture.md).
@@ -100,7 +101,8 @@ __all__ = [
     "DiffRow", "sql", "tables", "to_parquet", "connect", "report", "pprof", "serve", "batch", "BatchResult", "BatchRow", "LeakGroup",
     "ClassTotal", "Bitmap", "DuplicateBitmaps", "ROOT", "Group", "MergedPath", "MergedPaths", "ClassNode", "ClassTree",
     "AllocationSite", "AllocSite", "ClassCount", "CollectionWaste", "DuplicateString", "LargeArray", "ObjectTable",
-    "GroupTable",
+    "Holder", "Waste", "WasteItem", "WasteKind",
+    "GroupTable", "ResultList",
     "Mapping", "MappedFrame", "MappingError", "MappingWarning", "deobfuscate", "DeobfuscateResult",
 ]
 # hprofkit.Thread and hprofkit.Frame (heap.threads()'s rows) are left out of __all__: `from

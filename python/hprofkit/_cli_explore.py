@@ -20,10 +20,12 @@ from ._cli_args import (add_heap_input, add_json, add_rows, add_unreachable, byt
                         read_heap, whole_number)
 from ._cli_show import ref
 from ._units import human_size
+from ._waste import KINDS
 
 if TYPE_CHECKING:
     from ._heap import HeapObject
     from ._values import AllocationSite, Frame, Thread
+    from ._waste import WasteKind
 
 
 def _object(obj: HeapObject) -> dict[str, Any]:
@@ -109,8 +111,8 @@ def cmd_sites(args: argparse.Namespace) -> int:
 
 # ---- waste -----------------------------------------------------------------------------------
 
-# waste --json gives each duplicate String's first characters, as many as this, and its length:
-# a dump may hold a 50 MB String many times.
+# waste --json gives each String's first characters (duplicate strings, the String kinds' items), as many
+# as this, and its full length: a dump may hold a 50 MB String many times.
 JSON_TEXT_MAX = 1000
 
 
@@ -119,8 +121,39 @@ def _short(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+def _text_of(obj: HeapObject) -> Optional[str]:
+    """A String's text (the String kinds' items show it), else None."""
+    return obj.as_str() if obj.kind == "instance" and obj.class_name == "java.lang.String" else None
+
+
+def _kind_json(kind: WasteKind, top: int, holders: int) -> dict[str, Any]:
+    items = []
+    for item in kind.top(top):
+        row = {**_object(item.object), "wasted_bytes": item.wasted_bytes}
+        text = _text_of(item.object)
+        if text is not None:
+            row.update(text=text[:JSON_TEXT_MAX], length=len(text))
+        items.append(row)
+    return {"kind": kind.kind, "objects": kind.objects, "wasted_bytes": kind.wasted_bytes, "items": items,
+            "holders": [h._asdict() for h in kind.holders(holders)] if holders else []}
+
+
+def _write_kind(out: Any, kind: WasteKind, top: int, holders: int) -> None:
+    out.write(f"\n{kind.kind}: {kind.objects:,} objects, {human_size(kind.wasted_bytes)}\n")
+    for item in kind.top(top):
+        text = _text_of(item.object)
+        shown = f' "{_short(text)}"' if text is not None else ""
+        out.write(f"{human_size(item.wasted_bytes):>11}  {item.object.class_name} <0x{item.object.id:x}>{shown}\n")
+    if holders and kind.objects:
+        out.write("  held by:\n")
+        for h in kind.holders(holders):
+            out.write(f"{human_size(h.wasted_bytes):>11} {h.objects:>9,}  {h}\n")
+
+
 def cmd_waste(args: argparse.Namespace) -> int:
     with read_heap(args) as heap:
+        w = heap.waste(unreachable=args.unreachable)
+        kinds = [w[args.kind]] if args.kind else [k for k in w if k.objects]
         strings = heap.duplicate_strings(min_count=args.min_count, unreachable=args.unreachable)
         collections = heap.collection_waste(unreachable=args.unreachable)
         arrays = heap.large_arrays(args.min_bytes, unreachable=args.unreachable)
@@ -129,6 +162,9 @@ def cmd_waste(args: argparse.Namespace) -> int:
         if args.json:
             print_json({
                 "counted": "all" if heap._members(args.unreachable) == "all" else "reachable",
+                "total_bytes": w.total_bytes,
+                "duplicate_boxes": {"objects": w.duplicate_boxes, "wasted_bytes": w.duplicate_box_bytes},
+                "kinds": [_kind_json(k, args.top, args.holders) for k in kinds],
                 "duplicate_strings": [{"text": s.text[:JSON_TEXT_MAX], "length": len(s.text), "count": s.count,
                                        "wasted_bytes": s.wasted_bytes} for s in strings[:args.top]],
                 "collections": [{"class": c.class_name, "class_id": c.class_.class_id, "instances": c.instances,
@@ -138,8 +174,15 @@ def cmd_waste(args: argparse.Namespace) -> int:
                 "large_arrays": [{**_object(a.array), "dominator": _maybe(a.dominator)} for a in arrays[:args.top]]})
             return 0
         out = sys.stdout
-        out.write(f"Counting {counted}.\n\n")
-        out.write(f"Duplicate strings: {len(strings):,} texts held {args.min_count}+ times waste "
+        out.write(f"Counting {counted}.\n\n{w}\n")
+        if w.duplicate_boxes:
+            out.write(f"(boxed_numbers: {w.duplicate_boxes:,} boxes equal to another, "
+                      f"{human_size(w.duplicate_box_bytes)})\n")
+        for kind in kinds:
+            _write_kind(out, kind, args.top, args.holders)
+        if args.kind:
+            return 0
+        out.write(f"\nDuplicate strings: {len(strings):,} texts held {args.min_count}+ times waste "
                   f"{human_size(sum(s.wasted_bytes for s in strings))}\n")
         for s in strings[:args.top]:
             out.write(f"{human_size(s.wasted_bytes):>11} {s.count:>8,} × \"{_short(s.text)}\"\n")
@@ -173,11 +216,17 @@ def add_commands(sub: Any) -> None:
     add_rows(p)
     add_json(p)
 
-    p = command(sub, "waste", cmd_waste, "duplicate strings, wasteful collections, large primitive arrays "
-                "(MAT's Java Basics/Collections)",
-                example="hprofkit waste app.hprof -n 10\nhprofkit waste app.hprof --min-bytes 64KB --json")
+    p = command(sub, "waste", cmd_waste, "memory waste of every kind (JXRay's: duplicate and zero arrays, boxed "
+                "numbers, empty/sparse collections, direct buffers...) with the fields holding it; duplicate "
+                "strings, wasteful collections, large primitive arrays (MAT's Java Basics/Collections)",
+                example="hprofkit waste app.hprof -n 10\nhprofkit waste app.hprof --kind zero_arrays --holders 20\n"
+                        "hprofkit waste app.hprof --min-bytes 64KB --json")
     add_heap_input(p)
     add_rows(p, help="rows of each section (default 20)")
+    p.add_argument("--kind", choices=KINDS, default=None, metavar="K",
+                   help=f"only this kind of waste ({', '.join(KINDS)})")
+    p.add_argument("--holders", type=whole_number(0, what="a count"), default=5, metavar="N",
+                   help="fields holding each kind to show (default 5; 0: none)")
     p.add_argument("--min-count", type=whole_number(2, what="a count"), default=2, metavar="N",
                    help="texts held by N or more Strings (default 2)")
     p.add_argument("--min-bytes", type=byte_size, default=1 << 20, metavar="SIZE",

@@ -37,12 +37,13 @@ if TYPE_CHECKING:
     from ._report.tree import View
     from ._classtree import ClassTree
     from ._tree import Group, MergedPaths, _VirtualRoot
+    from ._waste import Waste
     from .leaks import Leak, Report
     from .match import Matcher
 
 __all__ = ["Heap", "HeapObject", "HeapClass", "ObjectTable", "GroupTable", "Reference", "Referrer", "Field", "GcRoot",
            "GcRoots", "StackFrame", "open_heap", "SIZE_MODELS", "SEMANTICS", "Frame", "Thread", "AllocationSite",
-           "AllocSite", "DuplicateString", "CollectionWaste", "LargeArray", "ClassCount"]
+           "AllocSite", "DuplicateString", "CollectionWaste", "LargeArray", "ClassCount", "ResultList"]
 
 SIZE_MODELS = ("visualvm", "uncompressed")
 SEMANTICS = ("hprofkit", "visualvm")
@@ -57,10 +58,14 @@ SEMANTICS = ("hprofkit", "visualvm")
 class ObjectTable(list):  # type: ignore[type-arg]
     """A list of objects, or of (object, bytes) pairs, that a notebook shows as a
     table with bars (top_retainers(), dominated(), dominator_roots()).  It is the
-    list it was: index, slice, compare and json.dumps it as one."""
+    list it was: index, slice (a slice is one too), compare and json.dumps it as one."""
 
     __slots__ = ()
     __module__ = "hprofkit"
+
+    def __getitem__(self, index: Any) -> Any:
+        found = list.__getitem__(self, index)
+        return ObjectTable(found) if isinstance(index, slice) else found
 
     def _repr_html_(self) -> str:
         from ._html import fragment, object_table
@@ -69,14 +74,44 @@ class ObjectTable(list):  # type: ignore[type-arg]
 
 
 class GroupTable(list):  # type: ignore[type-arg]
-    """heap.retained_by()'s Groups: a list that a notebook shows as a table with bars."""
+    """heap.retained_by()'s Groups: a list that a notebook shows as a table with bars (a
+    slice of it too)."""
 
     __slots__ = ()
     __module__ = "hprofkit"
 
+    def __getitem__(self, index: Any) -> Any:
+        found = list.__getitem__(self, index)
+        return GroupTable(found) if isinstance(index, slice) else found
+
     def _repr_html_(self) -> str:
         from ._html import fragment, group_table
         return fragment(group_table(self))
+
+
+class ResultList(list):  # type: ignore[type-arg]
+    """A list of one kind of result (find_leaks(), threads(), bitmaps(), the waste queries,
+    histogram(), fields(), referrers()...) that a notebook shows as a table (bitmaps as a
+    gallery), sizes in human units.  It is the list it was (index, compare, json.dumps); a
+    slice of it is one too.  `kind` names the view."""
+
+    __slots__ = ("kind",)
+    __module__ = "hprofkit"
+
+    def __init__(self, items: Iterable[Any] = (), kind: str = "") -> None:
+        super().__init__(items)
+        self.kind = kind
+
+    def __getitem__(self, index: Any) -> Any:
+        found = list.__getitem__(self, index)
+        return ResultList(found, self.kind) if isinstance(index, slice) else found
+
+    def __reduce__(self) -> Any:
+        return ResultList, (list(self), self.kind)
+
+    def _repr_html_(self) -> str:
+        from ._html import result_list
+        return result_list(self.kind, self)
 
 
 class HeapObject(_hprof.HeapObject):
@@ -128,6 +163,22 @@ class HeapObject(_hprof.HeapObject):
         """The objects this one immediately dominates, largest retained size first
         (the first n): an ObjectTable (a list)."""
         return ObjectTable(_hprof.HeapObject.dominated(self, n))
+
+    def fields(self) -> list[Field]:
+        """Every field of an instance, its class's first, as Field(declaring_class, name, type,
+        value): a ResultList (a list a notebook shows as a table)."""
+        return ResultList(_hprof.HeapObject.fields(self), "fields")
+
+    def references(self, limit: Optional[int] = None) -> list[Reference]:
+        """Outbound non-null references as Reference(name, target_id, target); the first
+        `limit` only, when given (reference_count counts them all): a ResultList."""
+        return ResultList(_hprof.HeapObject.references(self, limit), "references")
+
+    def referrers(self, limit: Optional[int] = None) -> list[Referrer]:
+        """References to this object as Referrer(name, source_id, source); the first `limit`
+        only, when given (referrer_count counts them all; the first call builds the heap's
+        referrer index): a ResultList."""
+        return ResultList(_hprof.HeapObject.referrers(self, limit), "referrers")
 
     def _repr_html_(self) -> str:
         """What the object is and keeps, its fields or elements, its referrers (Jupyter)."""
@@ -293,14 +344,15 @@ class Heap(_hprof.Heap):
         self._dominators_reported()
         return ObjectTable(_hprof.Heap.dominator_roots(self, n))
 
-    def dominator_tree(self, *, depth: int = 3, children: int = 20) -> View:
+    def dominator_tree(self, *, depth: int = 3, children: int = 20, root: Optional[HeapObject] = None) -> View:
         """The dominator tree as an interactive view for a notebook (its _repr_html_):
         each node with its retained size, opened with a click.  It holds `depth` levels,
         each node's `children` largest children (the rest counted), at most 3,000 nodes;
-        drawn by the report's script in the page (no kernel needed)."""
+        drawn by the report's script in the page (no kernel needed).  root: an object whose
+        subtree to show instead of the whole tree: any node, at any depth."""
         from ._report.tree import View, tree_data
         self._dominators_reported()
-        return View("domtree", tree_data(self, depth=depth, children=children))
+        return View("domtree", tree_data(self, depth=depth, children=children, root=root))
 
     def class_tree(self) -> ClassTree:
         """The dominator tree folded by class path (Perfetto's and AHAT's class view): a
@@ -385,13 +437,13 @@ class Heap(_hprof.Heap):
         ``class_``, instances, shallow_size, per_heap) per class with any, most shallow bytes first.  A class
         object is not an instance of java.lang.Class here.  Marks the reachable objects
         once (1 bit an object) over the reference graph."""
-        return _values.class_histogram(self, self._members(unreachable))
+        return ResultList(_values.class_histogram(self, self._members(unreachable)), "histogram")
 
     def unreachable_histogram(self) -> list[ClassCount]:
         """MAT's "Unreachable Objects Histogram": the classes of the objects no GC root
         reaches through any reference (garbage the dump kept: `jmap -dump` without `live`,
         `jcmd GC.heap_dump -all`), as histogram() gives them; [] for a live dump."""
-        return _values.class_histogram(self, "garbage")
+        return ResultList(_values.class_histogram(self, "garbage"), "histogram")
 
     def retained_by(self, key: Union[str, Callable[[HeapObject], Hashable]], /, *,
                     unreachable: Optional[bool] = None) -> GroupTable:
@@ -428,9 +480,9 @@ class Heap(_hprof.Heap):
         exclude as path_to_root (None: the defaults; (): none); finders and inspectors default
         to its DEFAULT_FINDERS and DEFAULT_INSPECTORS; progress as open_heap takes it."""
         from . import leaks  # a third of the package's import time: on first use
-        return leaks.find_leaks(self, exclude, leaks.DEFAULT_FINDERS if finders is None else finders,
-                                inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors,
-                                progress=progress)
+        return ResultList(leaks.find_leaks(self, exclude, leaks.DEFAULT_FINDERS if finders is None else finders,
+                                           inspectors=leaks.DEFAULT_INSPECTORS if inspectors is None else inspectors,
+                                           progress=progress), "leaks")
 
     def threads(self) -> list[Thread]:
         """Every thread of its ROOT_THREAD_OBJECT records, in file order: Thread(object, name,
@@ -438,7 +490,7 @@ class Heap(_hprof.Heap):
         and STACK_FRAME records), top first, as Frame(class_name, method, signature, source,
         line, locals), locals the objects a ROOT_JAVA_FRAME or ROOT_JNI_LOCAL holds at that
         depth.  The first call computes the dominator tree (retained_size)."""
-        return _values.threads(self)
+        return ResultList(_values.threads(self), "threads")
 
     def allocation_sites(self, depth: Optional[int] = None) -> list[AllocationSite]:
         """Objects and bytes by allocation stack, as gperftools buckets: the stack trace serial
@@ -458,34 +510,43 @@ class Heap(_hprof.Heap):
         Strings).  wasted_bytes: what keeping one String for the text would free, the others'
         shallow sizes and the value arrays only they hold.  unreachable=True counts garbage
         Strings too."""
-        return _values.duplicate_strings(self, min_count, self._members(unreachable))
+        return ResultList(_values.duplicate_strings(self, min_count, self._members(unreachable)), "duplicate_strings")
 
     def collection_waste(self, *, unreachable: Optional[bool] = None) -> list[CollectionWaste]:
         """Per collection class (MAT's Java Collections queries): reachable instances, empty
         ones, mean fill ratio and the bytes their backing arrays waste (unused slots; an empty
         collection's whole arrays), largest waste first.  A set's backing map counts under the
         set.  unreachable=True measures garbage collections too.  See docs/values.md."""
-        return _values.collection_waste(self, self._members(unreachable))
+        return ResultList(_values.collection_waste(self, self._members(unreachable)), "collection_waste")
 
     def large_arrays(self, min_bytes: int, *, unreachable: Optional[bool] = None) -> list[LargeArray]:
         """Reachable primitive arrays of min_bytes (shallow size) or more, largest first, each
         a LargeArray(array, bytes) whose dominator and path are computed on first access.
         unreachable=True lists garbage arrays too."""
-        return _values.large_arrays(self, min_bytes, self._members(unreachable))
+        return ResultList(_values.large_arrays(self, min_bytes, self._members(unreachable)), "large_arrays")
+
+    def waste(self, unreachable: Optional[bool] = None) -> Waste:
+        """Memory waste as JXRay reports it: every kind (duplicate and zero arrays, boxed
+        numbers, empty/small/sparse collections, direct buffers...; docs/waste.md defines
+        each) over the reachable objects (unreachable=True: garbage too), as a
+        hprofkit.Waste: w["zero_arrays"] a WasteKind (.objects, .wasted_bytes, .items,
+        .holders(n)), iteration largest waste first, total_bytes each object once."""
+        from ._waste import waste
+        return waste(self, self._members(unreachable))
 
     def bitmaps(self) -> list[Bitmap]:
         """Every android.graphics.Bitmap of the heap as a hprofkit.Bitmap (size, config,
         pixels, PNG), by object id; [] for a heap without them.  See hprofkit._bitmaps for
         where each Android version keeps the pixels."""
         from . import _bitmaps
-        return _bitmaps.bitmaps(self)
+        return ResultList(_bitmaps.bitmaps(self), "bitmaps")
 
     def duplicate_bitmaps(self, bitmaps: Optional[Iterable[Bitmap]] = None, /) -> list[DuplicateBitmaps]:
         """Groups of bitmaps with identical pixels (Tencent Matrix's check), each a
         DuplicateBitmaps(digest, bitmaps, wasted_bytes), the largest waste first.  bitmaps:
         the ones to compare (default: heap.bitmaps()), e.g. those of the app heap only."""
         from . import _bitmaps
-        return _bitmaps.duplicate_bitmaps(self, bitmaps)
+        return ResultList(_bitmaps.duplicate_bitmaps(self, bitmaps), "duplicate_bitmaps")
 
     def tables(self, *, retained: bool = True, fields: bool = False, max_chars: int = 1024,
                progress: ProgressArg = None) -> dict[str, _pyarrow.Table]:

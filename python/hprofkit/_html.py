@@ -47,6 +47,8 @@ STYLE = """<style>
 .hkn .hkn-UNKNOWN{background:#eef0f4;color:#4a5264}
 .hkn .hkn-fail{color:#b42318}
 .hkn details>summary{cursor:pointer;color:#4a5264;font-weight:600;margin-top:4px}
+.hkn .hkn-gallery{display:flex;flex-wrap:wrap;gap:10px;align-items:flex-end}
+.hkn .hkn-gallery figure{margin:0;max-width:260px}.hkn .hkn-gallery img{max-width:256px}
 </style>"""
 
 
@@ -412,3 +414,102 @@ def thread(t: Any) -> str:
     frames = table(["#", "frame", "holds"], rows, numeric=[True, False, False], total=len(t.frames), shown=STACK_ROWS)
     return fragment(head(f"Thread {name}"), facts(pairs),
                     details(plural(len(t.frames), "frame"), frames, open_=True))
+
+
+# ---- lists of results -------------------------------------------------------------------------
+
+def _leaks(items: Sequence[Any]) -> str:
+    largest = max((lk.retained_size or 0 for lk in items), default=0)
+    rows = ([f"<code>{text(lk.short_description)}</code>", "library" if lk.library else "application",
+             size(lk.retained_size), bar(lk.retained_size or 0, largest), f"<code>{text(lk.fingerprint[:12])}</code>"]
+            for lk in items)
+    return table(["leak", "kind", "retained", "", "signature"], rows, numeric=[False, False, True, False, False],
+                 total=len(items))
+
+
+def _threads(items: Sequence[Any]) -> str:
+    largest = max((t.retained_size for t in items), default=0)
+    rows = (["<span class='hkn-muted'>unnamed</span>" if t.name is None else f"<code>{text(t.name)}</code>",
+             text("—" if t.daemon is None else t.daemon), count(len(t.frames)), size(t.retained_size),
+             bar(t.retained_size, largest)] for t in items)
+    return table(["thread", "daemon", "frames", "retained", ""], rows, numeric=[False, False, True, True, False],
+                 total=len(items))
+
+
+def _bitmaps(items: Sequence[Any]) -> str:
+    """A gallery: each Bitmap's own figure (its picture scaled down, its description)."""
+    shown = items[:GALLERY]
+    cells = "".join(f"<div class='hkn-cell'>{b._repr_html_()}</div>" for b in shown)
+    more = f"<div class='hkn-muted'>{len(items) - len(shown):,} more not shown</div>" if len(items) > len(shown) else ""
+    return f"<div class='hkn-gallery'>{cells}</div>{more}"
+
+
+def _duplicate_bitmaps(items: Sequence[Any]) -> str:
+    rows = ([f"<code>{text(g.digest[:16])}</code>", count(len(g.bitmaps)), size(g.wasted_bytes),
+             ", ".join(object_label(b.object) for b in g.bitmaps[:3])] for g in items)
+    return table(["pixels", "bitmaps", "wasted", "first"], rows, numeric=[False, True, True, False], total=len(items))
+
+
+def _fields(items: Sequence[Any]) -> str:
+    rows = ([f"<code>{text(f.name)}</code>", text(f.type), value(f.value)] for f in items)
+    return table(["field", "type", "value"], rows, total=len(items))
+
+
+def _references(items: Sequence[Any]) -> str:
+    rows = ([f"<code>{text(r.name)}</code>", object_label(r.target)] for r in items)
+    return table(["reference", "to"], rows, total=len(items))
+
+
+def _referrers(items: Sequence[Any]) -> str:
+    rows = ([object_label(r.source), f"<code>{text(r.name)}</code>"] for r in items)
+    return table(["from", "through"], rows, total=len(items))
+
+
+def _duplicate_strings(items: Sequence[Any]) -> str:
+    largest = max((d.wasted_bytes for d in items), default=0)
+    rows = ([f"<span class='hkn-str'>{text(_short_repr(d.text))}</span>", count(d.count), size(d.wasted_bytes),
+             bar(d.wasted_bytes, largest)] for d in items)
+    return table(["text", "copies", "wasted", ""], rows, numeric=[False, True, True, False], total=len(items))
+
+
+def _collection_waste(items: Sequence[Any]) -> str:
+    largest = max((c.wasted_bytes for c in items), default=0)
+    rows = ([f"<code>{text(c.class_name)}</code>", count(c.instances), count(c.empty),
+             "—" if c.mean_fill is None else f"{c.mean_fill:.2f}", size(c.wasted_bytes), bar(c.wasted_bytes, largest)]
+            for c in items)
+    return table(["class", "instances", "empty", "fill", "wasted", ""], rows,
+                 numeric=[False, True, True, True, True, False], total=len(items))
+
+
+def _large_arrays(items: Sequence[Any]) -> str:
+    return object_table([(a.array, a.bytes) for a in items], what="shallow")
+
+
+def _histogram(items: Sequence[Any]) -> str:
+    largest = max((r.shallow_size for r in items), default=0)
+    rows = ([f"<code>{text(r.name)}</code>", count(r.instances), size(r.shallow_size), bar(r.shallow_size, largest)]
+            for r in items)
+    return table(["class", "instances", "shallow", ""], rows, numeric=[False, True, True, False], total=len(items))
+
+
+GALLERY = 24  # bitmaps a gallery shows
+_LISTS: dict[str, Any] = {
+    "leaks": _leaks, "threads": _threads, "bitmaps": _bitmaps, "duplicate_bitmaps": _duplicate_bitmaps,
+    "fields": _fields, "references": _references, "referrers": _referrers, "duplicate_strings": _duplicate_strings,
+    "collection_waste": _collection_waste, "large_arrays": _large_arrays, "histogram": _histogram,
+}
+
+
+def result_list(kind: str, items: Sequence[Any]) -> str:
+    """ResultList._repr_html_: the list of results of one kind as a table (a gallery of
+    bitmaps), its first rows, and how many it holds."""
+    one, many = _NOUNS[kind]
+    return fragment(head(f"{len(items):,} {one if len(items) == 1 else many}"), _LISTS[kind](items))
+
+
+_NOUNS = {"leaks": ("leak", "leaks"), "threads": ("thread", "threads"), "bitmaps": ("bitmap", "bitmaps"),
+          "duplicate_bitmaps": ("group of identical bitmaps", "groups of identical bitmaps"),
+          "fields": ("field", "fields"), "references": ("reference", "references"),
+          "referrers": ("referrer", "referrers"), "duplicate_strings": ("duplicated text", "duplicated texts"),
+          "collection_waste": ("collection class", "collection classes"),
+          "large_arrays": ("large array", "large arrays"), "histogram": ("class", "classes")}

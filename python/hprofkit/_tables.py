@@ -9,7 +9,8 @@
 hprofkit's tables (the Python API's values, row for row):
 
 - ``objects(id, class_id, kind, shallow_size, retained_size, heap, dominator_id, reachable,
-  root_distance, root_type, array_length, array_hash, string_length, value_string)``
+  root_distance, root_type, array_length, array_hash, array_nulls, array_refs_hash,
+  array_trailing_zeros, string_length, value_string)``
 - ``references(source_id, target_id, name, qualified_name)``
 - ``classes(id, name, super_id, loader_id, instance_size, kind)``
 - ``roots(object_id, kind)``
@@ -151,6 +152,9 @@ def _objects(pa: ModuleType, raw: Columns, dicts: Columns, retained: bool) -> _p
         "root_type": _dictionary(pa, pa.int8(), n, o["root_type"], _text(pa, dicts["root_kinds"]), o["root_valid"]),
         "array_length": _fixed(pa, pa.int64(), n, o["array_length"], o["array_valid"]),
         "array_hash": _fixed(pa, pa.int64(), n, o["array_hash"], o["hash_valid"]),
+        "array_nulls": _fixed(pa, pa.int64(), n, o["array_nulls"], o["nulls_valid"]),
+        "array_refs_hash": _fixed(pa, pa.int64(), n, o["array_refs_hash"], o["nulls_valid"]),
+        "array_trailing_zeros": _fixed(pa, pa.int64(), n, o["array_trailing_zeros"], o["zeros_valid"]),
         "string_length": _fixed(pa, pa.int64(), n, s["string_length"], s["string_valid"]),
         "value_string": pa.chunked_array(chunks, pa.string()),
     })
@@ -499,12 +503,18 @@ def sql(source: Tables, query: str, params: Sequence[object] | Mapping[str, obje
     is a reserved word in SQL: write ``"references"`` or its alias ``refs``.  Perfetto's
     heap_graph_* tables are views (docs/sql.md)."""
     with connect(source, **options) as con:
-        relation = con.sql(query, params=params)
-        if relation is None:  # a statement without a result (SET, CREATE...)
-            return _pa().table({})
-        # DuckDB 2 renamed arrow() to to_arrow_table().
-        fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
-        return _int64_sums(fetch())
+        return query_table(con, query, params)
+
+
+def query_table(con: _duckdb.DuckDBPyConnection, query: str,
+                params: Sequence[object] | Mapping[str, object] | None = None) -> _pyarrow.Table:
+    """The result of query on con as a pyarrow Table (sql() and the MCP server's sql tool)."""
+    relation = con.sql(query, params=params)
+    if relation is None:  # a statement without a result (SET, CREATE...)
+        return _pa().table({})
+    # DuckDB 2 renamed arrow() to to_arrow_table().
+    fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+    return _int64_sums(fetch())
 
 
 def _int64_sums(table: _pyarrow.Table) -> _pyarrow.Table:

@@ -1,4 +1,4 @@
-"""Command line: python -m hprofkit info|stats|encode|decode|convert|deobfuscate|show|path|top|diff|leaks|batch|bitmaps|report|pprof|serve|demo ...
+"""Command line: python -m hprofkit info|stats|encode|decode|convert|deobfuscate|show|path|top|diff|leaks|batch|bitmaps|report|pprof|serve|mcp|demo ...
 
 Every command takes its arguments through one grammar (_cli_args.py).
 Every failure prints one line on stderr and exits with status 1; a usage
@@ -18,8 +18,8 @@ import threading
 from typing import Any, Callable, Iterator, Sequence, TextIO
 
 from . import (
-    __version__, _cli_batch, _cli_bitmaps, _cli_diff, _cli_explore, _cli_leaks, _cli_pprof, _cli_reach, _cli_report,
-    _cli_serve, _cli_show, _cli_tree,
+    __version__, _cli_batch, _cli_bitmaps, _cli_diff, _cli_explore, _cli_leaks, _cli_mcp, _cli_pprof, _cli_reach,
+    _cli_report, _cli_serve, _cli_show, _cli_tree,
 )
 from . import _cli_args as grammar
 from ._cli_args import UsageError
@@ -300,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_report.add_commands(sub)
     _cli_pprof.add_commands(sub)
     _cli_serve.add_commands(sub)
+    _cli_mcp.add_commands(sub)
     grammar.command(sub, "demo", cmd_demo, "write a sample dump and run the workflow on it", example="hprofkit demo")
     for command in sub.choices.values():
         command.set_defaults(parser=command)  # UsageError: reported with the command's own usage

@@ -316,17 +316,25 @@ class HeapDiff:
         heads = ["class", "count a", "count b", "Δ count", "shallow a", "shallow b", "Δ shallow"]
         heads += ["retained a", "retained b", "Δ retained"] if with_retained else []
 
-        def cell(value: Any, delta: bool = False) -> str:
-            text = "" if value is None else (f"{value:+,}" if delta else f"{value:,}") if isinstance(value, int) else str(value)
+        def cell(value: Any, delta: bool = False, sized: bool = False) -> str:
+            if value is None:
+                text, title = "", ""
+            elif sized:  # bytes in human units, the exact figure in the tooltip
+                text = ("+" if delta and value > 0 else "-" if value < 0 else "") + human_size(abs(value))
+                title = f" title='{value:+,} B'" if delta else f" title='{value:,} B'"
+            else:
+                text, title = f"{value:+,}" if delta else f"{value:,}", ""
             color = "" if not delta or not value else f";color:{'#b00' if value > 0 else '#070'}"
-            return f"<td style='text-align:right{color}'>{escape(text)}</td>"
+            return f"<td style='text-align:right{color}'{title}>{escape(text)}</td>"
 
         body = []
         for r in self.rows[:top]:
             cells = (f"<td style='text-align:left'>{escape(r.name)}</td>" + cell(r.count_a) + cell(r.count_b)
-                     + cell(r.count_delta, True) + cell(r.shallow_a) + cell(r.shallow_b) + cell(r.shallow_delta, True))
+                     + cell(r.count_delta, True) + cell(r.shallow_a, sized=True) + cell(r.shallow_b, sized=True)
+                     + cell(r.shallow_delta, True, True))
             if with_retained:
-                cells += cell(r.retained_a) + cell(r.retained_b) + cell(r.retained_delta, True)
+                cells += (cell(r.retained_a, sized=True) + cell(r.retained_b, sized=True)
+                          + cell(r.retained_delta, True, True))
             body.append(f"<tr>{cells}</tr>")
         paths = "".join(f"<li><b>{p.count_delta:+,}</b> {escape(p.name)} ({p.count_a:,} → {p.count_b:,})<br>"
                         + "<br>".join(escape(h) for h in p.path) + "</li>" for p in self.paths[:top])

@@ -97,4 +97,14 @@ typedef struct hp_coll_class_waste {
 hp_code hp_coll_waste(const hp_coll *c, const uint64_t *keep, hp_coll_class_waste *rows, int (*interrupt)(void *ctx), void *ctx,
                       hp_error *err);
 
+/* Receives one measured collection (its index, its measure); non-zero stops
+ * the walk with HP_E_ABORTED. */
+typedef int (*hp_coll_measured_fn)(void *ctx, uint32_t index, const hp_coll_measure *m);
+
+/* hp_coll_waste's walk, each collection it counts given to fn (in index
+ * order) with its measure as hp_coll_waste adds it up: owned collections
+ * under their wrapper, shared backing arrays nobody's waste. */
+hp_code hp_coll_measure_each(const hp_coll *c, const uint64_t *keep, hp_coll_measured_fn fn, void *fn_ctx,
+                             int (*interrupt)(void *ctx), void *ctx, hp_error *err);
+
 #endif

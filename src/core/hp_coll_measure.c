@@ -293,8 +293,8 @@ static int mark_shared(const hp_coll *c, const uint8_t *owned, uint8_t *seen, ui
     return 0;
 }
 
-hp_code hp_coll_waste(const hp_coll *c, const uint64_t *keep, hp_coll_class_waste *rows, int (*interrupt)(void *ctx), void *ctx,
-                      hp_error *err)
+hp_code hp_coll_measure_each(const hp_coll *c, const uint64_t *keep, hp_coll_measured_fn fn, void *fn_ctx,
+                             int (*interrupt)(void *ctx), void *ctx, hp_error *err)
 {
     const hp_heap *h = c->h;
     uint32_t n = hp_heap_object_count(h), i;
@@ -311,7 +311,6 @@ hp_code hp_coll_waste(const hp_coll *c, const uint64_t *keep, hp_coll_class_wast
     how.held = NULL;
     for (i = 0; i < n && !stopped; i++) {
         hp_coll_measure m;
-        hp_coll_class_waste *row;
         if (interrupted(i, interrupt, ctx)) {
             stopped = 1;
             break;
@@ -321,19 +320,41 @@ hp_code hp_coll_waste(const hp_coll *c, const uint64_t *keep, hp_coll_class_wast
         measure(c, i, &m, 0, &how);
         if (m.shape == HP_COLL_NONE)
             continue; /* a view of something that is no collection (a map's key set) */
-        row = &rows[hp_heap_object_class(h, i)];
-        row->instances++;
-        if (m.size_corrupt) {
-            row->corrupt++;
-            continue;
-        }
-        row->empty += m.size == 0;
-        if (m.capacity > 0 && m.size >= 0) {
-            row->filled++;
-            row->fill_sum += (double)m.size / (double)m.capacity;
-        }
-        row->wasted += m.wasted;
+        if (fn(fn_ctx, i, &m) != 0)
+            stopped = 1;
     }
     c->alloc.free_fn(bits);
     return stopped ? hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "interrupted") : HP_OK;
+}
+
+typedef struct class_rows {
+    const hp_heap *h;
+    hp_coll_class_waste *rows;
+} class_rows;
+
+static int add_to_class(void *ctx, uint32_t index, const hp_coll_measure *m)
+{
+    class_rows *r = ctx;
+    hp_coll_class_waste *row = &r->rows[hp_heap_object_class(r->h, index)];
+    row->instances++;
+    if (m->size_corrupt) {
+        row->corrupt++;
+        return 0;
+    }
+    row->empty += m->size == 0;
+    if (m->capacity > 0 && m->size >= 0) {
+        row->filled++;
+        row->fill_sum += (double)m->size / (double)m->capacity;
+    }
+    row->wasted += m->wasted;
+    return 0;
+}
+
+hp_code hp_coll_waste(const hp_coll *c, const uint64_t *keep, hp_coll_class_waste *rows, int (*interrupt)(void *ctx), void *ctx,
+                      hp_error *err)
+{
+    class_rows r;
+    r.h = c->h;
+    r.rows = rows;
+    return hp_coll_measure_each(c, keep, add_to_class, &r, interrupt, ctx, err);
 }

@@ -155,3 +155,22 @@ static void sort_perm(uint32_t *perm, size_t n, const uint64_t *keys, int descen
 void hp_sort_perm_by_keys(uint32_t *perm, size_t n, const uint64_t *keys) { sort_perm(perm, n, keys, 0); }
 
 void hp_sort_perm_by_keys_desc(uint32_t *perm, size_t n, const uint64_t *keys) { sort_perm(perm, n, keys, 1); }
+
+void hp_sort_u32_by(uint32_t *a, uint32_t *tmp, size_t n, int (*cmp)(const void *ctx, uint32_t x, uint32_t y),
+                    const void *ctx)
+{
+    size_t width, i;
+    for (width = 1; width < n; width *= 2) {
+        for (i = 0; i < n; i += 2 * width) {
+            size_t mid = i + width < n ? i + width : n, end = i + 2 * width < n ? i + 2 * width : n;
+            size_t x = i, y = mid, k = i;
+            while (x < mid && y < end)
+                tmp[k++] = cmp(ctx, a[x], a[y]) <= 0 ? a[x++] : a[y++];
+            while (x < mid)
+                tmp[k++] = a[x++];
+            while (y < end)
+                tmp[k++] = a[y++];
+        }
+        memcpy(a, tmp, n * sizeof *a);
+    }
+}

@@ -23,4 +23,10 @@ int hp_sort_u64_nearly(uint64_t *a, size_t n, int bits, const hp_alloc *alloc);
 void hp_sort_perm_by_keys(uint32_t *perm, size_t n, const uint64_t *keys);
 void hp_sort_perm_by_keys_desc(uint32_t *perm, size_t n, const uint64_t *keys);
 
+/* Sorts a[0..n) by cmp(ctx, x, y) (< 0, 0, > 0), stably, with tmp (n more
+ * entries): a merge sort, for comparisons that need a context qsort cannot
+ * pass (the heap, to compare two objects' contents). */
+void hp_sort_u32_by(uint32_t *a, uint32_t *tmp, size_t n, int (*cmp)(const void *ctx, uint32_t x, uint32_t y),
+                    const void *ctx);
+
 #endif

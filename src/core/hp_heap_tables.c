@@ -25,6 +25,34 @@ static uint32_t roots_from(const hp_heap *h, uint32_t start)
     return first;
 }
 
+/* The waste kinds' columns of an array: an object array's nulls and elements' hash (its
+ * record read again: the row gives a primitive array's elements only), a primitive
+ * array's trailing zero elements. */
+static void array_contents(const hp_heap *h, uint32_t i, const hp_object_row *row, const hp_object_columns *c)
+{
+    int is_obj = row->kind == HP_KIND_OBJ_ARRAY, is_prim = row->kind == HP_KIND_PRIM_ARRAY;
+    c->array_nulls[i] = c->array_refs_hash[i] = c->array_trailing_zeros[i] = 0;
+    if (is_obj) {
+        hp_object o;
+        uint32_t size = (uint32_t)hp_heap_id_size(h), k, j;
+        hp_heap_object(h, i, &o);
+        c->array_refs_hash[i] = (int64_t)hp_xxh64(o.data, (size_t)o.data_len, 0);
+        for (k = 0; k < o.length && (uint64_t)(k + 1) * size <= o.data_len; k++) {
+            for (j = 0; j < size && o.data[(uint64_t)k * size + j] == 0; j++)
+                ;
+            c->array_nulls[i] += j == size;
+        }
+    } else if (is_prim && row->length > 0) {
+        uint64_t size = row->elements_len / row->length, last;
+        for (last = row->elements_len; last > 0 && row->elements[last - 1] == 0; last--)
+            ;
+        c->array_trailing_zeros[i] = size == 0 ? 0 : last == 0 ? (int64_t)row->length
+                                   : (int64_t)(row->length - 1 - (last - 1) / size);
+    }
+    hp_tables_set_bit(c->nulls_valid, i, is_obj);
+    hp_tables_set_bit(c->zeros_valid, i, is_prim);
+}
+
 void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_object_columns *c)
 {
     uint32_t i, k = roots_from(h, start), nroots = hp_heap_root_count(h);
@@ -70,6 +98,7 @@ void hp_tables_objects(const hp_heap *h, uint32_t start, uint32_t end, const hp_
             *c->max_elements = o.length;
         hp_tables_set_bit(c->array_valid, i, is_array);
         hp_tables_set_bit(c->hash_valid, i, o.kind == HP_KIND_PRIM_ARRAY);
+        array_contents(h, i, &o, c);
     }
 }
 

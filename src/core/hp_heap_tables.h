@@ -93,6 +93,11 @@ typedef struct hp_object_columns {
     uint8_t *array_valid;
     int64_t *array_hash;        /* primitive arrays: XXH64 of the elements as the dump holds them */
     uint8_t *hash_valid;
+    int64_t *array_nulls;       /* object arrays: null elements (the waste kinds' empty and sparse arrays) */
+    uint8_t *nulls_valid;
+    int64_t *array_refs_hash;   /* object arrays: XXH64 of the element ids as the dump holds them */
+    int64_t *array_trailing_zeros; /* primitive arrays: zero elements at the end (= length: all zero) */
+    uint8_t *zeros_valid;
     uint32_t *max_elements;     /* raised to the length of the longest object array */
     int64_t *class_objects;     /* per class ordinal, added to: instances and arrays */
     int64_t *class_shallow;     /* per class ordinal, added to: their shallow sizes */

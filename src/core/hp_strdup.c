@@ -50,34 +50,14 @@ static int text_compare(const hp_text *a, const hp_text *b)
 }
 
 /* Compares the texts of Strings i and j (both with text), then their indexes. */
-static int string_compare(const hp_heap *h, uint32_t i, uint32_t j)
+static int string_compare(const void *heap, uint32_t i, uint32_t j)
 {
     hp_text a, b;
     int c;
-    hp_heap_string(h, i, &a);
-    hp_heap_string(h, j, &b);
+    hp_heap_string(heap, i, &a);
+    hp_heap_string(heap, j, &b);
     c = text_compare(&a, &b);
     return c ? c : (i < j ? -1 : i > j);
-}
-
-/* Sorts run[0..n) by text then index (a merge sort: the comparison needs
- * the heap, which qsort cannot pass). */
-static void sort_by_text(const hp_heap *h, uint32_t *run, uint32_t *tmp, size_t n)
-{
-    size_t width, i;
-    for (width = 1; width < n; width *= 2) {
-        for (i = 0; i < n; i += 2 * width) {
-            size_t mid = i + width < n ? i + width : n, end = i + 2 * width < n ? i + 2 * width : n;
-            size_t a = i, b = mid, k = i;
-            while (a < mid && b < end)
-                tmp[k++] = string_compare(h, run[a], run[b]) <= 0 ? run[a++] : run[b++];
-            while (a < mid)
-                tmp[k++] = run[a++];
-            while (b < end)
-                tmp[k++] = run[b++];
-        }
-        memcpy(run, tmp, n * sizeof *run);
-    }
 }
 
 typedef struct dup_state {
@@ -86,14 +66,18 @@ typedef struct dup_state {
     uint32_t min_count;
     const uint64_t *users;  /* the value array of every String with text, sorted: an array's users */
     size_t n_users;
-    uint32_t *scratch;      /* a group's arrays */
+    uint64_t *scratch;      /* a group's arrays, each with its member's place (array << 32 | k) */
+    uint64_t *share;        /* a group's members' wasted bytes (copies only) */
+    hp_dup_copy_fn copy;    /* receives each copy (NULL: groups only) */
+    void *copy_ctx;
+    int copy_failed;        /* copy returned non-zero */
     hp_dup_string *out;
     size_t n, cap;
 } dup_state;
 
-static int cmp_u32(const void *x, const void *y)
+static int cmp_u64(const void *x, const void *y)
 {
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return a < b ? -1 : a > b;
 }
 
@@ -132,17 +116,29 @@ static int add_group(dup_state *s, const uint32_t *members, uint32_t count)
         return 0;
     for (k = 1; k < count; k++) {
         uint32_t arr = hp_heap_string_array(h, members[k]);
+        if (s->share)
+            s->share[k] = hp_heap_shallow_size(h, members[k]);
         wasted += hp_heap_shallow_size(h, members[k]);
         if (arr != first_array)
-            s->scratch[m++] = arr;
+            s->scratch[m++] = (uint64_t)arr << 32 | k;
     }
-    qsort(s->scratch, m, sizeof *s->scratch, cmp_u32);
+    if (m)
+        qsort(s->scratch, m, sizeof *s->scratch, cmp_u64);
     for (k = 0; k < m; k += run) {
-        for (run = 1; k + run < m && s->scratch[k + run] == s->scratch[k]; run++)
+        uint32_t arr = (uint32_t)(s->scratch[k] >> 32);
+        for (run = 1; k + run < m && (uint32_t)(s->scratch[k + run] >> 32) == arr; run++)
             ;
-        if (users_of(s, s->scratch[k]) == run)
-            wasted += hp_heap_shallow_size(h, s->scratch[k]);
+        if (users_of(s, arr) == run) {
+            wasted += hp_heap_shallow_size(h, arr);
+            if (s->share) /* the freed array counts for the first copy holding it */
+                s->share[(uint32_t)s->scratch[k]] += hp_heap_shallow_size(h, arr);
+        }
     }
+    for (k = 1; s->copy && k < count; k++)
+        if (s->copy(s->copy_ctx, members[k], s->share[k]) != 0) {
+            s->copy_failed = 1;
+            return -1;
+        }
     if (s->n == s->cap) {
         size_t want = s->cap ? 2 * s->cap : 256;
         hp_dup_string *more = s->a->realloc_fn(s->out, want * sizeof *more);
@@ -170,7 +166,7 @@ static int split_run(dup_state *s, uint32_t *run, uint32_t *tmp, size_t n)
             break;
     }
     if (j < n) /* several texts share the hash: sorted by text (then index), each text is a stretch */
-        sort_by_text(s->h, run, tmp, n);
+        hp_sort_u32_by(run, tmp, n, string_compare, s->h);
     while (i < n) {
         hp_heap_string(s->h, run[i], &a);
         for (j = i + 1; j < n; j++) {
@@ -185,13 +181,15 @@ static int split_run(dup_state *s, uint32_t *run, uint32_t *tmp, size_t n)
     return 0;
 }
 
-hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, uint32_t min_count,
-                             hp_dup_string **out, size_t *n_out, int (*interrupt)(void *ctx), void *ctx, hp_error *err)
+static hp_code duplicates(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, uint32_t min_count,
+                          hp_dup_copy_fn copy, void *copy_ctx, hp_dup_string **out, size_t *n_out,
+                          int (*interrupt)(void *ctx), void *ctx, hp_error *err)
 {
     const hp_alloc *a = alloc ? alloc : &hp_default_alloc;
     uint32_t n = hp_heap_object_count(h), i;
     uint64_t *keys = NULL, *users = NULL;
-    uint32_t *run = NULL, *tmp = NULL, *scratch = NULL;
+    uint32_t *run = NULL, *tmp = NULL;
+    uint64_t *scratch = NULL, *share = NULL;
     size_t count = 0, cap = 0, k, runs = 0;
     dup_state s;
     hp_code rc = HP_OK;
@@ -199,6 +197,8 @@ hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_al
     s.h = h;
     s.a = a;
     s.min_count = min_count ? min_count : 1;
+    s.copy = copy;
+    s.copy_ctx = copy_ctx;
     *out = NULL;
     *n_out = 0;
     for (i = 0; i < n; i++) {
@@ -230,8 +230,10 @@ hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_al
     run = a->malloc_fn((count ? count : 1) * sizeof *run);
     tmp = a->malloc_fn((count ? count : 1) * sizeof *tmp);
     scratch = a->malloc_fn((count ? count : 1) * sizeof *scratch);
-    if (!run || !tmp || !scratch)
+    share = copy ? a->malloc_fn((count ? count : 1) * sizeof *share) : NULL;
+    if (!run || !tmp || !scratch || (copy && !share))
         goto nomem;
+    s.share = share;
     s.users = users;
     s.n_users = count;
     s.scratch = scratch;
@@ -243,8 +245,13 @@ hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_al
         }
         while (j < count && keys[j] >> 32 == keys[k] >> 32)
             run[m++] = (uint32_t)keys[j++];
-        if (m >= s.min_count && split_run(&s, run, tmp, m) < 0)
-            goto nomem;
+        if (m >= s.min_count && split_run(&s, run, tmp, m) < 0) {
+            if (s.copy_failed)
+                rc = hp_fail(err, HP_E_ABORTED, 0, -1, 0, 0, 0, "stopped");
+            else
+                goto nomem;
+            goto done;
+        }
         k = j;
     }
     *out = s.out;
@@ -258,7 +265,24 @@ done:
     a->free_fn(run);
     a->free_fn(tmp);
     a->free_fn(scratch);
+    a->free_fn(share);
     a->free_fn(users);
     a->free_fn(s.out);
+    return rc;
+}
+
+hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, uint32_t min_count,
+                             hp_dup_string **out, size_t *n_out, int (*interrupt)(void *ctx), void *ctx, hp_error *err)
+{
+    return duplicates(h, keep, alloc, min_count, NULL, NULL, out, n_out, interrupt, ctx, err);
+}
+
+hp_code hp_duplicate_string_copies(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, hp_dup_copy_fn copy,
+                                   void *copy_ctx, int (*interrupt)(void *ctx), void *ctx, hp_error *err)
+{
+    hp_dup_string *groups = NULL;
+    size_t n = 0;
+    hp_code rc = duplicates(h, keep, alloc, 2, copy, copy_ctx, &groups, &n, interrupt, ctx, err);
+    (alloc ? alloc : &hp_default_alloc)->free_fn(groups);
     return rc;
 }

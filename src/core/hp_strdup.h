@@ -32,4 +32,15 @@ typedef struct hp_dup_string {
 hp_code hp_duplicate_strings(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, uint32_t min_count,
                              hp_dup_string **out, size_t *n, int (*interrupt)(void *ctx), void *ctx, hp_error *err);
 
+/* Receives one copy: a String of a duplicated text but the group's kept
+ * (first) one, and its share of the group's wasted bytes: its shallow size,
+ * plus each freed array's for the first copy holding it (so the shares sum
+ * to the group's wasted).  Non-zero stops the walk with HP_E_ABORTED. */
+typedef int (*hp_dup_copy_fn)(void *ctx, uint32_t index, uint64_t wasted);
+
+/* hp_duplicate_strings' groups of 2 or more, given as their copies (in no
+ * particular order) instead of groups; 8 more bytes a String of memory. */
+hp_code hp_duplicate_string_copies(const hp_heap *h, const uint64_t *keep, const hp_alloc *alloc, hp_dup_copy_fn copy,
+                                   void *copy_ctx, int (*interrupt)(void *ctx), void *ctx, hp_error *err);
+
 #endif

@@ -28,6 +28,7 @@
 #include "hp_coll.h"
 #include "hp_heap.h"
 #include "hp_strdup.h"
+#include "hp_waste.h"
 #include "hp_mapping.h"
 #include "tableskit.h"
 
@@ -142,6 +143,30 @@ static void read_values(const hp_heap *h)
         if (!rows || hp_coll_waste(c, NULL, rows, NULL, NULL, &err) != HP_OK)
             die("the waste per class failed");
         free(rows);
+    }
+    { /* every waste kind over any heap: no crash, the lists' sums and the total hold */
+        hp_waste w;
+        uint64_t most = 0, sum = 0;
+        int kind;
+        if (hp_waste_find(h, c, NULL, 4, NULL, &w, NULL, NULL, &err) != HP_OK)
+            die("the waste kinds failed");
+        for (kind = 0; kind < HP_WASTE_KINDS; kind++) {
+            uint64_t listed = 0;
+            for (k = 0; k < w.kinds[kind].n; k++) {
+                if (w.kinds[kind].items[k].index >= n)
+                    die("a waste item names no object");
+                listed += w.kinds[kind].items[k].wasted;
+            }
+            if (listed != w.kinds[kind].wasted)
+                die("a waste kind's sum is wrong");
+            if (kind != HP_WASTE_DIRECT_BUFFERS) {
+                sum += listed;
+                most = listed > most ? listed : most;
+            }
+        }
+        if (w.total > sum || w.total < most)
+            die("the waste total is not each object once");
+        hp_waste_free(&w, NULL);
     }
     hp_coll_free(c);
     if (hp_duplicate_strings(h, NULL, NULL, 2, &dups, &n_dups, NULL, NULL, &err) != HP_OK)

@@ -99,6 +99,11 @@ static inline void tk_objects(tk_tables *t, const hp_heap *h)
     o->array_valid = tk_alloc((n + 7) / 8, 1);
     o->array_hash = tk_alloc(n, 8);
     o->hash_valid = tk_alloc((n + 7) / 8, 1);
+    o->array_nulls = tk_alloc(n, 8);
+    o->nulls_valid = tk_alloc((n + 7) / 8, 1);
+    o->array_refs_hash = tk_alloc(n, 8);
+    o->array_trailing_zeros = tk_alloc(n, 8);
+    o->zeros_valid = tk_alloc((n + 7) / 8, 1);
     o->max_elements = &t->max_elements;
     o->class_objects = tk_alloc(t->n_classes, 8);
     o->class_shallow = tk_alloc(t->n_classes, 8);
@@ -208,6 +213,7 @@ static inline void tk_tables_free(tk_tables *t)
     void *owned[] = {
         t->class_ids, o->id, o->class_id, o->class_valid, o->kind, o->shallow_size, o->heap, o->heap_valid,
         o->root_type, o->root_valid, o->array_length, o->array_valid, o->array_hash, o->hash_valid,
+        o->array_nulls, o->nulls_valid, o->array_refs_hash, o->array_trailing_zeros, o->zeros_valid,
         o->class_objects, o->class_shallow, t->strings.length, t->strings.valid, t->strings.offsets, t->strings.data,
         f->object_id, f->name, f->qualified, f->type, f->int_value, f->int_valid, f->double_value, f->double_valid,
         t->roots.object_id, t->roots.kind, t->classes.id, t->classes.super_id, t->classes.loader_id,

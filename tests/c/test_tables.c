@@ -112,6 +112,20 @@ static void check_tables(const hp_heap *h, const char *what)
         bad |= tk_bit(t.objects.array_valid, i) && t.objects.array_length[i] != o.length;
         bad |= tk_bit(t.objects.hash_valid, i) != (o.kind == HP_KIND_PRIM_ARRAY);
         bad |= o.kind == HP_KIND_PRIM_ARRAY && t.objects.array_hash[i] != (int64_t)hp_xxh64(o.data, o.data_len, 0);
+        bad |= tk_bit(t.objects.nulls_valid, i) != (o.kind == HP_KIND_OBJ_ARRAY);
+        bad |= o.kind == HP_KIND_OBJ_ARRAY && t.objects.array_refs_hash[i] != (int64_t)hp_xxh64(o.data, o.data_len, 0);
+        bad |= tk_bit(t.objects.zeros_valid, i) != (o.kind == HP_KIND_PRIM_ARRAY);
+        if (o.kind == HP_KIND_OBJ_ARRAY || o.kind == HP_KIND_PRIM_ARRAY) { /* counted again, element by element */
+            uint32_t size = (uint32_t)hp_type_size(o.elem_type, hp_heap_id_size(h)), k, j, zeros = 0, nulls = 0;
+            for (k = 0; size && k < o.length; k++) {
+                for (j = 0; j < size && o.data[(uint64_t)k * size + j] == 0; j++)
+                    ;
+                nulls += j == size;
+                zeros = j == size ? zeros + 1 : 0;
+            }
+            bad |= o.kind == HP_KIND_OBJ_ARRAY && t.objects.array_nulls[i] != nulls;
+            bad |= o.kind == HP_KIND_PRIM_ARRAY && t.objects.array_trailing_zeros[i] != zeros;
+        }
         counted += hp_heap_instance_class(h, i) != HP_NONE;
         is_string = o.kind == HP_KIND_INSTANCE && hp_heap_string(h, i, &text) == 1;
         bad |= tk_bit(t.strings.valid, i) != is_string;

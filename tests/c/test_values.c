@@ -7,14 +7,20 @@
  *    not a hang), a deque whose head lies outside its array, an
  *    ALLOC_SITES record shorter than its sites (HP_E_TRUNCATED);
  *  - 300,000 distinct texts, each twice: hash collisions are told apart;
+ *    300,000 distinct byte[]s and Object[]s, each twice, likewise;
  *  - JDK 6 substrings sharing one char[] with a String of another text;
  *  - every dump of the shared data: every collection walked and measured,
- *    the waste per class, duplicate strings, allocation counts adding up. */
+ *    the waste per class, duplicate strings, allocation counts adding up;
+ *    every waste kind (hp_waste.h): each item re-read here (all zero, all
+ *    null, half null, a trailing zero run), lists largest waste first, sums
+ *    agreeing with the duplicate strings and the empty collections, the total
+ *    each object once, an interrupt stopping it (ASan sees leaks). */
 #include "valueskit.h"
 
 #include "hp_coll.h"
 #include "hp_heap.h"
 #include "hp_strdup.h"
+#include "hp_waste.h"
 
 /* ---- walks collected ---- */
 
@@ -228,6 +234,48 @@ static void chars(bb *b, uint64_t id, const char *text)
 /* JDK 6 substrings share one char[]: an array a String of another text
  * also holds is not freed with the duplicates, and does not count as
  * wasted; one only the duplicates hold counts once. */
+/* 300,000 distinct byte[]s and Object[]s, each twice: among 600,000 arrays 32-bit hashes
+ * collide (some tens of pairs), and each copy must still be told from the arrays of
+ * another contents sharing its hash: exactly N copies of each kind, each its pair's. */
+static void test_many_arrays(void)
+{
+    enum { N = 300000 };
+    bb b;
+    hp_heap_options opt;
+    hp_heap *h = NULL;
+    hp_error err;
+    hp_waste w;
+    size_t k;
+    uint32_t i;
+    vk_head(&b, 4);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_SEGMENT);
+    for (i = 0; i < N; i++) {
+        char text[16];
+        uint32_t len = (uint32_t)snprintf(text, sizeof text, "a%u", i);
+        uint64_t base = 0x100000 + (uint64_t)i * 32;
+        const uint64_t elements[2] = { 0x100000 + (uint64_t)i * 32, 0x100000 + (uint64_t)(N - 1 - i) * 32 };
+        vk_bytes(&b, base, text, len);
+        vk_bytes(&b, base + 8, text, len);
+        vk_objects(&b, base + 16, 2, elements);
+        vk_objects(&b, base + 24, 2, elements);
+    }
+    bb_rec_end(&b);
+    bb_rec_begin(&b, HP_TAG_HEAP_DUMP_END);
+    bb_rec_end(&b);
+    memset(&opt, 0, sizeof opt);
+    CHECK(hp_heap_build(b.d, b.len, &opt, &h, &err) == HP_OK);
+    CHECK(hp_waste_find(h, NULL, NULL, 1024, NULL, &w, NULL, NULL, &err) == HP_OK);
+    CHECK_EQ_U64(w.kinds[HP_WASTE_DUPLICATE_ARRAYS].n, N);
+    CHECK_EQ_U64(w.kinds[HP_WASTE_DUPLICATE_OBJECT_ARRAYS].n, N);
+    for (k = 0; k < w.kinds[HP_WASTE_DUPLICATE_ARRAYS].n; k++) /* the second of a pair (ids base, base + 8) */
+        CHECK(hp_heap_object_id(h, w.kinds[HP_WASTE_DUPLICATE_ARRAYS].items[k].index) % 32 == 8);
+    for (k = 0; k < w.kinds[HP_WASTE_DUPLICATE_OBJECT_ARRAYS].n; k++)
+        CHECK(hp_heap_object_id(h, w.kinds[HP_WASTE_DUPLICATE_OBJECT_ARRAYS].items[k].index) % 32 == 24);
+    hp_waste_free(&w, NULL);
+    hp_heap_free(h);
+    free(b.d);
+}
+
 static void test_substrings_share_arrays(void)
 {
     enum { N_OFFSET = 100, N_COUNT };
@@ -281,6 +329,82 @@ static void test_substrings_share_arrays(void)
     free(b.d);
 }
 
+static int stop_now(void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
+
+/* Counts an array's zero elements (primitive) or nulls (object), and its trailing zero elements. */
+static void zeros_of(const hp_heap *h, uint32_t i, uint64_t *zeros, uint64_t *trailing, uint32_t *length)
+{
+    hp_object o;
+    uint32_t size, k, j;
+    hp_heap_object(h, i, &o);
+    size = (uint32_t)hp_type_size(o.elem_type, hp_heap_id_size(h));
+    *zeros = *trailing = 0;
+    *length = o.length;
+    for (k = 0; k < o.length; k++) {
+        for (j = 0; j < size && o.data[(uint64_t)k * size + j] == 0; j++)
+            ;
+        *zeros += j == size;
+        *trailing = j == size ? *trailing + 1 : 0;
+    }
+}
+
+static void check_items(const hp_heap *h, const hp_waste *w)
+{
+    int kind;
+    size_t k;
+    for (kind = 0; kind < HP_WASTE_KINDS; kind++) {
+        const hp_waste_list *l = &w->kinds[kind];
+        uint64_t sum = 0;
+        for (k = 0; k < l->n; k++) {
+            uint32_t i = l->items[k].index, length;
+            uint64_t zeros, trailing;
+            sum += l->items[k].wasted;
+            CHECK(k == 0 || l->items[k - 1].wasted >= l->items[k].wasted);
+            if (kind == HP_WASTE_ZERO_ARRAYS || kind == HP_WASTE_EMPTY_ARRAYS || kind == HP_WASTE_SPARSE_ARRAYS ||
+                kind == HP_WASTE_TRAILING_ZERO_ARRAYS) {
+                zeros_of(h, i, &zeros, &trailing, &length);
+                CHECK(length >= 1);
+                if (kind == HP_WASTE_ZERO_ARRAYS || kind == HP_WASTE_EMPTY_ARRAYS) {
+                    CHECK_EQ_U64(zeros, length);
+                    CHECK_EQ_U64(l->items[k].wasted, hp_heap_shallow_size(h, i));
+                } else if (kind == HP_WASTE_SPARSE_ARRAYS) {
+                    CHECK(2 * zeros >= length);
+                } else {
+                    CHECK(zeros < length && 2 * trailing >= length && trailing >= HP_WASTE_TRAILING_MIN);
+                }
+            }
+        }
+        CHECK_EQ_U64(sum, l->wasted);
+    }
+}
+
+/* The waste kinds of one dump of the shared data (see check_items), against hp_duplicate_strings
+ * and hp_coll_waste; dup_wasted: the duplicate strings' bytes, empty: the empty collections. */
+static void check_waste(const hp_heap *h, const hp_coll *c, uint64_t dup_wasted, uint64_t empty)
+{
+    hp_waste w;
+    hp_error err;
+    uint64_t sum = 0, most = 0;
+    int kind;
+    CHECK(hp_waste_find(h, c, NULL, 1024, NULL, &w, NULL, NULL, &err) == HP_OK);
+    check_items(h, &w);
+    CHECK_EQ_U64(w.kinds[HP_WASTE_DUPLICATE_STRINGS].wasted, dup_wasted);
+    CHECK_EQ_U64(w.kinds[HP_WASTE_EMPTY_COLLECTIONS].n, empty);
+    for (kind = 0; kind < HP_WASTE_KINDS; kind++)
+        if (kind != HP_WASTE_DIRECT_BUFFERS) {
+            sum += w.kinds[kind].wasted;
+            most = w.kinds[kind].wasted > most ? w.kinds[kind].wasted : most;
+        }
+    CHECK(w.total <= sum && w.total >= most);
+    hp_waste_free(&w, NULL);
+    CHECK(hp_waste_find(h, c, NULL, 1024, NULL, &w, stop_now, NULL, &err) == HP_E_ABORTED);
+    hp_waste_free(&w, NULL);
+}
+
 static void test_shared_dumps(void)
 {
     size_t n_inv = 0, k, walked_total = 0;
@@ -298,8 +422,9 @@ static void test_shared_dumps(void)
         hp_coll_class_waste *rows;
         hp_dup_string *dups = NULL;
         size_t n_dups = 0, traces;
-        uint64_t *objects, *sizes, total = 0, instances = 0;
+        uint64_t *objects, *sizes, total = 0, instances = 0, dup_wasted = 0, empty = 0;
         uint32_t i, n;
+        size_t k2;
         if (strstr(e->file, ".bz2") || e->subs[HP_SUB_INSTANCE_DUMP] == 0)
             continue;
         snprintf(rel, sizeof rel, "hprof/%s", e->file);
@@ -326,9 +451,14 @@ static void test_shared_dumps(void)
         walked_total += walked;
         rows = calloc(hp_heap_class_count(h) + 1, sizeof *rows);
         CHECK(rows && hp_coll_waste(c, NULL, rows, NULL, NULL, &err) == HP_OK);
+        for (i = 0; rows && i < hp_heap_class_count(h); i++)
+            empty += rows[i].empty;
         free(rows);
         CHECK(hp_duplicate_strings(h, NULL, NULL, 2, &dups, &n_dups, NULL, NULL, &err) == HP_OK);
+        for (k2 = 0; k2 < n_dups; k2++)
+            dup_wasted += dups[k2].wasted;
         free(dups);
+        check_waste(h, c, dup_wasted, empty);
         traces = hp_heap_trace_count(h);
         objects = calloc(traces + 1, 8);
         sizes = calloc(traces + 1, 8);
@@ -432,6 +562,7 @@ int main(void)
     test_crafted(4);
     test_crafted(8);
     test_many_texts();
+    test_many_arrays();
     test_substrings_share_arrays();
     test_shared_dumps();
     return check_report("test_values");

@@ -68,8 +68,9 @@ def string_preview(obj: HeapObject) -> Optional[str]:
 class ObjectTable:
     """Rows of OBJECT_COLUMNS, one per object named anywhere in the report."""
 
-    def __init__(self, heap: Heap) -> None:
+    def __init__(self, heap: Heap, retained: bool = True) -> None:
         self.heap = heap
+        self.retained = retained  # False: retained_size and retained_count None (no dominator tree)
         self.rows: list[list[Any]] = []
         self._row_of: dict[int, int] = {}
 
@@ -81,7 +82,8 @@ class ObjectTable:
         heap = self.heap
         self._row_of[obj.id] = len(self.rows)
         self.rows.append([f"{obj.id:x}", obj.class_name if obj.kind != "class" else "java.lang.Class", obj.kind,
-                          obj.shallow_size, heap.retained_size(obj), heap.retained_count(obj), preview(obj)])
+                          obj.shallow_size, heap.retained_size(obj) if self.retained else None,
+                          heap.retained_count(obj) if self.retained else None, preview(obj)])
         return self._row_of[obj.id]
 
     def to_json(self) -> dict[str, Any]:

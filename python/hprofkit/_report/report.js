@@ -766,6 +766,8 @@
 
   var SECTIONS = [
     ["overview", "Overview", null],
+    // With a baseline, what changed is why the page was asked for: right after the overview.
+    ["diff", "Diff", "Classes that changed since the baseline dump."],
     ["suspects", "Leak suspects", "As Eclipse MAT finds them: a single object keeping a large share of the heap alive."],
     ["leaks", "Leak traces", "As LeakCanary reports them, one trace per fingerprint: the references between the last " +
                              "object not leaking and the first leaking one (underlined) are the suspects."],
@@ -781,8 +783,7 @@
     ["threads", "Threads", "Each thread's stack as jstack prints it, with the objects each frame holds; " +
                            "largest retained first, a thread retaining what only its stack holds."],
     ["waste", "Waste", "Memory held for nothing: the same text in many Strings, collections' unused slots, " +
-                       "large primitive arrays."],
-    ["diff", "Diff", "Classes that changed since the baseline dump."]];
+                       "large primitive arrays."]];
 
   hk.views.report = function (el, data, ctx) {
     var nav = h("nav", { cls: "hk-nav" });
@@ -859,13 +860,17 @@
         toggle, h("span", { cls: "hk-tbar" }, fill),
         figure("span", n.retained, bytes, "hk-tsize"), " ", label,
         " ", h("span", { cls: "hk-id", text: "@0x" + n.id }),
-        expandable || !n.hidden ? null : h("span", { cls: "hk-muted",
-                                                    text: " (" + plural(n.hidden, "child", "children") + " below)" })]));
+        expandable || !n.hidden ? null : h("span", { cls: "hk-muted hk-tdeeper", title: "Not in this page: " +
+          "heap.dominator_tree(root=heap.object(0x" + n.id + ")) in a notebook, or hprofkit serve, open it",
+          text: " (" + plural(n.hidden, "child", "children") + " below, " + bytes(n.hiddenBytes) +
+                ", deeper than this page goes)" })]));
       return li;
     }
     append(el, [
-      h("p", { cls: "hk-muted", text: "The dominator tree: " + plural(data.roots, "object") + " under the virtual root, " +
-        "retaining " + bytes(data.total) + ". Click \u25b8 to open a node." }),
+      h("p", { cls: "hk-muted", text: "The dominator tree: " + plural(data.roots, "object") + " under " +
+        (data.root ? "0x" + data.root : "the virtual root") + ", retaining " + bytes(data.total) + ". Click \u25b8 " +
+        "to open a node; this view holds its top " + plural(data.depth, "level") + ": " +
+        "heap.dominator_tree(root=obj) in a notebook, or hprofkit serve, go on from any node." }),
       level(treeRoots(data), data.hidden[0], data.hidden[1])]);
   };
 
@@ -1020,12 +1025,37 @@
     append(el, restNote(data.rest, "more thread", null, extra));
   };
 
+  // One kind of heap.waste(): its figures in the summary; opened, its objects and the fields holding them.
+  function wasteKind(k, ctx) {
+    return h("details", { cls: "hk-more-details hk-waste-kind", data: { kind: k.kind } }, [
+      h("summary", { text: k.kind + ": " + k.objects.toLocaleString("en-US") + " objects, " + bytes(k.wasted_bytes) }),
+      h("h4", { text: "Held by" }),
+      h("ul", { cls: "hk-waste-holders" }, k.holders.map(function (r) {
+        return h("li", { data: { objects: r[1], wasted: r[2] } },
+                 [h("code", { text: r[0] }), " " + r[1].toLocaleString("en-US") + " objects, " + bytes(r[2])]);
+      })),
+      h("h4", { text: "Largest" }),
+      h("ul", { cls: "hk-waste-items" }, k.items.map(function (r) {
+        return h("li", { data: { wasted: r[1] } }, [objectLabel(ctx.object(r[0])), " " + bytes(r[1])]);
+      }))]);
+  }
+
   hk.views.waste = function (el, data, ctx) {
     var strings = data.strings;
     var collections = data.collections;
     var arrays = data.arrays;
+    var kinds = (data.kinds || []).filter(function (k) { return k.objects > 0; });
     append(el, [
-      h("h3", { text: "Duplicate Strings" }),
+      h("h3", { text: "Waste by kind: " + bytes(data.total_bytes || 0) + " (each object once)" }),
+      kinds.length ? h("div", { cls: "hk-waste-kinds" }, kinds.map(function (k) { return wasteKind(k, ctx); }))
+        : h("p", { cls: "hk-muted", text: "No waste found." }),
+      strings ? mat(strings, collections, arrays, ctx) : null]);
+  };
+
+  // MAT's waste queries (the report only: a notebook's Waste shows the kinds).
+  function mat(strings, collections, arrays, ctx) {
+    return h("div", {}, [
+      h("h3", { cls: "hk-spaced", text: "Duplicate Strings" }),
       strings.rows.length ? dataTable([
         { label: "Text", get: function (r) { return r[0]; }, render: function (r) { return h("code", { cls: "hk-str", text: r[0] }); } },
         { label: "Strings", num: true, get: function (r) { return r[1]; } },
@@ -1054,7 +1084,7 @@
         sort: 1, noun: "array", name: "large-arrays", page: 50,
         footer: restNote(arrays.rest, "more array", null, arrays.rest.rows ? bytes(arrays.rest.bytes) : "") })
         : h("p", { cls: "hk-muted", text: "None." })]);
-  };
+  }
 
   function drawView(name, el, data, ctx) {
     try {

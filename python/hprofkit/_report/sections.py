@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .._heap import Heap, HeapObject
     from ..heapdiff import HeapDiff
     from ..leaks import Leak
+    from .._waste import Waste
     from .source import Source
 
 
@@ -44,6 +45,8 @@ class Limits:
     collections: int = 100      # collection classes of the waste section
     large_arrays: int = 100
     large_array_bytes: int = 1 << 20  # a primitive array this big or bigger is a large array
+    waste_items: int = 20       # objects listed per kind of waste (heap.waste())
+    waste_holders: int = 10     # fields holding each kind of waste
     page_bytes: int = 10 << 20
 
     def halved(self) -> "Limits":
@@ -399,14 +402,16 @@ def threads(heap: Heap, table: ObjectTable, limits: Limits) -> dict[str, Any]:
 # ---- waste: duplicate Strings, collections, large arrays -------------------
 
 def waste(src: Source, table: ObjectTable, limits: Limits) -> dict[str, Any]:
-    """MAT's waste queries: heap.duplicate_strings(), heap.collection_waste(),
-    heap.large_arrays(limits.large_array_bytes) over the objects the report
-    counts, each cut at its limit."""
+    """heap.waste()'s kinds (each with its objects and holders) and MAT's waste queries:
+    heap.duplicate_strings(), heap.collection_waste(), heap.large_arrays(limits.large_array_bytes)
+    over the objects the report counts, each cut at its limit."""
     heap, unreachable = src.heap, src.members == "all"
+    kinds = heap.waste(unreachable=unreachable)
     strings = heap.duplicate_strings(unreachable=unreachable)
     collections = heap.collection_waste(unreachable=unreachable)
     arrays = heap.large_arrays(limits.large_array_bytes, unreachable=unreachable)
     return {
+        **waste_kinds(kinds, table, limits),
         "strings": _cut([[s.text, s.count, s.wasted_bytes] for s in strings], limits.duplicate_strings,
                         ["text", "count", "wasted_bytes"], lambda r: {"count": r[1], "wasted_bytes": r[2]}),
         "collections": _cut([[c.class_name, f"{c.class_.class_id:x}", c.instances, c.empty, c.mean_fill,
@@ -416,6 +421,16 @@ def waste(src: Source, table: ObjectTable, limits: Limits) -> dict[str, Any]:
         "arrays": dict(_cut(arrays, limits.large_arrays, ["object", "bytes"], lambda a: {"bytes": a.bytes},
                             lambda a: [table.row(a.array), a.bytes]), min_bytes=limits.large_array_bytes),
     }
+
+
+def waste_kinds(w: Waste, table: ObjectTable, limits: Limits) -> dict[str, Any]:
+    """heap.waste()'s kinds as report.js's waste view draws them (the report, and a Waste in a
+    notebook): each kind's figures, its largest objects and its holders, cut at their limits."""
+    return {"total_bytes": w.total_bytes,
+            "kinds": [{"kind": k.kind, "objects": k.objects, "wasted_bytes": k.wasted_bytes,
+                       "items": [[table.row(i.object), i.wasted_bytes] for i in k.top(limits.waste_items)],
+                       "holders": [[str(h), h.objects, h.wasted_bytes] for h in k.holders(limits.waste_holders)]}
+                      for k in w]}
 
 
 def _cut(rows: list[Any], limit: int, columns: list[str], sums: Callable[[Any], dict[str, int]],

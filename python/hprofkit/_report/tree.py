@@ -31,12 +31,13 @@ def _label(obj: HeapObject) -> str:
     return f"class {obj.name}" if isinstance(obj, HeapClass) else obj.class_name
 
 
-def tree_data(heap: Heap, *, depth: int, children: int) -> dict[str, Any]:
-    """The view's JSON document (module doc)."""
+def tree_data(heap: Heap, *, depth: int, children: int, root: Optional[HeapObject] = None) -> dict[str, Any]:
+    """The view's JSON document (module doc): the tree from its virtual root, or from `root`
+    (its subtree: what it dominates, level by level)."""
     if depth < 1 or children < 1:
         raise ValueError("depth and children must be at least 1")
     nodes: list[list[Any]] = []
-    roots = heap.dominator_roots()
+    roots = heap.dominator_roots() if root is None else root.dominated()
     total = sum(obj.retained_size for obj in roots)
     kids_of: dict[int, list[HeapObject]] = {-1: list(roots)}
     level = [-1]
@@ -61,6 +62,7 @@ def tree_data(heap: Heap, *, depth: int, children: int) -> dict[str, Any]:
     for index, node in enumerate(nodes):
         node[5], node[6] = hidden[index]
     return {"total": total, "roots": len(roots), "hidden": list(hidden[-1]), "depth": depth,
+            "root": None if root is None else f"{root.id:x}",
             "columns": ["label", "id", "retained", "shallow", "parent", "hidden", "hidden_bytes"], "nodes": nodes}
 
 
