@@ -22,7 +22,7 @@ import threading
 import traceback
 import webbrowser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
 from urllib.parse import parse_qs, urlsplit
 
 from .._report.page import sha256_source
@@ -47,7 +47,7 @@ class Server:
         self.token = token or secrets.token_urlsafe(32)
         self.pages = Pages(heap, baseline)
         self._owned = owned
-        self._httpd = ThreadingHTTPServer((host, port), _handler(self))
+        self._httpd = _HTTPServer((host, port), self)
         # Ctrl-C and close() do not wait for a page being made: a Heap closed under a running
         # query frees its index when that query leaves (the C core counts its users).
         self._httpd.daemon_threads = True
@@ -95,66 +95,74 @@ class Server:
                    for given in (query_token, cookie))
 
 
-def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "hprofkit"
-        sys_version = ""
+class _HTTPServer(ThreadingHTTPServer):
+    """The standard library's threaded server, knowing the hprofkit Server it answers for."""
 
-        def do_GET(self) -> None:
-            self._answer(head=False)
+    def __init__(self, address: tuple[str, int], app: Server) -> None:
+        self.app = app
+        super().__init__(address, Handler)
 
-        def do_HEAD(self) -> None:
-            self._answer(head=True)
 
-        def _answer(self, head: bool) -> None:
-            if (self.headers.get("Host") or "").lower() not in server.allowed_hosts:
-                return self._send(403, "<h1>403</h1><p>Wrong Host header.</p>", head)
-            url = urlsplit(self.path)
-            try:
-                query = parse_qs(url.query, max_num_fields=20)
-            except ValueError:
-                return self._send(400, "<h1>400</h1><p>Too many query fields.</p>", head)
-            given = query.pop("token", [None])[0]
-            cookie = http.cookies.SimpleCookie()
-            try:
-                cookie.load(self.headers.get("Cookie") or "")
-            except http.cookies.CookieError:
-                pass
-            kept = cookie[server.cookie].value if server.cookie in cookie else None
-            if not server._authorized(given, kept):
-                return self._send(403, "<h1>403</h1><p>This server needs the token of the URL it printed.</p>",
-                                  head)
-            extra = {}
-            if given is not None:  # the first visit: the links of its page carry no token, the cookie does
-                extra["Set-Cookie"] = f"{server.cookie}={server.token}; HttpOnly; SameSite=Strict; Path=/"
-            try:
-                status, body = 200, server.pages.render(url.path, {k: v[0] for k, v in query.items()})
-            except NotFound as e:
-                status, body = 404, server.pages.frame("Not found", f"<p>{e.html}</p>")
-            except Exception:  # one page's failure is that page's, the server goes on
-                traceback.print_exc(file=sys.stderr)
-                status, body = 500, server.pages.frame("Error", "<p>This page failed (see the server's stderr).</p>")
-            self._send(status, body, head, extra)
+class Handler(BaseHTTPRequestHandler):
+    """One request: the Host and the token checked, then the page of its path."""
 
-        def _send(self, status: int, body: str, head: bool, extra: Optional[dict[str, str]] = None) -> None:
-            data = body.encode("utf-8", "backslashreplace")  # a lone surrogate of a dump String, as \\udXXX
-            self.send_response(status)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Content-Security-Policy", POLICY)
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Referrer-Policy", "no-referrer")  # the token never leaves in a Referer
-            self.send_header("Cache-Control", "no-store")
-            for k, v in (extra or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            if not head:
-                self.wfile.write(data)
+    server_version = "hprofkit"
+    sys_version = ""
 
-        def log_message(self, format: str, *args: Any) -> None:  # quiet: the URL carries the token
+    def do_GET(self) -> None:
+        self._answer(head=False)
+
+    def do_HEAD(self) -> None:
+        self._answer(head=True)
+
+    def _answer(self, head: bool) -> None:
+        server = cast(_HTTPServer, self.server).app
+        if (self.headers.get("Host") or "").lower() not in server.allowed_hosts:
+            return self._send(403, "<h1>403</h1><p>Wrong Host header.</p>", head)
+        url = urlsplit(self.path)
+        try:
+            query = parse_qs(url.query, max_num_fields=20)
+        except ValueError:
+            return self._send(400, "<h1>400</h1><p>Too many query fields.</p>", head)
+        given = query.pop("token", [None])[0]
+        cookie = http.cookies.SimpleCookie()
+        try:
+            cookie.load(self.headers.get("Cookie") or "")
+        except http.cookies.CookieError:
             pass
+        kept = cookie[server.cookie].value if server.cookie in cookie else None
+        if not server._authorized(given, kept):
+            return self._send(403, "<h1>403</h1><p>This server needs the token of the URL it printed.</p>",
+                              head)
+        extra = {}
+        if given is not None:  # the first visit: the links of its page carry no token, the cookie does
+            extra["Set-Cookie"] = f"{server.cookie}={server.token}; HttpOnly; SameSite=Strict; Path=/"
+        try:
+            status, body = 200, server.pages.render(url.path, {k: v[0] for k, v in query.items()})
+        except NotFound as e:
+            status, body = 404, server.pages.frame("Not found", f"<p>{e.html}</p>")
+        except Exception:  # one page's failure is that page's, the server goes on
+            traceback.print_exc(file=sys.stderr)
+            status, body = 500, server.pages.frame("Error", "<p>This page failed (see the server's stderr).</p>")
+        self._send(status, body, head, extra)
 
-    return Handler
+    def _send(self, status: int, body: str, head: bool, extra: Optional[dict[str, str]] = None) -> None:
+        data = body.encode("utf-8", "backslashreplace")  # a lone surrogate of a dump String, as \\udXXX
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Security-Policy", POLICY)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")  # the token never leaves in a Referer
+        self.send_header("Cache-Control", "no-store")
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if not head:
+            self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the URL carries the token
+        pass
 
 
 class URL(str):
