@@ -405,15 +405,6 @@ static PyObject *value_of(uint64_t bits, int type)
     }
 }
 
-static uint64_t read_be(const uint8_t *p, int size)
-{
-    uint64_t v = 0;
-    int i;
-    for (i = 0; i < size; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
 /* One entry of a CLASS_DUMP table: (key, type[, value]). */
 typedef struct {
     uint64_t key, bits;
@@ -472,7 +463,7 @@ static void read_class(void *ctx)
             size = hp_type_size(e->type, c->id_size);
             if (size == 0 || end - p < size)
                 goto changed;
-            e->bits = read_be(p, size);
+            e->bits = hp_be_bytes(p, (unsigned)size);
             p += size;
         }
     }

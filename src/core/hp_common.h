@@ -58,6 +58,15 @@ static inline uint32_t hp_be32(const uint8_t *p)
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 static inline uint64_t hp_be64(const uint8_t *p) { return ((uint64_t)hp_be32(p) << 32) | hp_be32(p + 4); }
+/* `size` (0..8) big-endian bytes as an unsigned number: a field of any basic type. */
+static inline uint64_t hp_be_bytes(const uint8_t *p, unsigned size)
+{
+    uint64_t v = 0;
+    unsigned k;
+    for (k = 0; k < size; k++)
+        v = v << 8 | p[k];
+    return v;
+}
 static inline uint64_t hp_read_id(const uint8_t *p, int id_size)
 {
     return id_size == 8 ? hp_be64(p) : hp_be32(p);

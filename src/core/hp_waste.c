@@ -184,16 +184,6 @@ static void reserve(waste_state *s)
         boxes->cap = (size_t)want[2];
 }
 
-/* Big-endian field bytes as an unsigned number. */
-static uint64_t read_be(const uint8_t *p, unsigned size)
-{
-    uint64_t v = 0;
-    unsigned k;
-    for (k = 0; k < size; k++)
-        v = v << 8 | p[k];
-    return v;
-}
-
 static uint64_t load64(const uint8_t *p)
 {
     uint64_t v;
@@ -244,10 +234,10 @@ static void instance(waste_state *s, uint32_t i, uint32_t cls, uint64_t long_cha
         uint64_t size = hp_heap_shallow_size(h, i);
         push(s, HP_WASTE_BOXED_NUMBERS, i, size > t->size ? size - t->size : 0);
     } else { /* a view (slice, duplicate, read-only copy) shares its `att`'s memory: counted there */
-        int32_t capacity = (int32_t)read_be(o.data + t->offset, 4);
+        int32_t capacity = (int32_t)hp_be32(o.data + t->offset);
         int id_size = hp_heap_id_size(h);
         int view = t->att != HP_NONE && (uint64_t)t->att + (uint64_t)id_size <= o.data_len &&
-                   read_be(o.data + t->att, (unsigned)id_size) != 0;
+                   hp_read_id(o.data + t->att, id_size) != 0;
         push(s, HP_WASTE_DIRECT_BUFFERS, i, capacity > 0 && !view ? (uint64_t)capacity : 0);
     }
 }
@@ -377,7 +367,7 @@ static uint64_t box_value(const waste_state *s, uint32_t i, const class_tag *t)
 {
     hp_object o;
     hp_heap_object(s->h, i, &o);
-    return read_be(o.data + t->offset, t->size);
+    return hp_be_bytes(o.data + t->offset, t->size);
 }
 
 /* The duplicate boxes: per box class, the values (read again: keeping them would cost 8 bytes a
