@@ -65,6 +65,11 @@ def string_preview(obj: HeapObject) -> Optional[str]:
     return '"' + cut + ('"' if len(cut) == len(text) else f'…" ({len(text):,} chars)')
 
 
+def class_label(obj: HeapObject) -> str:
+    """The class an object is shown and counted under: a class object under java.lang.Class."""
+    return "java.lang.Class" if obj.kind == "class" else obj.class_name
+
+
 class ObjectTable:
     """Rows of OBJECT_COLUMNS, one per object named anywhere in the report."""
 
@@ -81,7 +86,7 @@ class ObjectTable:
             return found
         heap = self.heap
         self._row_of[obj.id] = len(self.rows)
-        self.rows.append([f"{obj.id:x}", obj.class_name if obj.kind != "class" else "java.lang.Class", obj.kind,
+        self.rows.append([f"{obj.id:x}", class_label(obj), obj.kind,
                           obj.shallow_size, heap.retained_size(obj) if self.retained else None,
                           heap.retained_count(obj) if self.retained else None, preview(obj)])
         return self._row_of[obj.id]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from .._classnames import stable_name
 from .dominators import BIG_DROP_RATIO, Ranking, accumulation_chain
-from .objects import ObjectTable, cut_ends
+from .objects import ObjectTable, class_label, cut_ends
 
 if TYPE_CHECKING:
     from .._heap import Heap, HeapObject
@@ -136,10 +136,7 @@ def histogram_rows(src: Source) -> list[list[Any]]:
 def heap_names(src: Source) -> list[str]:
     """The heaps a histogram row splits its objects over: Android's (app,
     zygote, image) when the dump has objects in several, else none."""
-    names: list[str] = []
-    for row in src.histogram():
-        names.extend(n for n in row.per_heap if n not in names)
-    return names
+    return src.heap_names()
 
 
 def _hex(class_id: Optional[int]) -> Optional[str]:
@@ -211,7 +208,7 @@ def accumulated_by_class(heap: Heap, point: HeapObject) -> dict[str, Any]:
     the first ACCUMULATED_CLASSES) and how many classes and objects there are in all."""
     rows: dict[str, list[Any]] = {}
     for child in point.dominated():
-        name = _class_label(child)
+        name = class_label(child)
         row = rows.setdefault(name, [name, 0, 0, 0])
         row[1] += 1
         row[2] += child.shallow_size
@@ -232,7 +229,7 @@ def class_suspects(heap: Heap, table: ObjectTable, threshold: int, singles: set[
             break
         if obj.id in singles:
             continue
-        group = groups.setdefault(_class_label(obj), [0, 0, []])
+        group = groups.setdefault(class_label(obj), [0, 0, []])
         group[0] += 1
         group[1] += size
         if len(group[2]) < GROUP_INSTANCES:
@@ -241,10 +238,6 @@ def class_suspects(heap: Heap, table: ObjectTable, threshold: int, singles: set[
              for name, (n, size, top) in groups.items() if n >= 2 and size > threshold]
     return sorted(found, key=lambda g: (-g["retained"], g["class"]))
 
-
-def _class_label(obj: HeapObject) -> str:
-    """The class an object counts under in the suspects: a class object under java.lang.Class."""
-    return "java.lang.Class" if obj.kind == "class" else obj.class_name
 
 
 # ---- leak traces (LeakCanary) ------------------------------------------------

@@ -44,12 +44,23 @@ class Source:
         self.heap, self.label, self.file, self.members = heap, label, file, members
         self._stats = stats
         self._histogram: Optional[list[ClassCount]] = None
+        self._heap_names: Optional[list[str]] = None
 
     def histogram(self) -> list[ClassCount]:
         """heap.histogram() of the objects the report counts, counted once."""
         if self._histogram is None:
             self._histogram = self.heap.histogram(unreachable=self.members == "all")
         return self._histogram
+
+    def heap_names(self) -> list[str]:
+        """The Android heaps the histogram's rows split their objects over, in the rows'
+        order (none on a dump of one heap), found once."""
+        if self._heap_names is None:
+            names: list[str] = []
+            for row in self.histogram():
+                names.extend(n for n in row.per_heap if n not in names)
+            self._heap_names = names
+        return self._heap_names
 
     @property
     def stats(self) -> Optional[Stats]:
