@@ -55,7 +55,20 @@ SEMANTICS = ("hprofkit", "visualvm")
 # classes itself, once hprofkit/__init__.py has registered them
 # (_hprof._register); isinstance(x, HeapObject) holds for every handle.
 
-class ObjectTable(list):  # type: ignore[type-arg]
+class _Table(list):  # type: ignore[type-arg]
+    """A list a notebook shows as a table: a slice of it is one too (_like)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index: Any) -> Any:
+        found = list.__getitem__(self, index)
+        return self._like(found) if isinstance(index, slice) else found
+
+    def _like(self, items: list[Any]) -> Any:
+        return type(self)(items)
+
+
+class ObjectTable(_Table):
     """A list of objects, or of (object, bytes) pairs, that a notebook shows as a
     table with bars (top_retainers(), dominated(), dominator_roots()).  It is the
     list it was: index, slice (a slice is one too), compare and json.dumps it as one."""
@@ -63,33 +76,25 @@ class ObjectTable(list):  # type: ignore[type-arg]
     __slots__ = ()
     __module__ = "hprofkit"
 
-    def __getitem__(self, index: Any) -> Any:
-        found = list.__getitem__(self, index)
-        return ObjectTable(found) if isinstance(index, slice) else found
-
     def _repr_html_(self) -> str:
         from ._html import fragment, object_table
         pairs = [item if isinstance(item, tuple) else (item, item.retained_size) for item in self]
         return fragment(object_table(pairs))
 
 
-class GroupTable(list):  # type: ignore[type-arg]
+class GroupTable(_Table):
     """heap.retained_by()'s Groups: a list that a notebook shows as a table with bars (a
     slice of it too)."""
 
     __slots__ = ()
     __module__ = "hprofkit"
 
-    def __getitem__(self, index: Any) -> Any:
-        found = list.__getitem__(self, index)
-        return GroupTable(found) if isinstance(index, slice) else found
-
     def _repr_html_(self) -> str:
         from ._html import fragment, group_table
         return fragment(group_table(self))
 
 
-class ResultList(list):  # type: ignore[type-arg]
+class ResultList(_Table):
     """A list of one kind of result (find_leaks(), threads(), bitmaps(), the waste queries,
     histogram(), fields(), referrers()...) that a notebook shows as a table (bitmaps as a
     gallery), sizes in human units.  It is the list it was (index, compare, json.dumps); a
@@ -102,9 +107,8 @@ class ResultList(list):  # type: ignore[type-arg]
         super().__init__(items)
         self.kind = kind
 
-    def __getitem__(self, index: Any) -> Any:
-        found = list.__getitem__(self, index)
-        return ResultList(found, self.kind) if isinstance(index, slice) else found
+    def _like(self, items: list[Any]) -> Any:
+        return ResultList(items, self.kind)
 
     def __reduce__(self) -> Any:
         return ResultList, (list(self), self.kind)
