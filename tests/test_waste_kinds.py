@@ -13,7 +13,7 @@ from collections import defaultdict
 import pytest
 
 import hprofkit
-from hprofkit._waste import KINDS, LONG_STRING_CHARS, holder_key
+from hprofkit._waste import KINDS, LONG_STRING_CHARS, hop_key
 
 from conftest import dump_path
 
@@ -22,6 +22,15 @@ SHARED = ["mat__openjdk_jdk11_04_x64.hprof.gz", "leakcanary__leak_service_binder
 BOX_SIZES = {"java.lang.Boolean": 1, "java.lang.Byte": 1, "java.lang.Character": 2, "java.lang.Short": 2,
              "java.lang.Integer": 4, "java.lang.Long": 8, "java.lang.Float": 4, "java.lang.Double": 8}
 BOX_FORMATS = {"java.lang.Float": ">f", "java.lang.Double": ">d"}
+
+
+def holder_key(path) -> tuple:
+    """(ref_type, class name, name) of the last hop of a paths_to_root answer, or why it has none."""
+    if not path or not path.hops:
+        return ("UNREACHABLE" if getattr(path, "reason", "unreachable") == "unreachable" else "NO_STRONG_PATH",
+                None, None)
+    hop = path.hops[-1]
+    return hop_key(hop.ref_type, hop.holder, hop.name)
 
 
 def is_direct_buffer(cls) -> bool:

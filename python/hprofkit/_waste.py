@@ -71,16 +71,6 @@ def declaring_class(cls: Optional[HeapClass], field: str) -> Optional[HeapClass]
     return None
 
 
-def holder_key(path: object) -> tuple[str, Optional[str], Optional[str]]:
-    """(ref_type, class name, name) of the last hop of a paths_to_root answer."""
-    hops = getattr(path, "hops", ())
-    if not path or not hops:
-        return ("UNREACHABLE" if getattr(path, "reason", "unreachable") == "unreachable" else "NO_STRONG_PATH",
-                None, None)
-    hop = hops[-1]
-    return hop_key(hop.ref_type, hop.holder, hop.name)
-
-
 def hop_key(ref_type: str, holder: Optional[HeapObject], name: Optional[str]) -> tuple[str, Optional[str],
                                                                                       Optional[str]]:
     """(ref_type, class name, name) of a hop: a field by the class declaring it, any element
