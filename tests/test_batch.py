@@ -29,6 +29,10 @@ from conftest import INVENTORY, dump_path
 from hprofkit._report import write as write_report
 from hprofkit.batching import BatchResult, BatchRow
 
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
+
 TESTS = Path(__file__).resolve().parent
 
 ALL_DUMPS = [dump_path(e["file"]) for e in INVENTORY]

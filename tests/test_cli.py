@@ -12,6 +12,10 @@ import hprofkit
 from hprofkit.cli import main
 from conftest import INVENTORY_BY_NAME, dump_path
 
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
+
 
 def test_info(capsys):
     name = "leakcanary__leak_service_binder.hprof"

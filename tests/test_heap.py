@@ -13,6 +13,10 @@ import pytest
 import hprofkit
 from conftest import dump_path, raw_bytes
 
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
+
 JDK8 = "mat__oracle_jdk8_05_x64.hprof"
 ANDROID = "leakcanary__leak_service_binder.hprof"
 AGENT = "mat__sun_jdk6_31_hprofagent_compressedOops.hprof"  # two heap dumps

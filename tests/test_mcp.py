@@ -22,6 +22,10 @@ from hprofkit import _mcp
 from hprofkit._mcp_heaps import OpenHeaps, PathRefused
 from conftest import dump_path
 
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
+
 JDK8 = dump_path("mat__oracle_jdk8_05_x64.hprof")
 JDK7 = dump_path("mat__oracle_jdk7_21_x64.hprof")
 LEAKY = dump_path("leakcanary__leak_service_binder.hprof")

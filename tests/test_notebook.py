@@ -16,6 +16,10 @@ import notebook_run
 from conftest import HPROF_DIR
 from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT
 
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
+
 SHARED = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
 
 

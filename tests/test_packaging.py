@@ -13,6 +13,10 @@ import pytest
 import hprofkit
 from conftest import ROOT
 
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
+
 
 def tracked(*folders: str) -> set[str]:
     """Files git tracks under the folders (the repository's own view)."""

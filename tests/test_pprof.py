@@ -20,6 +20,10 @@ import pytest
 import hprofkit
 from conftest import HPROF_DIR
 
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
+
 CLASS_TREE_DUMPS = ["mat__oracle_jdk8_05_x64.hprof", "leakcanary__leak_service_binder.hprof"]
 AGENT_DUMP = HPROF_DIR / "mat__oracle_jdk7_21_hprofagent.hprof"
 ROW = re.compile(r"^\s*(\d+)B?\s+[\d.]+%\s+[\d.]+%\s+(\d+)B?\s+[\d.]+%\s+(.+)$")

@@ -8,7 +8,13 @@ import json
 import re
 import shutil
 
+import pytest
+
 from conftest import ROOT, dump_path
+
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
 
 pytest_plugins = ["pytester"]
 

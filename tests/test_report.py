@@ -30,6 +30,10 @@ from hprofkit.heapdiff import class_histogram
 from leaky_heap import android_app
 from report_dumps import HOSTILE_TEXT, hostile_app
 
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
+
 SERVICE_BINDER = HPROF_DIR / "leakcanary__leak_service_binder.hprof"
 DIALER = HPROF_DIR / "platform_tools_base__dialer.android-hprof"
 JDK8 = HPROF_DIR / "mat__oracle_jdk8_05_x64.hprof"

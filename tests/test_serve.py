@@ -32,6 +32,10 @@ from hprofkit._serve import pages
 from hprofkit._serve.pages import PAGE, RANKED
 from report_dumps import HOSTILE_CLASS, HOSTILE_TEXT, hostile_app
 
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
+
 JDK8 = HPROF_DIR / "mat__oracle_jdk8_05_x64.hprof"
 DIALER = HPROF_DIR / "platform_tools_base__dialer.android-hprof"
 PAGES = ["/", "/dominators", "/classtree", "/classtree/1", "/histogram", "/threads", "/waste", "/leaks", "/diff",

@@ -10,7 +10,13 @@ import ast
 import subprocess
 import sys
 
+import pytest
+
 from conftest import dump_path
+
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
 
 CHILD = r'''
 import sys

@@ -18,6 +18,10 @@ import xxhash
 import hprofkit
 from conftest import INVENTORY, dump_path
 
+# Depends on how hprofkit is installed (package data, entry points, extras):
+# .ci/run runs these tests against the wheel too.
+pytestmark = pytest.mark.installed
+
 HEAP_DUMPS = [e["file"] for e in INVENTORY if e["classes"] > 0]
 JDK8 = "mat__oracle_jdk8_05_x64.hprof"
 MAX_CHARS = 1024  # hprofkit._tables.MAX_CHARS: value_string keeps the first 1,024 chars by default
